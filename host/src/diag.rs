@@ -1,0 +1,155 @@
+//! Diagnostics: errors and warnings that say what went wrong and where —
+//! a configuration file and line, an attribute path, or both.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::value::Path;
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// The operation failed.
+    Error,
+    /// The operation went ahead; the user should know.
+    Warning,
+}
+
+/// A place in a configuration file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Location {
+    /// The file, relative to the configuration directory.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// One message for the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// One line.
+    pub summary: String,
+    /// More, possibly several lines; may be empty.
+    pub detail: String,
+    /// Where in the configuration, when known.
+    pub location: Option<Location>,
+    /// Which attribute, when known.
+    pub path: Option<Path>,
+}
+
+impl Diagnostic {
+    /// An error with a summary.
+    pub fn error(summary: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Error, summary: summary.into(), detail: String::new(), location: None, path: None }
+    }
+
+    /// A warning with a summary.
+    pub fn warning(summary: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(summary) }
+    }
+
+    /// The same diagnostic with a detail text.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Diagnostic {
+        self.detail = detail.into();
+        self
+    }
+
+    /// The same diagnostic located in a file.
+    pub fn at(mut self, location: &Location) -> Diagnostic {
+        self.location = Some(location.clone());
+        self
+    }
+
+    /// The same diagnostic about an attribute; keeps an existing location.
+    pub fn at_path(mut self, path: Path) -> Diagnostic {
+        self.path = Some(path);
+        self
+    }
+
+    /// Whether this is an error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    /// `Error: main.tf:3: summary` then the path and detail on the next lines.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let label = match self.severity {
+            Severity::Error => "Error",
+            Severity::Warning => "Warning",
+        };
+        write!(f, "{label}: ")?;
+        if let Some(loc) = &self.location {
+            write!(f, "{loc}: ")?;
+        }
+        f.write_str(&self.summary)?;
+        if let Some(path) = self.path.as_ref().filter(|p| !p.is_root()) {
+            write!(f, "\n  at attribute {path}")?;
+        }
+        if !self.detail.is_empty() {
+            for line in self.detail.lines() {
+                write!(f, "\n  {line}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A list of diagnostics that contains at least one error, as an error type.
+#[derive(Debug, Clone)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    /// Whether any of them is an error.
+    pub fn has_errors(diags: &[Diagnostic]) -> bool {
+        diags.iter().any(Diagnostic::is_error)
+    }
+}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(d: Diagnostic) -> Diagnostics {
+        Diagnostics(vec![d])
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n\n")?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_file_line_and_path() {
+        let d = Diagnostic::error("Unsupported attribute")
+            .at(&Location { file: "main.tf".into(), line: 7, column: 3 })
+            .at_path(Path::root().attr("content"))
+            .with_detail("This object has no attribute \"contnt\".");
+        assert_eq!(
+            d.to_string(),
+            "Error: main.tf:7: Unsupported attribute\n  at attribute .content\n  This object has no attribute \"contnt\"."
+        );
+    }
+}

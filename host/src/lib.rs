@@ -1,0 +1,13 @@
+//! cairn: infrastructure as code with WebAssembly providers.
+//!
+//! Data flows through the modules in this order: `config` reads HCL,
+//! `graph` orders resources, `plan` decides what to do and `contract` checks
+//! every provider answer, `apply` carries the plan out, `state` records what
+//! exists, and `runtime` runs providers as sandboxed WebAssembly components
+//! behind the [`provider::Provider`] trait. `cli` is the `cairn` command.
+
+pub mod addr;
+pub mod diag;
+pub mod provider;
+pub mod schema;
+pub mod value;

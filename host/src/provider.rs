@@ -1,0 +1,121 @@
+//! The one seam between the engine and providers: the [`Provider`] trait.
+//!
+//! The planner and executor only ever talk to this trait, so they run the
+//! same against a WebAssembly component (see `runtime`) and against an
+//! in-process fake in tests. Calls are blocking; the executor runs them on
+//! blocking threads.
+
+use crate::diag::Diagnostic;
+use crate::schema::ProviderSchema;
+use crate::value::{Path, Value};
+
+/// What `plan_resource` is given (see the WIT `plan-request`).
+#[derive(Debug, Clone)]
+pub struct PlanRequest {
+    /// The resource type.
+    pub type_name: String,
+    /// Null for a create.
+    pub prior_state: Value,
+    /// Config merged over prior state.
+    pub proposed_new_state: Value,
+    /// Configuration alone.
+    pub config: Value,
+    /// Private bytes stored with the prior state.
+    pub prior_private: Vec<u8>,
+}
+
+/// What `plan_resource` answers.
+#[derive(Debug, Clone, Default)]
+pub struct PlanResponse {
+    /// The predicted new state.
+    pub planned_state: Value,
+    /// Attributes whose change forces replacement.
+    pub requires_replace: Vec<Path>,
+    /// Handed back to apply.
+    pub planned_private: Vec<u8>,
+    /// Messages for the user.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What `apply_resource` is given.
+#[derive(Debug, Clone)]
+pub struct ApplyRequest {
+    /// The resource type.
+    pub type_name: String,
+    /// Null for a create.
+    pub prior_state: Value,
+    /// Null for a delete.
+    pub planned_state: Value,
+    /// Fully known configuration; null for a delete.
+    pub config: Value,
+    /// From the plan.
+    pub planned_private: Vec<u8>,
+    /// Stable across retries of the same planned change.
+    pub idempotency_key: String,
+}
+
+/// What `apply_resource` answers.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyResponse {
+    /// The object as it now is; null after a delete.
+    pub new_state: Value,
+    /// Stored with the state.
+    pub private: Vec<u8>,
+    /// Messages for the user.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What `read_resource` answers.
+#[derive(Debug, Clone, Default)]
+pub struct ReadResponse {
+    /// `None` when the object no longer exists.
+    pub new_state: Option<Value>,
+    /// Stored with the state.
+    pub private: Vec<u8>,
+    /// Messages for the user.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A failure of the call itself (trap, timeout, oversized answer), as
+/// opposed to an error the provider reported in its diagnostics.
+#[derive(Debug, thiserror::Error)]
+#[error("provider {provider:?} failed during {operation}: {message}")]
+pub struct CallError {
+    /// The provider's local name.
+    pub provider: String,
+    /// Which export was being called.
+    pub operation: &'static str,
+    /// What happened (e.g. "wasm trap: out of bounds memory access", "timed out after 30s").
+    pub message: String,
+}
+
+/// The result of a provider call.
+pub type CallResult<T> = Result<T, CallError>;
+
+/// A configured provider, ready to serve calls. Implementations must allow
+/// concurrent calls (the executor runs independent resources in parallel).
+pub trait Provider: Send + Sync {
+    /// The provider's local name (`local`, `random`, …), for messages.
+    fn name(&self) -> &str;
+
+    /// The schema the provider declared.
+    fn schema(&self) -> &ProviderSchema;
+
+    /// Provider-specific validation of a resource's configuration.
+    fn validate_resource(&self, type_name: &str, config: &Value) -> CallResult<Vec<Diagnostic>>;
+
+    /// Plans a create or update.
+    fn plan_resource(&self, request: PlanRequest) -> CallResult<PlanResponse>;
+
+    /// Applies a create, update or delete.
+    fn apply_resource(&self, request: ApplyRequest) -> CallResult<ApplyResponse>;
+
+    /// Refreshes an object.
+    fn read_resource(&self, type_name: &str, current_state: &Value, private: &[u8]) -> CallResult<ReadResponse>;
+
+    /// Reads a data source; returns the state and diagnostics.
+    fn read_data_source(&self, type_name: &str, config: &Value) -> CallResult<(Value, Vec<Diagnostic>)>;
+
+    /// Upgrades a state stored with an older schema version.
+    fn upgrade_state(&self, type_name: &str, version: u64, raw_json: &str) -> CallResult<(Value, Vec<Diagnostic>)>;
+}

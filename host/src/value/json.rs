@@ -1,0 +1,201 @@
+//! Values as JSON: how state files record attributes (as Terraform does,
+//! plain JSON read back with the schema's types) and how `jsonencode` writes.
+//!
+//! Attributes of dynamic type cannot be read back from plain JSON alone (is
+//! `[1]` a list or a tuple?), so where the type is [`Type::Dynamic`] the value
+//! is written as `{"value": …, "type": …}` with the type in Terraform's JSON
+//! type syntax (`"string"`, `["list","number"]`, `["object",{"a":"bool"}]`).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value as Json, json};
+
+use super::{Number, Path, Type, TypeError, Value};
+
+/// The value as plain JSON. Sets and tuples become arrays, maps and objects
+/// become JSON objects. An unknown (which never reaches a state) becomes the
+/// object `{"$unknown": true}`.
+pub fn to_json(v: &Value) -> Json {
+    match v {
+        Value::Null => Json::Null,
+        Value::Unknown => json!({"$unknown": true}),
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Number(Number::Int(i)) => Json::from(*i),
+        Value::Number(Number::Float(f)) => serde_json::Number::from_f64(*f).map(Json::Number).unwrap_or(Json::Null),
+        Value::String(s) => Json::String(s.clone()),
+        Value::List(e) | Value::Set(e) | Value::Tuple(e) => Json::Array(e.iter().map(to_json).collect()),
+        Value::Map(m) | Value::Object(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
+    }
+}
+
+/// The value as JSON for a state file, following `ty` so that dynamic parts
+/// carry their type.
+pub fn to_json_typed(v: &Value, ty: &Type) -> Json {
+    match (ty, v) {
+        (_, Value::Null) => Json::Null,
+        (Type::Dynamic, v) => json!({"value": to_json(v), "type": type_to_json(&Type::of(v))}),
+        (Type::List(t) | Type::Set(t), Value::List(e) | Value::Set(e)) => {
+            Json::Array(e.iter().map(|x| to_json_typed(x, t)).collect())
+        }
+        (Type::Tuple(ts), Value::Tuple(e)) => Json::Array(e.iter().zip(ts).map(|(x, t)| to_json_typed(x, t)).collect()),
+        (Type::Map(t), Value::Map(m)) => Json::Object(m.iter().map(|(k, x)| (k.clone(), to_json_typed(x, t))).collect()),
+        (Type::Object(attrs), Value::Object(m)) => Json::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), attrs.get(k).map_or_else(|| to_json(x), |t| to_json_typed(x, t))))
+                .collect(),
+        ),
+        (_, v) => to_json(v),
+    }
+}
+
+/// Reads JSON written by [`to_json_typed`] (or plain JSON) as a value of type `ty`.
+pub fn from_json(j: &Json, ty: &Type) -> Result<Value, TypeError> {
+    from_json_at(j, ty, &Path::root())
+}
+
+fn from_json_at(j: &Json, ty: &Type, path: &Path) -> Result<Value, TypeError> {
+    let err = |message: String| TypeError { path: path.clone(), message };
+    Ok(match (ty, j) {
+        (_, Json::Null) => Value::Null,
+        (Type::Dynamic, Json::Object(o)) if o.contains_key("type") && o.contains_key("value") => {
+            let inner = type_from_json(&o["type"]).map_err(err)?;
+            from_json_at(&o["value"], &inner, path)?
+        }
+        (Type::Dynamic, j) => from_json_untyped(j),
+        (Type::Bool, Json::Bool(b)) => Value::Bool(*b),
+        (Type::Number, Json::Number(n)) => Value::Number(json_number(n)),
+        (Type::String, Json::String(s)) => Value::String(s.clone()),
+        (Type::List(t), Json::Array(a)) => Value::List(from_json_all(a, t, path)?),
+        (Type::Set(t), Json::Array(a)) => Value::set(from_json_all(a, t, path)?),
+        (Type::Tuple(ts), Json::Array(a)) if ts.len() == a.len() => Value::Tuple(
+            a.iter()
+                .zip(ts)
+                .enumerate()
+                .map(|(i, (x, t))| from_json_at(x, t, &path.index(i)))
+                .collect::<Result<_, _>>()?,
+        ),
+        (Type::Map(t), Json::Object(o)) => Value::Map(
+            o.iter()
+                .map(|(k, x)| Ok((k.clone(), from_json_at(x, t, &path.key(k))?)))
+                .collect::<Result<_, TypeError>>()?,
+        ),
+        (Type::Object(attrs), Json::Object(o)) => {
+            let mut out = BTreeMap::new();
+            for (name, t) in attrs {
+                let x = o.get(name).unwrap_or(&Json::Null);
+                out.insert(name.clone(), from_json_at(x, t, &path.attr(name))?);
+            }
+            Value::Object(out)
+        }
+        (ty, j) => return Err(err(format!("expected {ty}, found JSON {j}"))),
+    })
+}
+
+fn from_json_all(a: &[Json], t: &Type, path: &Path) -> Result<Vec<Value>, TypeError> {
+    a.iter().enumerate().map(|(i, x)| from_json_at(x, t, &path.index(i))).collect()
+}
+
+/// Reads JSON with no type to go by: arrays become tuples and JSON objects
+/// become objects, as `jsondecode` does.
+pub fn from_json_untyped(j: &Json) -> Value {
+    match j {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => Value::Number(json_number(n)),
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(a) => Value::Tuple(a.iter().map(from_json_untyped).collect()),
+        Json::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), from_json_untyped(v))).collect()),
+    }
+}
+
+fn json_number(n: &serde_json::Number) -> Number {
+    match n.as_i64() {
+        Some(i) => Number::Int(i),
+        None => Number::from_f64(n.as_f64().unwrap_or(f64::NAN)),
+    }
+}
+
+/// A type in Terraform's JSON type syntax.
+pub fn type_to_json(t: &Type) -> Json {
+    match t {
+        Type::Bool => json!("bool"),
+        Type::Number => json!("number"),
+        Type::String => json!("string"),
+        Type::Dynamic => json!("dynamic"),
+        Type::List(e) => json!(["list", type_to_json(e)]),
+        Type::Set(e) => json!(["set", type_to_json(e)]),
+        Type::Map(e) => json!(["map", type_to_json(e)]),
+        Type::Object(a) => {
+            let attrs: Map<String, Json> = a.iter().map(|(k, t)| (k.clone(), type_to_json(t))).collect();
+            json!(["object", attrs])
+        }
+        Type::Tuple(ts) => json!(["tuple", ts.iter().map(type_to_json).collect::<Vec<_>>()]),
+    }
+}
+
+/// Reads a type written by [`type_to_json`].
+pub fn type_from_json(j: &Json) -> Result<Type, String> {
+    let bad = || format!("not a type: {j}");
+    match j {
+        Json::String(s) => match s.as_str() {
+            "bool" => Ok(Type::Bool),
+            "number" => Ok(Type::Number),
+            "string" => Ok(Type::String),
+            "dynamic" => Ok(Type::Dynamic),
+            _ => Err(bad()),
+        },
+        Json::Array(a) if a.len() == 2 => {
+            let inner = || type_from_json(&a[1]).map(Box::new);
+            match a[0].as_str().ok_or_else(bad)? {
+                "list" => Ok(Type::List(inner()?)),
+                "set" => Ok(Type::Set(inner()?)),
+                "map" => Ok(Type::Map(inner()?)),
+                "object" => {
+                    let o = a[1].as_object().ok_or_else(bad)?;
+                    Ok(Type::Object(
+                        o.iter().map(|(k, t)| Ok((k.clone(), type_from_json(t)?))).collect::<Result<_, String>>()?,
+                    ))
+                }
+                "tuple" => {
+                    let ts = a[1].as_array().ok_or_else(bad)?;
+                    Ok(Type::Tuple(ts.iter().map(type_from_json).collect::<Result<_, _>>()?))
+                }
+                _ => Err(bad()),
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(v: &Value, t: &Type) -> Value {
+        let text = serde_json::to_string(&to_json_typed(v, t)).unwrap();
+        from_json(&serde_json::from_str(&text).unwrap(), t).unwrap()
+    }
+
+    #[test]
+    fn numbers_round_trip_exactly() {
+        for v in [Value::int(i64::MAX), Value::int(i64::MIN), Value::Number(Number::Float(0.1)), Value::Number(Number::Float(1e300))] {
+            assert_eq!(round_trip(&v, &Type::Number), v);
+        }
+    }
+
+    #[test]
+    fn dynamic_values_keep_their_type() {
+        let list = Value::List(vec![Value::string("a")]);
+        let t = Type::Object([("input".to_string(), Type::Dynamic)].into());
+        let v = Value::object([("input", list)]);
+        assert_eq!(round_trip(&v, &t), v);
+        let set = Value::object([("input", Value::set(vec![Value::int(2), Value::int(1)]))]);
+        assert_eq!(round_trip(&set, &t), set);
+    }
+
+    #[test]
+    fn typed_reading_rejects_mismatches() {
+        let err = from_json(&json!({"a": "x"}), &Type::Object([("a".to_string(), Type::Number)].into())).unwrap_err();
+        assert_eq!(err.path.to_string(), ".a");
+    }
+}

@@ -1,0 +1,105 @@
+//! Write cairn providers in Rust: implement [`Provider`], call
+//! [`export_provider!`] once, build for `wasm32-wasip2`, get a component.
+//!
+//! The SDK owns everything that touches the `cairn:provider` WIT ABI: the
+//! wit-bindgen glue, the flattened wire encodings of values, types and
+//! schemas, and the instance state kept between calls. A provider only sees
+//! the Rust types of this crate:
+//!
+//! - [`Value`] — a dynamic value, with null and unknown as first-class cases;
+//! - [`Schema`], [`Attr`], [`Type`], [`Block`], [`NestedBlock`] — schema
+//!   builders;
+//! - [`Diagnostic`] and [`Path`] — messages for the user;
+//! - [`PlanRequest`]/[`PlanResponse`] and the other request/response pairs of
+//!   the [`Provider`] trait, with helpers that make the usual plan one line;
+//! - [`log`] — lines into the host's log.
+//!
+//! ```ignore
+//! use cairn_sdk::*;
+//!
+//! struct Hello;
+//!
+//! impl Provider for Hello {
+//!     fn schema() -> ProviderSchema {
+//!         ProviderSchema::new().resource(
+//!             "hello_greeting",
+//!             Schema::new(0)
+//!                 .attribute("name", Attr::string().required())
+//!                 .attribute("text", Attr::string().computed()),
+//!         )
+//!     }
+//!     fn configure(_config: Value) -> Result<Self, Vec<Diagnostic>> {
+//!         Ok(Hello)
+//!     }
+//!     fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
+//!         Ok(PlanResponse::from_proposed(&req).requires_replace(["name"]))
+//!     }
+//!     fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
+//!         if req.is_delete() {
+//!             return Ok(ApplyResponse::deleted());
+//!         }
+//!         let name = req.planned_state.get_attr("name").as_str().unwrap_or_default();
+//!         let mut state = req.planned_state.clone();
+//!         state.set_attr("text", format!("Hello, {name}!"));
+//!         Ok(ApplyResponse::new(state))
+//!     }
+//! }
+//!
+//! cairn_sdk::export_provider!(Hello);
+//! ```
+
+// The generated code trips lints that are not ours to fix.
+#[allow(missing_docs, clippy::all, unsafe_op_in_unsafe_fn)]
+pub mod bindings {
+    //! The raw wit-bindgen bindings of the `provider-world` world. Provider
+    //! authors should not need them; they are public because the
+    //! [`export_provider!`](crate::export_provider) macro expands to code that
+    //! names them from the provider's crate.
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "provider-world",
+        pub_export_macro: true,
+        default_bindings_module: "cairn_sdk::bindings",
+        export_macro_name: "__export_provider_world",
+    });
+}
+
+mod diag;
+mod glue;
+pub mod log;
+mod provider;
+mod schema;
+mod value;
+
+pub use diag::{Diagnostic, Path, PathStep, Severity};
+pub use provider::{ApplyRequest, ApplyResponse, PlanRequest, PlanResponse, Provider, ReadRequest};
+pub use schema::{Attr, Block, NestedBlock, Nesting, ProviderSchema, Schema, Type};
+pub use value::{Number, Value, WireError};
+
+/// Implementation details used by [`export_provider!`]; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::glue::Glue;
+}
+
+/// Export a [`Provider`] implementation as the component's `cairn:provider`
+/// interface. Call it exactly once, at the top level of the provider crate:
+///
+/// ```ignore
+/// cairn_sdk::export_provider!(MyProvider);
+/// ```
+///
+/// The exports are only generated when compiling for `wasm32`: natively the
+/// crate stays an ordinary library whose logic can be unit-tested, and
+/// several providers can be linked into one test binary without their export
+/// symbols clashing.
+#[macro_export]
+macro_rules! export_provider {
+    ($provider:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type __CairnProviderGlue = $crate::__private::Glue<$provider>;
+            $crate::__export_provider_world!(__CairnProviderGlue with_types_in $crate::bindings);
+        };
+    };
+}
