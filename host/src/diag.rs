@@ -50,7 +50,13 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error with a summary.
     pub fn error(summary: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Error, summary: summary.into(), detail: String::new(), location: None, path: None }
+        Diagnostic {
+            severity: Severity::Error,
+            summary: summary.into(),
+            detail: String::new(),
+            location: None,
+            path: None,
+        }
     }
 
     /// A warning with a summary.

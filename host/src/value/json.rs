@@ -38,7 +38,9 @@ pub fn to_json_typed(v: &Value, ty: &Type) -> Json {
             Json::Array(e.iter().map(|x| to_json_typed(x, t)).collect())
         }
         (Type::Tuple(ts), Value::Tuple(e)) => Json::Array(e.iter().zip(ts).map(|(x, t)| to_json_typed(x, t)).collect()),
-        (Type::Map(t), Value::Map(m)) => Json::Object(m.iter().map(|(k, x)| (k.clone(), to_json_typed(x, t))).collect()),
+        (Type::Map(t), Value::Map(m)) => {
+            Json::Object(m.iter().map(|(k, x)| (k.clone(), to_json_typed(x, t))).collect())
+        }
         (Type::Object(attrs), Value::Object(m)) => Json::Object(
             m.iter()
                 .map(|(k, x)| (k.clone(), attrs.get(k).map_or_else(|| to_json(x), |t| to_json_typed(x, t))))
@@ -178,7 +180,12 @@ mod tests {
 
     #[test]
     fn numbers_round_trip_exactly() {
-        for v in [Value::int(i64::MAX), Value::int(i64::MIN), Value::Number(Number::Float(0.1)), Value::Number(Number::Float(1e300))] {
+        for v in [
+            Value::int(i64::MAX),
+            Value::int(i64::MIN),
+            Value::Number(Number::Float(0.1)),
+            Value::Number(Number::Float(1e300)),
+        ] {
             assert_eq!(round_trip(&v, &Type::Number), v);
         }
     }

@@ -63,12 +63,10 @@ impl Type {
             }
             (Type::String, Value::Number(n)) => Value::String(n.to_string()),
             (Type::String, Value::Bool(b)) => Value::String(b.to_string()),
-            (Type::Number, Value::String(s)) => {
-                Value::Number(parse_number(s).ok_or_else(|| TypeError {
-                    path: path.clone(),
-                    message: format!("a number is required, got the string {}", super::quote(s)),
-                })?)
-            }
+            (Type::Number, Value::String(s)) => Value::Number(parse_number(s).ok_or_else(|| TypeError {
+                path: path.clone(),
+                message: format!("a number is required, got the string {}", super::quote(s)),
+            })?),
             (Type::Bool, Value::String(s)) if s == "true" || s == "false" => Value::Bool(s == "true"),
             (Type::List(t), Value::List(v) | Value::Tuple(v) | Value::Set(v)) => Value::List(convert_all(t, v, path)?),
             (Type::Set(t), Value::List(v) | Value::Tuple(v) | Value::Set(v)) => Value::set(convert_all(t, v, path)?),
@@ -125,7 +123,9 @@ impl Type {
         };
         match (self, value) {
             (_, Value::Null | Value::Unknown) | (Type::Dynamic, _) => Ok(()),
-            (Type::Bool, Value::Bool(_)) | (Type::Number, Value::Number(_)) | (Type::String, Value::String(_)) => Ok(()),
+            (Type::Bool, Value::Bool(_)) | (Type::Number, Value::Number(_)) | (Type::String, Value::String(_)) => {
+                Ok(())
+            }
             (Type::List(t), Value::List(v)) | (Type::Set(t), Value::Set(v)) => {
                 v.iter().enumerate().try_for_each(|(i, e)| t.check_at(e, &path.index(i)))
             }
@@ -140,9 +140,7 @@ impl Type {
                         message: "this attribute is not in the schema".to_string(),
                     });
                 }
-                attrs
-                    .iter()
-                    .try_for_each(|(name, t)| t.check_at(m.get(name).unwrap_or(&Value::Null), &path.attr(name)))
+                attrs.iter().try_for_each(|(name, t)| t.check_at(m.get(name).unwrap_or(&Value::Null), &path.attr(name)))
             }
             _ => Err(mismatch()),
         }
@@ -159,7 +157,9 @@ impl Type {
             Value::String(_) => Type::String,
             Value::List(v) => Type::List(first(v)),
             Value::Set(v) => Type::Set(first(v)),
-            Value::Map(m) => Type::Map(Box::new(m.values().find(|e| !e.is_null()).map(Type::of).unwrap_or(Type::Dynamic))),
+            Value::Map(m) => {
+                Type::Map(Box::new(m.values().find(|e| !e.is_null()).map(Type::of).unwrap_or(Type::Dynamic)))
+            }
             Value::Object(m) => Type::Object(m.iter().map(|(k, v)| (k.clone(), Type::of(v))).collect()),
             Value::Tuple(v) => Type::Tuple(v.iter().map(Type::of).collect()),
         }
