@@ -1,1 +1,351 @@
+//! The `local` provider: files on the machine running cairn, like
+//! Terraform's `local` provider.
+//!
+//! - resource `local_file`: writes `content` (or the bytes of
+//!   `content_base64`) to `filename`, creating parent directories; its `id`
+//!   is the SHA-1 of the bytes, in lowercase hex. Every argument forces a
+//!   replacement. Deleting removes the file, unless it no longer holds what
+//!   the resource wrote (then it is left, with a warning). `file_permission` and `directory_permission` (default
+//!   `"0777"`) are validated and recorded but not applied: WASI 0.2 has no
+//!   way to set permissions, so files get the host's defaults.
+//! - data source `local_file`: reads `filename` into `content`,
+//!   `content_base64` and `id`.
+//!
+//! The provider sees only the directories the operator grants it, under the
+//! same relative paths as in the configuration (`out/site.txt` with a grant
+//! of `./out`), so paths are used exactly as written.
 
+#![warn(missing_docs)]
+
+use std::io;
+use std::path::Path as FsPath;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use cairn_sdk::{
+    ApplyRequest, ApplyResponse, Attr, Diagnostic, Path, PlanRequest, PlanResponse, Provider, ProviderSchema,
+    ReadRequest, Schema, Value,
+};
+use sha1::{Digest, Sha1};
+
+/// The provider; it has no configuration.
+pub struct Local;
+
+/// Terraform's default for both permission attributes.
+const DEFAULT_PERMISSION: &str = "0777";
+
+impl Provider for Local {
+    fn schema() -> ProviderSchema {
+        let perm = |what: &str| {
+            Attr::string().optional().computed().description(format!(
+                "Permissions of the {what} as an octal string, default \"0777\". Recorded, not applied: \
+                 WASI has no chmod."
+            ))
+        };
+        ProviderSchema::new()
+            .resource(
+                "local_file",
+                Schema::new(0)
+                    .description("A file with the given content.")
+                    .attribute("filename", Attr::string().required().description("Path of the file to write."))
+                    .attribute("content", Attr::string().optional().description("Text to write."))
+                    .attribute("content_base64", Attr::string().optional().description("Bytes to write, base64."))
+                    .attribute("file_permission", perm("file"))
+                    .attribute("directory_permission", perm("directories created"))
+                    .attribute("id", Attr::string().computed().description("SHA-1 of the content, hex.")),
+            )
+            .data_source(
+                "local_file",
+                Schema::new(0)
+                    .description("Reads a file.")
+                    .attribute("filename", Attr::string().required().description("Path of the file to read."))
+                    .attribute("content", Attr::string().computed().description("The content, as text."))
+                    .attribute("content_base64", Attr::string().computed().description("The content, base64."))
+                    .attribute("id", Attr::string().computed().description("SHA-1 of the content, hex.")),
+            )
+    }
+
+    fn configure(_config: Value) -> Result<Self, Vec<Diagnostic>> {
+        Ok(Local)
+    }
+
+    fn validate(&self, _type_name: &str, config: &Value) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let (text, b64) = (config.get_attr("content"), config.get_attr("content_base64"));
+        if text.is_null() == b64.is_null() {
+            out.push(Diagnostic::error("Exactly one of `content` and `content_base64` must be set"));
+        }
+        if let Some(s) = b64.as_str()
+            && let Err(e) = BASE64.decode(s)
+        {
+            out.push(Diagnostic::error("Invalid base64").detail(e.to_string()).at(Path::attr("content_base64")));
+        }
+        for name in ["file_permission", "directory_permission"] {
+            if let Some(mode) = config.get_attr(name).as_str()
+                && u32::from_str_radix(mode, 8).map_or(true, |m| m > 0o777)
+            {
+                out.push(
+                    Diagnostic::error(format!("Bad mode {mode:?}"))
+                        .detail("Must be three or four octal digits, at most 0777.")
+                        .at(Path::attr(name)),
+                );
+            }
+        }
+        out
+    }
+
+    fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
+        let resp = PlanResponse::from_proposed(&req)
+            .default("file_permission", DEFAULT_PERMISSION)
+            .default("directory_permission", DEFAULT_PERMISSION)
+            .requires_replace(["filename", "content", "content_base64", "file_permission", "directory_permission"]);
+        // The id depends only on the content, so it is known whenever the
+        // content is: dependents can plan with it.
+        Ok(match desired_bytes(&resp.planned_state) {
+            Some(bytes) => resp.set("id", sha1_hex(&bytes)),
+            None => resp,
+        })
+    }
+
+    fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
+        let filename = req.planned_state.get_attr("filename").as_str().unwrap_or_default().to_owned();
+        if req.is_delete() {
+            return delete(&req.prior_state);
+        }
+        let bytes = desired_bytes(&req.planned_state)
+            .ok_or_else(|| Diagnostic::error("No content to write").detail("Set `content` or `content_base64`."))?;
+        let parent = FsPath::new(&filename).parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(dir) = parent
+            && !dir.is_dir()
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| io_error("create the directory of", &filename, &e, "read_write"))?;
+        }
+        std::fs::write(&filename, &bytes).map_err(|e| io_error("write", &filename, &e, "read_write"))?;
+        cairn_sdk::log!(info, "wrote {} bytes to {filename}", bytes.len());
+        let mut state = req.planned_state.clone();
+        state.set_attr("id", sha1_hex(&bytes));
+        Ok(ApplyResponse::new(state))
+    }
+
+    fn read(&self, req: ReadRequest) -> Result<Option<Value>, Vec<Diagnostic>> {
+        let mut state = req.current_state;
+        let filename = state.get_attr("filename").as_str().unwrap_or_default().to_owned();
+        let bytes = match std::fs::read(&filename) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("read", &filename, &e, "read_write").into()),
+        };
+        // Put what is on disk where the configuration says what should be,
+        // so that a changed file plans as a replacement.
+        let id = sha1_hex(&bytes);
+        if state.get_attr("id").as_str() != Some(id.as_str()) {
+            if state.get_attr("content").is_null() {
+                state.set_attr("content_base64", BASE64.encode(&bytes));
+            } else {
+                state.set_attr("content", String::from_utf8_lossy(&bytes).into_owned());
+            }
+            state.set_attr("id", id);
+        }
+        Ok(Some(state))
+    }
+
+    fn read_data_source(&self, _type_name: &str, config: Value) -> Result<Value, Vec<Diagnostic>> {
+        let filename = config.get_attr("filename").as_str().unwrap_or_default().to_owned();
+        let bytes = std::fs::read(&filename).map_err(|e| io_error("read", &filename, &e, "read_only"))?;
+        let mut state = config;
+        state.set_attr("content", String::from_utf8_lossy(&bytes).into_owned());
+        state.set_attr("content_base64", BASE64.encode(&bytes));
+        state.set_attr("id", sha1_hex(&bytes));
+        Ok(state)
+    }
+}
+
+/// Delete the file of a `local_file` state.
+///
+/// A file already gone is success. A file whose content is no longer the
+/// state's is left alone: with `create_before_destroy` and an unchanged
+/// `filename`, the replacement has just written the same path.
+fn delete(prior: &Value) -> Result<ApplyResponse, Vec<Diagnostic>> {
+    let filename = prior.get_attr("filename").as_str().unwrap_or_default();
+    let bytes = match std::fs::read(filename) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ApplyResponse::deleted()),
+        Err(e) => return Err(io_error("read", filename, &e, "read_write").into()),
+    };
+    let mut resp = ApplyResponse::deleted();
+    if prior.get_attr("id").as_str() == Some(sha1_hex(&bytes).as_str()) {
+        std::fs::remove_file(filename).map_err(|e| io_error("delete", filename, &e, "read_write"))?;
+    } else {
+        resp.diagnostics.push(
+            Diagnostic::warning(format!("Left {filename} in place"))
+                .detail("Its content is no longer what this resource wrote: something else now owns the file."),
+        );
+    }
+    Ok(resp)
+}
+
+/// The bytes a `local_file` state says the file holds, when known.
+fn desired_bytes(state: &Value) -> Option<Vec<u8>> {
+    match (state.get_attr("content").as_str(), state.get_attr("content_base64").as_str()) {
+        (Some(text), _) => Some(text.as_bytes().to_vec()),
+        (None, Some(b64)) => BASE64.decode(b64).ok(),
+        (None, None) => None,
+    }
+}
+
+/// Lowercase hex SHA-1, Terraform's `local_file` id.
+fn sha1_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha1::digest(bytes))
+}
+
+/// An I/O failure as a diagnostic. Missing or refused paths are most often
+/// a directory the operator has not granted, so say how to grant it.
+fn io_error(action: &str, filename: &str, err: &io::Error, grant: &str) -> Diagnostic {
+    let d = Diagnostic::error(format!("Cannot {action} {filename}: {err}")).at(Path::attr("filename"));
+    match err.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+            let dir = FsPath::new(filename).parent().map(|p| p.display().to_string()).filter(|p| !p.is_empty());
+            d.detail(format!(
+                "The provider sees only the directories the operator grants it. If the path is right, grant its \
+                 directory in the provider's sandbox block: provider \"local\" {{ sandbox {{ {grant} = [\"{}\"] }} }}",
+                dir.as_deref().unwrap_or(".")
+            ))
+        }
+        _ => d,
+    }
+}
+
+cairn_sdk::export_provider!(Local);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(filename: &str, content: &str) -> Value {
+        Value::object([
+            ("filename", Value::from(filename)),
+            ("content", Value::from(content)),
+            ("content_base64", Value::Null),
+            ("file_permission", Value::Null),
+            ("directory_permission", Value::Null),
+            ("id", Value::Null),
+        ])
+    }
+
+    fn plan(prior: Value, config: Value) -> PlanResponse {
+        let schema = Local::schema().resource_schema("local_file").unwrap().clone();
+        let mut proposed = config.clone();
+        for name in schema.computed_attributes() {
+            if config.get_attr(name).is_null() {
+                proposed.set_attr(name, prior.get_attr(name).clone());
+            }
+        }
+        let req = PlanRequest {
+            type_name: "local_file".into(),
+            schema,
+            prior_state: prior,
+            proposed_new_state: proposed,
+            config,
+            prior_private: Vec::new(),
+        };
+        Local.plan(req).unwrap()
+    }
+
+    fn apply(prior: Value, planned: Value) -> Result<ApplyResponse, Vec<Diagnostic>> {
+        Local.apply(ApplyRequest {
+            type_name: "local_file".into(),
+            schema: Local::schema().resource_schema("local_file").unwrap().clone(),
+            prior_state: prior,
+            config: planned.clone(),
+            planned_state: planned,
+            planned_private: Vec::new(),
+            idempotency_key: "k".into(),
+        })
+    }
+
+    #[test]
+    fn schema_is_well_formed() {
+        Local::schema().check().unwrap();
+    }
+
+    #[test]
+    fn id_is_lowercase_sha1_hex() {
+        assert_eq!(sha1_hex(b"hello"), "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d");
+    }
+
+    #[test]
+    fn plan_defaults_permissions_and_predicts_the_id() {
+        let p = plan(Value::Null, file("out/a.txt", "hello")).planned_state;
+        assert_eq!(p.get_attr("file_permission").as_str(), Some("0777"));
+        assert_eq!(p.get_attr("id").as_str(), Some("aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"));
+        let mut unknown = file("out/a.txt", "x");
+        unknown.set_attr("content", Value::Unknown);
+        assert!(plan(Value::Null, unknown).planned_state.get_attr("id").is_unknown());
+    }
+
+    #[test]
+    fn changed_content_forces_replacement_and_same_content_is_a_no_op() {
+        let prior = plan(Value::Null, file("a.txt", "one")).planned_state;
+        let same = plan(prior.clone(), file("a.txt", "one"));
+        assert_eq!(same.planned_state, prior);
+        let changed = plan(prior, file("a.txt", "two"));
+        assert!(changed.requires_replace.contains(&Path::attr("content")));
+        assert_eq!(changed.planned_state.get_attr("id").as_str(), Some(sha1_hex(b"two").as_str()));
+    }
+
+    #[test]
+    fn validate_wants_exactly_one_content_and_octal_modes() {
+        let mut both = file("a", "x");
+        both.set_attr("content_base64", "eA==");
+        assert_eq!(Local.validate("local_file", &both).len(), 1);
+        let mut bad_mode = file("a", "x");
+        bad_mode.set_attr("file_permission", "0999");
+        assert!(Local.validate("local_file", &bad_mode)[0].summary.contains("0999"));
+        assert!(Local.validate("local_file", &file("a", "x")).is_empty());
+    }
+
+    #[test]
+    fn apply_read_and_delete_a_real_file() {
+        let dir = std::env::temp_dir().join(format!("cairn-local-test-{}", std::process::id()));
+        let name = dir.join("sub/site.txt").display().to_string();
+        let planned = plan(Value::Null, file(&name, "hi")).planned_state;
+        let state = apply(Value::Null, planned).unwrap().new_state;
+        assert_eq!(std::fs::read_to_string(&name).unwrap(), "hi");
+        assert!(state.is_known());
+
+        let read = |s: &Value| {
+            Local.read(ReadRequest {
+                type_name: "local_file".into(),
+                schema: Schema::new(0),
+                current_state: s.clone(),
+                private: Vec::new(),
+            })
+        };
+        assert_eq!(read(&state).unwrap().as_ref(), Some(&state));
+        std::fs::write(&name, "edited").unwrap();
+        let drifted = read(&state).unwrap().unwrap();
+        assert_eq!(drifted.get_attr("content").as_str(), Some("edited"));
+        assert_eq!(drifted.get_attr("id").as_str(), Some(sha1_hex(b"edited").as_str()));
+
+        // The old state no longer describes the file (as after a
+        // create_before_destroy replacement on the same path): leave it.
+        let kept = apply(state.clone(), Value::Null).unwrap();
+        assert!(kept.new_state.is_null() && !kept.diagnostics[0].is_error());
+        assert_eq!(std::fs::read_to_string(&name).unwrap(), "edited");
+
+        let deleted = apply(drifted.clone(), Value::Null).unwrap();
+        assert!(deleted.new_state.is_null() && deleted.diagnostics.is_empty());
+        assert!(read(&drifted).unwrap().is_none(), "a deleted file is gone, not an error");
+        assert!(apply(drifted, Value::Null).is_ok(), "deleting twice is fine");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn data_source_reads_content_and_explains_missing_files() {
+        let missing = Local.read_data_source("local_file", Value::object([("filename", "no/such/file")]));
+        let err = &missing.unwrap_err()[0];
+        assert!(err.summary.contains("no/such/file"));
+        assert!(err.detail.contains("read_only = [\"no/such\"]"), "{}", err.detail);
+    }
+}

@@ -1,1 +1,181 @@
+//! The `null` provider: resources that manage nothing, for wiring
+//! dependencies and triggers, shaped like Terraform's `null` provider and
+//! its built-in `terraform_data`.
+//!
+//! - `null_resource`: `triggers` (map of strings; any change replaces the
+//!   resource), computed `id` (a random decimal number).
+//! - `null_data`: `input` (any type), computed `output` (a copy of `input`,
+//!   unknown in a plan that changes `input`), `triggers_replace` (any type;
+//!   any change replaces the resource), computed `id` (a random UUID).
 
+#![warn(missing_docs)]
+
+use cairn_sdk::{
+    ApplyRequest, ApplyResponse, Attr, Diagnostic, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema, Type,
+    Value,
+};
+
+/// The provider; it has no configuration.
+pub struct Null;
+
+impl Provider for Null {
+    fn schema() -> ProviderSchema {
+        ProviderSchema::new()
+            .resource(
+                "null_resource",
+                Schema::new(0)
+                    .description("A resource that does nothing; replace it to re-run what depends on it.")
+                    .attribute(
+                        "triggers",
+                        Attr::map(Type::String).optional().description("Any change replaces the resource."),
+                    )
+                    .attribute("id", Attr::string().computed().description("A random number, as a string.")),
+            )
+            .resource(
+                "null_data",
+                Schema::new(0)
+                    .description("Stores a value in state and follows its changes, like Terraform's terraform_data.")
+                    .attribute("input", Attr::dynamic().optional().description("A value to copy to `output`."))
+                    .attribute("output", Attr::dynamic().computed().description("`input`, as of the last apply."))
+                    .attribute(
+                        "triggers_replace",
+                        Attr::dynamic().optional().description("Any change replaces the resource."),
+                    )
+                    .attribute("id", Attr::string().computed().description("A random UUID.")),
+            )
+    }
+
+    fn configure(_config: Value) -> Result<Self, Vec<Diagnostic>> {
+        Ok(Null)
+    }
+
+    fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
+        Ok(match req.type_name.as_str() {
+            "null_data" => {
+                let resp = PlanResponse::from_proposed(&req).requires_replace(["triggers_replace"]);
+                // `output` follows `input`, which only apply copies over; an
+                // unchanged input keeps the prior output the host merged in.
+                if !req.is_create() && req.config.get_attr("input") != req.prior_state.get_attr("input") {
+                    resp.set("output", Value::Unknown)
+                } else {
+                    resp
+                }
+            }
+            _ => PlanResponse::from_proposed(&req).requires_replace(["triggers"]),
+        })
+    }
+
+    fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
+        if req.is_delete() {
+            return Ok(ApplyResponse::deleted());
+        }
+        let mut state = req.planned_state.clone();
+        if req.type_name == "null_data" {
+            let input = req.config.get_attr("input").clone();
+            state.set_attr("output", req.planned_or("output", || input));
+            state.set_attr("id", req.planned_or("id", || Value::from(uuid(random_bytes()))));
+        } else {
+            // Terraform's null_resource id is a non-negative 63-bit number.
+            let number = u64::from_le_bytes(random_bytes()[..8].try_into().expect("8 bytes")) >> 1;
+            state.set_attr("id", req.planned_or("id", || Value::from(number.to_string())));
+        }
+        Ok(ApplyResponse::new(state))
+    }
+}
+
+/// 16 bytes from the host's WASI random source.
+fn random_bytes() -> [u8; 16] {
+    let mut bytes = [0u8; 16];
+    // WASI `random` cannot fail; getrandom's Result is for other platforms.
+    getrandom::fill(&mut bytes).expect("WASI random is available");
+    bytes
+}
+
+/// Format 16 random bytes as a version-4 UUID (`xxxxxxxx-xxxx-4xxx-yxxx-…`).
+fn uuid(mut b: [u8; 16]) -> String {
+    b[6] = (b[6] & 0x0f) | 0x40; // version 4: random
+    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+cairn_sdk::export_provider!(Null);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(type_name: &str, prior: Value, config: Value) -> PlanResponse {
+        let schema = Null::schema().resource_schema(type_name).unwrap().clone();
+        // The host's proposed new state: config over prior computed values.
+        let mut proposed = config.clone();
+        for name in schema.computed_attributes() {
+            proposed.set_attr(name, prior.get_attr(name).clone());
+        }
+        let req = PlanRequest {
+            type_name: type_name.into(),
+            schema,
+            prior_state: prior,
+            proposed_new_state: proposed,
+            config,
+            prior_private: Vec::new(),
+        };
+        Null.plan(req).unwrap()
+    }
+
+    fn data(input: Value, triggers: Value, output: Value, id: Value) -> Value {
+        Value::object([("input", input), ("triggers_replace", triggers), ("output", output), ("id", id)])
+    }
+
+    #[test]
+    fn schema_is_well_formed() {
+        Null::schema().check().unwrap();
+    }
+
+    #[test]
+    fn uuid_has_version_and_variant() {
+        let u = uuid([0xff; 16]);
+        assert_eq!(u, "ffffffff-ffff-4fff-bfff-ffffffffffff");
+        assert_ne!(uuid(random_bytes()), uuid(random_bytes()));
+    }
+
+    #[test]
+    fn null_data_output_follows_input() {
+        let prior = data(Value::from("a"), Value::Null, Value::from("a"), Value::from("id1"));
+        // Unchanged input: everything as before.
+        let same = plan("null_data", prior.clone(), data(Value::from("a"), Value::Null, Value::Null, Value::Null));
+        assert_eq!(same.planned_state, prior);
+        // Changed input: output unknown until apply, id kept (no replacement).
+        let changed = plan("null_data", prior.clone(), data(Value::from(2), Value::Null, Value::Null, Value::Null));
+        assert!(changed.planned_state.get_attr("output").is_unknown());
+        assert_eq!(changed.planned_state.get_attr("id").as_str(), Some("id1"));
+        // Changed triggers_replace: a new object, so a new id too.
+        let replaced = plan("null_data", prior, data(Value::from("a"), Value::from(1), Value::Null, Value::Null));
+        assert!(replaced.planned_state.get_attr("id").is_unknown());
+    }
+
+    #[test]
+    fn apply_fills_unknowns_and_keeps_known_values() {
+        let planned = data(Value::list([1, 2]), Value::Null, Value::Unknown, Value::Unknown);
+        let req = ApplyRequest {
+            type_name: "null_data".into(),
+            schema: Null::schema().resource_schema("null_data").unwrap().clone(),
+            prior_state: Value::Null,
+            planned_state: planned.clone(),
+            config: data(Value::list([1, 2]), Value::Null, Value::Null, Value::Null),
+            planned_private: Vec::new(),
+            idempotency_key: "k".into(),
+        };
+        let state = Null.apply(req.clone()).unwrap().new_state;
+        assert_eq!(state.get_attr("output"), &Value::list([1, 2]));
+        assert_eq!(state.get_attr("id").as_str().map(str::len), Some(36));
+
+        let req = ApplyRequest {
+            type_name: "null_resource".into(),
+            planned_state: Value::object([("triggers", Value::Null), ("id", Value::Unknown)]),
+            ..req
+        };
+        let id = Null.apply(req).unwrap().new_state.get_attr("id").as_str().unwrap().to_owned();
+        assert!(id.parse::<i64>().is_ok_and(|n| n >= 0), "{id}");
+    }
+}

@@ -1,1 +1,394 @@
+//! The `random` provider: random values generated once and then kept in
+//! state, like Terraform's `random` provider. Randomness comes from the
+//! host through WASI `random`.
+//!
+//! - `random_id`: `byte_length` random bytes, shown as `hex`, `b64_url`
+//!   (URL-safe base64, no padding), `b64_std` (standard base64), `dec` (the
+//!   bytes as one big-endian number); each prefixed with `prefix`. `id` is
+//!   `b64_url` without the prefix. Can be imported by its `b64_url`
+//!   (`"prefix,b64url"` to set a prefix).
+//! - `random_password`: `length` characters drawn from the enabled classes
+//!   (`upper`, `lower`, `numeric`, `special`, default all true;
+//!   `override_special` replaces the special characters), with at least
+//!   `min_upper`/`min_lower`/`min_numeric`/`min_special` of each. `result` is
+//!   sensitive; `id` is `"none"`.
+//!
+//! Every argument, `keepers` included, forces a new value: that is how a
+//! user asks for one.
 
+#![warn(missing_docs)]
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use cairn_sdk::{
+    ApplyRequest, ApplyResponse, Attr, Diagnostic, Path, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema,
+    Type, Value,
+};
+
+/// The provider; it has no configuration.
+pub struct Random;
+
+/// A ceiling on `byte_length`: the decimal form costs quadratic time, and
+/// no real identifier is longer.
+const MAX_ID_BYTES: i64 = 4096;
+/// A ceiling on `length`: longer is a mistake, and memory is capped in the
+/// sandbox.
+const MAX_PASSWORD_LENGTH: i64 = 1 << 16;
+
+const UPPER: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER: &str = "abcdefghijklmnopqrstuvwxyz";
+const NUMERIC: &str = "0123456789";
+/// Terraform's default special characters.
+const SPECIAL: &str = "!@#$%&*()-_=+[]{}<>:?";
+
+/// The character classes of `random_password`: (switch, minimum, default set).
+const CLASSES: [(&str, &str, &str); 4] = [
+    ("upper", "min_upper", UPPER),
+    ("lower", "min_lower", LOWER),
+    ("numeric", "min_numeric", NUMERIC),
+    ("special", "min_special", SPECIAL),
+];
+
+impl Provider for Random {
+    fn schema() -> ProviderSchema {
+        let keepers = || Attr::map(Type::String).optional().description("Any change generates a new value.");
+        let mut password = Schema::new(0)
+            .description("A random password, kept in state (sensitive).")
+            .attribute("length", Attr::number().required().description("Number of characters."))
+            .attribute("keepers", keepers())
+            .attribute("override_special", Attr::string().optional().description("Special characters to use instead."))
+            .attribute("result", Attr::string().computed().sensitive().description("The password."))
+            .attribute("id", Attr::string().computed().description("Always \"none\"."));
+        for (switch, min, _) in CLASSES {
+            password = password
+                .attribute(switch, Attr::bool().optional().computed().description("Use this class; default true."))
+                .attribute(min, Attr::number().optional().computed().description("At least this many; default 0."));
+        }
+        ProviderSchema::new()
+            .resource(
+                "random_id",
+                Schema::new(0)
+                    .description("Random bytes, for unique names.")
+                    .attribute("byte_length", Attr::number().required().description("Number of random bytes."))
+                    .attribute("keepers", keepers())
+                    .attribute("prefix", Attr::string().optional().description("Put before each output."))
+                    .attribute("hex", Attr::string().computed().description("prefix + lowercase hex."))
+                    .attribute("b64_url", Attr::string().computed().description("prefix + URL-safe base64."))
+                    .attribute("b64_std", Attr::string().computed().description("prefix + standard base64."))
+                    .attribute("dec", Attr::string().computed().description("prefix + big-endian decimal."))
+                    .attribute("id", Attr::string().computed().description("URL-safe base64, no prefix.")),
+            )
+            .resource("random_password", password)
+    }
+
+    fn configure(_config: Value) -> Result<Self, Vec<Diagnostic>> {
+        Ok(Random)
+    }
+
+    fn validate(&self, type_name: &str, config: &Value) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let mut in_range = |name: &str, min: i64, max: i64| {
+            let v = config.get_attr(name);
+            if v.is_known() && !v.is_null() && v.as_i64().is_none_or(|n| n < min || n > max) {
+                out.push(
+                    Diagnostic::error(format!("`{name}` must be a whole number from {min} to {max}"))
+                        .at(Path::attr(name)),
+                );
+            }
+        };
+        if type_name == "random_id" {
+            in_range("byte_length", 1, MAX_ID_BYTES);
+        } else {
+            in_range("length", 1, MAX_PASSWORD_LENGTH);
+            for (_, min, _) in CLASSES {
+                in_range(min, 0, MAX_PASSWORD_LENGTH);
+            }
+        }
+        out
+    }
+
+    fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
+        let mut resp = PlanResponse::from_proposed(&req);
+        if req.type_name == "random_password" {
+            for (switch, min, _) in CLASSES {
+                resp = resp.default(switch, true).default(min, 0);
+            }
+        }
+        // Every configurable attribute forces a new value.
+        let arguments: Vec<String> = req
+            .schema
+            .block
+            .attributes
+            .iter()
+            .filter(|(_, a)| a.required || a.optional)
+            .map(|(n, _)| n.clone())
+            .collect();
+        Ok(resp.requires_replace(arguments))
+    }
+
+    fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
+        if req.is_delete() {
+            return Ok(ApplyResponse::deleted());
+        }
+        let mut state = req.planned_state.clone();
+        // Generated values are kept once known; only a create makes new ones.
+        if !req.planned_state.get_attr("id").is_unknown() {
+            return Ok(ApplyResponse::new(state));
+        }
+        if req.type_name == "random_id" {
+            let n = state.get_attr("byte_length").as_i64().unwrap_or(0).clamp(1, MAX_ID_BYTES);
+            let bytes = random_bytes(n as usize)?;
+            let prefix = state.get_attr("prefix").as_str().unwrap_or_default().to_owned();
+            for (name, text) in id_outputs(&bytes, &prefix) {
+                state.set_attr(name, text);
+            }
+        } else {
+            state.set_attr("result", password(&state)?);
+            state.set_attr("id", "none");
+        }
+        Ok(ApplyResponse::new(state))
+    }
+
+    fn import(&self, type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
+        if type_name != "random_id" {
+            return Err(Diagnostic::error(format!("`{type_name}` does not support import")).into());
+        }
+        let (prefix, b64) = id.split_once(',').unwrap_or(("", id));
+        let bytes = URL_SAFE_NO_PAD.decode(b64).map_err(|e| {
+            Diagnostic::error("Cannot import random_id").detail(format!("{b64:?} is not URL-safe base64: {e}"))
+        })?;
+        let mut state = Value::object([
+            ("byte_length", Value::from(bytes.len() as i64)),
+            ("keepers", Value::Null),
+            ("prefix", if prefix.is_empty() { Value::Null } else { Value::from(prefix) }),
+        ]);
+        for (name, text) in id_outputs(&bytes, prefix) {
+            state.set_attr(name, text);
+        }
+        Ok(state)
+    }
+}
+
+/// The computed attributes of a `random_id`, as Terraform spells them.
+fn id_outputs(bytes: &[u8], prefix: &str) -> [(&'static str, String); 5] {
+    let url = URL_SAFE_NO_PAD.encode(bytes);
+    [
+        ("hex", format!("{prefix}{}", hex::encode(bytes))),
+        ("b64_url", format!("{prefix}{url}")),
+        ("b64_std", format!("{prefix}{}", STANDARD.encode(bytes))),
+        ("dec", format!("{prefix}{}", big_endian_decimal(bytes))),
+        ("id", url),
+    ]
+}
+
+/// The bytes read as one unsigned big-endian number, in decimal.
+///
+/// Schoolbook conversion over base-10^9 limbs (least significant first):
+/// for each byte, limbs = limbs * 256 + byte.
+fn big_endian_decimal(bytes: &[u8]) -> String {
+    const BASE: u64 = 1_000_000_000;
+    let mut limbs: Vec<u64> = Vec::new();
+    for &byte in bytes {
+        let mut carry = u64::from(byte);
+        for limb in &mut limbs {
+            let v = *limb * 256 + carry;
+            *limb = v % BASE;
+            carry = v / BASE;
+        }
+        while carry > 0 {
+            limbs.push(carry % BASE);
+            carry /= BASE;
+        }
+    }
+    let Some((top, rest)) = limbs.split_last() else { return "0".to_owned() };
+    let mut out = top.to_string();
+    for limb in rest.iter().rev() {
+        out.push_str(&format!("{limb:09}"));
+    }
+    out
+}
+
+/// `n` bytes from the host's WASI random source.
+fn random_bytes(n: usize) -> Result<Vec<u8>, Diagnostic> {
+    let mut bytes = vec![0u8; n];
+    getrandom::fill(&mut bytes).map_err(|e| Diagnostic::error("No randomness available").detail(e.to_string()))?;
+    Ok(bytes)
+}
+
+/// A uniformly random index below `n` (rejection sampling: no modulo bias).
+fn below(n: usize) -> Result<usize, Diagnostic> {
+    let n = n as u32;
+    let zone = u32::MAX - u32::MAX % n;
+    loop {
+        let r = getrandom::u32().map_err(|e| Diagnostic::error("No randomness available").detail(e.to_string()))?;
+        if r < zone {
+            return Ok((r % n) as usize);
+        }
+    }
+}
+
+/// Generate a `random_password` result from its (fully known) planned state.
+fn password(state: &Value) -> Result<String, Diagnostic> {
+    let length = state.get_attr("length").as_i64().unwrap_or(0).clamp(1, MAX_PASSWORD_LENGTH) as usize;
+    let special = state.get_attr("override_special").as_str().unwrap_or(SPECIAL);
+    let mut all: Vec<char> = Vec::new();
+    let mut chars: Vec<char> = Vec::new();
+    for (switch, min, set) in CLASSES {
+        if state.get_attr(switch).as_bool() == Some(false) {
+            continue;
+        }
+        let set: Vec<char> = if switch == "special" { special.chars().collect() } else { set.chars().collect() };
+        for _ in 0..state.get_attr(min).as_i64().unwrap_or(0) {
+            if !set.is_empty() {
+                chars.push(set[below(set.len())?]);
+            }
+        }
+        all.extend(set);
+    }
+    if all.is_empty() {
+        return Err(Diagnostic::error("No characters to choose from")
+            .detail("Enable at least one of upper, lower, numeric and special (with a non-empty override_special)."));
+    }
+    if chars.len() > length {
+        return Err(Diagnostic::error("The minimums add up to more than `length`").at(Path::attr("length")));
+    }
+    while chars.len() < length {
+        chars.push(all[below(all.len())?]);
+    }
+    // Shuffle (Fisher–Yates) so the required characters are not all first.
+    for i in (1..chars.len()).rev() {
+        chars.swap(i, below(i + 1)?);
+    }
+    Ok(chars.into_iter().collect())
+}
+
+cairn_sdk::export_provider!(Random);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(type_name: &str, prior: Value, config: Value) -> PlanResponse {
+        let schema = Random::schema().resource_schema(type_name).unwrap().clone();
+        let mut proposed = config.clone();
+        for name in schema.computed_attributes() {
+            if config.get_attr(name).is_null() {
+                proposed.set_attr(name, prior.get_attr(name).clone());
+            }
+        }
+        let req = PlanRequest {
+            type_name: type_name.into(),
+            schema,
+            prior_state: prior,
+            proposed_new_state: proposed,
+            config,
+            prior_private: Vec::new(),
+        };
+        Random.plan(req).unwrap()
+    }
+
+    fn create(type_name: &str, config: Value) -> Value {
+        let planned = plan(type_name, Value::Null, config.clone()).planned_state;
+        let req = ApplyRequest {
+            type_name: type_name.into(),
+            schema: Random::schema().resource_schema(type_name).unwrap().clone(),
+            prior_state: Value::Null,
+            planned_state: planned,
+            config,
+            planned_private: Vec::new(),
+            idempotency_key: "k".into(),
+        };
+        let state = Random.apply(req).unwrap().new_state;
+        assert!(state.is_known(), "{state:?}");
+        state
+    }
+
+    #[test]
+    fn schema_is_well_formed() {
+        Random::schema().check().unwrap();
+    }
+
+    #[test]
+    fn decimal_conversion_handles_any_length() {
+        assert_eq!(big_endian_decimal(&[]), "0");
+        assert_eq!(big_endian_decimal(&[0, 0]), "0");
+        assert_eq!(big_endian_decimal(&[1, 0]), "256");
+        assert_eq!(big_endian_decimal(&[0x3b, 0x9a, 0xca, 0x00]), "1000000000");
+        assert_eq!(big_endian_decimal(&[0xff; 8]), u64::MAX.to_string());
+        assert_eq!(big_endian_decimal(&[0xff; 16]), u128::MAX.to_string());
+        // 2^256 - 1
+        assert_eq!(
+            big_endian_decimal(&[0xff; 32]),
+            "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+        );
+    }
+
+    #[test]
+    fn id_outputs_match_terraform() {
+        let out = id_outputs(&[0xfb, 0xff, 0x01], "p-");
+        let get = |n: &str| out.iter().find(|(k, _)| *k == n).unwrap().1.as_str();
+        assert_eq!(get("hex"), "p-fbff01");
+        assert_eq!(get("b64_url"), "p--_8B");
+        assert_eq!(get("b64_std"), "p-+/8B");
+        assert_eq!(get("dec"), "p-16514817");
+        assert_eq!(get("id"), "-_8B");
+    }
+
+    #[test]
+    fn random_id_is_unknown_at_plan_and_kept_on_no_op() {
+        let config =
+            Value::object([("byte_length", Value::from(8)), ("keepers", Value::Null), ("prefix", Value::Null)]);
+        let planned = plan("random_id", Value::Null, config.clone()).planned_state;
+        assert!(planned.get_attr("hex").is_unknown() && planned.get_attr("id").is_unknown());
+        let state = create("random_id", config.clone());
+        assert_eq!(state.get_attr("hex").as_str().unwrap().len(), 16);
+        assert_eq!(plan("random_id", state.clone(), config.clone()).planned_state, state);
+        // New keepers: a new id.
+        let mut rekeyed = config;
+        rekeyed.set_attr("keepers", Value::map([("k", "v")]));
+        let p = plan("random_id", state, rekeyed);
+        assert!(p.requires_replace.contains(&Path::attr("keepers")));
+        assert!(p.planned_state.get_attr("dec").is_unknown());
+    }
+
+    #[test]
+    fn passwords_respect_classes_and_minimums() {
+        let config = Value::object([
+            ("length", Value::from(24)),
+            ("lower", Value::from(false)),
+            ("upper", Value::from(false)),
+            ("min_numeric", Value::from(20)),
+            ("override_special", Value::from("#")),
+        ]);
+        let state = create("random_password", config);
+        let result = state.get_attr("result").as_str().unwrap();
+        assert_eq!(result.len(), 24);
+        assert!(result.chars().all(|c| c.is_ascii_digit() || c == '#'), "{result}");
+        assert!(result.chars().filter(char::is_ascii_digit).count() >= 20);
+        assert_eq!(state.get_attr("special").as_bool(), Some(true), "defaults are recorded");
+        assert_eq!(state.get_attr("id").as_str(), Some("none"));
+        assert!(Random::schema().resource_schema("random_password").unwrap().is_sensitive("result"));
+    }
+
+    #[test]
+    fn impossible_passwords_and_lengths_are_errors() {
+        let none = Value::object(CLASSES.map(|(switch, _, _)| (switch, Value::from(false))));
+        assert!(password(&none.clone()).unwrap_err().summary.contains("No characters"));
+        let mut too_many = none;
+        too_many.set_attr("lower", true);
+        too_many.set_attr("length", 2);
+        too_many.set_attr("min_lower", 3);
+        assert!(password(&too_many).is_err());
+        let bad = Value::object([("byte_length", 0)]);
+        assert_eq!(Random.validate("random_id", &bad).len(), 1);
+        assert!(Random.validate("random_id", &Value::object([("byte_length", Value::Unknown)])).is_empty());
+    }
+
+    #[test]
+    fn import_rebuilds_a_random_id() {
+        let state = Random.import("random_id", "p-,-_8B").unwrap();
+        assert_eq!(state.get_attr("byte_length").as_i64(), Some(3));
+        assert_eq!(state.get_attr("hex").as_str(), Some("p-fbff01"));
+        assert!(Random.import("random_id", "!!").is_err());
+    }
+}

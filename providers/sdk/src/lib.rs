@@ -12,9 +12,9 @@
 //! - [`Diagnostic`] and [`Path`] — messages for the user;
 //! - [`PlanRequest`]/[`PlanResponse`] and the other request/response pairs of
 //!   the [`Provider`] trait, with helpers that make the usual plan one line;
-//! - [`log`] — lines into the host's log.
+//! - [`log`](mod@log) — lines into the host's log.
 //!
-//! ```ignore
+//! ```
 //! use cairn_sdk::*;
 //!
 //! struct Hello;
@@ -48,6 +48,8 @@
 //! cairn_sdk::export_provider!(Hello);
 //! ```
 
+#![warn(missing_docs)]
+
 // The generated code trips lints that are not ours to fix.
 #[allow(missing_docs, clippy::all, unsafe_op_in_unsafe_fn)]
 pub mod bindings {
@@ -61,6 +63,8 @@ pub mod bindings {
         pub_export_macro: true,
         default_bindings_module: "cairn_sdk::bindings",
         export_macro_name: "__export_provider_world",
+        // Lets tests compare wire values.
+        additional_derives: [PartialEq],
     });
 }
 
@@ -93,13 +97,21 @@ pub mod __private {
 /// crate stays an ordinary library whose logic can be unit-tested, and
 /// several providers can be linked into one test binary without their export
 /// symbols clashing.
+// rustfmt cannot parse the `with_types_in` form and misindents it.
+#[rustfmt::skip]
 #[macro_export]
 macro_rules! export_provider {
     ($provider:ty) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type __CairnProviderGlue = $crate::__private::Glue<$provider>;
-            $crate::__export_provider_world!(__CairnProviderGlue with_types_in $crate::bindings);
+            $crate::bindings::__export_provider_world!(__CairnProviderGlue with_types_in $crate::bindings);
         };
     };
 }
+
+/// The provider-author guide's examples, compiled and run as doctests so
+/// that the guide cannot drift from the SDK.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

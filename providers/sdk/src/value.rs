@@ -1,0 +1,625 @@
+//! The dynamic [`Value`] a provider works with, and its conversion to and
+//! from the flattened wire `value` of the ABI.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::bindings::cairn::provider::types as wire;
+use crate::diag::{Path, PathStep};
+
+/// A dynamic value: what configuration, plans and states are made of.
+///
+/// Null (absent) and [`Unknown`](Value::Unknown) (known only after apply)
+/// are ordinary cases, not sentinels. Equality treats sets as unordered and
+/// compares numbers by value (`Int(1) == Float(1.0)`).
+#[derive(Clone, Debug, Default)]
+pub enum Value {
+    /// The absence of a value.
+    #[default]
+    Null,
+    /// A value that will only be known after apply.
+    Unknown,
+    /// A boolean.
+    Bool(bool),
+    /// A number.
+    Number(Number),
+    /// A UTF-8 string.
+    String(String),
+    /// An ordered sequence of elements of one type.
+    List(Vec<Value>),
+    /// An unordered collection of distinct elements of one type; the order
+    /// of the vector carries no meaning.
+    Set(Vec<Value>),
+    /// String keys to elements of one type.
+    Map(BTreeMap<String, Value>),
+    /// Named attributes, each of its own type: resources, data sources and
+    /// blocks are objects.
+    Object(BTreeMap<String, Value>),
+    /// A fixed-length sequence, each element of its own type.
+    Tuple(Vec<Value>),
+}
+
+/// A number: a 64-bit integer or a double, both exact.
+///
+/// Equality is numeric: `Int(2) == Float(2.0)`, and an `i64` is never
+/// rounded through `f64` to be compared.
+#[derive(Clone, Copy, Debug)]
+pub enum Number {
+    /// A whole number in the signed 64-bit range.
+    Int(i64),
+    /// Any other number (finite: the ABI has no NaN or infinities).
+    Float(f64),
+}
+
+/// The shared null that accessors return for absent parts, so that lookups
+/// can chain (`v.get_attr("a").get_key("b")`) without `Option` at each step.
+static NULL: Value = Value::Null;
+
+/// A wire value that could not be decoded (a host bug, never a user error).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireError(pub String);
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "malformed value from the host: {}", self.0)
+    }
+}
+
+impl std::error::Error for WireError {}
+
+impl Number {
+    /// The number as an `i64`, if it is whole and in range.
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            Number::Int(i) => Some(i),
+            Number::Float(f) => float_as_i64(f),
+        }
+    }
+
+    /// The number as an `f64` (integers beyond 2^53 are rounded).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(f) => f,
+        }
+    }
+}
+
+/// `f` as an `i64` when that is exact. Negative zero stays a float so that
+/// its sign survives a round trip.
+fn float_as_i64(f: f64) -> Option<i64> {
+    // 2^63 is exactly representable; i64::MAX is not, hence the strict `<`.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f) && !(f == 0.0 && f.is_sign_negative()) {
+        Some(f as i64)
+    } else {
+        None
+    }
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Self) -> bool {
+        match (*self, *other) {
+            (Number::Int(a), Number::Int(b)) => a == b,
+            (Number::Float(a), Number::Float(b)) => a == b,
+            (Number::Int(i), Number::Float(f)) | (Number::Float(f), Number::Int(i)) => {
+                float_as_i64(f) == Some(i) || (f == 0.0 && i == 0)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Number::Int(i) => write!(f, "{i}"),
+            // Debug prints the shortest round-tripping form ("1e300", "0.1").
+            Number::Float(x) => write!(f, "{x:?}"),
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) | (Unknown, Unknown) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Number(a), Number(b)) => a == b,
+            (String(a), String(b)) => a == b,
+            (List(a), List(b)) | (Tuple(a), Tuple(b)) => a == b,
+            (Map(a), Map(b)) | (Object(a), Object(b)) => a == b,
+            // Sets are small in practice; a quadratic comparison avoids
+            // needing an order on values.
+            (Set(a), Set(b)) => {
+                a.len() == b.len() && a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Value {
+    /// An object from `(name, value)` pairs.
+    pub fn object<K: Into<String>, V: Into<Value>>(attrs: impl IntoIterator<Item = (K, V)>) -> Value {
+        Value::Object(attrs.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    }
+
+    /// A map from `(key, value)` pairs.
+    pub fn map<K: Into<String>, V: Into<Value>>(entries: impl IntoIterator<Item = (K, V)>) -> Value {
+        Value::Map(entries.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    }
+
+    /// A list of the given elements.
+    pub fn list<V: Into<Value>>(elements: impl IntoIterator<Item = V>) -> Value {
+        Value::List(elements.into_iter().map(Into::into).collect())
+    }
+
+    /// A set of the given elements; duplicates are dropped.
+    pub fn set<V: Into<Value>>(elements: impl IntoIterator<Item = V>) -> Value {
+        let mut out: Vec<Value> = Vec::new();
+        for v in elements.into_iter().map(Into::into) {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        Value::Set(out)
+    }
+
+    /// A tuple of the given elements.
+    pub fn tuple<V: Into<Value>>(elements: impl IntoIterator<Item = V>) -> Value {
+        Value::Tuple(elements.into_iter().map(Into::into).collect())
+    }
+
+    /// Is this null?
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// Is this value itself unknown? (See [`is_known`](Self::is_known) for
+    /// "nothing inside is unknown".)
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Value::Unknown)
+    }
+
+    /// Is this value wholly known: no unknown anywhere inside it?
+    pub fn is_known(&self) -> bool {
+        self.find_unknown().is_none()
+    }
+
+    /// The path of the first unknown inside this value, if there is one.
+    pub fn find_unknown(&self) -> Option<Path> {
+        match self {
+            Value::Unknown => Some(Path::root()),
+            Value::List(xs) | Value::Set(xs) | Value::Tuple(xs) => {
+                xs.iter().enumerate().find_map(|(i, x)| x.find_unknown().map(|p| p.prepend(PathStep::Index(i as u64))))
+            }
+            Value::Map(m) => m.iter().find_map(|(k, x)| x.find_unknown().map(|p| p.prepend(PathStep::Key(k.clone())))),
+            Value::Object(m) => {
+                m.iter().find_map(|(k, x)| x.find_unknown().map(|p| p.prepend(PathStep::Attr(k.clone()))))
+            }
+            _ => None,
+        }
+    }
+
+    /// The attribute `name` of an object; null when absent or when this is
+    /// not an object. (A map's element is found too: configuration writes
+    /// both with the same syntax, and a lenient lookup costs nothing.)
+    pub fn get_attr(&self, name: &str) -> &Value {
+        match self {
+            Value::Object(m) | Value::Map(m) => m.get(name).unwrap_or(&NULL),
+            _ => &NULL,
+        }
+    }
+
+    /// The element `key` of a map; null when absent or when this is not a
+    /// map. (An object's attribute is found too, as with `get_attr`.)
+    pub fn get_key(&self, key: &str) -> &Value {
+        match self {
+            Value::Map(m) | Value::Object(m) => m.get(key).unwrap_or(&NULL),
+            _ => &NULL,
+        }
+    }
+
+    /// The element at `index` of a list or tuple; null when out of range or
+    /// when this is neither.
+    pub fn get_index(&self, index: usize) -> &Value {
+        match self {
+            Value::List(xs) | Value::Tuple(xs) => xs.get(index).unwrap_or(&NULL),
+            _ => &NULL,
+        }
+    }
+
+    /// The part of this value at `path`; null when there is none.
+    pub fn get_path(&self, path: &Path) -> &Value {
+        path.steps().iter().fold(self, |v, step| match step {
+            PathStep::Attr(a) => v.get_attr(a),
+            PathStep::Key(k) => v.get_key(k),
+            PathStep::Index(i) => usize::try_from(*i).map_or(&NULL, |i| v.get_index(i)),
+        })
+    }
+
+    /// Set the attribute `name` of an object. A null becomes an empty object
+    /// first, so a state can be built up from nothing.
+    ///
+    /// # Panics
+    /// If this value is neither an object nor null: that is a bug in the
+    /// provider, not something a user can cause.
+    pub fn set_attr(&mut self, name: impl Into<String>, value: impl Into<Value>) {
+        if self.is_null() {
+            *self = Value::Object(BTreeMap::new());
+        }
+        match self {
+            Value::Object(m) => {
+                m.insert(name.into(), value.into());
+            }
+            other => panic!("set_attr on a value that is not an object: {other:?}"),
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The boolean, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is one.
+    pub fn as_number(&self) -> Option<Number> {
+        match self {
+            Value::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The number as an `i64`, if this is a whole number in range.
+    pub fn as_i64(&self) -> Option<i64> {
+        self.as_number().and_then(Number::as_i64)
+    }
+
+    /// The number as an `f64`, if this is a number.
+    pub fn as_f64(&self) -> Option<f64> {
+        self.as_number().map(Number::as_f64)
+    }
+
+    /// The elements of a list, set or tuple.
+    pub fn as_slice(&self) -> Option<&[Value]> {
+        match self {
+            Value::List(xs) | Value::Set(xs) | Value::Tuple(xs) => Some(xs),
+            _ => None,
+        }
+    }
+
+    /// The entries of a map or the attributes of an object.
+    pub fn as_map(&self) -> Option<&BTreeMap<String, Value>> {
+        match self {
+            Value::Map(m) | Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Encode as the flattened wire value, with no sensitive marks.
+    pub fn to_wire(&self) -> wire::Value {
+        self.to_wire_marked(&|_| false)
+    }
+
+    /// Encode as the flattened wire value, marking sensitive each top-level
+    /// attribute of an object for which `sensitive(name)` is true.
+    pub(crate) fn to_wire_marked(&self, sensitive: &dyn Fn(&str) -> bool) -> wire::Value {
+        // A null root travels as the empty node list, the ABI's spelling of
+        // "no object" (e.g. a planned state of null meaning delete).
+        let mut nodes = Vec::new();
+        if !self.is_null() {
+            match self {
+                Value::Object(attrs) => {
+                    let root = reserve(&mut nodes, false);
+                    let children =
+                        attrs.iter().map(|(k, v)| (k.clone(), encode(v, sensitive(k), &mut nodes))).collect();
+                    nodes[root as usize].kind = wire::ValueNode::Object(children);
+                }
+                other => {
+                    encode(other, false, &mut nodes);
+                }
+            }
+        }
+        wire::Value { nodes }
+    }
+
+    /// Decode a flattened wire value. Sensitive marks are dropped: the
+    /// provider is trusted with the values it manages.
+    pub fn from_wire(value: &wire::Value) -> Result<Value, WireError> {
+        if value.nodes.is_empty() {
+            return Ok(Value::Null);
+        }
+        let mut budget = MAX_DECODED_NODES;
+        decode(&value.nodes, 0, 0, &mut budget)
+    }
+}
+
+/// Push a placeholder node, to be filled once its children have indexes:
+/// this keeps the root first, as the ABI requires.
+fn reserve(nodes: &mut Vec<wire::Node>, sensitive: bool) -> u32 {
+    nodes.push(wire::Node { kind: wire::ValueNode::Null, sensitive });
+    u32::try_from(nodes.len() - 1).expect("a value of more than 4 billion nodes")
+}
+
+fn encode(value: &Value, sensitive: bool, nodes: &mut Vec<wire::Node>) -> u32 {
+    let at = reserve(nodes, sensitive);
+    let seq = |xs: &[Value], nodes: &mut Vec<wire::Node>| -> Vec<u32> {
+        xs.iter().map(|x| encode(x, false, nodes)).collect()
+    };
+    let kind = match value {
+        Value::Null => wire::ValueNode::Null,
+        Value::Unknown => wire::ValueNode::Unknown,
+        Value::Bool(b) => wire::ValueNode::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => wire::ValueNode::Integer(i),
+            None => wire::ValueNode::Float(n.as_f64()),
+        },
+        Value::String(s) => wire::ValueNode::Text(s.clone()),
+        Value::List(xs) => wire::ValueNode::List(seq(xs, nodes)),
+        Value::Set(xs) => wire::ValueNode::Set(seq(xs, nodes)),
+        Value::Tuple(xs) => wire::ValueNode::Tuple(seq(xs, nodes)),
+        Value::Map(m) => wire::ValueNode::Map(m.iter().map(|(k, v)| (k.clone(), encode(v, false, nodes))).collect()),
+        Value::Object(m) => {
+            wire::ValueNode::Object(m.iter().map(|(k, v)| (k.clone(), encode(v, false, nodes))).collect())
+        }
+    };
+    nodes[at as usize].kind = kind;
+    at
+}
+
+/// Deeper than this is not a real configuration; it is a cycle or an attack,
+/// and recursing further would exhaust the component's stack.
+const MAX_DEPTH: usize = 256;
+/// Nodes may be shared on the wire (a DAG); this bounds the work of
+/// expanding one into a tree.
+const MAX_DECODED_NODES: usize = 1 << 20;
+
+fn decode(nodes: &[wire::Node], at: u32, depth: usize, budget: &mut usize) -> Result<Value, WireError> {
+    if depth > MAX_DEPTH {
+        return Err(WireError(format!("nested deeper than {MAX_DEPTH} levels (a cycle?)")));
+    }
+    *budget =
+        budget.checked_sub(1).ok_or_else(|| WireError(format!("expands to more than {MAX_DECODED_NODES} nodes")))?;
+    let node = nodes
+        .get(at as usize)
+        .ok_or_else(|| WireError(format!("node index {at} out of range ({} nodes)", nodes.len())))?;
+    let seq = |xs: &[u32], budget: &mut usize| -> Result<Vec<Value>, WireError> {
+        xs.iter().map(|&i| decode(nodes, i, depth + 1, budget)).collect()
+    };
+    let entries = |xs: &[(String, u32)], budget: &mut usize| -> Result<BTreeMap<String, Value>, WireError> {
+        let mut out = BTreeMap::new();
+        for (k, i) in xs {
+            if out.insert(k.clone(), decode(nodes, *i, depth + 1, budget)?).is_some() {
+                return Err(WireError(format!("duplicate key {k:?}")));
+            }
+        }
+        Ok(out)
+    };
+    Ok(match &node.kind {
+        wire::ValueNode::Null => Value::Null,
+        wire::ValueNode::Unknown => Value::Unknown,
+        wire::ValueNode::Boolean(b) => Value::Bool(*b),
+        wire::ValueNode::Integer(i) => Value::Number(Number::Int(*i)),
+        wire::ValueNode::Float(f) => Value::Number(Number::Float(*f)),
+        wire::ValueNode::Text(s) => Value::String(s.clone()),
+        wire::ValueNode::List(xs) => Value::List(seq(xs, budget)?),
+        wire::ValueNode::Set(xs) => Value::Set(seq(xs, budget)?),
+        wire::ValueNode::Tuple(xs) => Value::Tuple(seq(xs, budget)?),
+        wire::ValueNode::Map(xs) => Value::Map(entries(xs, budget)?),
+        wire::ValueNode::Object(xs) => Value::Object(entries(xs, budget)?),
+    })
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s)
+    }
+}
+
+impl From<&String> for Value {
+    fn from(s: &String) -> Value {
+        Value::String(s.clone())
+    }
+}
+
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Number(Number::Int(i))
+    }
+}
+
+impl From<i32> for Value {
+    fn from(i: i32) -> Value {
+        Value::Number(Number::Int(i.into()))
+    }
+}
+
+impl From<u32> for Value {
+    fn from(i: u32) -> Value {
+        Value::Number(Number::Int(i.into()))
+    }
+}
+
+impl From<f64> for Value {
+    fn from(f: f64) -> Value {
+        Value::Number(Number::Float(f))
+    }
+}
+
+impl From<Number> for Value {
+    fn from(n: Number) -> Value {
+        Value::Number(n)
+    }
+}
+
+impl From<&Value> for Value {
+    fn from(v: &Value) -> Value {
+        v.clone()
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(v: &Value) -> Value {
+        Value::from_wire(&v.to_wire()).expect("decodes")
+    }
+
+    /// Compare structurally *and* by number representation, which `==`
+    /// deliberately does not.
+    fn same(a: &Value, b: &Value) -> bool {
+        format!("{a:?}") == format!("{b:?}")
+    }
+
+    #[test]
+    fn nested_values_round_trip() {
+        let v = Value::object([
+            ("s", Value::from("text")),
+            ("b", Value::from(true)),
+            ("n", Value::Null),
+            ("u", Value::Unknown),
+            ("l", Value::list([Value::from(1), Value::object([("deep", Value::map([("k", Value::tuple([1.5]))]))])])),
+            ("m", Value::map([("a", "x"), ("b", "y")])),
+            ("t", Value::tuple([Value::from("x"), Value::from(2), Value::Null])),
+            ("e", Value::list(Vec::<Value>::new())),
+        ]);
+        assert!(same(&round_trip(&v), &v), "{:?}", round_trip(&v));
+    }
+
+    #[test]
+    fn integers_at_the_limits_round_trip_exactly() {
+        for i in [i64::MAX, i64::MIN, 0, -1, 1 << 53, (1 << 53) + 1] {
+            let wire = Value::from(i).to_wire();
+            assert!(matches!(wire.nodes[0].kind, wire::ValueNode::Integer(x) if x == i));
+            assert!(same(&round_trip(&Value::from(i)), &Value::from(i)));
+        }
+    }
+
+    #[test]
+    fn floats_round_trip_exactly() {
+        for f in [0.1, 1e300, -2.5e-308, f64::MAX, f64::MIN_POSITIVE, -0.0, 9.3e18] {
+            let back = round_trip(&Value::from(f));
+            let Value::Number(Number::Float(g)) = back else { panic!("{f} came back as {back:?}") };
+            assert_eq!(f.to_bits(), g.to_bits(), "{f}");
+        }
+    }
+
+    #[test]
+    fn whole_floats_travel_as_integers() {
+        let wire = Value::from(42.0).to_wire();
+        assert!(matches!(wire.nodes[0].kind, wire::ValueNode::Integer(42)));
+        // 2^63 is whole but out of i64 range: it must stay a float.
+        let wire = Value::from(9_223_372_036_854_775_808.0).to_wire();
+        assert!(matches!(wire.nodes[0].kind, wire::ValueNode::Float(_)));
+        assert_eq!(Value::from(42.0), Value::from(42));
+        assert_ne!(Value::from(i64::MAX), Value::from(i64::MAX as f64));
+    }
+
+    #[test]
+    fn null_is_the_empty_node_list_and_unknown_a_node() {
+        assert!(Value::Null.to_wire().nodes.is_empty());
+        assert!(round_trip(&Value::Null).is_null());
+        let wire = Value::Unknown.to_wire();
+        assert!(matches!(wire.nodes[0].kind, wire::ValueNode::Unknown));
+        assert!(round_trip(&Value::Unknown).is_unknown());
+        // A null node as the root also reads as null.
+        let explicit = wire::Value { nodes: vec![wire::Node { kind: wire::ValueNode::Null, sensitive: false }] };
+        assert!(Value::from_wire(&explicit).unwrap().is_null());
+    }
+
+    #[test]
+    fn sets_are_unordered_and_distinct() {
+        let a = Value::set(["x", "y", "x"]);
+        assert_eq!(a.as_slice().unwrap().len(), 2);
+        assert_eq!(a, Value::set(["y", "x"]));
+        assert_ne!(a, Value::list(["x", "y"]));
+        let back = round_trip(&a);
+        assert!(matches!(&back, Value::Set(xs) if xs.len() == 2));
+        assert_eq!(back, a);
+    }
+
+    #[test]
+    fn root_comes_first_and_marks_follow_the_predicate() {
+        let v = Value::object([("secret", Value::from("pw")), ("plain", Value::from("x"))]);
+        let wire = v.to_wire_marked(&|name| name == "secret");
+        let wire::ValueNode::Object(children) = &wire.nodes[0].kind else { panic!("root is not an object") };
+        for (name, i) in children {
+            assert_eq!(wire.nodes[*i as usize].sensitive, name == "secret", "{name}");
+        }
+        assert!(!wire.nodes[0].sensitive);
+    }
+
+    #[test]
+    fn children_may_precede_parents_and_be_shared() {
+        // Another encoder may lay nodes out differently; only indexes matter.
+        let wire = wire::Value {
+            nodes: vec![
+                wire::Node { kind: wire::ValueNode::List(vec![1, 1]), sensitive: false },
+                wire::Node { kind: wire::ValueNode::Text("a".into()), sensitive: true },
+            ],
+        };
+        assert_eq!(Value::from_wire(&wire).unwrap(), Value::list(["a", "a"]));
+    }
+
+    #[test]
+    fn malformed_wire_values_are_errors() {
+        let node = |kind| wire::Node { kind, sensitive: false };
+        let out_of_range = wire::Value { nodes: vec![node(wire::ValueNode::List(vec![7]))] };
+        assert!(Value::from_wire(&out_of_range).is_err());
+        let cycle = wire::Value { nodes: vec![node(wire::ValueNode::List(vec![0]))] };
+        assert!(Value::from_wire(&cycle).unwrap_err().0.contains("deeper"));
+        let dup = wire::Value {
+            nodes: vec![
+                node(wire::ValueNode::Object(vec![("a".into(), 1), ("a".into(), 1)])),
+                node(wire::ValueNode::Boolean(true)),
+            ],
+        };
+        assert!(Value::from_wire(&dup).unwrap_err().0.contains("duplicate"));
+    }
+
+    #[test]
+    fn accessors_chain_through_absent_parts() {
+        let v = Value::object([("m", Value::map([("k", Value::list([10, 20]))]))]);
+        assert_eq!(v.get_attr("m").get_key("k").get_index(1).as_i64(), Some(20));
+        assert!(v.get_attr("nope").get_key("k").get_index(3).is_null());
+        assert_eq!(v.get_path(&Path::attr("m").key("k").index(0)).as_i64(), Some(10));
+        let mut s = Value::Null;
+        s.set_attr("id", "x");
+        assert_eq!(s.get_attr("id").as_str(), Some("x"));
+        assert_eq!(
+            Value::object([("a", Value::list([Value::Unknown]))]).find_unknown(),
+            Some(Path::attr("a").index(0))
+        );
+        assert!(Value::object([("a", 1)]).is_known());
+    }
+}
