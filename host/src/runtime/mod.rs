@@ -4,23 +4,29 @@
 //! This module owns the engine and its epoch ticker (`engine`), the on-disk
 //! cache of compiled components (`cache`), the sandbox policy and limits
 //! ([`Sandbox`]), the conversion of host data to and from the WIT ABI
-//! (`wire`), and provider instances and their pool (`instance`, `pool`).
+//! (`wire`), provider instances and their pool (`instance`, `pool`), and the
+//! providers bundled into the binary ([`builtin`]).
 //!
 //! ```ignore
 //! let runtime = Runtime::new()?;
-//! let loaded = runtime.load("local", &std::fs::read("local.wasm")?)?;
+//! let loaded = runtime.load("local", builtin("local").unwrap())?;
 //! let sandbox = Sandbox::resolve(config_dir, &["./out".into()], &[])?;
 //! let provider = loaded.configure(sandbox, Value::Null)?;
 //! let plan = provider.plan_resource(request)?;
 //! ```
 
 mod bindings;
+mod builtin;
 mod cache;
 mod engine;
 mod instance;
 mod output;
 mod pool;
 mod sandbox;
+pub mod testing;
+// Shared with the build script, which uses the parts the library does not.
+#[allow(dead_code)]
+mod wasm_build;
 pub mod wire;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +36,7 @@ use anyhow::Context as _;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
+pub use builtin::{BUILTIN_NAMES, builtin};
 pub use engine::EPOCH_TICK;
 pub use pool::MAX_INSTANCES;
 pub use sandbox::{DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_LIMIT, Grant, Sandbox};
@@ -178,3 +185,5 @@ fn to_anyhow(error: wasmtime::Error) -> anyhow::Error {
     anyhow::Error::from_boxed(error.into_boxed_dyn_error())
 }
 
+#[cfg(test)]
+mod tests;
