@@ -27,7 +27,7 @@ pub mod testing;
 // Shared with the build script, which uses the parts the library does not.
 #[allow(dead_code)]
 mod wasm_build;
-pub mod wire;
+mod wire;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

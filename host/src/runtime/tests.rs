@@ -246,6 +246,22 @@ fn files_are_reachable_only_through_grants() {
 }
 
 #[test]
+fn there_is_no_network() {
+    // A server on the host's loopback that the provider must not reach.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let by_name = format!("localhost:{}", listener.local_addr().unwrap().port());
+    let provider = misbehave(Sandbox::default());
+    let config = Value::object([("connect", strings(&[&address, &by_name]))]);
+    let answer = plan(&*provider, "misbehave_escape", config).unwrap();
+    let outcomes = summaries(&answer);
+    assert_eq!(outcomes.len(), 2);
+    for (outcome, target) in outcomes.iter().zip([&address, &by_name]) {
+        assert!(outcome.starts_with(&format!("connect {target}: failed: ")), "{outcomes:#?}");
+    }
+}
+
+#[test]
 fn compiled_components_are_cached() {
     let cache = tempfile::tempdir().unwrap();
     let runtime = Runtime::with_cache_dir(Some(cache.path().to_path_buf())).unwrap();

@@ -307,18 +307,6 @@ pub fn path_from_wire(steps: &[wit::PathStep]) -> Path {
     )
 }
 
-/// Encodes an attribute path.
-pub fn path_to_wire(path: &Path) -> Vec<wit::PathStep> {
-    path.steps()
-        .iter()
-        .map(|step| match step {
-            PathStep::Attr(name) => wit::PathStep::Attribute(name.clone()),
-            PathStep::Key(key) => wit::PathStep::Key(key.clone()),
-            PathStep::Index(i) => wit::PathStep::Index(*i),
-        })
-        .collect()
-}
-
 /// Decodes a diagnostic. An empty path means the whole object, which the
 /// host spells `None`; providers know nothing of files, so no location.
 pub fn diagnostic_from_wire(diag: &wit::Diagnostic) -> Diagnostic {
@@ -342,6 +330,18 @@ pub fn diagnostics_from_wire(diags: &[wit::Diagnostic]) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The host never sends paths, only decodes them; tests need both ways.
+    fn path_to_wire(path: &Path) -> Vec<wit::PathStep> {
+        path.steps()
+            .iter()
+            .map(|step| match step {
+                PathStep::Attr(name) => wit::PathStep::Attribute(name.clone()),
+                PathStep::Key(key) => wit::PathStep::Key(key.clone()),
+                PathStep::Index(i) => wit::PathStep::Index(*i),
+            })
+            .collect()
+    }
 
     fn node(kind: wit::ValueNode) -> wit::Node {
         wit::Node { kind, sensitive: false }

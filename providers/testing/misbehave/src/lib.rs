@@ -10,8 +10,9 @@
 //! - `misbehave_chatty` prints to stdout and stderr and logs, then plans
 //!   normally;
 //! - `misbehave_escape` tries the file operations listed in its config
-//!   (`read`, `write` and `list`: lists of paths), after changing directory
-//!   to `chdir` if set, and reports each outcome as a warning
+//!   (`read`, `write` and `list`: lists of paths) and TCP connections
+//!   (`connect`: `host:port`s), after changing directory to `chdir` if set,
+//!   and reports each outcome as a warning
 //!   `"<op> <path>: ok…"` or `"<op> <path>: failed: <error>"`;
 //! - `misbehave_env` reports the environment it sees as a warning
 //!   `"env: <count>"` whose detail lists `NAME=value` lines;
@@ -60,6 +61,7 @@ impl Guest for Misbehave {
             attribute("read", TypeNode::List(1)),
             attribute("write", TypeNode::List(1)),
             attribute("list", TypeNode::List(1)),
+            attribute("connect", TypeNode::List(1)),
             attribute("chdir", TypeNode::Text),
         ]);
         ProviderSchema {
@@ -172,6 +174,10 @@ fn try_escape(config: &Value) -> Vec<Diagnostic> {
             names.map(|n| format!(" [{}]", n.join(", ")))
         });
         report.push(outcome("list", &path, names));
+    }
+    for address in strings(config, "connect") {
+        let connected = std::net::TcpStream::connect(address.as_str()).map(|_| String::new());
+        report.push(outcome("connect", &address, connected));
     }
     report
 }
