@@ -24,6 +24,7 @@ const LEAKY_VARS: &[&str] = &[
     "CARGO_BUILD_RUSTFLAGS",
     "CARGO_BUILD_TARGET",
     "CARGO_BUILD_TARGET_DIR",
+    "CARGO_BUILD_BUILD_DIR",
     "CARGO_TARGET_DIR",
     // `cargo clippy` runs clippy-driver through this; the nested build
     // should compile, not lint.
@@ -69,8 +70,11 @@ pub fn build_component(cargo: &Path, workspace: &Path, target_dir: &Path, packag
             command.env_remove(&name);
         }
     }
-    // After the removals, which include the outer CARGO_TARGET_DIR.
-    command.env("CARGO_TARGET_DIR", target_dir);
+    // After the removals, which include the outer CARGO_TARGET_DIR. The
+    // build directory (intermediate artifacts, and the lock) defaults to the
+    // target directory, but a user's `build.build-dir` would send the nested
+    // build into the outer one's lock: pin it too.
+    command.env("CARGO_TARGET_DIR", target_dir).env("CARGO_BUILD_BUILD_DIR", target_dir);
     let shown = format!("cargo rustc -p {package} --target {TARGET} --profile {PROFILE} --crate-type cdylib");
     let output = command.output().map_err(|e| format!("cannot run `{shown}` ({}): {e}", cargo.display()))?;
     if !output.status.success() {
