@@ -4,14 +4,16 @@
 //! can read.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::clocks::WasiClocksCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::exports::cairn::provider::provider::Guest;
 use super::bindings::{ProviderWorld, ProviderWorldPre, cairn};
+use super::clock;
 use super::engine::deadline_ticks;
 use super::output::GuestOutput;
 use super::sandbox::Sandbox;
@@ -33,6 +35,27 @@ pub(crate) struct StoreState {
     table: ResourceTable,
     limits: Limits,
     output: GuestOutput,
+    /// When the call in progress must end (see `clock`).
+    call_deadline: Option<Instant>,
+    /// Whether the clock cut a wait short at the deadline in this call.
+    sleep_cut_short: bool,
+}
+
+impl StoreState {
+    /// What the deadline-aware WASI clock works with.
+    fn clock_view(&mut self) -> clock::DeadlineClockView<'_> {
+        clock::DeadlineClockView {
+            clocks: WasiClocksCtxView { ctx: self.wasi.clocks(), table: &mut self.table },
+            deadline: self.call_deadline,
+            cut_short: &mut self.sleep_cut_short,
+        }
+    }
+
+    /// Whether the call in progress ran out of time: the epoch deadline
+    /// trapped it (`trap`), or the clock cut one of its waits short.
+    fn timed_out(&self, trap: Option<&Trap>) -> bool {
+        matches!(trap, Some(Trap::Interrupt)) || self.sleep_cut_short
+    }
 }
 
 impl WasiView for StoreState {
@@ -95,10 +118,12 @@ impl ResourceLimiter for Limits {
 }
 
 /// The linker every provider is instantiated with: WASI p2 (which only
-/// reaches what the sandbox grants) and the host's `log`.
+/// reaches what the sandbox grants; its clock's sleeps end at the call
+/// deadline) and the host's `log`.
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    clock::shadow_monotonic_clock(&mut linker, StoreState::clock_view)?;
     ProviderWorld::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |state| state)?;
     Ok(linker)
 }
@@ -134,6 +159,8 @@ impl Instance {
             table: ResourceTable::new(),
             limits: Limits { inner: limits, memory_limit: sandbox.memory_limit, hit_memory_limit: false },
             output,
+            call_deadline: clock::deadline_after(sandbox.call_timeout),
+            sleep_cut_short: false,
         };
         let mut store = Store::new(pre.engine(), state);
         store.limiter(|state| &mut state.limits);
@@ -153,20 +180,25 @@ impl Instance {
         operation: &'static str,
         f: impl FnOnce(&Guest, &mut Store<StoreState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
-        self.store.data().output.start_call();
-        self.store.data_mut().limits.hit_memory_limit = false;
+        let state = self.store.data_mut();
+        state.output.start_call();
+        state.limits.hit_memory_limit = false;
+        state.sleep_cut_short = false;
+        state.call_deadline = clock::deadline_after(self.timeout);
         self.store.set_epoch_deadline(deadline_ticks(self.timeout));
         let result = f(self.world.cairn_provider_provider(), &mut self.store);
-        self.store.data().output.flush();
-        result.map_err(|e| {
-            let state = self.store.data();
-            tracing::debug!(provider = &*state.provider, operation, "provider call failed: {e:?}");
-            CallError {
-                provider: state.provider.to_string(),
-                operation,
-                message: failure_message(&e, state, self.timeout),
+        let state = self.store.data();
+        state.output.flush();
+        let message = match result {
+            Ok(answer) if !state.sleep_cut_short => return Ok(answer),
+            // An answer built on a sleep the provider did not get is no answer.
+            Ok(_) => format!("timed out after {}", human_duration(self.timeout)),
+            Err(e) => {
+                tracing::debug!(provider = &*state.provider, operation, "provider call failed: {e:?}");
+                failure_message(&e, state, self.timeout)
             }
-        })
+        };
+        Err(CallError { provider: state.provider.to_string(), operation, message })
     }
 }
 
@@ -174,7 +206,7 @@ impl Instance {
 /// lines of standard error (a panic message, an allocator's complaint).
 fn failure_message(error: &wasmtime::Error, state: &StoreState, timeout: Duration) -> String {
     let trap = error.downcast_ref::<Trap>();
-    let mut message = if matches!(trap, Some(Trap::Interrupt)) {
+    let mut message = if state.timed_out(trap) {
         format!("timed out after {}", human_duration(timeout))
     } else if state.limits.hit_memory_limit {
         format!("ran out of memory (limit {})", human_bytes(state.limits.memory_limit))

@@ -1,7 +1,8 @@
 //! The WebAssembly runtime: providers are components run by wasmtime, each
 //! in its own sandbox, behind the [`Provider`] trait.
 //!
-//! This module owns the engine and its epoch ticker (`engine`), the on-disk
+//! This module owns the engine and its epoch ticker (`engine`), a WASI clock
+//! whose sleeps end at the call deadline (`clock`), the on-disk
 //! cache of compiled components (`cache`), the sandbox policy and limits
 //! ([`Sandbox`]), the conversion of host data to and from the WIT ABI
 //! (`wire`), provider instances and their pool (`instance`, `pool`), and the
@@ -18,6 +19,7 @@
 mod bindings;
 mod builtin;
 mod cache;
+mod clock;
 mod engine;
 mod instance;
 mod output;

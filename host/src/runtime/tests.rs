@@ -94,6 +94,17 @@ fn an_endless_loop_times_out_and_the_provider_recovers() {
 }
 
 #[test]
+fn a_long_sleep_times_out_and_the_provider_recovers() {
+    // The provider sleeps for an hour in a host call, where epoch
+    // interruption cannot reach it; the clock ends the sleep at the
+    // deadline. (Should that break, this test takes an hour.)
+    let provider = misbehave(Sandbox { call_timeout: Duration::from_secs(1), ..Sandbox::default() });
+    let err = plan(&*provider, "misbehave_sleep", Value::Null).unwrap_err();
+    assert_eq!(err.message, "timed out after 1s");
+    assert_healthy(&*provider);
+}
+
+#[test]
 fn running_out_of_memory_is_reported_and_the_provider_recovers() {
     let provider = misbehave(Sandbox { memory_limit: 64 << 20, ..Sandbox::default() });
     let err = plan(&*provider, "misbehave_oom", Value::Null).unwrap_err();

@@ -5,6 +5,7 @@
 //! - `misbehave_ok` plans normally (the planned state is the proposed one),
 //!   or reports an error if `configure` was never called on this instance;
 //! - `misbehave_loop` never returns;
+//! - `misbehave_sleep` sleeps for an hour;
 //! - `misbehave_oom` allocates memory until there is none;
 //! - `misbehave_panic` panics;
 //! - `misbehave_chatty` prints to stdout and stderr and logs, then plans
@@ -39,6 +40,7 @@ use exports::cairn::provider::provider::{
 const RESOURCE_TYPES: &[&str] = &[
     "misbehave_ok",
     "misbehave_loop",
+    "misbehave_sleep",
     "misbehave_oom",
     "misbehave_panic",
     "misbehave_chatty",
@@ -88,6 +90,7 @@ impl Guest for Misbehave {
         let mut planned_state = request.proposed_new_state.clone();
         match request.type_name.as_str() {
             "misbehave_loop" => spin_forever(),
+            "misbehave_sleep" => std::thread::sleep(std::time::Duration::from_secs(3600)),
             "misbehave_oom" => exhaust_memory(),
             "misbehave_panic" => panic!("misbehave: deliberate panic in plan"),
             "misbehave_chatty" => chatter(),
