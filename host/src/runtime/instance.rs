@@ -194,7 +194,7 @@ impl Instance {
             // An answer built on a sleep the provider did not get is no answer.
             Ok(_) => format!("timed out after {}", human_duration(self.timeout)),
             Err(e) => {
-                tracing::debug!(provider = &*state.provider, operation, "provider call failed: {e:?}");
+                tracing::debug!(provider = %state.provider, operation, "provider call failed: {e:?}");
                 failure_message(&e, state, self.timeout)
             }
         };

@@ -2,11 +2,12 @@
 //! in its own sandbox, behind the [`Provider`] trait.
 //!
 //! This module owns the engine and its epoch ticker (`engine`), a WASI clock
-//! whose sleeps end at the call deadline (`clock`), the on-disk
-//! cache of compiled components (`cache`), the sandbox policy and limits
-//! ([`Sandbox`]), the conversion of host data to and from the WIT ABI
-//! (`wire`), provider instances and their pool (`instance`, `pool`), and the
-//! providers bundled into the binary ([`builtin`]).
+//! whose sleeps end at the call deadline (`clock`), the on-disk cache of
+//! compiled components (`cache`), the sandbox policy and limits
+//! ([`Sandbox`]), provider output (`output`), the conversion of host data to
+//! and from the WIT ABI (`wire`), provider instances and their pool
+//! (`instance`, `pool`), and the providers bundled into the binary
+//! ([`builtin`]).
 //!
 //! ```ignore
 //! let runtime = Runtime::new()?;
@@ -172,7 +173,7 @@ impl LoadedProvider {
             return Err(ConfigureError::Diagnostics { provider: self.name.to_string(), diagnostics });
         }
         for warning in &diagnostics {
-            tracing::warn!(provider = &*self.name, "{warning}");
+            tracing::warn!(provider = %self.name, "{warning}");
         }
         let parts =
             Parts { name: self.name.clone(), pre: self.pre.clone(), sandbox, config, shared: self.shared.clone() };
