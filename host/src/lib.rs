@@ -12,3 +12,4 @@ pub mod diag;
 pub mod provider;
 pub mod schema;
 pub mod value;
+pub mod runtime;

@@ -1,0 +1,265 @@
+//! One provider instance: a wasmtime store (WASI context, resource limits,
+//! log sink) with the instantiated component, and the one way to call into
+//! it — with a deadline, turning every failure into a [`CallError`] a user
+//! can read.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::clocks::WasiClocksCtxView;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::exports::cairn::provider::provider::Guest;
+use super::bindings::{ProviderWorld, ProviderWorldPre, cairn};
+use super::clock;
+use super::engine::deadline_ticks;
+use super::output::GuestOutput;
+use super::sandbox::Sandbox;
+use crate::provider::CallError;
+
+/// How many core instances, tables and memories one component may create.
+/// A Rust component has a handful; interpreters (Python, JavaScript) a few
+/// dozen.
+const MAX_CORE_INSTANCES: usize = 64;
+const MAX_TABLES: usize = 64;
+const MAX_MEMORIES: usize = 16;
+/// The most elements one table may grow to.
+const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+
+/// What a provider's store holds.
+pub(crate) struct StoreState {
+    provider: Arc<str>,
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: Limits,
+    output: GuestOutput,
+    /// When the call in progress must end (see `clock`).
+    call_deadline: Option<Instant>,
+    /// Whether the clock cut a wait short at the deadline in this call.
+    sleep_cut_short: bool,
+}
+
+impl StoreState {
+    /// What the deadline-aware WASI clock works with.
+    fn clock_view(&mut self) -> clock::DeadlineClockView<'_> {
+        clock::DeadlineClockView {
+            clocks: WasiClocksCtxView { ctx: self.wasi.clocks(), table: &mut self.table },
+            deadline: self.call_deadline,
+            cut_short: &mut self.sleep_cut_short,
+        }
+    }
+
+    /// Whether the call in progress ran out of time: the epoch deadline
+    /// trapped it (`trap`), or the clock cut one of its waits short.
+    fn timed_out(&self, trap: Option<&Trap>) -> bool {
+        matches!(trap, Some(Trap::Interrupt)) || self.sleep_cut_short
+    }
+}
+
+impl WasiView for StoreState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// The host's `log` import: lines become `tracing` events.
+impl cairn::provider::log::Host for StoreState {
+    fn log(&mut self, level: cairn::provider::log::Level, message: String) {
+        use cairn::provider::log::Level;
+        let provider = &*self.provider;
+        // tracing needs the level as a constant at each call site.
+        match level {
+            Level::Trace => tracing::trace!(target: "cairn::provider", provider = %provider, "{message}"),
+            Level::Debug => tracing::debug!(target: "cairn::provider", provider = %provider, "{message}"),
+            Level::Info => tracing::info!(target: "cairn::provider", provider = %provider, "{message}"),
+            Level::Warn => tracing::warn!(target: "cairn::provider", provider = %provider, "{message}"),
+            Level::Error => tracing::error!(target: "cairn::provider", provider = %provider, "{message}"),
+        }
+    }
+}
+
+/// The `types` interface has no functions; bindgen still wants a host.
+impl cairn::provider::types::Host for StoreState {}
+
+/// wasmtime's store limits, plus a record of whether a memory hit the cap,
+/// so that a trap after a failed allocation reads "ran out of memory".
+struct Limits {
+    inner: StoreLimits,
+    memory_limit: u64,
+    hit_memory_limit: bool,
+}
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let allowed = self.inner.memory_growing(current, desired, maximum)?;
+        if !allowed {
+            self.hit_memory_limit = true;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.inner.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
+    }
+}
+
+/// The linker every provider is instantiated with: WASI p2 (which only
+/// reaches what the sandbox grants; its clock's sleeps end at the call
+/// deadline) and the host's `log`.
+pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    clock::shadow_monotonic_clock(&mut linker, StoreState::clock_view)?;
+    ProviderWorld::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |state| state)?;
+    Ok(linker)
+}
+
+/// An instantiated provider, ready for calls.
+pub(crate) struct Instance {
+    store: Store<StoreState>,
+    world: ProviderWorld,
+    timeout: Duration,
+}
+
+impl Instance {
+    /// A fresh instance of `pre` in `sandbox`.
+    pub(crate) fn new(
+        pre: &ProviderWorldPre<StoreState>,
+        provider: &Arc<str>,
+        sandbox: &Sandbox,
+    ) -> Result<Instance, CallError> {
+        let error = |message: String| CallError { provider: provider.to_string(), operation: "instantiate", message };
+        let output = GuestOutput::new(provider.clone());
+        let wasi = sandbox.wasi_ctx(&output).map_err(error)?;
+        let memory_limit = usize::try_from(sandbox.memory_limit).unwrap_or(usize::MAX);
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(memory_limit)
+            .instances(MAX_CORE_INSTANCES)
+            .tables(MAX_TABLES)
+            .memories(MAX_MEMORIES)
+            .table_elements(MAX_TABLE_ELEMENTS)
+            .build();
+        let state = StoreState {
+            provider: provider.clone(),
+            wasi,
+            table: ResourceTable::new(),
+            limits: Limits { inner: limits, memory_limit: sandbox.memory_limit, hit_memory_limit: false },
+            output,
+            call_deadline: clock::deadline_after(sandbox.call_timeout),
+            sleep_cut_short: false,
+        };
+        let mut store = Store::new(pre.engine(), state);
+        store.limiter(|state| &mut state.limits);
+        store.epoch_deadline_trap();
+        // Start functions run during instantiation: they get a deadline too.
+        store.set_epoch_deadline(deadline_ticks(sandbox.call_timeout));
+        match pre.instantiate(&mut store) {
+            Ok(world) => Ok(Instance { store, world, timeout: sandbox.call_timeout }),
+            Err(e) => Err(error(failure_message(&e, store.data(), sandbox.call_timeout))),
+        }
+    }
+
+    /// Calls `f` on the provider's exports with the call deadline set. On
+    /// error the instance must be thrown away: its state is unknown.
+    pub(crate) fn call<R>(
+        &mut self,
+        operation: &'static str,
+        f: impl FnOnce(&Guest, &mut Store<StoreState>) -> wasmtime::Result<R>,
+    ) -> Result<R, CallError> {
+        let state = self.store.data_mut();
+        state.output.start_call();
+        state.limits.hit_memory_limit = false;
+        state.sleep_cut_short = false;
+        state.call_deadline = clock::deadline_after(self.timeout);
+        self.store.set_epoch_deadline(deadline_ticks(self.timeout));
+        let result = f(self.world.cairn_provider_provider(), &mut self.store);
+        let state = self.store.data();
+        state.output.flush();
+        let message = match result {
+            Ok(answer) if !state.sleep_cut_short => return Ok(answer),
+            // An answer built on a sleep the provider did not get is no answer.
+            Ok(_) => format!("timed out after {}", human_duration(self.timeout)),
+            Err(e) => {
+                tracing::debug!(provider = %state.provider, operation, "provider call failed: {e:?}");
+                failure_message(&e, state, self.timeout)
+            }
+        };
+        Err(CallError { provider: state.provider.to_string(), operation, message })
+    }
+}
+
+/// What went wrong, in words a user understands, with the provider's last
+/// lines of standard error (a panic message, an allocator's complaint).
+fn failure_message(error: &wasmtime::Error, state: &StoreState, timeout: Duration) -> String {
+    let trap = error.downcast_ref::<Trap>();
+    let mut message = if state.timed_out(trap) {
+        format!("timed out after {}", human_duration(timeout))
+    } else if state.limits.hit_memory_limit {
+        format!("ran out of memory (limit {})", human_bytes(state.limits.memory_limit))
+    } else if let Some(trap) = trap {
+        format!("crashed: {trap}")
+    } else {
+        format!("crashed: {error:#}")
+    };
+    let stderr = state.output.recent_stderr();
+    if !stderr.is_empty() {
+        message.push_str("\nprovider stderr:");
+        for line in stderr {
+            message.push_str("\n  ");
+            message.push_str(&line);
+        }
+    }
+    message
+}
+
+/// `60s`, `1.5s`, `250ms`.
+fn human_duration(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}
+
+/// `512 MiB`, `1 GiB`, `1000 bytes`.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (size, unit) in UNITS {
+        if n >= size && n.is_multiple_of(size) {
+            return format!("{} {unit}", n / size);
+        }
+    }
+    format!("{n} bytes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations_read_well() {
+        assert_eq!(human_bytes(512 << 20), "512 MiB");
+        assert_eq!(human_bytes(1 << 30), "1 GiB");
+        assert_eq!(human_bytes(3 << 10), "3 KiB");
+        assert_eq!(human_bytes(1000), "1000 bytes");
+        assert_eq!(human_duration(Duration::from_secs(60)), "60s");
+        assert_eq!(human_duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(human_duration(Duration::from_millis(1500)), "1.5s");
+    }
+}

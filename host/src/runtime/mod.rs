@@ -1,0 +1,192 @@
+//! The WebAssembly runtime: providers are components run by wasmtime, each
+//! in its own sandbox, behind the [`Provider`] trait.
+//!
+//! This module owns the engine and its epoch ticker (`engine`), a WASI clock
+//! whose sleeps end at the call deadline (`clock`), the on-disk cache of
+//! compiled components (`cache`), the sandbox policy and limits
+//! ([`Sandbox`]), provider output (`output`), the conversion of host data to
+//! and from the WIT ABI (`wire`), provider instances and their pool
+//! (`instance`, `pool`), and the providers bundled into the binary
+//! ([`builtin`]).
+//!
+//! ```ignore
+//! let runtime = Runtime::new()?;
+//! let loaded = runtime.load("local", builtin("local").unwrap())?;
+//! let sandbox = Sandbox::resolve(config_dir, &["./out".into()], &[])?;
+//! let provider = loaded.configure(sandbox, Value::Null)?;
+//! let plan = provider.plan_resource(request)?;
+//! ```
+
+mod bindings;
+mod builtin;
+mod cache;
+mod clock;
+mod engine;
+mod instance;
+mod output;
+mod pool;
+mod sandbox;
+pub mod testing;
+// Shared with the build script, which uses the parts the library does not.
+#[allow(dead_code)]
+mod wasm_build;
+mod wire;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+pub use builtin::{BUILTIN_NAMES, builtin};
+pub use engine::EPOCH_TICK;
+pub use pool::MAX_INSTANCES;
+pub use sandbox::{DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_LIMIT, Grant, Sandbox};
+
+use self::bindings::ProviderWorldPre;
+use self::cache::ComponentCache;
+use self::engine::EpochTicker;
+use self::instance::{Instance, StoreState};
+use self::pool::{Parts, WasmProvider};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::provider::{CallError, Provider};
+use crate::schema::ProviderSchema;
+use crate::value::Value;
+
+/// Loads provider components. One per process is enough: it owns the
+/// compiler, the compiled-code cache and the clock of call deadlines.
+pub struct Runtime {
+    shared: Arc<Shared>,
+}
+
+/// What the runtime and everything made from it share. The epoch ticker
+/// stops when the last holder (runtime, loaded or configured provider) is
+/// dropped, so a provider never outlives the clock of its deadlines.
+pub(crate) struct Shared {
+    engine: Engine,
+    linker: Linker<StoreState>,
+    cache: ComponentCache,
+    _ticker: EpochTicker,
+}
+
+/// A compiled and linked provider component, not yet configured.
+pub struct LoadedProvider {
+    name: Arc<str>,
+    pre: ProviderWorldPre<StoreState>,
+    from_cache: bool,
+    shared: Arc<Shared>,
+}
+
+/// Why [`LoadedProvider::configure`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigureError {
+    /// The provider could not be called (trap, timeout, malformed answer).
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The provider rejected its configuration.
+    #[error("provider {provider:?} rejected its configuration:\n{}", Diagnostics(.diagnostics.clone()))]
+    Diagnostics {
+        /// The provider's local name.
+        provider: String,
+        /// What it said; at least one is an error.
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+impl Runtime {
+    /// A runtime caching compiled components in the default cache directory:
+    /// `$CAIRN_CACHE_DIR`, else `$XDG_CACHE_HOME/cairn`, else
+    /// `$HOME/.cache/cairn` (in its `components/` subdirectory).
+    pub fn new() -> anyhow::Result<Runtime> {
+        Runtime::with_cache_dir(cache::default_cache_root())
+    }
+
+    /// A runtime caching compiled components under the cairn cache
+    /// directory `dir` (in `dir/components`), or not at all for `None`.
+    pub fn with_cache_dir(dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
+        let engine = engine::new_engine().map_err(to_anyhow)?;
+        let linker = instance::linker(&engine).map_err(to_anyhow)?;
+        let ticker = EpochTicker::start(&engine).context("cannot start the epoch ticker thread")?;
+        let shared = Shared { engine, linker, cache: ComponentCache::new(dir), _ticker: ticker };
+        Ok(Runtime { shared: Arc::new(shared) })
+    }
+
+    /// The directory compiled components are cached in, if any.
+    pub fn component_cache_dir(&self) -> Option<&Path> {
+        self.shared.cache.dir()
+    }
+
+    /// Compiles (or loads from the cache) and links the component `wasm` of
+    /// the provider named `name`. Fails if it is not a component, or imports
+    /// something the host does not provide.
+    pub fn load(&self, name: &str, wasm: &[u8]) -> anyhow::Result<LoadedProvider> {
+        let engine = &self.shared.engine;
+        let loaded =
+            self.shared.cache.load(engine, wasm).with_context(|| format!("cannot compile provider {name:?}"))?;
+        let link = || -> wasmtime::Result<ProviderWorldPre<StoreState>> {
+            ProviderWorldPre::new(self.shared.linker.instantiate_pre(&loaded.component)?)
+        };
+        let pre = link()
+            .map_err(to_anyhow)
+            .with_context(|| format!("provider {name:?} does not fit the cairn:provider@0.1.0 world"))?;
+        Ok(LoadedProvider { name: name.into(), pre, from_cache: loaded.from_cache, shared: self.shared.clone() })
+    }
+}
+
+impl LoadedProvider {
+    /// The provider's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the compiled code came from the cache (rather than Cranelift).
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
+    }
+
+    /// The provider's schema, from a throwaway instance in `sandbox`.
+    pub fn schema(&self, sandbox: &Sandbox) -> Result<ProviderSchema, CallError> {
+        let mut instance = Instance::new(&self.pre, &self.name, sandbox)?;
+        self.fetch_schema(&mut instance)
+    }
+
+    fn fetch_schema(&self, instance: &mut Instance) -> Result<ProviderSchema, CallError> {
+        let schema = instance.call("schema", |guest, store| guest.call_schema(store))?;
+        wire::provider_schema_from_wire(&schema).map_err(|e| CallError {
+            provider: self.name.to_string(),
+            operation: "schema",
+            message: format!("provider returned a malformed schema: {e}"),
+        })
+    }
+
+    /// Configures the provider with its `provider` block `config` (null when
+    /// there is none), to run in `sandbox`. Warnings the provider gives are
+    /// logged.
+    pub fn configure(&self, sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
+        let mut first = Instance::new(&self.pre, &self.name, &sandbox)?;
+        let schema = self.fetch_schema(&mut first)?;
+        let config = wire::value_to_wire(&config);
+        let answer = first.call("configure", |guest, store| guest.call_configure(store, &config))?;
+        let diagnostics = wire::diagnostics_from_wire(&answer);
+        if Diagnostics::has_errors(&diagnostics) {
+            return Err(ConfigureError::Diagnostics { provider: self.name.to_string(), diagnostics });
+        }
+        for warning in &diagnostics {
+            tracing::warn!(provider = %self.name, "{warning}");
+        }
+        let parts =
+            Parts { name: self.name.clone(), pre: self.pre.clone(), sandbox, config, shared: self.shared.clone() };
+        Ok(Arc::new(WasmProvider::new(parts, schema, first)))
+    }
+}
+
+/// wasmtime's own error type as an `anyhow` error, chain included. (The
+/// `From` conversion needs wasmtime's `anyhow` feature, which the trimmed
+/// feature set leaves out.)
+fn to_anyhow(error: wasmtime::Error) -> anyhow::Error {
+    anyhow::Error::from_boxed(error.into_boxed_dyn_error())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! A provider's standard output and error: each line becomes a `tracing`
+//! event (target `cairn::provider`, debug level, with the provider's name),
+//! and the last lines of standard error of the current call are kept for the
+//! message when the call crashes (a Rust panic prints its message there).
+//!
+//! Nothing a provider prints ever reaches the host's own stdout or stderr,
+//! where it would corrupt `-json` output or the plan display.
+
+use std::collections::VecDeque;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+
+/// How many lines of standard error a crash message quotes.
+const RECENT_LINES: usize = 10;
+
+/// A line longer than this is cut into pieces, so that a provider printing
+/// without newlines cannot make the host buffer without bound.
+const MAX_LINE: usize = 16 * 1024;
+
+/// How much a provider may write in one go (the WASI `check-write` permit).
+const WRITE_PERMIT: usize = 64 * 1024;
+
+/// The standard output and error of one provider instance.
+#[derive(Clone)]
+pub(crate) struct GuestOutput {
+    provider: Arc<str>,
+    stdout: Arc<Mutex<LineBuffer>>,
+    stderr: Arc<Mutex<LineBuffer>>,
+}
+
+/// Bytes not yet ending in a newline, and the recent complete lines.
+#[derive(Default)]
+struct LineBuffer {
+    partial: Vec<u8>,
+    recent: VecDeque<String>,
+}
+
+/// Which stream a line came from.
+#[derive(Clone, Copy)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+}
+
+impl GuestOutput {
+    /// The output of an instance of provider `provider`.
+    pub(crate) fn new(provider: Arc<str>) -> GuestOutput {
+        GuestOutput { provider, stdout: Arc::default(), stderr: Arc::default() }
+    }
+
+    /// The stream to give WASI as standard output.
+    pub(crate) fn stdout(&self) -> LogStream {
+        LogStream { provider: self.provider.clone(), stream: Stream::Stdout, buffer: self.stdout.clone() }
+    }
+
+    /// The stream to give WASI as standard error.
+    pub(crate) fn stderr(&self) -> LogStream {
+        LogStream { provider: self.provider.clone(), stream: Stream::Stderr, buffer: self.stderr.clone() }
+    }
+
+    /// Forget the previous call's lines: called before each call.
+    pub(crate) fn start_call(&self) {
+        lock(&self.stderr).recent.clear();
+        lock(&self.stdout).recent.clear();
+    }
+
+    /// Log what is left of unterminated lines: called after each call.
+    pub(crate) fn flush(&self) {
+        self.stdout().flush_partial();
+        self.stderr().flush_partial();
+    }
+
+    /// The last lines the current call wrote to standard error.
+    pub(crate) fn recent_stderr(&self) -> Vec<String> {
+        lock(&self.stderr).recent.iter().cloned().collect()
+    }
+}
+
+fn lock(buffer: &Mutex<LineBuffer>) -> std::sync::MutexGuard<'_, LineBuffer> {
+    // The buffer stays consistent even if a holder panicked (it cannot:
+    // nothing here panics), so a poisoned lock is still usable.
+    buffer.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One of an instance's output streams, as WASI sees it.
+#[derive(Clone)]
+pub(crate) struct LogStream {
+    provider: Arc<str>,
+    stream: Stream,
+    buffer: Arc<Mutex<LineBuffer>>,
+}
+
+impl LogStream {
+    /// Takes bytes the provider wrote and logs every complete line.
+    fn write_bytes(&self, bytes: &[u8]) {
+        let mut buffer = lock(&self.buffer);
+        for &byte in bytes {
+            if byte == b'\n' {
+                let line = std::mem::take(&mut buffer.partial);
+                self.emit(&mut buffer, &line);
+            } else {
+                buffer.partial.push(byte);
+                if buffer.partial.len() >= MAX_LINE {
+                    let line = std::mem::take(&mut buffer.partial);
+                    self.emit(&mut buffer, &line);
+                }
+            }
+        }
+    }
+
+    /// Logs an unterminated last line, if any.
+    fn flush_partial(&self) {
+        let mut buffer = lock(&self.buffer);
+        if !buffer.partial.is_empty() {
+            let line = std::mem::take(&mut buffer.partial);
+            self.emit(&mut buffer, &line);
+        }
+    }
+
+    fn emit(&self, buffer: &mut LineBuffer, line: &[u8]) {
+        let text = String::from_utf8_lossy(line);
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        tracing::debug!(target: "cairn::provider", provider = %self.provider, stream = self.stream.name(), "{text}");
+        if buffer.recent.len() == RECENT_LINES {
+            buffer.recent.pop_front();
+        }
+        buffer.recent.push_back(text.to_string());
+    }
+}
+
+impl IsTerminal for LogStream {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for LogStream {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+// The WASI p2 view of the stream: writes never block, so it is always ready.
+impl OutputStream for LogStream {
+    fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        self.write_bytes(&bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(WRITE_PERMIT)
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for LogStream {
+    async fn ready(&mut self) {}
+}
+
+// The async view (used by WASI p3 and by adapters); same behaviour.
+impl tokio::io::AsyncWrite for LogStream {
+    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.write_bytes(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_split_and_stderr_remembered() {
+        let output = GuestOutput::new("p".into());
+        let mut err = output.stderr();
+        OutputStream::write(&mut err, bytes::Bytes::from_static(b"first\r\nsec")).unwrap();
+        OutputStream::write(&mut err, bytes::Bytes::from_static(b"ond\nthird")).unwrap();
+        assert_eq!(output.recent_stderr(), ["first", "second"]);
+        output.flush();
+        assert_eq!(output.recent_stderr(), ["first", "second", "third"]);
+        output.start_call();
+        assert!(output.recent_stderr().is_empty());
+    }
+
+    #[test]
+    fn only_the_last_lines_are_kept_and_long_lines_are_cut() {
+        let output = GuestOutput::new("p".into());
+        let err = output.stderr();
+        for i in 0..(RECENT_LINES + 5) {
+            err.write_bytes(format!("line {i}\n").as_bytes());
+        }
+        let recent = output.recent_stderr();
+        assert_eq!(recent.len(), RECENT_LINES);
+        assert_eq!(recent.last().unwrap(), &format!("line {}", RECENT_LINES + 4));
+        err.write_bytes(&vec![b'x'; MAX_LINE * 2 + 1]);
+        assert_eq!(output.recent_stderr().last().unwrap().len(), MAX_LINE);
+    }
+}

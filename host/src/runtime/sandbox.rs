@@ -1,0 +1,207 @@
+//! The sandbox policy of a provider: what it may touch (granted directories,
+//! environment variables) and how much it may use (memory, time per call).
+//!
+//! Deny by default: a provider gets no files, no environment, no arguments,
+//! no standard input, no network. Its standard output and error go to the
+//! host's log (see `output`), never to the host's own terminal.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+
+use super::output::GuestOutput;
+
+/// The default memory cap of a provider instance.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 512 << 20;
+
+/// The default time limit of one provider call.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a provider may touch and use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// Directories the provider may read and write.
+    pub read_write: Vec<Grant>,
+    /// Directories the provider may only read.
+    pub read_only: Vec<Grant>,
+    /// Environment variables the provider sees (none by default).
+    pub env: Vec<(String, String)>,
+    /// The most linear memory one instance may have, in bytes.
+    pub memory_limit: u64,
+    /// The longest one call may run.
+    pub call_timeout: Duration,
+}
+
+/// One directory granted to a provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// The directory on the host (absolute).
+    pub host: PathBuf,
+    /// The name the provider opens it by: `out` for a grant of `./out`, so
+    /// that `out/site.txt` in the provider's code means `<config>/out/site.txt`;
+    /// the path itself for an absolute grant.
+    pub guest: String,
+}
+
+impl Default for Sandbox {
+    /// Nothing granted, default limits.
+    fn default() -> Sandbox {
+        Sandbox {
+            read_write: Vec::new(),
+            read_only: Vec::new(),
+            env: Vec::new(),
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
+}
+
+impl Sandbox {
+    /// A sandbox with directories granted as the operator wrote them in the
+    /// configuration: relative paths are relative to `config_dir`. Read-write
+    /// directories that do not exist are created; read-only ones must exist.
+    /// Environment and limits are the defaults.
+    pub fn resolve(config_dir: &Path, read_write: &[String], read_only: &[String]) -> Result<Sandbox, String> {
+        let config_dir = std::path::absolute(config_dir)
+            .map_err(|e| format!("cannot resolve the configuration directory {}: {e}", config_dir.display()))?;
+        let mut sandbox = Sandbox::default();
+        for written in read_write {
+            let grant = Grant::resolve(&config_dir, written)?;
+            std::fs::create_dir_all(&grant.host)
+                .map_err(|e| format!("cannot create the directory {written:?} ({}): {e}", grant.host.display()))?;
+            sandbox.read_write.push(grant);
+        }
+        for written in read_only {
+            let grant = Grant::resolve(&config_dir, written)?;
+            if !grant.host.is_dir() {
+                return Err(format!(
+                    "the read-only directory {written:?} ({}) does not exist or is not a directory",
+                    grant.host.display()
+                ));
+            }
+            sandbox.read_only.push(grant);
+        }
+        Ok(sandbox)
+    }
+
+    /// The WASI context of one instance: the granted directories preopened,
+    /// the granted environment, output into `output`, nothing else.
+    pub(crate) fn wasi_ctx(&self, output: &GuestOutput) -> Result<WasiCtx, String> {
+        let mut builder = WasiCtxBuilder::new();
+        builder
+            .envs(&self.env)
+            .stdout(output.stdout())
+            .stderr(output.stderr())
+            // No network: every address is denied and the protocols are off.
+            .socket_addr_check(|_, _| Box::pin(async { false }))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        for (grants, perms) in [(&self.read_write, FsPerms::ReadWrite), (&self.read_only, FsPerms::ReadOnly)] {
+            for grant in grants {
+                builder
+                    .preopened_dir(&grant.host, &grant.guest, perms)
+                    .map_err(|e| format!("cannot open the granted directory {}: {e}", grant.host.display()))?;
+            }
+        }
+        Ok(builder.build())
+    }
+}
+
+impl Grant {
+    /// The grant of a directory written `written` in a configuration in
+    /// `config_dir` (absolute).
+    ///
+    /// The guest name is how the path was written, less a leading `./` and
+    /// trailing slashes: `./out` and `out/` are both `out`, `.` is `.`,
+    /// `/srv/www` stays `/srv/www`. wasi-libc resolves a provider's relative
+    /// paths against its working directory `/` and matches them against
+    /// preopen names with leading `/` and `./` stripped, so `out/site.txt`,
+    /// `./out/site.txt` and `/out/site.txt` all land in the `out` grant.
+    /// `..` is kept as written: a grant of `../shared` is the operator's
+    /// choice, and is visible to the provider as `../shared`.
+    pub fn resolve(config_dir: &Path, written: &str) -> Result<Grant, String> {
+        if written.trim().is_empty() {
+            return Err("an empty directory grant".to_string());
+        }
+        let host = std::path::absolute(config_dir.join(written))
+            .map_err(|e| format!("cannot resolve the directory {written:?}: {e}"))?;
+        Ok(Grant { host, guest: guest_name(written) })
+    }
+}
+
+fn guest_name(written: &str) -> String {
+    let mut name = written;
+    while let Some(rest) = name.strip_prefix("./") {
+        name = rest.trim_start_matches('/');
+    }
+    let trimmed = name.trim_end_matches('/');
+    match trimmed {
+        "" if written.starts_with('/') => "/".to_string(),
+        "" => ".".to_string(),
+        _ => trimmed.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guest_names_are_what_the_operator_wrote() {
+        assert_eq!(guest_name("out"), "out");
+        assert_eq!(guest_name("./out"), "out");
+        assert_eq!(guest_name("./out/"), "out");
+        assert_eq!(guest_name(".//out"), "out");
+        assert_eq!(guest_name("out/sub"), "out/sub");
+        assert_eq!(guest_name("."), ".");
+        assert_eq!(guest_name("./"), ".");
+        assert_eq!(guest_name("/srv/www/"), "/srv/www");
+        assert_eq!(guest_name("/"), "/");
+        assert_eq!(guest_name("../shared"), "../shared");
+    }
+
+    #[test]
+    fn relative_grants_are_under_the_config_dir() {
+        let config = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::resolve(config.path(), &["./out".into()], &[]).unwrap();
+        let out = &sandbox.read_write[0];
+        assert_eq!(out.host, config.path().join("./out"));
+        assert!(out.host.is_absolute() && out.host.is_dir(), "read-write dirs are created");
+        assert_eq!(out.guest, "out");
+        assert!(sandbox.env.is_empty() && sandbox.read_only.is_empty());
+        assert_eq!((sandbox.memory_limit, sandbox.call_timeout), (512 << 20, Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn absolute_grants_keep_their_path() {
+        let config = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let written = elsewhere.path().to_str().unwrap().to_string();
+        let sandbox = Sandbox::resolve(config.path(), &[], std::slice::from_ref(&written)).unwrap();
+        assert_eq!(sandbox.read_only[0], Grant { host: elsewhere.path().to_path_buf(), guest: written });
+    }
+
+    #[test]
+    fn read_only_dirs_must_exist() {
+        let config = tempfile::tempdir().unwrap();
+        let err = Sandbox::resolve(config.path(), &[], &["./data".into()]).unwrap_err();
+        assert!(err.contains("\"./data\"") && err.contains("does not exist"), "{err}");
+        assert!(!config.path().join("data").exists());
+    }
+
+    #[test]
+    fn relative_config_dirs_become_absolute() {
+        let sandbox = Sandbox::resolve(Path::new("some/config"), &[], &[]).unwrap();
+        assert!(sandbox.read_write.is_empty());
+        let grant = Grant::resolve(&std::path::absolute("some/config").unwrap(), "../shared").unwrap();
+        assert!(grant.host.is_absolute());
+        assert_eq!(grant.guest, "../shared");
+    }
+
+    #[test]
+    fn empty_grants_are_errors() {
+        assert!(Sandbox::resolve(Path::new("/tmp"), &["".into()], &[]).is_err());
+    }
+}

@@ -1,0 +1,561 @@
+//! Conversion between the host's data types ([`Value`], [`ProviderSchema`],
+//! [`Diagnostic`], [`Path`]) and their flattened WIT forms.
+//!
+//! Encoding (host → provider) cannot fail. Decoding (provider → host) treats
+//! the answer as hostile: every node index is checked, and a value that is
+//! nested too deeply (a cycle) or expands to too many nodes (shared nodes
+//! used as a "zip bomb") is a [`WireError`], never a panic or a hang.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::bindings::cairn::provider::types as wit;
+use crate::diag::{Diagnostic, Severity};
+use crate::schema::{Attribute, Block, NestedBlock, Nesting, ProviderSchema, Schema};
+use crate::value::{Number, Path, PathStep, Type, Value};
+
+/// The most nodes a flattened value, type or schema may have on the wire.
+pub const MAX_WIRE_NODES: usize = 1 << 20;
+
+/// The most nodes a decoded tree may have. Nodes may be shared on the wire
+/// (a DAG), so this bounds the work of expanding one into a tree.
+pub const MAX_DECODED_NODES: usize = 1 << 20;
+
+/// The deepest nesting accepted. Real configurations are a few levels deep;
+/// anything deeper is a cycle or an attack, and recursing further would risk
+/// the host's stack. Matches the limit of the Rust provider SDK.
+pub const MAX_DEPTH: usize = 256;
+
+/// A provider answer that does not follow the wire format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError(pub String);
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WireError {}
+
+fn malformed<T>(message: impl Into<String>) -> Result<T, WireError> {
+    Err(WireError(message.into()))
+}
+
+// ---------------------------------------------------------------------------
+// Values
+// ---------------------------------------------------------------------------
+
+/// Encodes a value: root first, children after their parent, no sensitive
+/// marks (the provider knows its own schema). Null is the empty node list.
+pub fn value_to_wire(value: &Value) -> wit::Value {
+    let mut nodes = Vec::new();
+    if !value.is_null() {
+        encode_value(value, &mut nodes);
+    }
+    wit::Value { nodes }
+}
+
+fn encode_value(value: &Value, nodes: &mut Vec<wit::Node>) -> u32 {
+    // Reserve this node's slot first so that the root ends up at index 0.
+    let at = nodes.len();
+    nodes.push(wit::Node { kind: wit::ValueNode::Null, sensitive: false });
+    let kind = match value {
+        Value::Null => wit::ValueNode::Null,
+        Value::Unknown => wit::ValueNode::Unknown,
+        Value::Bool(b) => wit::ValueNode::Boolean(*b),
+        Value::Number(Number::Int(i)) => wit::ValueNode::Integer(*i),
+        Value::Number(Number::Float(f)) => wit::ValueNode::Float(*f),
+        Value::String(s) => wit::ValueNode::Text(s.clone()),
+        Value::List(xs) => wit::ValueNode::List(encode_all(xs, nodes)),
+        Value::Set(xs) => wit::ValueNode::Set(encode_all(xs, nodes)),
+        Value::Tuple(xs) => wit::ValueNode::Tuple(encode_all(xs, nodes)),
+        Value::Map(m) => wit::ValueNode::Map(encode_entries(m, nodes)),
+        Value::Object(m) => wit::ValueNode::Object(encode_entries(m, nodes)),
+    };
+    nodes[at].kind = kind;
+    index_u32(at)
+}
+
+fn encode_all(values: &[Value], nodes: &mut Vec<wit::Node>) -> Vec<u32> {
+    values.iter().map(|v| encode_value(v, nodes)).collect()
+}
+
+fn encode_entries(entries: &BTreeMap<String, Value>, nodes: &mut Vec<wit::Node>) -> Vec<(String, u32)> {
+    entries.iter().map(|(k, v)| (k.clone(), encode_value(v, nodes))).collect()
+}
+
+/// A node index as the wire's `u32`. The host never builds values of more
+/// than 4 billion nodes (they would not fit in memory first).
+fn index_u32(at: usize) -> u32 {
+    u32::try_from(at).unwrap_or(u32::MAX)
+}
+
+/// Decodes a value a provider returned. Sensitive marks are ignored: the host
+/// decides what is sensitive from the schema.
+pub fn value_from_wire(value: &wit::Value) -> Result<Value, WireError> {
+    if value.nodes.is_empty() {
+        return Ok(Value::Null);
+    }
+    check_node_count(value.nodes.len())?;
+    let mut decoder = Decoder { nodes: &value.nodes, budget: MAX_DECODED_NODES };
+    decoder.value(0, 0)
+}
+
+fn check_node_count(count: usize) -> Result<(), WireError> {
+    if count > MAX_WIRE_NODES {
+        return malformed(format!("{count} nodes, more than the limit of {MAX_WIRE_NODES}"));
+    }
+    Ok(())
+}
+
+/// Walks a flattened node list with a depth limit and a budget of nodes.
+struct Decoder<'a, N> {
+    nodes: &'a [N],
+    budget: usize,
+}
+
+impl<'a, N> Decoder<'a, N> {
+    /// The node at `at`, after checking the index, the depth and the budget.
+    fn node(&mut self, at: u32, depth: usize) -> Result<&'a N, WireError> {
+        if depth > MAX_DEPTH {
+            return malformed(format!("nested deeper than {MAX_DEPTH} levels (a cycle?)"));
+        }
+        self.budget = match self.budget.checked_sub(1) {
+            Some(left) => left,
+            None => return malformed(format!("expands to more than {MAX_DECODED_NODES} nodes")),
+        };
+        match self.nodes.get(at as usize) {
+            Some(node) => Ok(node),
+            None => malformed(format!("node index {at} out of range ({} nodes)", self.nodes.len())),
+        }
+    }
+}
+
+impl Decoder<'_, wit::Node> {
+    fn value(&mut self, at: u32, depth: usize) -> Result<Value, WireError> {
+        Ok(match &self.node(at, depth)?.kind {
+            wit::ValueNode::Null => Value::Null,
+            wit::ValueNode::Unknown => Value::Unknown,
+            wit::ValueNode::Boolean(b) => Value::Bool(*b),
+            wit::ValueNode::Integer(i) => Value::Number(Number::Int(*i)),
+            wit::ValueNode::Float(f) if f.is_finite() => Value::Number(Number::from_f64(*f)),
+            wit::ValueNode::Float(f) => return malformed(format!("the float {f} is not finite")),
+            wit::ValueNode::Text(s) => Value::String(s.clone()),
+            wit::ValueNode::List(xs) => Value::List(self.values(xs, depth)?),
+            // Sets are kept canonical in the host (sorted, without duplicates).
+            wit::ValueNode::Set(xs) => Value::set(self.values(xs, depth)?),
+            wit::ValueNode::Tuple(xs) => Value::Tuple(self.values(xs, depth)?),
+            wit::ValueNode::Map(xs) => Value::Map(self.entries(xs, depth)?),
+            wit::ValueNode::Object(xs) => Value::Object(self.entries(xs, depth)?),
+        })
+    }
+
+    fn values(&mut self, indexes: &[u32], depth: usize) -> Result<Vec<Value>, WireError> {
+        indexes.iter().map(|&i| self.value(i, depth + 1)).collect()
+    }
+
+    fn entries(&mut self, entries: &[(String, u32)], depth: usize) -> Result<BTreeMap<String, Value>, WireError> {
+        let mut out = BTreeMap::new();
+        for (key, i) in entries {
+            let value = self.value(*i, depth + 1)?;
+            if out.insert(key.clone(), value).is_some() {
+                return malformed(format!("duplicate key {key:?}"));
+            }
+        }
+        Ok(out)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Types and schemas
+// ---------------------------------------------------------------------------
+
+/// Decodes a flattened type.
+pub fn type_from_wire(ty: &wit::TypeExpr) -> Result<Type, WireError> {
+    if ty.nodes.is_empty() {
+        return malformed("an empty type");
+    }
+    check_node_count(ty.nodes.len())?;
+    let mut decoder = Decoder { nodes: &ty.nodes, budget: MAX_DECODED_NODES };
+    decoder.ty(0, 0)
+}
+
+impl Decoder<'_, wit::TypeNode> {
+    fn ty(&mut self, at: u32, depth: usize) -> Result<Type, WireError> {
+        Ok(match self.node(at, depth)? {
+            wit::TypeNode::Boolean => Type::Bool,
+            wit::TypeNode::Number => Type::Number,
+            wit::TypeNode::Text => Type::String,
+            wit::TypeNode::Dynamic => Type::Dynamic,
+            wit::TypeNode::List(t) => Type::List(Box::new(self.ty(*t, depth + 1)?)),
+            wit::TypeNode::Set(t) => Type::Set(Box::new(self.ty(*t, depth + 1)?)),
+            wit::TypeNode::Map(t) => Type::Map(Box::new(self.ty(*t, depth + 1)?)),
+            wit::TypeNode::Object(attrs) => {
+                let mut out = BTreeMap::new();
+                for (name, t) in attrs {
+                    let ty = self.ty(*t, depth + 1)?;
+                    if out.insert(name.clone(), ty).is_some() {
+                        return malformed(format!("duplicate object attribute {name:?}"));
+                    }
+                }
+                Type::Object(out)
+            }
+            wit::TypeNode::Tuple(ts) => {
+                Type::Tuple(ts.iter().map(|t| self.ty(*t, depth + 1)).collect::<Result<_, _>>()?)
+            }
+        })
+    }
+}
+
+/// Decodes everything a provider offers.
+pub fn provider_schema_from_wire(schema: &wit::ProviderSchema) -> Result<ProviderSchema, WireError> {
+    Ok(ProviderSchema {
+        provider: schema_from_wire(&schema.provider).map_err(|e| within("the provider configuration", e))?,
+        resources: named_schemas(&schema.resources, "resource type")?,
+        data_sources: named_schemas(&schema.data_sources, "data source")?,
+    })
+}
+
+fn named_schemas(list: &[(String, wit::Schema)], what: &str) -> Result<BTreeMap<String, Schema>, WireError> {
+    let mut out = BTreeMap::new();
+    for (name, schema) in list {
+        let decoded = schema_from_wire(schema).map_err(|e| within(&format!("{what} {name:?}"), e))?;
+        if out.insert(name.clone(), decoded).is_some() {
+            return malformed(format!("duplicate {what} {name:?}"));
+        }
+    }
+    Ok(out)
+}
+
+fn within(what: &str, error: WireError) -> WireError {
+    WireError(format!("in the schema of {what}: {}", error.0))
+}
+
+/// Decodes one schema: `blocks[0]` is the top-level block.
+pub fn schema_from_wire(schema: &wit::Schema) -> Result<Schema, WireError> {
+    if schema.blocks.is_empty() {
+        return malformed("a schema without a top-level block");
+    }
+    check_node_count(schema.blocks.len())?;
+    let mut decoder = Decoder { nodes: &schema.blocks, budget: MAX_DECODED_NODES };
+    Ok(Schema { version: schema.version, block: decoder.block(0, 0)? })
+}
+
+impl Decoder<'_, wit::Block> {
+    fn block(&mut self, at: u32, depth: usize) -> Result<Block, WireError> {
+        let wire = self.node(at, depth)?;
+        let mut block = Block { description: wire.description.clone(), ..Block::default() };
+        for attr in &wire.attributes {
+            let decoded = attribute_from_wire(attr)?;
+            if block.attributes.insert(attr.name.clone(), decoded).is_some() {
+                return malformed(format!("duplicate attribute {:?}", attr.name));
+            }
+        }
+        for nested in &wire.blocks {
+            if block.attributes.contains_key(&nested.name) || block.blocks.contains_key(&nested.name) {
+                return malformed(format!("duplicate attribute or block {:?}", nested.name));
+            }
+            let decoded = NestedBlock {
+                nesting: nesting_from_wire(nested.nesting),
+                block: self.block(nested.block, depth + 1)?,
+                min_items: nested.min_items,
+                max_items: nested.max_items,
+            };
+            block.blocks.insert(nested.name.clone(), decoded);
+        }
+        Ok(block)
+    }
+}
+
+fn attribute_from_wire(attr: &wit::Attribute) -> Result<Attribute, WireError> {
+    let ty = type_from_wire(&attr.type_).map_err(|e| WireError(format!("attribute {:?}: {}", attr.name, e.0)))?;
+    Ok(Attribute {
+        ty,
+        required: attr.required,
+        optional: attr.optional,
+        computed: attr.computed,
+        sensitive: attr.sensitive,
+        description: attr.description.clone(),
+    })
+}
+
+fn nesting_from_wire(nesting: wit::Nesting) -> Nesting {
+    match nesting {
+        wit::Nesting::Single => Nesting::Single,
+        wit::Nesting::List => Nesting::List,
+        wit::Nesting::Set => Nesting::Set,
+        wit::Nesting::Map => Nesting::Map,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Paths and diagnostics
+// ---------------------------------------------------------------------------
+
+/// Decodes an attribute path.
+pub fn path_from_wire(steps: &[wit::PathStep]) -> Path {
+    Path::from_steps(
+        steps
+            .iter()
+            .map(|step| match step {
+                wit::PathStep::Attribute(name) => PathStep::Attr(name.clone()),
+                wit::PathStep::Key(key) => PathStep::Key(key.clone()),
+                wit::PathStep::Index(i) => PathStep::Index(*i),
+            })
+            .collect(),
+    )
+}
+
+/// Decodes a diagnostic. An empty path means the whole object, which the
+/// host spells `None`; providers know nothing of files, so no location.
+pub fn diagnostic_from_wire(diag: &wit::Diagnostic) -> Diagnostic {
+    Diagnostic {
+        severity: match diag.severity {
+            wit::Severity::Error => Severity::Error,
+            wit::Severity::Warning => Severity::Warning,
+        },
+        summary: diag.summary.clone(),
+        detail: diag.detail.clone(),
+        location: None,
+        path: (!diag.path.is_empty()).then(|| path_from_wire(&diag.path)),
+    }
+}
+
+/// Decodes a list of diagnostics.
+pub fn diagnostics_from_wire(diags: &[wit::Diagnostic]) -> Vec<Diagnostic> {
+    diags.iter().map(diagnostic_from_wire).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host never sends paths, only decodes them; tests need both ways.
+    fn path_to_wire(path: &Path) -> Vec<wit::PathStep> {
+        path.steps()
+            .iter()
+            .map(|step| match step {
+                PathStep::Attr(name) => wit::PathStep::Attribute(name.clone()),
+                PathStep::Key(key) => wit::PathStep::Key(key.clone()),
+                PathStep::Index(i) => wit::PathStep::Index(*i),
+            })
+            .collect()
+    }
+
+    fn node(kind: wit::ValueNode) -> wit::Node {
+        wit::Node { kind, sensitive: false }
+    }
+
+    fn round_trip(v: &Value) -> Value {
+        value_from_wire(&value_to_wire(v)).expect("decodes")
+    }
+
+    #[test]
+    fn values_round_trip() {
+        let v = Value::object([
+            ("s", Value::string("x")),
+            ("n", Value::Null),
+            ("u", Value::Unknown),
+            ("b", Value::Bool(true)),
+            ("l", Value::List(vec![Value::int(1), Value::Unknown])),
+            ("set", Value::set(vec![Value::string("b"), Value::string("a")])),
+            ("t", Value::Tuple(vec![Value::Bool(false), Value::string("y")])),
+            ("m", Value::Map([("k".to_string(), Value::Object(BTreeMap::new()))].into())),
+        ]);
+        assert_eq!(round_trip(&v), v);
+        assert_eq!(value_to_wire(&v).nodes.len(), 16);
+    }
+
+    #[test]
+    fn null_is_the_empty_node_list() {
+        assert!(value_to_wire(&Value::Null).nodes.is_empty());
+        assert_eq!(round_trip(&Value::Null), Value::Null);
+        assert_eq!(round_trip(&Value::Unknown), Value::Unknown);
+    }
+
+    #[test]
+    fn numbers_are_exact() {
+        for i in [i64::MIN, -1, 0, 1, 1 << 53, (1 << 53) + 1, i64::MAX] {
+            assert_eq!(round_trip(&Value::int(i)), Value::int(i));
+        }
+        for f in [0.1, -2.5, 1e300, f64::MIN_POSITIVE, 9.3e18] {
+            let v = Value::Number(Number::Float(f));
+            let Value::Number(Number::Float(back)) = round_trip(&v) else { panic!("{f} is no longer a float") };
+            assert_eq!(back.to_bits(), f.to_bits());
+        }
+        // A whole float from a provider is the host's integer.
+        let wire = wit::Value { nodes: vec![node(wit::ValueNode::Float(3.0))] };
+        assert_eq!(value_from_wire(&wire).unwrap(), Value::int(3));
+    }
+
+    #[test]
+    fn sensitive_marks_are_not_sent_and_ignored_back() {
+        let wire = value_to_wire(&Value::object([("a", Value::string("x"))]));
+        assert!(wire.nodes.iter().all(|n| !n.sensitive));
+        let marked = wit::Value { nodes: vec![wit::Node { kind: wit::ValueNode::Boolean(true), sensitive: true }] };
+        assert_eq!(value_from_wire(&marked).unwrap(), Value::Bool(true));
+    }
+
+    #[test]
+    fn shared_and_backward_children_are_fine() {
+        // Another encoder may lay nodes out differently; only indexes matter.
+        let wire =
+            wit::Value { nodes: vec![node(wit::ValueNode::Text("a".into())), node(wit::ValueNode::List(vec![0, 0]))] };
+        // The root is node 0, a string; node 1 is unreachable and ignored.
+        assert_eq!(value_from_wire(&wire).unwrap(), Value::string("a"));
+        let wire =
+            wit::Value { nodes: vec![node(wit::ValueNode::List(vec![1, 1])), node(wit::ValueNode::Text("a".into()))] };
+        assert_eq!(value_from_wire(&wire).unwrap(), Value::List(vec![Value::string("a"), Value::string("a")]));
+    }
+
+    #[test]
+    fn malformed_values_are_rejected() {
+        let reject = |nodes: Vec<wit::Node>| value_from_wire(&wit::Value { nodes }).unwrap_err().0;
+        assert!(reject(vec![node(wit::ValueNode::List(vec![7]))]).contains("out of range"));
+        assert!(reject(vec![node(wit::ValueNode::Object(vec![("a".into(), 3)]))]).contains("out of range"));
+        assert!(reject(vec![node(wit::ValueNode::List(vec![0]))]).contains("deeper"));
+        assert!(reject(vec![node(wit::ValueNode::Float(f64::NAN))]).contains("not finite"));
+        assert!(reject(vec![node(wit::ValueNode::Float(f64::INFINITY))]).contains("not finite"));
+        let dup = vec![
+            node(wit::ValueNode::Map(vec![("k".into(), 1), ("k".into(), 1)])),
+            node(wit::ValueNode::Boolean(true)),
+        ];
+        assert!(reject(dup).contains("duplicate key"));
+    }
+
+    #[test]
+    fn exponential_sharing_is_rejected() {
+        // Each node is a list of the next one twice: 2^64 nodes once expanded.
+        let nodes = (0..64u32)
+            .map(|i| node(wit::ValueNode::List(vec![i + 1, i + 1])))
+            .chain([node(wit::ValueNode::Null)])
+            .collect();
+        let err = value_from_wire(&wit::Value { nodes }).unwrap_err();
+        assert!(err.0.contains("more than"), "{err}");
+    }
+
+    #[test]
+    fn oversized_node_lists_are_rejected() {
+        let nodes = vec![node(wit::ValueNode::Null); MAX_WIRE_NODES + 1];
+        assert!(value_from_wire(&wit::Value { nodes }).unwrap_err().0.contains("limit"));
+    }
+
+    fn attr(name: &str, ty: Vec<wit::TypeNode>) -> wit::Attribute {
+        wit::Attribute {
+            name: name.into(),
+            type_: wit::TypeExpr { nodes: ty },
+            required: false,
+            optional: true,
+            computed: true,
+            sensitive: true,
+            description: "an attribute".into(),
+        }
+    }
+
+    fn empty_block() -> wit::Block {
+        wit::Block { attributes: vec![], blocks: vec![], description: String::new() }
+    }
+
+    #[test]
+    fn schemas_decode() {
+        let object = wit::TypeNode::Object(vec![("a".into(), 1), ("b".into(), 2)]);
+        let rule =
+            wit::NestedBlock { name: "rule".into(), nesting: wit::Nesting::Map, block: 1, min_items: 1, max_items: 3 };
+        let schema = wit::Schema {
+            version: 2,
+            blocks: vec![
+                wit::Block {
+                    attributes: vec![attr("keepers", vec![wit::TypeNode::Map(1), wit::TypeNode::Text])],
+                    blocks: vec![rule],
+                    description: "top".into(),
+                },
+                wit::Block {
+                    attributes: vec![attr(
+                        "o",
+                        vec![object, wit::TypeNode::Tuple(vec![3]), wit::TypeNode::Set(3), wit::TypeNode::Number],
+                    )],
+                    ..empty_block()
+                },
+            ],
+        };
+        let provider = wit::ProviderSchema {
+            provider: wit::Schema { version: 0, blocks: vec![empty_block()] },
+            resources: vec![("x_thing".into(), schema)],
+            data_sources: vec![],
+        };
+        let decoded = provider_schema_from_wire(&provider).unwrap();
+        let thing = &decoded.resources["x_thing"];
+        assert_eq!(thing.version, 2);
+        assert_eq!(thing.block.description, "top");
+        let keepers = &thing.block.attributes["keepers"];
+        assert_eq!(keepers.ty, Type::Map(Box::new(Type::String)));
+        assert!(keepers.optional && keepers.computed && keepers.sensitive && !keepers.required);
+        let rule = &thing.block.blocks["rule"];
+        assert_eq!((rule.nesting, rule.min_items, rule.max_items), (Nesting::Map, 1, 3));
+        assert_eq!(
+            rule.block.attributes["o"].ty,
+            Type::Object(
+                [
+                    ("a".to_string(), Type::Tuple(vec![Type::Number])),
+                    ("b".to_string(), Type::Set(Box::new(Type::Number))),
+                ]
+                .into()
+            )
+        );
+    }
+
+    #[test]
+    fn malformed_schemas_are_rejected() {
+        let nested = |block| wit::NestedBlock {
+            name: "n".into(),
+            nesting: wit::Nesting::List,
+            block,
+            min_items: 0,
+            max_items: 0,
+        };
+        let with_blocks = |blocks| wit::Schema { version: 0, blocks };
+        let cyclic = with_blocks(vec![wit::Block { blocks: vec![nested(0)], ..empty_block() }]);
+        assert!(schema_from_wire(&cyclic).unwrap_err().0.contains("deeper"));
+        let dangling = with_blocks(vec![wit::Block { blocks: vec![nested(5)], ..empty_block() }]);
+        assert!(schema_from_wire(&dangling).unwrap_err().0.contains("out of range"));
+        assert!(schema_from_wire(&with_blocks(vec![])).is_err());
+        let bad_type = with_blocks(vec![wit::Block {
+            attributes: vec![attr("a", vec![wit::TypeNode::List(9)])],
+            ..empty_block()
+        }]);
+        let err = schema_from_wire(&bad_type).unwrap_err().0;
+        assert!(err.contains("attribute \"a\"") && err.contains("out of range"), "{err}");
+        let type_cycle =
+            with_blocks(vec![wit::Block { attributes: vec![attr("a", vec![wit::TypeNode::Set(0)])], ..empty_block() }]);
+        assert!(schema_from_wire(&type_cycle).unwrap_err().0.contains("deeper"));
+        let twice = with_blocks(vec![wit::Block {
+            attributes: vec![attr("a", vec![wit::TypeNode::Text]), attr("a", vec![wit::TypeNode::Text])],
+            ..empty_block()
+        }]);
+        assert!(schema_from_wire(&twice).unwrap_err().0.contains("duplicate"));
+        let provider = wit::ProviderSchema {
+            provider: with_blocks(vec![empty_block()]),
+            resources: vec![("r".into(), with_blocks(vec![])), ("r".into(), with_blocks(vec![]))],
+            data_sources: vec![],
+        };
+        assert!(provider_schema_from_wire(&provider).unwrap_err().0.contains("resource type \"r\""));
+    }
+
+    #[test]
+    fn paths_and_diagnostics_decode() {
+        let path = Path::root().attr("keepers").key("a").index(3);
+        assert_eq!(path_from_wire(&path_to_wire(&path)), path);
+        let diag = wit::Diagnostic {
+            severity: wit::Severity::Warning,
+            summary: "careful".into(),
+            detail: "more".into(),
+            path: path_to_wire(&path),
+        };
+        let decoded = diagnostic_from_wire(&diag);
+        assert_eq!(decoded, Diagnostic::warning("careful").with_detail("more").at_path(path));
+        let whole = wit::Diagnostic { severity: wit::Severity::Error, path: vec![], ..diag };
+        let decoded = diagnostic_from_wire(&whole);
+        assert!(decoded.is_error() && decoded.path.is_none() && decoded.location.is_none());
+    }
+}
