@@ -10,4 +10,5 @@ pub mod addr;
 pub mod diag;
 pub mod provider;
 pub mod schema;
+pub mod state;
 pub mod value;
