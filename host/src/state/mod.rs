@@ -12,6 +12,7 @@
 //! back by whoever has the schema ([`crate::value::from_json`]). Nor does it
 //! decide what to do with the state: planning and applying do.
 
+mod local;
 mod lock;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::addr::InstanceAddr;
 
+pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
 
 /// The state file format this cairn writes and the newest it reads.
