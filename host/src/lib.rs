@@ -11,5 +11,6 @@ pub mod contract;
 pub mod diag;
 pub mod provider;
 pub mod schema;
+pub mod state;
 pub mod value;
 pub mod runtime;

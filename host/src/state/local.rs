@@ -1,0 +1,607 @@
+//! The local backend, cairn's default: the state as one JSON file
+//! (`cairn.state.json`) beside the configuration.
+//!
+//! It owns how that file is read and replaced so that a state is never lost:
+//!
+//! - a write goes to a temporary file in the same directory, is fsynced, and
+//!   is renamed over the state, then the directory is fsynced; at every
+//!   moment the state file holds the old content or the new, never a mix,
+//!   and a crash mid-write leaves the old one;
+//! - before the first write of a run, the previous state is copied (the
+//!   same atomic way) to `<state>.backup`;
+//! - a file that cannot be read as a state is reported with its line and
+//!   column and is never replaced;
+//! - a write over a state of another lineage, or over a newer serial of the
+//!   same lineage, is refused;
+//! - [`LocalBackend::open`] holds the state's lock (see `lock.rs`) until
+//!   the backend is dropped.
+//!
+//! It does not decide when to write: the executor writes after every
+//! finished resource.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::lock::StateLock;
+use super::{CAIRN_VERSION, FORMAT_VERSION, State, StateError};
+
+/// The state file's name, in the configuration directory.
+pub const DEFAULT_STATE_FILE: &str = "cairn.state.json";
+
+/// A state kept in a local JSON file.
+#[derive(Debug)]
+pub struct LocalBackend {
+    /// The state file.
+    path: PathBuf,
+    /// The lock, held until drop; `None` when opened read-only.
+    lock: Option<StateLock>,
+    /// Whether this backend already wrote (and so already backed up the
+    /// state as it was before): the backup keeps the state from before the
+    /// run, not from before the last resource.
+    wrote: bool,
+}
+
+impl LocalBackend {
+    /// Opens the state at `path` for reading and writing, taking its lock
+    /// until the backend is dropped. Fails with [`StateError::Locked`],
+    /// naming the holder, when another process (or another backend in this
+    /// one) holds it. The file itself need not exist yet.
+    pub fn open(path: &Path) -> Result<LocalBackend, StateError> {
+        let lock = StateLock::acquire(path)?;
+        Ok(LocalBackend {
+            path: path.to_path_buf(),
+            lock: Some(lock),
+            wrote: false,
+        })
+    }
+
+    /// Opens the state at `path` for reading only, without the lock, for
+    /// commands that change nothing (`plan`, `show`). It can read while
+    /// another process writes: it sees the state before or after a write,
+    /// never half of one. [`LocalBackend::write`] refuses.
+    pub fn open_read_only(path: &Path) -> LocalBackend {
+        LocalBackend {
+            path: path.to_path_buf(),
+            lock: None,
+            wrote: false,
+        }
+    }
+
+    /// The state file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the state from before this backend's first write is kept:
+    /// `<state>.backup`.
+    pub fn backup_path(&self) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".backup");
+        PathBuf::from(name)
+    }
+
+    /// Reads the state. A missing file is a new, empty state
+    /// ([`State::new`]); a file that is not valid JSON, not a state, or of a
+    /// newer format is an error that names it and is left as it is.
+    pub fn read(&self) -> Result<State, StateError> {
+        match read_file(&self.path)? {
+            None => Ok(State::new()),
+            Some(bytes) => parse(&self.path, &bytes),
+        }
+    }
+
+    /// Writes `state` as the new state: its serial goes up by one (only if
+    /// the write succeeds), its resources are sorted by address, and it
+    /// records this cairn's version. The write is atomic, and the first one
+    /// of this backend's life first copies the existing file to
+    /// [`LocalBackend::backup_path`].
+    ///
+    /// Refused when the backend is read-only, when the file on disk is not a
+    /// valid state, has another lineage, or has a higher serial than `state`
+    /// (someone wrote after `state` was read, and those changes would be lost).
+    pub fn write(&mut self, state: &mut State) -> Result<(), StateError> {
+        self.write_with(state, &mut |file, bytes| file.write_all(bytes))
+    }
+
+    /// [`LocalBackend::write`], with the step that writes bytes into the
+    /// temporary file given as `write_content`, so that tests can make it
+    /// fail half-way as a crash or a full disk would.
+    fn write_with(
+        &mut self,
+        state: &mut State,
+        write_content: &mut WriteContent<'_>,
+    ) -> Result<(), StateError> {
+        if self.lock.is_none() {
+            return Err(StateError::ReadOnly {
+                path: self.path.clone(),
+            });
+        }
+        if let Some(previous) = read_file(&self.path)? {
+            let current = parse(&self.path, &previous)?;
+            if current.lineage != state.lineage {
+                return Err(StateError::LineageMismatch {
+                    path: self.path.clone(),
+                    file: current.lineage,
+                    ours: state.lineage.clone(),
+                });
+            }
+            if current.serial > state.serial {
+                return Err(StateError::StaleSerial {
+                    path: self.path.clone(),
+                    file: current.serial,
+                    ours: state.serial,
+                });
+            }
+            if !self.wrote {
+                atomic_write(&self.backup_path(), &previous, write_content)?;
+            }
+        }
+
+        let previous_serial = state.serial;
+        state.serial += 1;
+        state.format_version = FORMAT_VERSION;
+        state.cairn_version = CAIRN_VERSION.to_string();
+        state.normalize();
+        let result = encode(&self.path, state)
+            .and_then(|bytes| atomic_write(&self.path, &bytes, write_content));
+        match result {
+            Ok(()) => self.wrote = true,
+            // The serial counts writes that landed; the next attempt reuses it.
+            Err(_) => state.serial = previous_serial,
+        }
+        result
+    }
+}
+
+/// Writes all of the given bytes into the given file.
+type WriteContent<'a> = dyn FnMut(&mut File, &[u8]) -> io::Result<()> + 'a;
+
+/// The file's content, or `None` when it does not exist.
+fn read_file(path: &Path) -> Result<Option<Vec<u8>>, StateError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(StateError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// The first field of every state file, whatever its format.
+#[derive(Deserialize)]
+#[serde(rename = "State")]
+struct FormatHeader {
+    format_version: u32,
+}
+
+/// Reads a state file's content.
+fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
+    let invalid = |source: serde_json::Error| StateError::Invalid {
+        path: path.to_path_buf(),
+        line: source.line(),
+        column: source.column(),
+        source,
+    };
+    // The version first: a newer format may not parse as this one, and
+    // "use a newer cairn" helps where a complaint about some field would not.
+    let header: FormatHeader = serde_json::from_slice(bytes).map_err(invalid)?;
+    if header.format_version != FORMAT_VERSION {
+        return Err(StateError::UnsupportedVersion {
+            path: path.to_path_buf(),
+            found: header.format_version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let state: State = serde_json::from_slice(bytes).map_err(invalid)?;
+    if let Some(addr) = state.duplicate_addr() {
+        return Err(StateError::Duplicate {
+            path: path.to_path_buf(),
+            addr: addr.clone(),
+        });
+    }
+    Ok(state)
+}
+
+/// The state as pretty-printed JSON with a trailing newline.
+fn encode(path: &Path, state: &State) -> Result<Vec<u8>, StateError> {
+    let mut bytes = serde_json::to_vec_pretty(state).map_err(|source| StateError::Encode {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Replaces `dest` with `bytes` so that `dest` holds the old content or the
+/// new one at every moment, also across a crash or power loss: write a
+/// temporary file in the same directory (a rename is atomic only within a
+/// file system), fsync it, rename it over `dest`, fsync the directory so
+/// that the rename itself is durable.
+///
+/// The file keeps `dest`'s permissions; a new file is readable by its owner
+/// only, since states hold secrets.
+fn atomic_write(
+    dest: &Path,
+    bytes: &[u8],
+    write_content: &mut WriteContent<'_>,
+) -> Result<(), StateError> {
+    let err = |source| StateError::Write {
+        path: dest.to_path_buf(),
+        source,
+    };
+    let dir = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Dropped (and so deleted) on any error below, leaving `dest` untouched.
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(err)?;
+    if let Ok(meta) = fs::metadata(dest) {
+        temp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(err)?;
+    }
+    write_content(temp.as_file_mut(), bytes).map_err(err)?;
+    temp.as_file().sync_all().map_err(err)?;
+    temp.persist(dest).map_err(|e| err(e.error))?;
+    sync_dir(dir).map_err(err)
+}
+
+/// Makes a rename in `dir` durable.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Windows cannot open a directory as a file; its renames are journaled by NTFS.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::state::{DeposedObject, InstanceState, InstanceStatus, OutputState};
+    use crate::value::{Number, Type, Value, from_json, to_json_typed};
+
+    fn state_path(dir: &tempfile::TempDir) -> PathBuf {
+        dir.path().join(DEFAULT_STATE_FILE)
+    }
+
+    fn attributes_type() -> Type {
+        Type::Object(BTreeMap::from([
+            ("big".to_string(), Type::Number),
+            ("small".to_string(), Type::Number),
+            ("tenth".to_string(), Type::Number),
+            ("huge".to_string(), Type::Number),
+            ("anything".to_string(), Type::Dynamic),
+            ("nothing".to_string(), Type::String),
+        ]))
+    }
+
+    fn attributes() -> Value {
+        Value::object([
+            ("big", Value::int(i64::MAX)),
+            ("small", Value::int(i64::MIN)),
+            ("tenth", Value::Number(Number::Float(0.1))),
+            ("huge", Value::Number(Number::Float(1e300))),
+            (
+                "anything",
+                Value::set(vec![Value::string("b"), Value::string("a")]),
+            ),
+            ("nothing", Value::Null),
+        ])
+    }
+
+    fn instance(addr: &str) -> InstanceState {
+        InstanceState {
+            addr: addr.parse().unwrap(),
+            provider: "local".to_string(),
+            schema_version: 0,
+            attributes: serde_json::json!({"id": addr}),
+            private: Vec::new(),
+            dependencies: Vec::new(),
+            status: InstanceStatus::Ready,
+            deposed: Vec::new(),
+        }
+    }
+
+    /// A state using every field.
+    fn full_state() -> State {
+        let mut state = State::new();
+        state.set(InstanceState {
+            addr: "random_id.x[2]".parse().unwrap(),
+            provider: "random".to_string(),
+            schema_version: 3,
+            attributes: to_json_typed(&attributes(), &attributes_type()),
+            private: vec![0, 1, 2, 254, 255],
+            dependencies: vec!["local_file.site".to_string()],
+            status: InstanceStatus::Tainted,
+            deposed: vec![DeposedObject {
+                key: "00000001".to_string(),
+                attributes: serde_json::json!({"id": "old"}),
+                private: b"old secret".to_vec(),
+            }],
+        });
+        state.set(instance("local_file.pages[\"index\"]"));
+        state.outputs.insert(
+            "password".to_string(),
+            OutputState {
+                value: to_json_typed(&Value::string("hunter2"), &Type::Dynamic),
+                sensitive: true,
+            },
+        );
+        state
+    }
+
+    #[test]
+    fn a_missing_file_reads_as_a_new_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = LocalBackend::open(&state_path(&dir))
+            .unwrap()
+            .read()
+            .unwrap();
+        assert!(state.is_empty());
+        assert_eq!(state.serial, 0);
+    }
+
+    #[test]
+    fn every_field_round_trips_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let mut state = full_state();
+        backend.write(&mut state).unwrap();
+
+        let read = backend.read().unwrap();
+        assert_eq!(read, state);
+        let x2 = read.get(&"random_id.x[2]".parse().unwrap()).unwrap();
+        assert_eq!(
+            from_json(&x2.attributes, &attributes_type()).unwrap(),
+            attributes()
+        );
+        assert_eq!(x2.private, [0, 1, 2, 254, 255]);
+        assert_eq!(x2.deposed[0].private, b"old secret");
+
+        let text = fs::read_to_string(backend.path()).unwrap();
+        assert!(
+            text.starts_with("{\n  \"format_version\": 1,\n  \"cairn_version\": "),
+            "{text}"
+        );
+        assert!(text.ends_with("}\n"));
+        assert!(text.contains("\"big\": 9223372036854775807"), "{text}");
+        assert!(text.contains("\"private\": \"AAEC/v8=\""), "{text}");
+        assert!(text.contains("\"status\": \"tainted\""), "{text}");
+        // Written sorted by address, whatever the order they were set in.
+        assert!(text.find("local_file.pages").unwrap() < text.find("random_id.x[2]").unwrap());
+    }
+
+    #[test]
+    fn every_write_increments_the_serial() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let mut state = backend.read().unwrap();
+        backend.write(&mut state).unwrap();
+        assert_eq!(state.serial, 1);
+        state.set(instance("local_file.a"));
+        backend.write(&mut state).unwrap();
+        assert_eq!(state.serial, 2);
+        assert_eq!(backend.read().unwrap().serial, 2);
+    }
+
+    #[test]
+    fn a_state_of_another_lineage_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        backend.write(&mut full_state()).unwrap();
+        let before = fs::read(backend.path()).unwrap();
+
+        let mut other = State::new();
+        let err = backend.write(&mut other).unwrap_err();
+        assert!(matches!(err, StateError::LineageMismatch { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains("belongs to another configuration"),
+            "{err}"
+        );
+        assert_eq!(other.serial, 0);
+        assert_eq!(fs::read(backend.path()).unwrap(), before);
+    }
+
+    #[test]
+    fn a_stale_state_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let mut state = backend.read().unwrap();
+        let mut stale = state.clone();
+        backend.write(&mut state).unwrap();
+        backend.write(&mut state).unwrap();
+        stale.serial = 1;
+        let err = backend.write(&mut stale).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StateError::StaleSerial {
+                    file: 2,
+                    ours: 1,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn the_backup_holds_the_state_from_before_the_first_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let mut first_run = LocalBackend::open(&path).unwrap();
+        let mut state = full_state();
+        first_run.write(&mut state).unwrap();
+        // Nothing existed before this run: nothing to back up.
+        assert!(!first_run.backup_path().exists());
+        drop(first_run);
+        let before_second_run = fs::read(&path).unwrap();
+
+        let mut second_run = LocalBackend::open(&path).unwrap();
+        let mut state = second_run.read().unwrap();
+        state.remove(&"local_file.pages[\"index\"]".parse().unwrap());
+        second_run.write(&mut state).unwrap();
+        assert_eq!(
+            fs::read(second_run.backup_path()).unwrap(),
+            before_second_run
+        );
+        // Later writes of the same run keep the backup from before the run.
+        state.set(instance("local_file.b"));
+        second_run.write(&mut state).unwrap();
+        assert_eq!(
+            fs::read(second_run.backup_path()).unwrap(),
+            before_second_run
+        );
+    }
+
+    #[test]
+    fn a_second_open_is_locked_out_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let first = LocalBackend::open(&path).unwrap();
+
+        let err = LocalBackend::open(&path).unwrap_err();
+        let message = err.to_string();
+        let expected = format!(
+            "the state {} is locked by another cairn process (pid {}, started ",
+            path.display(),
+            std::process::id()
+        );
+        assert!(message.starts_with(&expected), "{message}");
+        assert!(message.ends_with("`); wait for it to finish"), "{message}");
+
+        // Readers need no lock, and cannot write.
+        let mut reader = LocalBackend::open_read_only(&path);
+        let mut state = reader.read().unwrap();
+        assert!(matches!(
+            reader.write(&mut state),
+            Err(StateError::ReadOnly { .. })
+        ));
+
+        drop(first);
+        LocalBackend::open(&path).unwrap();
+    }
+
+    #[test]
+    fn a_write_that_fails_half_way_leaves_the_old_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let mut state = full_state();
+        backend.write(&mut state).unwrap();
+        let before = fs::read(backend.path()).unwrap();
+
+        state.set(instance("local_file.new"));
+        let mut crash = |file: &mut File, bytes: &[u8]| -> io::Result<()> {
+            file.write_all(&bytes[..bytes.len() / 2])?;
+            Err(io::Error::other("disk on fire"))
+        };
+        let err = backend.write_with(&mut state, &mut crash).unwrap_err();
+        assert!(err.to_string().contains("disk on fire"), "{err}");
+        assert_eq!(state.serial, 1, "a failed write does not count");
+        assert_eq!(fs::read(backend.path()).unwrap(), before);
+        assert!(
+            backend
+                .read()
+                .unwrap()
+                .get(&"local_file.new".parse().unwrap())
+                .is_none()
+        );
+        // The temporary file is gone too.
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["cairn.state.json", "cairn.state.json.lock"]);
+
+        // And the next write works.
+        backend.write(&mut state).unwrap();
+        assert_eq!(backend.read().unwrap().serial, 2);
+    }
+
+    #[test]
+    fn invalid_json_is_reported_with_its_position_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let broken = "{\n  \"format_version\": 1,\n  oops\n}\n";
+        fs::write(&path, broken).unwrap();
+        let mut backend = LocalBackend::open(&path).unwrap();
+
+        let err = backend.read().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StateError::Invalid {
+                    line: 3,
+                    column: 3,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        assert!(message.contains("line 3 column 3"), "{message}");
+
+        let err = backend.write(&mut State::new()).unwrap_err();
+        assert!(matches!(err, StateError::Invalid { .. }), "{err:?}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), broken);
+        assert!(!backend.backup_path().exists());
+    }
+
+    #[test]
+    fn a_newer_format_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let newer = "{\"format_version\": 2, \"objects\": {}}";
+        fs::write(&path, newer).unwrap();
+        let mut backend = LocalBackend::open(&path).unwrap();
+        let err = backend.read().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StateError::UnsupportedVersion {
+                    found: 2,
+                    supported: 1,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("has format_version 2"), "{err}");
+        assert!(backend.write(&mut State::new()).is_err());
+        assert_eq!(fs::read_to_string(&path).unwrap(), newer);
+    }
+
+    #[test]
+    fn a_state_listing_an_instance_twice_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let mut state = State::new();
+        state.resources = vec![instance("local_file.a"), instance("local_file.a")];
+        fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+        let err = LocalBackend::open_read_only(&path).read().unwrap_err();
+        assert!(
+            err.to_string().contains("lists local_file.a twice"),
+            "{err}"
+        );
+    }
+}

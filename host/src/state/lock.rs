@@ -1,0 +1,218 @@
+//! The state lock: only one cairn process at a time changes a state.
+//!
+//! The lock is an OS file lock ([`File::try_lock`]: `flock` on Unix,
+//! `LockFileEx` on Windows) on `<state>.lock`, held from
+//! [`LocalBackend::open`](super::LocalBackend::open) until the backend is
+//! dropped. The OS releases it when the process ends, however it ends, so a
+//! crash never leaves a stale lock behind and there is nothing to
+//! force-unlock. What the holder writes into the file (pid, start time,
+//! command) only serves to tell a waiting user whom they are waiting for.
+//!
+//! The lock file is never deleted, only emptied on release: deleting it would
+//! let a process that opened the old file before the deletion and a process
+//! that creates the new one each lock "the" lock file at the same time.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::StateError;
+
+/// Who holds a state's lock, as the holder wrote it into the lock file.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct LockHolder {
+    /// The holder's process id.
+    pub pid: u32,
+    /// When it took the lock, in UTC (`2026-11-22T10:31:05Z`).
+    pub started: String,
+    /// Its command line, e.g. `cairn apply -auto-approve`.
+    pub command: String,
+}
+
+impl LockHolder {
+    /// This process, now.
+    fn current() -> LockHolder {
+        LockHolder {
+            pid: std::process::id(),
+            started: format_utc(SystemTime::now()),
+            command: command_line(),
+        }
+    }
+}
+
+/// The holder as the `Locked` error shows it.
+pub(super) fn describe(holder: Option<&LockHolder>) -> String {
+    match holder {
+        Some(h) => format!(
+            "pid {}, started {}, command `{}`",
+            h.pid, h.started, h.command
+        ),
+        None => "which one is unknown: its lock file holds no details".to_string(),
+    }
+}
+
+/// An exclusive lock on a state, released when dropped.
+#[derive(Debug)]
+pub(super) struct StateLock {
+    /// The open lock file; the lock belongs to this open file description.
+    file: File,
+}
+
+impl StateLock {
+    /// Takes the lock of the state at `state_path` without waiting, and
+    /// records this process as its holder.
+    pub(super) fn acquire(state_path: &Path) -> Result<StateLock, StateError> {
+        let lock_path = lock_path(state_path);
+        let lock_err = |source| StateError::Lock {
+            path: lock_path.clone(),
+            source,
+        };
+        // Not truncated on open: when the lock is held, its content is the
+        // holder's details, which the error message shows.
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(lock_err)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(StateError::Locked {
+                    path: state_path.to_path_buf(),
+                    holder: read_holder(&mut file),
+                });
+            }
+            Err(TryLockError::Error(source)) => return Err(lock_err(source)),
+        }
+        let mut details = serde_json::to_vec_pretty(&LockHolder::current())
+            .map_err(|e| lock_err(std::io::Error::other(e)))?;
+        details.push(b'\n');
+        file.set_len(0).map_err(lock_err)?;
+        file.write_all(&details).map_err(lock_err)?;
+        Ok(StateLock { file })
+    }
+}
+
+impl Drop for StateLock {
+    fn drop(&mut self) {
+        // Empty the file first, so that no one reads a released lock's
+        // details as a holder's. Errors are ignored: closing the file below
+        // releases the lock whatever happens here.
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}
+
+/// `<state>.lock`, beside the state file.
+pub(super) fn lock_path(state_path: &Path) -> PathBuf {
+    let mut name = state_path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// The holder's details, when it has written them and they can be read.
+fn read_holder(file: &mut File) -> Option<LockHolder> {
+    let mut text = String::new();
+    // On Windows the lock is mandatory and the read fails: no details then.
+    file.read_to_string(&mut text).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The command line, with the program's directory left out
+/// (`cairn apply`, not `/usr/local/bin/cairn apply`).
+fn command_line() -> String {
+    let mut args = std::env::args_os();
+    let program = args.next().map(PathBuf::from);
+    let program = program
+        .as_deref()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned());
+    program
+        .into_iter()
+        .chain(args.map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A time as UTC in RFC 3339 form, to the second (`2026-11-22T10:31:05Z`).
+fn format_utc(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The (year, month, day) of a count of days since 1970-01-01, in the
+/// proleptic Gregorian calendar (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    // Shift the epoch to 0000-03-01, so that leap days fall at the end of a
+    // year, then split into 400-year eras of 146097 days.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097; // day of era, [0, 146096]
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // year of era, [0, 399]
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of year from March 1st, [0, 365]
+    let mp = (5 * doy + 2) / 153; // month from March, [0, 11]
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn utc(secs: u64) -> String {
+        format_utc(UNIX_EPOCH + Duration::from_secs(secs))
+    }
+
+    #[test]
+    fn times_are_formatted_as_utc() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(utc(4_107_542_399), "2100-02-28T23:59:59Z");
+        assert_eq!(utc(4_107_542_400), "2100-03-01T00:00:00Z");
+    }
+
+    #[test]
+    fn the_lock_records_its_holder_and_is_emptied_on_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("cairn.state.json");
+        let lock = StateLock::acquire(&state).unwrap();
+        let text = std::fs::read_to_string(lock_path(&state)).unwrap();
+        let holder: LockHolder = serde_json::from_str(&text).unwrap();
+        assert_eq!(holder.pid, std::process::id());
+        assert!(holder.started.ends_with('Z'));
+        assert!(!holder.command.contains('/'), "{}", holder.command);
+        drop(lock);
+        assert_eq!(std::fs::read_to_string(lock_path(&state)).unwrap(), "");
+    }
+
+    #[test]
+    fn a_second_lock_fails_until_the_first_is_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("cairn.state.json");
+        let first = StateLock::acquire(&state).unwrap();
+        match StateLock::acquire(&state) {
+            Err(StateError::Locked {
+                holder: Some(h), ..
+            }) => assert_eq!(h.pid, std::process::id()),
+            other => panic!("expected Locked with a holder, got {other:?}"),
+        }
+        drop(first);
+        StateLock::acquire(&state).unwrap();
+    }
+}
