@@ -51,11 +51,7 @@ impl LocalBackend {
     /// one) holds it. The file itself need not exist yet.
     pub fn open(path: &Path) -> Result<LocalBackend, StateError> {
         let lock = StateLock::acquire(path)?;
-        Ok(LocalBackend {
-            path: path.to_path_buf(),
-            lock: Some(lock),
-            wrote: false,
-        })
+        Ok(LocalBackend { path: path.to_path_buf(), lock: Some(lock), wrote: false })
     }
 
     /// Opens the state at `path` for reading only, without the lock, for
@@ -63,11 +59,7 @@ impl LocalBackend {
     /// another process writes: it sees the state before or after a write,
     /// never half of one. [`LocalBackend::write`] refuses.
     pub fn open_read_only(path: &Path) -> LocalBackend {
-        LocalBackend {
-            path: path.to_path_buf(),
-            lock: None,
-            wrote: false,
-        }
+        LocalBackend { path: path.to_path_buf(), lock: None, wrote: false }
     }
 
     /// The state file.
@@ -109,15 +101,9 @@ impl LocalBackend {
     /// [`LocalBackend::write`], with the step that writes bytes into the
     /// temporary file given as `write_content`, so that tests can make it
     /// fail half-way as a crash or a full disk would.
-    fn write_with(
-        &mut self,
-        state: &mut State,
-        write_content: &mut WriteContent<'_>,
-    ) -> Result<(), StateError> {
+    fn write_with(&mut self, state: &mut State, write_content: &mut WriteContent<'_>) -> Result<(), StateError> {
         if self.lock.is_none() {
-            return Err(StateError::ReadOnly {
-                path: self.path.clone(),
-            });
+            return Err(StateError::ReadOnly { path: self.path.clone() });
         }
         if let Some(previous) = read_file(&self.path)? {
             let current = parse(&self.path, &previous)?;
@@ -145,8 +131,7 @@ impl LocalBackend {
         state.format_version = FORMAT_VERSION;
         state.cairn_version = CAIRN_VERSION.to_string();
         state.normalize();
-        let result = encode(&self.path, state)
-            .and_then(|bytes| atomic_write(&self.path, &bytes, write_content));
+        let result = encode(&self.path, state).and_then(|bytes| atomic_write(&self.path, &bytes, write_content));
         match result {
             Ok(()) => self.wrote = true,
             // The serial counts writes that landed; the next attempt reuses it.
@@ -164,10 +149,7 @@ fn read_file(path: &Path) -> Result<Option<Vec<u8>>, StateError> {
     match fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(StateError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
+        Err(source) => Err(StateError::Read { path: path.to_path_buf(), source }),
     }
 }
 
@@ -198,20 +180,15 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
     }
     let state: State = serde_json::from_slice(bytes).map_err(invalid)?;
     if let Some(addr) = state.duplicate_addr() {
-        return Err(StateError::Duplicate {
-            path: path.to_path_buf(),
-            addr: addr.clone(),
-        });
+        return Err(StateError::Duplicate { path: path.to_path_buf(), addr: addr.clone() });
     }
     Ok(state)
 }
 
 /// The state as pretty-printed JSON with a trailing newline.
 fn encode(path: &Path, state: &State) -> Result<Vec<u8>, StateError> {
-    let mut bytes = serde_json::to_vec_pretty(state).map_err(|source| StateError::Encode {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let mut bytes =
+        serde_json::to_vec_pretty(state).map_err(|source| StateError::Encode { path: path.to_path_buf(), source })?;
     bytes.push(b'\n');
     Ok(bytes)
 }
@@ -224,33 +201,18 @@ fn encode(path: &Path, state: &State) -> Result<Vec<u8>, StateError> {
 ///
 /// The file keeps `dest`'s permissions; a new file is readable by its owner
 /// only, since states hold secrets.
-fn atomic_write(
-    dest: &Path,
-    bytes: &[u8],
-    write_content: &mut WriteContent<'_>,
-) -> Result<(), StateError> {
-    let err = |source| StateError::Write {
-        path: dest.to_path_buf(),
-        source,
-    };
+fn atomic_write(dest: &Path, bytes: &[u8], write_content: &mut WriteContent<'_>) -> Result<(), StateError> {
+    let err = |source| StateError::Write { path: dest.to_path_buf(), source };
     let dir = match dest.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     // Dropped (and so deleted) on any error below, leaving `dest` untouched.
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(err)?;
+    let mut temp =
+        tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir).map_err(err)?;
     if let Ok(meta) = fs::metadata(dest) {
-        temp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(err)?;
+        temp.as_file().set_permissions(meta.permissions()).map_err(err)?;
     }
     write_content(temp.as_file_mut(), bytes).map_err(err)?;
     temp.as_file().sync_all().map_err(err)?;
@@ -299,10 +261,7 @@ mod tests {
             ("small", Value::int(i64::MIN)),
             ("tenth", Value::Number(Number::Float(0.1))),
             ("huge", Value::Number(Number::Float(1e300))),
-            (
-                "anything",
-                Value::set(vec![Value::string("b"), Value::string("a")]),
-            ),
+            ("anything", Value::set(vec![Value::string("b"), Value::string("a")])),
             ("nothing", Value::Null),
         ])
     }
@@ -340,10 +299,7 @@ mod tests {
         state.set(instance("local_file.pages[\"index\"]"));
         state.outputs.insert(
             "password".to_string(),
-            OutputState {
-                value: to_json_typed(&Value::string("hunter2"), &Type::Dynamic),
-                sensitive: true,
-            },
+            OutputState::new(&Value::List(vec![Value::string("hunter2")]), true),
         );
         state
     }
@@ -351,10 +307,7 @@ mod tests {
     #[test]
     fn a_missing_file_reads_as_a_new_state() {
         let dir = tempfile::tempdir().unwrap();
-        let state = LocalBackend::open(&state_path(&dir))
-            .unwrap()
-            .read()
-            .unwrap();
+        let state = LocalBackend::open(&state_path(&dir)).unwrap().read().unwrap();
         assert!(state.is_empty());
         assert_eq!(state.serial, 0);
     }
@@ -369,18 +322,12 @@ mod tests {
         let read = backend.read().unwrap();
         assert_eq!(read, state);
         let x2 = read.get(&"random_id.x[2]".parse().unwrap()).unwrap();
-        assert_eq!(
-            from_json(&x2.attributes, &attributes_type()).unwrap(),
-            attributes()
-        );
+        assert_eq!(from_json(&x2.attributes, &attributes_type()).unwrap(), attributes());
         assert_eq!(x2.private, [0, 1, 2, 254, 255]);
         assert_eq!(x2.deposed[0].private, b"old secret");
 
         let text = fs::read_to_string(backend.path()).unwrap();
-        assert!(
-            text.starts_with("{\n  \"format_version\": 1,\n  \"cairn_version\": "),
-            "{text}"
-        );
+        assert!(text.starts_with("{\n  \"format_version\": 1,\n  \"cairn_version\": "), "{text}");
         assert!(text.ends_with("}\n"));
         assert!(text.contains("\"big\": 9223372036854775807"), "{text}");
         assert!(text.contains("\"private\": \"AAEC/v8=\""), "{text}");
@@ -412,10 +359,7 @@ mod tests {
         let mut other = State::new();
         let err = backend.write(&mut other).unwrap_err();
         assert!(matches!(err, StateError::LineageMismatch { .. }), "{err:?}");
-        assert!(
-            err.to_string().contains("belongs to another configuration"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("belongs to another configuration"), "{err}");
         assert_eq!(other.serial, 0);
         assert_eq!(fs::read(backend.path()).unwrap(), before);
     }
@@ -430,17 +374,7 @@ mod tests {
         backend.write(&mut state).unwrap();
         stale.serial = 1;
         let err = backend.write(&mut stale).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                StateError::StaleSerial {
-                    file: 2,
-                    ours: 1,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        assert!(matches!(err, StateError::StaleSerial { file: 2, ours: 1, .. }), "{err:?}");
     }
 
     #[test]
@@ -459,17 +393,11 @@ mod tests {
         let mut state = second_run.read().unwrap();
         state.remove(&"local_file.pages[\"index\"]".parse().unwrap());
         second_run.write(&mut state).unwrap();
-        assert_eq!(
-            fs::read(second_run.backup_path()).unwrap(),
-            before_second_run
-        );
+        assert_eq!(fs::read(second_run.backup_path()).unwrap(), before_second_run);
         // Later writes of the same run keep the backup from before the run.
         state.set(instance("local_file.b"));
         second_run.write(&mut state).unwrap();
-        assert_eq!(
-            fs::read(second_run.backup_path()).unwrap(),
-            before_second_run
-        );
+        assert_eq!(fs::read(second_run.backup_path()).unwrap(), before_second_run);
     }
 
     #[test]
@@ -491,10 +419,7 @@ mod tests {
         // Readers need no lock, and cannot write.
         let mut reader = LocalBackend::open_read_only(&path);
         let mut state = reader.read().unwrap();
-        assert!(matches!(
-            reader.write(&mut state),
-            Err(StateError::ReadOnly { .. })
-        ));
+        assert!(matches!(reader.write(&mut state), Err(StateError::ReadOnly { .. })));
 
         drop(first);
         LocalBackend::open(&path).unwrap();
@@ -517,18 +442,10 @@ mod tests {
         assert!(err.to_string().contains("disk on fire"), "{err}");
         assert_eq!(state.serial, 1, "a failed write does not count");
         assert_eq!(fs::read(backend.path()).unwrap(), before);
-        assert!(
-            backend
-                .read()
-                .unwrap()
-                .get(&"local_file.new".parse().unwrap())
-                .is_none()
-        );
+        assert!(backend.read().unwrap().get(&"local_file.new".parse().unwrap()).is_none());
         // The temporary file is gone too.
-        let mut names: Vec<String> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut names: Vec<String> =
+            fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         assert_eq!(names, ["cairn.state.json", "cairn.state.json.lock"]);
 
@@ -546,17 +463,7 @@ mod tests {
         let mut backend = LocalBackend::open(&path).unwrap();
 
         let err = backend.read().unwrap_err();
-        assert!(
-            matches!(
-                err,
-                StateError::Invalid {
-                    line: 3,
-                    column: 3,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        assert!(matches!(err, StateError::Invalid { line: 3, column: 3, .. }), "{err:?}");
         let message = err.to_string();
         assert!(message.contains(&path.display().to_string()), "{message}");
         assert!(message.contains("line 3 column 3"), "{message}");
@@ -575,17 +482,7 @@ mod tests {
         fs::write(&path, newer).unwrap();
         let mut backend = LocalBackend::open(&path).unwrap();
         let err = backend.read().unwrap_err();
-        assert!(
-            matches!(
-                err,
-                StateError::UnsupportedVersion {
-                    found: 2,
-                    supported: 1,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        assert!(matches!(err, StateError::UnsupportedVersion { found: 2, supported: 1, .. }), "{err:?}");
         assert!(err.to_string().contains("has format_version 2"), "{err}");
         assert!(backend.write(&mut State::new()).is_err());
         assert_eq!(fs::read_to_string(&path).unwrap(), newer);
@@ -599,9 +496,6 @@ mod tests {
         state.resources = vec![instance("local_file.a"), instance("local_file.a")];
         fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
         let err = LocalBackend::open_read_only(&path).read().unwrap_err();
-        assert!(
-            err.to_string().contains("lists local_file.a twice"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("lists local_file.a twice"), "{err}");
     }
 }

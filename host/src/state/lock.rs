@@ -35,21 +35,14 @@ pub struct LockHolder {
 impl LockHolder {
     /// This process, now.
     fn current() -> LockHolder {
-        LockHolder {
-            pid: std::process::id(),
-            started: format_utc(SystemTime::now()),
-            command: command_line(),
-        }
+        LockHolder { pid: std::process::id(), started: format_utc(SystemTime::now()), command: command_line() }
     }
 }
 
 /// The holder as the `Locked` error shows it.
 pub(super) fn describe(holder: Option<&LockHolder>) -> String {
     match holder {
-        Some(h) => format!(
-            "pid {}, started {}, command `{}`",
-            h.pid, h.started, h.command
-        ),
+        Some(h) => format!("pid {}, started {}, command `{}`", h.pid, h.started, h.command),
         None => "which one is unknown: its lock file holds no details".to_string(),
     }
 }
@@ -66,10 +59,7 @@ impl StateLock {
     /// records this process as its holder.
     pub(super) fn acquire(state_path: &Path) -> Result<StateLock, StateError> {
         let lock_path = lock_path(state_path);
-        let lock_err = |source| StateError::Lock {
-            path: lock_path.clone(),
-            source,
-        };
+        let lock_err = |source| StateError::Lock { path: lock_path.clone(), source };
         // Not truncated on open: when the lock is held, its content is the
         // holder's details, which the error message shows.
         let mut file = OpenOptions::new()
@@ -82,15 +72,12 @@ impl StateLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                return Err(StateError::Locked {
-                    path: state_path.to_path_buf(),
-                    holder: read_holder(&mut file),
-                });
+                return Err(StateError::Locked { path: state_path.to_path_buf(), holder: read_holder(&mut file) });
             }
             Err(TryLockError::Error(source)) => return Err(lock_err(source)),
         }
-        let mut details = serde_json::to_vec_pretty(&LockHolder::current())
-            .map_err(|e| lock_err(std::io::Error::other(e)))?;
+        let mut details =
+            serde_json::to_vec_pretty(&LockHolder::current()).map_err(|e| lock_err(std::io::Error::other(e)))?;
         details.push(b'\n');
         file.set_len(0).map_err(lock_err)?;
         file.write_all(&details).map_err(lock_err)?;
@@ -128,15 +115,8 @@ fn read_holder(file: &mut File) -> Option<LockHolder> {
 fn command_line() -> String {
     let mut args = std::env::args_os();
     let program = args.next().map(PathBuf::from);
-    let program = program
-        .as_deref()
-        .and_then(Path::file_name)
-        .map(|n| n.to_string_lossy().into_owned());
-    program
-        .into_iter()
-        .chain(args.map(|a| a.to_string_lossy().into_owned()))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let program = program.as_deref().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+    program.into_iter().chain(args.map(|a| a.to_string_lossy().into_owned())).collect::<Vec<_>>().join(" ")
 }
 
 /// A time as UTC in RFC 3339 form, to the second (`2026-11-22T10:31:05Z`).
@@ -144,12 +124,7 @@ fn format_utc(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// The (year, month, day) of a count of days since 1970-01-01, in the
@@ -207,9 +182,7 @@ mod tests {
         let state = dir.path().join("cairn.state.json");
         let first = StateLock::acquire(&state).unwrap();
         match StateLock::acquire(&state) {
-            Err(StateError::Locked {
-                holder: Some(h), ..
-            }) => assert_eq!(h.pid, std::process::id()),
+            Err(StateError::Locked { holder: Some(h), .. }) => assert_eq!(h.pid, std::process::id()),
             other => panic!("expected Locked with a holder, got {other:?}"),
         }
         drop(first);

@@ -119,13 +119,30 @@ pub struct DeposedObject {
 /// The value of one root module output.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct OutputState {
-    /// The value as JSON. An output's type is not in any schema, so write it
-    /// with [`crate::value::to_json_typed`] and [`crate::value::Type::Dynamic`]
-    /// to keep its type (`{"value": …, "type": …}`).
+    /// The value as plain JSON, as Terraform writes it.
     pub value: serde_json::Value,
+    /// The value's type in Terraform's JSON type syntax
+    /// ([`crate::value::type_to_json`]); an output's type is in no schema,
+    /// and plain JSON alone cannot tell a list from a tuple.
+    #[serde(rename = "type", default)]
+    pub ty: serde_json::Value,
     /// Whether it is redacted in output.
     #[serde(default)]
     pub sensitive: bool,
+}
+
+impl OutputState {
+    /// The stored output of a value.
+    pub fn new(value: &crate::value::Value, sensitive: bool) -> OutputState {
+        let ty = crate::value::Type::of(value);
+        OutputState { value: crate::value::to_json_typed(value, &ty), ty: crate::value::type_to_json(&ty), sensitive }
+    }
+
+    /// The stored value, read back with its type.
+    pub fn decode(&self) -> Option<crate::value::Value> {
+        let ty = crate::value::type_from_json(&self.ty).unwrap_or(crate::value::Type::Dynamic);
+        crate::value::from_json(&self.value, &ty).ok()
+    }
 }
 
 impl State {
@@ -373,27 +390,14 @@ mod tests {
     #[test]
     fn normalize_sorts_by_address() {
         let mut state = State::new();
-        for a in [
-            "random_id.x[10]",
-            "data.local_file.t",
-            "random_id.x[2]",
-            "local_file.b",
-        ] {
+        for a in ["random_id.x[10]", "data.local_file.t", "random_id.x[2]", "local_file.b"] {
             state.set(inst(a));
         }
         state.resources[0].dependencies = vec!["b".into(), "a".into(), "b".into()];
         state.normalize();
         let order: Vec<String> = state.resources.iter().map(|r| r.addr.to_string()).collect();
         // Managed before data, integer keys in numeric order.
-        assert_eq!(
-            order,
-            [
-                "local_file.b",
-                "random_id.x[2]",
-                "random_id.x[10]",
-                "data.local_file.t"
-            ]
-        );
+        assert_eq!(order, ["local_file.b", "random_id.x[2]", "random_id.x[10]", "data.local_file.t"]);
         let x10 = &state.resources[2];
         assert_eq!(x10.dependencies, ["a", "b"]);
     }
@@ -415,11 +419,7 @@ mod tests {
     #[test]
     fn duplicate_addresses_are_found() {
         let mut state = State::new();
-        state.resources = vec![
-            inst("local_file.a"),
-            inst("local_file.b"),
-            inst("local_file.a"),
-        ];
+        state.resources = vec![inst("local_file.a"), inst("local_file.b"), inst("local_file.a")];
         assert_eq!(state.duplicate_addr().unwrap().to_string(), "local_file.a");
         state.resources.pop();
         assert!(state.duplicate_addr().is_none());

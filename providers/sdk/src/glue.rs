@@ -103,6 +103,11 @@ impl<P: Provider> abi::Guest for Glue<P> {
     }
 
     fn configure(config: wire::Value) -> Vec<wire::Diagnostic> {
+        // wasi-libc resolves `./out/x` against the working directory only
+        // when `chdir` is linked in; setting it links it, so paths written
+        // `./out/x` reach a grant of `./out` just like `out/x` does.
+        #[cfg(target_arch = "wasm32")]
+        let _ = std::env::set_current_dir("/");
         let result = decode(&config, "provider configuration").and_then(P::configure);
         match result {
             Ok(provider) => {
