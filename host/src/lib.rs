@@ -7,6 +7,7 @@
 //! behind the [`provider::Provider`] trait. `cli` is the `cairn` command.
 
 pub mod addr;
+pub mod config;
 pub mod diag;
 pub mod provider;
 pub mod schema;
