@@ -21,13 +21,19 @@
 //! by the `file` family of functions, which never look outside the
 //! configuration directory.
 
+mod blocks;
+mod check;
 mod eval;
 mod expr;
 mod functions;
+mod load;
 mod ops;
 mod parse;
+mod provider;
+mod resource;
 mod source;
 mod suggest;
+mod variables;
 
 #[cfg(test)]
 mod testutil;
@@ -41,7 +47,9 @@ use crate::value::{Path, Type, Value};
 
 pub use eval::{EvalContext, eval};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
+pub use load::load;
 pub use parse::parse_expression;
+pub use variables::{parse_type, resolve_variables};
 
 /// A whole configuration: every block of every `*.tf` file in a directory.
 #[derive(Debug, Clone, Default)]

@@ -1,4 +1,4 @@
-//! Helpers for this module's tests: files written into temporary
+//! Helpers for this module's tests: configurations written into temporary
 //! directories, and expressions parsed from text.
 
 use std::path::Path;
@@ -8,7 +8,7 @@ use tempfile::TempDir;
 use crate::diag::Diagnostic;
 use crate::value::Value;
 
-use super::{EvalContext, Expression, eval, parse_expression};
+use super::{Config, EvalContext, Expression, eval, load, parse_expression};
 
 /// A temporary directory holding the given `(file name, text)` pairs.
 pub(crate) fn write_dir(files: &[(&str, &str)]) -> TempDir {
@@ -21,6 +21,22 @@ pub(crate) fn write_dir(files: &[(&str, &str)]) -> TempDir {
         std::fs::write(path, text).unwrap();
     }
     dir
+}
+
+/// Loads a configuration of one `main.tf`, which must be valid.
+pub(crate) fn load_main(text: &str) -> (TempDir, Config) {
+    let dir = write_dir(&[("main.tf", text)]);
+    let config = load(dir.path()).unwrap_or_else(|diags| panic!("{}", shown(&diags)));
+    (dir, config)
+}
+
+/// The errors loading a configuration of one `main.tf` produces, displayed.
+pub(crate) fn load_errors(text: &str) -> Vec<String> {
+    let dir = write_dir(&[("main.tf", text)]);
+    match load(dir.path()) {
+        Ok(_) => panic!("expected errors loading:\n{text}"),
+        Err(diags) => diags.iter().map(Diagnostic::to_string).collect(),
+    }
 }
 
 /// An expression parsed from text, as if written in `test.tf`.
