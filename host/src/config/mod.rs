@@ -23,6 +23,7 @@
 
 mod blocks;
 mod check;
+mod decode;
 mod eval;
 mod expr;
 mod functions;
@@ -45,6 +46,7 @@ use crate::addr::ResourceAddr;
 use crate::diag::{Diagnostic, Location};
 use crate::value::{Path, Type, Value};
 
+pub use decode::decode_body;
 pub use eval::{EvalContext, eval};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
 pub use load::load;
