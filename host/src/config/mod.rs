@@ -21,6 +21,7 @@
 //! by the `file` family of functions, which never look outside the
 //! configuration directory.
 
+mod access;
 mod blocks;
 mod check;
 mod decode;
