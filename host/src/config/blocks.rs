@@ -25,6 +25,22 @@ pub(super) fn take_blocks(body: &mut Body, name: &str) -> Vec<Block> {
     taken
 }
 
+/// Removes `dynamic` blocks from a body, at any depth, with an error for
+/// each: they are not supported yet, and their iterator variables would
+/// otherwise be reported as undeclared resources.
+pub(super) fn reject_dynamic_blocks(body: &mut Body, diags: &mut Vec<Diagnostic>) {
+    for block in take_blocks(body, "dynamic") {
+        diags.push(error_at(
+            "Unsupported block type",
+            "dynamic blocks are not supported yet; write the blocks out, or use a list or map attribute.",
+            &block.location,
+        ));
+    }
+    for block in &mut body.blocks {
+        reject_dynamic_blocks(&mut block.body, diags);
+    }
+}
+
 /// "Unsupported argument" for an attribute of a fixed-shape block.
 pub(super) fn unsupported_argument(attr: &Attribute, block: &str, expected: &[&str]) -> Diagnostic {
     let hint = suggest::did_you_mean(&attr.name, expected.iter().copied());

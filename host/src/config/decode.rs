@@ -166,8 +166,6 @@ impl Decoder<'_> {
                 "Blocks of type \"{name}\" are not expected here. Did you mean to define argument \"{name}\"? \
                  If so, use the equals sign to assign it a value."
             )
-        } else if name == "dynamic" {
-            "dynamic blocks are not supported yet; write the blocks out, or use a list or map attribute.".to_string()
         } else {
             format!(
                 "Blocks of type \"{name}\" are not expected here.{}",

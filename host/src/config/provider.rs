@@ -9,8 +9,8 @@ use crate::diag::Diagnostic;
 use crate::value::Value;
 
 use super::blocks::{
-    expect_no_labels, literal, literal_positive, literal_strings, take_attribute, take_blocks,
-    unsupported_argument, unsupported_block,
+    expect_no_labels, literal, literal_positive, literal_strings, reject_dynamic_blocks,
+    take_attribute, take_blocks, unsupported_argument, unsupported_block,
 };
 use super::{Block, ProviderConfig, ProviderRequirement, SandboxConfig, error_at};
 
@@ -33,6 +33,7 @@ pub(super) fn provider(
     let Block {
         mut body, location, ..
     } = block;
+    reject_dynamic_blocks(&mut body, diags);
     if let Some(alias) = take_attribute(&mut body, "alias") {
         diags.push(error_at(
             "Provider aliases are not supported",

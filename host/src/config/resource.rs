@@ -9,7 +9,8 @@ use crate::diag::{Diagnostic, Location};
 use crate::value::{Path, Value};
 
 use super::blocks::{
-    literal_bool, take_attribute, take_blocks, unsupported_argument, unsupported_block,
+    literal_bool, reject_dynamic_blocks, take_attribute, take_blocks, unsupported_argument,
+    unsupported_block,
 };
 use super::expr::{ExprKind, Expression, Reference, Step};
 use super::{Attribute, Block, Lifecycle, Resource, error_at};
@@ -31,6 +32,7 @@ pub(super) fn resource(
     let Block {
         mut body, location, ..
     } = block;
+    reject_dynamic_blocks(&mut body, diags);
     let count = take_attribute(&mut body, "count").map(|a| a.expr);
     let for_each = take_attribute(&mut body, "for_each").map(|a| a.expr);
     if let (Some(_), Some(for_each)) = (&count, &for_each) {
@@ -399,6 +401,19 @@ variable "v" {}
                 .filter(|e| e.starts_with("Error: main.tf:8: Invalid ignore_changes"))
                 .count(),
             2
+        );
+    }
+
+    #[test]
+    fn dynamic_blocks_are_refused_clearly() {
+        let errors = load_errors(
+            "resource \"a\" \"b\" {\n  rule {\n    dynamic \"x\" {\n      for_each = [1]\n      content { v = x.value }\n    }\n  }\n}\n",
+        );
+        assert_eq!(
+            errors,
+            [
+                "Error: main.tf:3: Unsupported block type\n  dynamic blocks are not supported yet; write the blocks out, or use a list or map attribute."
+            ]
         );
     }
 
