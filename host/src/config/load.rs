@@ -34,12 +34,7 @@ const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depend
 /// Reads and parses every `*.tf` file in `dir`. Returns the configuration,
 /// or every error found (each with `file:line`, the file relative to `dir`).
 pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
-    let dir = dir.canonicalize().map_err(|e| {
-        vec![
-            Diagnostic::error("Cannot read the configuration directory")
-                .with_detail(format!("{}: {e}", dir.display())),
-        ]
-    })?;
+    let dir = dir.canonicalize().map_err(|e| unreadable_dir(dir, &e))?;
     let names = config_file_names(&dir)?;
     let mut loader = Loader {
         config: Config {
@@ -49,12 +44,16 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
         declared: BTreeMap::new(),
         diags: Vec::new(),
     };
+    // A file that cannot be parsed declares nothing, so references to what
+    // it declares would all look undeclared: those checks wait for a clean parse.
+    let mut all_parsed = true;
     for name in names {
         match std::fs::read_to_string(dir.join(&name)) {
             Ok(text) => {
                 let file = SourceFile::new(&name, text);
-                if let Some(body) = parse::parse_file(&file, &mut loader.diags) {
-                    loader.file(body);
+                match parse::parse_file(&file, &mut loader.diags) {
+                    Some(body) => loader.file(body),
+                    None => all_parsed = false,
                 }
             }
             Err(e) => loader.diags.push(error_at(
@@ -71,7 +70,9 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
     let Loader {
         config, mut diags, ..
     } = loader;
-    check::check_references(&config, &mut diags);
+    if all_parsed {
+        check::check_references(&config, &mut diags);
+    }
     if diags.iter().any(Diagnostic::is_error) {
         diags.sort_by(|a, b| a.location.cmp(&b.location));
         return Err(diags);
@@ -81,12 +82,7 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
 
 /// The names of the `*.tf` files in `dir`, sorted.
 fn config_file_names(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
-    let unreadable = |e: std::io::Error| {
-        vec![
-            Diagnostic::error("Cannot read the configuration directory")
-                .with_detail(format!("{}: {e}", dir.display())),
-        ]
-    };
+    let unreadable = |e: std::io::Error| unreadable_dir(dir, &e);
     let mut names = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(unreadable)? {
         let entry = entry.map_err(unreadable)?;
@@ -105,6 +101,13 @@ fn config_file_names(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
     }
     names.sort();
     Ok(names)
+}
+
+fn unreadable_dir(dir: &Path, e: &std::io::Error) -> Vec<Diagnostic> {
+    vec![
+        Diagnostic::error("Cannot read the configuration directory")
+            .with_detail(format!("{}: {e}", dir.display())),
+    ]
 }
 
 /// The configuration as it is built, file by file.
@@ -447,15 +450,32 @@ mod tests {
     #[test]
     fn errors_from_several_files_are_all_reported_in_order() {
         let dir = write_dir(&[
-            ("a.tf", "resource \"x\" \"y\" {\n  a = var.nope\n}\n"),
+            (
+                "a.tf",
+                "resource \"x\" \"y\" {\n  count = 1\n  for_each = {}\n}\n",
+            ),
             ("b.tf", "b = [\n"),
-            ("c.tf", "output \"o\" {\n  value = local.nope\n}\n"),
+            (
+                "c.tf",
+                "output \"o\" {\n  value = 1\n  sensitve = true\n}\n",
+            ),
         ]);
         let errors: Vec<String> = load(dir.path())
             .unwrap_err()
             .iter()
             .map(|d| d.location.as_ref().unwrap().to_string())
             .collect();
-        assert_eq!(errors, ["a.tf:2", "b.tf:1", "c.tf:2"]);
+        assert_eq!(errors, ["a.tf:3", "b.tf:1", "c.tf:3"]);
+    }
+
+    #[test]
+    fn a_syntax_error_does_not_cascade_into_undeclared_references() {
+        let dir = write_dir(&[
+            ("a.tf", "output \"o\" {\n  value = var.v\n}\n"),
+            ("b.tf", "variable \"v\" {\n  default = [\n}\n"),
+        ]);
+        let errors = load(dir.path()).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].summary, "Syntax error");
     }
 }
