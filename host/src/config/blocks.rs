@@ -131,7 +131,7 @@ fn literal_of(
         Err(e) => {
             diags.push(error_at(
                 "Invalid value",
-                format!("The {what} must be a {ty}: {}.", e.message),
+                format!("The {what} is not valid: {}.", e.message),
                 &attr.location,
             ));
             None

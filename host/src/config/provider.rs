@@ -340,7 +340,7 @@ provider "local" {
         let expected = [
             "Error: main.tf:3: Provider aliases are not supported",
             "Error: main.tf:5: Variables not allowed\n  The \"read_write\" argument must be a literal value; it cannot refer to var.dir.",
-            "Error: main.tf:6: Invalid value\n  The \"read_only\" argument must be a list(string)",
+            "Error: main.tf:6: Invalid value\n  The \"read_only\" argument is not valid: a list(string) is required, got a string.",
             "Error: main.tf:7: Invalid value\n  The \"memory_mb\" argument must be a whole number of at least 1.",
             "Error: main.tf:8: Invalid value\n  The \"timeout_seconds\" argument must be a whole number of at least 1.",
             "Error: main.tf:9: Invalid environment variable name",
