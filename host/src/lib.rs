@@ -4,13 +4,15 @@
 //! `graph` orders resources, `plan` decides what to do and `contract` checks
 //! every provider answer, `apply` carries the plan out, `state` records what
 //! exists, and `runtime` runs providers as sandboxed WebAssembly components
-//! behind the [`provider::Provider`] trait. `cli` is the `cairn` command.
+//! behind the [`provider::Provider`] trait; `registry` finds each provider's
+//! component. `cli` is the `cairn` command.
 
 pub mod addr;
+pub mod config;
 pub mod contract;
 pub mod diag;
 pub mod provider;
+pub mod runtime;
 pub mod schema;
 pub mod state;
 pub mod value;
-pub mod runtime;

@@ -1,0 +1,176 @@
+//! String functions. Positions and lengths count characters, not bytes.
+
+use crate::value::{Type, Value};
+
+use super::{Args, FnError};
+
+pub(super) fn upper(args: &Args) -> Result<Value, FnError> {
+    Ok(Value::String(args.string(0)?.to_uppercase()))
+}
+
+pub(super) fn lower(args: &Args) -> Result<Value, FnError> {
+    Ok(Value::String(args.string(0)?.to_lowercase()))
+}
+
+pub(super) fn trimspace(args: &Args) -> Result<Value, FnError> {
+    Ok(Value::string(args.string(0)?.trim()))
+}
+
+pub(super) fn chomp(args: &Args) -> Result<Value, FnError> {
+    let s = args.string(0)?;
+    Ok(Value::string(s.trim_end_matches(['\n', '\r'])))
+}
+
+pub(super) fn trim(args: &Args) -> Result<Value, FnError> {
+    let (s, cutset) = (args.string(0)?, args.string(1)?);
+    Ok(Value::string(s.trim_matches(|c| cutset.contains(c))))
+}
+
+pub(super) fn trimprefix(args: &Args) -> Result<Value, FnError> {
+    let (s, prefix) = (args.string(0)?, args.string(1)?);
+    Ok(Value::string(s.strip_prefix(prefix.as_str()).unwrap_or(&s)))
+}
+
+pub(super) fn trimsuffix(args: &Args) -> Result<Value, FnError> {
+    let (s, suffix) = (args.string(0)?, args.string(1)?);
+    Ok(Value::string(s.strip_suffix(suffix.as_str()).unwrap_or(&s)))
+}
+
+pub(super) fn startswith(args: &Args) -> Result<Value, FnError> {
+    Ok(Value::Bool(args.string(0)?.starts_with(&args.string(1)?)))
+}
+
+pub(super) fn endswith(args: &Args) -> Result<Value, FnError> {
+    Ok(Value::Bool(args.string(0)?.ends_with(&args.string(1)?)))
+}
+
+/// `replace(str, substr, replacement)`. Terraform also accepts a regular
+/// expression written `/…/`; no regex engine is linked in, so that form is
+/// refused rather than silently matched as text.
+pub(super) fn replace(args: &Args) -> Result<Value, FnError> {
+    let (s, substr, replacement) = (args.string(0)?, args.string(1)?, args.string(2)?);
+    if substr.len() >= 2 && substr.starts_with('/') && substr.ends_with('/') {
+        return Err(FnError::arg(
+            1,
+            "regular expressions (/…/) are not supported; give the exact text to replace",
+        ));
+    }
+    Ok(Value::String(s.replace(&substr, &replacement)))
+}
+
+/// `split(separator, str)`: a list of strings; an empty separator splits
+/// into characters.
+pub(super) fn split(args: &Args) -> Result<Value, FnError> {
+    let (separator, s) = (args.string(0)?, args.string(1)?);
+    let parts: Vec<Value> = if separator.is_empty() {
+        s.chars().map(|c| Value::String(c.to_string())).collect()
+    } else {
+        s.split(separator.as_str()).map(Value::string).collect()
+    };
+    Ok(Value::List(parts))
+}
+
+/// `join(separator, lists...)`: the strings of every list, in order.
+pub(super) fn join(args: &Args) -> Result<Value, FnError> {
+    let separator = args.string(0)?;
+    if args.rest().is_empty() {
+        return Err(FnError::call("at least one list is required"));
+    }
+    let mut items = Vec::new();
+    for i in 1..args.values.len() {
+        for (j, element) in args.elements(i)?.iter().enumerate() {
+            match Type::String.convert(element) {
+                Ok(Value::String(s)) => items.push(s),
+                Ok(_) => return Err(FnError::arg(i, format!("element {j} is null"))),
+                Err(e) => return Err(FnError::arg(i, format!("element {j}: {}", e.message))),
+            }
+        }
+    }
+    Ok(Value::String(items.join(&separator)))
+}
+
+/// `substr(str, offset, length)`: a negative offset counts from the end;
+/// a length of -1 takes everything after the offset.
+pub(super) fn substr(args: &Args) -> Result<Value, FnError> {
+    let chars: Vec<char> = args.string(0)?.chars().collect();
+    let (offset, length) = (args.integer(1)?, args.integer(2)?);
+    let len = chars.len() as i64;
+    let start = if offset < 0 { len + offset } else { offset };
+    if start < 0 || start > len {
+        return Err(FnError::arg(
+            1,
+            format!("offset {offset} is outside a string of {len} characters"),
+        ));
+    }
+    let end = if length < 0 {
+        len
+    } else {
+        (start + length).min(len)
+    };
+    Ok(Value::String(
+        chars[start as usize..end as usize].iter().collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::testutil::{error, value};
+    use super::*;
+
+    fn s(text: &str) -> Value {
+        Value::string(text)
+    }
+
+    #[test]
+    fn case_and_space() {
+        assert_eq!(value("upper(\"abc\")"), s("ABC"));
+        assert_eq!(value("lower(\"ÀB\")"), s("àb"));
+        assert_eq!(value("trimspace(\"  a b \\n\")"), s("a b"));
+        assert_eq!(value("chomp(\"a\\n\\n\")"), s("a"));
+        assert_eq!(value("trim(\"?!a?!\", \"!?\")"), s("a"));
+        assert_eq!(value("trimprefix(\"foobar\", \"foo\")"), s("bar"));
+        assert_eq!(value("trimsuffix(\"foobar\", \"baz\")"), s("foobar"));
+        assert_eq!(value("startswith(\"foobar\", \"foo\")"), Value::Bool(true));
+        assert_eq!(value("endswith(\"foobar\", \"foo\")"), Value::Bool(false));
+        assert_eq!(value("upper(12)"), s("12"));
+    }
+
+    #[test]
+    fn replace_split_join() {
+        assert_eq!(value("replace(\"a-b-c\", \"-\", \"+\")"), s("a+b+c"));
+        assert!(
+            error("replace(\"a\", \"/a/\", \"b\")")
+                .contains("regular expressions (/…/) are not supported")
+        );
+        assert_eq!(
+            value("split(\",\", \"a,b,,c\")"),
+            Value::List(vec![s("a"), s("b"), s(""), s("c")])
+        );
+        assert_eq!(value("split(\",\", \"\")"), Value::List(vec![s("")]));
+        assert_eq!(
+            value("split(\"\", \"ab\")"),
+            Value::List(vec![s("a"), s("b")])
+        );
+        assert_eq!(value("join(\"-\", [\"a\", 1, true])"), s("a-1-true"));
+        assert_eq!(value("join(\",\", [\"a\"], [\"b\", \"c\"])"), s("a,b,c"));
+        assert_eq!(value("join(\",\", [])"), s(""));
+        assert!(
+            error("join(\",\", [\"a\", null])").contains("parameter of join(): element 1 is null")
+        );
+        assert!(
+            error("join(\",\", [[\"a\"]])")
+                .contains("Invalid value for \"lists\" parameter of join(): element 0")
+        );
+        assert!(error("join(\",\")").contains("at least one list is required"));
+    }
+
+    #[test]
+    fn substrings() {
+        assert_eq!(value("substr(\"héllo\", 1, 3)"), s("éll"));
+        assert_eq!(value("substr(\"hello\", -3, -1)"), s("llo"));
+        assert_eq!(value("substr(\"hello\", 2, 100)"), s("llo"));
+        assert!(
+            error("substr(\"hi\", 5, 1)").contains("offset 5 is outside a string of 2 characters")
+        );
+    }
+}

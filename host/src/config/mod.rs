@@ -1,0 +1,325 @@
+//! Configuration: the `*.tf` files of one directory, read into resources,
+//! data sources, providers, variables, locals and outputs, with expressions
+//! kept as syntax trees that carry their file and line.
+//!
+//! This module owns everything between the text a user writes and the values
+//! the planner works with:
+//!
+//! - [`load`] reads and parses every `*.tf` file (sorted by name) with
+//!   `hcl-edit`, interprets the top-level blocks and checks that every
+//!   reference names something declared. Each problem is a [`Diagnostic`]
+//!   with `file:line`.
+//! - [`eval`] evaluates an [`Expression`] in an [`EvalContext`] (variables,
+//!   locals, resource values, `count.index`, `each`), with unknown values
+//!   propagating through every operator and function.
+//! - [`decode_body`] turns a resource or provider body into the object value
+//!   its schema describes (the planner's "config" artifact).
+//! - [`resolve_variables`] decides the value of every input variable from
+//!   `-var`, `CAIRN_VAR_<name>` and defaults.
+//!
+//! Nothing here touches wasmtime. The file system is read only by [`load`] and
+//! by the `file` family of functions, which never look outside the
+//! configuration directory.
+
+mod access;
+mod blocks;
+mod check;
+mod decode;
+mod eval;
+mod expr;
+mod functions;
+mod instances;
+mod load;
+mod ops;
+mod parse;
+mod provider;
+mod resource;
+mod source;
+mod suggest;
+mod variables;
+
+#[cfg(test)]
+mod testutil;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::addr::ResourceAddr;
+use crate::diag::{Diagnostic, Location};
+use crate::value::{Path, Type, Value};
+
+pub use decode::decode_body;
+pub use eval::{EvalContext, eval};
+pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
+pub use instances::{Instance, instances};
+pub use load::load;
+pub use parse::parse_expression;
+pub use variables::{parse_type, resolve_variables};
+
+/// A whole configuration: every block of every `*.tf` file in a directory.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// The configuration directory (absolute).
+    pub dir: PathBuf,
+    /// `resource` and `data` blocks, in file order.
+    pub resources: Vec<Resource>,
+    /// `provider "name" { … }` blocks.
+    pub providers: Vec<ProviderConfig>,
+    /// Where each provider comes from, by name, from
+    /// `terraform { required_providers { … } }` (or the same in `cairn { … }`).
+    pub required_providers: BTreeMap<String, ProviderRequirement>,
+    /// `variable` blocks by name.
+    pub variables: BTreeMap<String, Variable>,
+    /// Entries of `locals` blocks by name.
+    pub locals: BTreeMap<String, Local>,
+    /// `output` blocks by name.
+    pub outputs: BTreeMap<String, Output>,
+}
+
+impl Config {
+    /// The resource or data block with this address.
+    pub fn resource(&self, addr: &ResourceAddr) -> Option<&Resource> {
+        self.resources.iter().find(|r| &r.addr == addr)
+    }
+
+    /// The `provider` block of this name, if the configuration has one.
+    pub fn provider(&self, name: &str) -> Option<&ProviderConfig> {
+        self.providers.iter().find(|p| p.name == name)
+    }
+}
+
+/// A `resource "type" "name"` or `data "type" "name"` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resource {
+    /// Mode (managed for `resource`, data for `data`), type and name.
+    pub addr: ResourceAddr,
+    /// The provider that manages it: the meta-argument `provider = foo`, or
+    /// else the type's prefix (`local_file` → `local`).
+    pub provider: String,
+    /// The block's contents without the meta-arguments below.
+    pub body: Body,
+    /// `depends_on = [random_id.x, data.local_file.t]`: always resources.
+    pub depends_on: Vec<(Reference, Location)>,
+    /// `count = …`
+    pub count: Option<Expression>,
+    /// `for_each = …`
+    pub for_each: Option<Expression>,
+    /// The `lifecycle { … }` block.
+    pub lifecycle: Lifecycle,
+    /// The block header.
+    pub location: Location,
+}
+
+impl Resource {
+    /// Every reference the resource makes, wherever it is written: its body,
+    /// `count`, `for_each`, `depends_on` and `replace_triggered_by`. These are
+    /// the resource's dependencies in the graph.
+    pub fn references(&self) -> Vec<(Reference, Location)> {
+        let mut refs = self.body.references();
+        for expr in self
+            .count
+            .iter()
+            .chain(&self.for_each)
+            .chain(&self.lifecycle.replace_triggered_by)
+        {
+            refs.extend(expr.references());
+        }
+        refs.extend(self.depends_on.iter().cloned());
+        refs
+    }
+}
+
+/// The `lifecycle { … }` block of a resource.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lifecycle {
+    /// Create the replacement before destroying the old object.
+    pub create_before_destroy: bool,
+    /// Refuse any plan that would destroy the object.
+    pub prevent_destroy: bool,
+    /// Attributes whose configuration changes are ignored, e.g.
+    /// `[content, tags["a"]]`. `ignore_changes = all` is the root path
+    /// ([`Path::root`]), which every attribute path starts with.
+    pub ignore_changes: Vec<Path>,
+    /// `replace_triggered_by = [random_id.x, local_file.y.content]`.
+    pub replace_triggered_by: Vec<Expression>,
+    /// The `lifecycle` block, when there is one.
+    pub location: Option<Location>,
+}
+
+/// A `provider "name" { … }` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderConfig {
+    /// The provider's local name.
+    pub name: String,
+    /// The provider's own configuration, without `sandbox` and meta-arguments.
+    pub body: Body,
+    /// What the provider's sandbox grants.
+    pub sandbox: SandboxConfig,
+    /// The block header.
+    pub location: Location,
+}
+
+/// The `sandbox { … }` block of a provider: everything the provider may use
+/// beyond its own memory. Values are literals, so an operator can audit the
+/// grants by reading the file. Without the block, nothing is granted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SandboxConfig {
+    /// Directories the provider may read and write (relative to the
+    /// configuration directory, or absolute).
+    pub read_write: Vec<(String, Location)>,
+    /// Directories the provider may only read.
+    pub read_only: Vec<(String, Location)>,
+    /// Names of environment variables passed to the provider.
+    pub env: Vec<(String, Location)>,
+    /// Hosts the provider may reach over outgoing HTTP (`allowed_hosts`).
+    pub allowed_hosts: Vec<(String, Location)>,
+    /// Memory cap in MiB.
+    pub memory_mb: Option<u64>,
+    /// Wall-clock timeout per call in seconds.
+    pub timeout_seconds: Option<u64>,
+    /// The `sandbox` block, when there is one.
+    pub location: Option<Location>,
+}
+
+/// Where a provider comes from: an entry of `required_providers`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderRequirement {
+    /// A path to a `.wasm` file or a directory of providers.
+    pub source: String,
+    /// The entry in `required_providers`.
+    pub location: Location,
+}
+
+/// A `variable "name" { … }` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variable {
+    /// The variable's name.
+    pub name: String,
+    /// `type = list(string)`; `None` accepts any value.
+    pub ty: Option<Type>,
+    /// `default = …`, already converted to the type. `Some(Value::Null)`
+    /// (`default = null`) makes the variable optional with a null value.
+    pub default: Option<Value>,
+    /// `description = "…"`
+    pub description: String,
+    /// `sensitive = true`: never displayed.
+    pub sensitive: bool,
+    /// `nullable = false` refuses null values (default true).
+    pub nullable: bool,
+    /// `validation { condition = …, error_message = … }` blocks.
+    pub validations: Vec<Validation>,
+    /// The block header.
+    pub location: Location,
+}
+
+/// A `validation` block of a variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validation {
+    /// Must be true for the value to be accepted; refers only to the variable.
+    pub condition: Expression,
+    /// The message when it is not.
+    pub error_message: Expression,
+    /// The `validation` block.
+    pub location: Location,
+}
+
+/// One entry of a `locals { … }` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Local {
+    /// The local value's name.
+    pub name: String,
+    /// Its expression.
+    pub expr: Expression,
+    /// The attribute.
+    pub location: Location,
+}
+
+/// An `output "name" { … }` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// The output's name.
+    pub name: String,
+    /// `value = …`
+    pub expr: Expression,
+    /// `sensitive = true`: redacted in displays.
+    pub sensitive: bool,
+    /// `description = "…"`
+    pub description: String,
+    /// `depends_on = [...]`: always resources.
+    pub depends_on: Vec<(Reference, Location)>,
+    /// The block header.
+    pub location: Location,
+}
+
+impl Output {
+    /// Every reference the output makes: its value and `depends_on`.
+    pub fn references(&self) -> Vec<(Reference, Location)> {
+        let mut refs = self.expr.references();
+        refs.extend(self.depends_on.iter().cloned());
+        refs
+    }
+}
+
+/// The contents of a block: attributes and nested blocks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Body {
+    /// `name = expression` lines, in file order.
+    pub attributes: Vec<Attribute>,
+    /// Nested blocks, in file order.
+    pub blocks: Vec<Block>,
+    /// The block this body belongs to (line 1 for a whole file).
+    pub location: Location,
+}
+
+impl Body {
+    /// Every reference made anywhere inside, nested blocks included.
+    pub fn references(&self) -> Vec<(Reference, Location)> {
+        let mut refs = Vec::new();
+        for attr in &self.attributes {
+            refs.extend(attr.expr.references());
+        }
+        for block in &self.blocks {
+            refs.extend(block.body.references());
+        }
+        refs
+    }
+
+    /// The attribute of this name.
+    pub fn attribute(&self, name: &str) -> Option<&Attribute> {
+        self.attributes.iter().find(|a| a.name == name)
+    }
+}
+
+/// `name = expression` in a body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    /// The name left of `=`.
+    pub name: String,
+    /// The expression right of `=`.
+    pub expr: Expression,
+    /// Where the name is.
+    pub location: Location,
+}
+
+/// A nested block: `type "label" … { body }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    /// The block type (its first word).
+    pub type_name: String,
+    /// The labels after the type.
+    pub labels: Vec<String>,
+    /// What is inside the braces.
+    pub body: Body,
+    /// The block header.
+    pub location: Location,
+}
+
+/// An error diagnostic at a place in the configuration: the shape of almost
+/// every diagnostic this module makes.
+fn error_at(
+    summary: impl Into<String>,
+    detail: impl Into<String>,
+    location: &Location,
+) -> Diagnostic {
+    Diagnostic::error(summary).with_detail(detail).at(location)
+}

@@ -1,0 +1,445 @@
+//! From text to our syntax tree: `hcl-edit` parses (keeping byte spans), and
+//! this module converts its tree into [`Body`] and [`Expression`] with a
+//! file and line on every node, applying template strip markers (`~`) on the
+//! way so evaluation never sees them.
+
+use std::ops::Range;
+
+use hcl_edit::Span;
+use hcl_edit::expr::{
+    BinaryOperator, Expression as HclExpr, FuncCall, ObjectKey, TraversalOperator, UnaryOperator,
+};
+use hcl_edit::structure::{Block as HclBlock, Body as HclBody, Structure};
+use hcl_edit::template::{Directive, Element, Template};
+
+use crate::diag::{Diagnostic, Location};
+use crate::value::{Number, Value};
+
+use super::expr::{BinaryOp, ExprKind, Expression, ForExpr, Step, TemplatePart, UnaryOp};
+use super::source::SourceFile;
+use super::{Attribute, Block, Body, error_at};
+
+/// Parses a whole file into a body, adding every problem to `diags`. A
+/// syntax error leaves no body; lesser problems (an unsupported function
+/// namespace) leave one, so that the rest of the file is still checked.
+pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Option<Body> {
+    let body = match hcl_edit::parser::parse_body(file.text()) {
+        Ok(body) => body,
+        Err(e) => {
+            diags.push(syntax_error(file, &e));
+            return None;
+        }
+    };
+    let mut converter = Converter {
+        file,
+        diags: Vec::new(),
+    };
+    let body = converter.body(&body, file.location(0));
+    diags.extend(converter.diags);
+    Some(body)
+}
+
+/// Parses one expression given outside any file, such as the value of a
+/// `-var` option; `name` is what diagnostics call its source.
+pub fn parse_expression(text: &str, name: &str) -> Result<Expression, Vec<Diagnostic>> {
+    let file = SourceFile::new(name, text.to_string());
+    let expr =
+        hcl_edit::parser::parse_expr(file.text()).map_err(|e| vec![syntax_error(&file, &e)])?;
+    let mut converter = Converter {
+        file: &file,
+        diags: Vec::new(),
+    };
+    let expr = converter.expr(&expr);
+    if converter.diags.is_empty() {
+        Ok(expr)
+    } else {
+        Err(converter.diags)
+    }
+}
+
+/// A parse error from `hcl-edit`, at its line, with the offending line and
+/// a caret under the column.
+fn syntax_error(file: &SourceFile, error: &hcl_edit::parser::Error) -> Diagnostic {
+    let at = error.location();
+    let location = Location {
+        line: at.line(),
+        column: at.column(),
+        ..file.location(0)
+    };
+    let caret = format!("{}^", " ".repeat(at.column().saturating_sub(1)));
+    error_at(
+        "Syntax error",
+        format!("{}\n{}\n{caret}", error.message(), error.line()),
+        &location,
+    )
+}
+
+struct Converter<'a> {
+    file: &'a SourceFile,
+    diags: Vec<Diagnostic>,
+}
+
+impl Converter<'_> {
+    fn location(&self, span: Option<Range<usize>>) -> Location {
+        self.file.span_location(span)
+    }
+
+    fn body(&mut self, body: &HclBody, location: Location) -> Body {
+        let mut out = Body {
+            location,
+            ..Body::default()
+        };
+        for structure in body.iter() {
+            match structure {
+                // hcl-edit already refuses an attribute set twice.
+                Structure::Attribute(attr) => out.attributes.push(Attribute {
+                    name: attr.key.as_str().to_string(),
+                    expr: self.expr(&attr.value),
+                    location: self.location(attr.span()),
+                }),
+                Structure::Block(block) => out.blocks.push(self.block(block)),
+            }
+        }
+        out
+    }
+
+    fn block(&mut self, block: &HclBlock) -> Block {
+        let location = self.location(block.span());
+        Block {
+            type_name: block.ident.as_str().to_string(),
+            labels: block
+                .labels
+                .iter()
+                .map(|l| l.as_str().to_string())
+                .collect(),
+            body: self.body(&block.body, location.clone()),
+            location,
+        }
+    }
+
+    fn expr(&mut self, expr: &HclExpr) -> Expression {
+        let location = self.location(expr.span());
+        let kind = match expr {
+            HclExpr::Null(_) => ExprKind::Literal(Value::Null),
+            HclExpr::Bool(b) => ExprKind::Literal(Value::Bool(*b.value())),
+            HclExpr::Number(n) => ExprKind::Literal(Value::Number(number(n.value()))),
+            HclExpr::String(s) => ExprKind::Literal(Value::String(s.value().clone())),
+            HclExpr::Array(items) => ExprKind::Tuple(items.iter().map(|e| self.expr(e)).collect()),
+            HclExpr::Object(object) => ExprKind::Object(
+                object
+                    .iter()
+                    .map(|(key, value)| {
+                        let value = self.expr(value.expr());
+                        (self.object_key(key, &value.location), value)
+                    })
+                    .collect(),
+            ),
+            HclExpr::StringTemplate(t) => ExprKind::Template(self.template(t)),
+            HclExpr::HeredocTemplate(h) => ExprKind::Template(self.template(&h.template)),
+            // Parentheses only group; the tree's shape already says how.
+            HclExpr::Parenthesis(p) => return self.expr(p.inner()),
+            HclExpr::Variable(name) => ExprKind::Variable(name.as_str().to_string()),
+            HclExpr::Conditional(c) => ExprKind::Conditional {
+                condition: Box::new(self.expr(&c.cond_expr)),
+                then: Box::new(self.expr(&c.true_expr)),
+                otherwise: Box::new(self.expr(&c.false_expr)),
+            },
+            HclExpr::FuncCall(call) => self.call(call, &location),
+            HclExpr::Traversal(t) => ExprKind::Traversal {
+                source: Box::new(self.expr(&t.expr)),
+                steps: t
+                    .operators
+                    .iter()
+                    .map(|op| self.step(op.value(), op.span()))
+                    .collect(),
+            },
+            HclExpr::UnaryOp(op) => ExprKind::Unary {
+                op: match op.operator.value() {
+                    UnaryOperator::Neg => UnaryOp::Negate,
+                    UnaryOperator::Not => UnaryOp::Not,
+                },
+                operand: Box::new(self.expr(&op.expr)),
+            },
+            HclExpr::BinaryOp(op) => ExprKind::Binary {
+                op: binary_op(*op.operator.value()),
+                lhs: Box::new(self.expr(&op.lhs_expr)),
+                rhs: Box::new(self.expr(&op.rhs_expr)),
+            },
+            HclExpr::ForExpr(f) => ExprKind::For(Box::new(ForExpr {
+                key_var: f.intro.key_var.as_ref().map(|k| k.as_str().to_string()),
+                value_var: f.intro.value_var.as_str().to_string(),
+                collection: self.expr(&f.intro.collection_expr),
+                key: f.key_expr.as_ref().map(|k| self.expr(k)),
+                value: self.expr(&f.value_expr),
+                condition: f.cond.as_ref().map(|c| self.expr(&c.expr)),
+                grouping: f.grouping,
+            })),
+        };
+        Expression { kind, location }
+    }
+
+    /// An object key: a bare name is the string itself, anything else an
+    /// expression. `hcl-edit` gives bare-name keys no span, so they take
+    /// their value's location (the same line in practice).
+    fn object_key(&mut self, key: &ObjectKey, value_location: &Location) -> Expression {
+        match key {
+            ObjectKey::Ident(name) => Expression {
+                kind: ExprKind::Literal(Value::string(name.as_str())),
+                location: value_location.clone(),
+            },
+            ObjectKey::Expression(e) => self.expr(e),
+        }
+    }
+
+    fn call(&mut self, call: &FuncCall, location: &Location) -> ExprKind {
+        if call.name.is_namespaced() {
+            self.diags.push(error_at(
+                "Unsupported function namespace",
+                "Namespaced functions (like provider::name::function) are not supported.",
+                location,
+            ));
+        }
+        ExprKind::Call {
+            name: call.name.name.as_str().to_string(),
+            args: call.args.iter().map(|a| self.expr(a)).collect(),
+            expand_final: call.args.expand_final(),
+        }
+    }
+
+    fn step(&mut self, op: &TraversalOperator, span: Option<Range<usize>>) -> Step {
+        match op {
+            TraversalOperator::AttrSplat(_) => Step::Splat { full: false },
+            TraversalOperator::FullSplat(_) => Step::Splat { full: true },
+            TraversalOperator::GetAttr(name) => Step::Attr(name.as_str().to_string()),
+            TraversalOperator::Index(key) => Step::Index(self.expr(key)),
+            TraversalOperator::LegacyIndex(i) => Step::Index(Expression {
+                kind: ExprKind::Literal(Value::Number(Number::from_f64(*i.value() as f64))),
+                location: self.location(span),
+            }),
+        }
+    }
+
+    /// A template's parts, with `~` strip markers applied to the literals
+    /// next to each interpolation or directive.
+    fn template(&mut self, template: &Template) -> Vec<TemplatePart> {
+        let mut parts = Vec::new();
+        // Set by a `~}`: strip the leading space of the literal that follows.
+        let mut strip_next = false;
+        for element in template.iter() {
+            match element {
+                Element::Literal(text) => {
+                    let text = if strip_next {
+                        text.trim_start()
+                    } else {
+                        text.as_str()
+                    };
+                    parts.push(TemplatePart::Literal(text.to_string()));
+                    strip_next = false;
+                }
+                Element::Interpolation(interpolation) => {
+                    if interpolation.strip.strip_start() {
+                        trim_last_literal(&mut parts);
+                    }
+                    parts.push(TemplatePart::Interpolation(self.expr(&interpolation.expr)));
+                    strip_next = interpolation.strip.strip_end();
+                }
+                Element::Directive(directive) => {
+                    let (part, strip_before, strip_after) = self.directive(directive);
+                    if strip_before {
+                        trim_last_literal(&mut parts);
+                    }
+                    parts.push(part);
+                    strip_next = strip_after;
+                }
+            }
+        }
+        parts
+    }
+
+    /// A directive as a template part, and whether it strips the space before
+    /// it (`%{~ if`) and after it (`endif ~}`).
+    fn directive(&mut self, directive: &Directive) -> (TemplatePart, bool, bool) {
+        match directive {
+            Directive::If(d) => {
+                let mut then = self.template(&d.if_expr.template);
+                if d.if_expr.strip.strip_end() {
+                    trim_first_literal(&mut then);
+                }
+                let mut otherwise = Vec::new();
+                if let Some(else_expr) = &d.else_expr {
+                    if else_expr.strip.strip_start() {
+                        trim_last_literal(&mut then);
+                    }
+                    otherwise = self.template(&else_expr.template);
+                    if else_expr.strip.strip_end() {
+                        trim_first_literal(&mut otherwise);
+                    }
+                }
+                if d.endif_expr.strip.strip_start() {
+                    trim_last_literal(if d.else_expr.is_some() {
+                        &mut otherwise
+                    } else {
+                        &mut then
+                    });
+                }
+                let part = TemplatePart::If {
+                    condition: self.expr(&d.if_expr.cond_expr),
+                    then,
+                    otherwise,
+                };
+                (
+                    part,
+                    d.if_expr.strip.strip_start(),
+                    d.endif_expr.strip.strip_end(),
+                )
+            }
+            Directive::For(d) => {
+                let f = &d.for_expr;
+                let mut body = self.template(&f.template);
+                if f.strip.strip_end() {
+                    trim_first_literal(&mut body);
+                }
+                if d.endfor_expr.strip.strip_start() {
+                    trim_last_literal(&mut body);
+                }
+                let part = TemplatePart::For {
+                    key_var: f.key_var.as_ref().map(|k| k.as_str().to_string()),
+                    value_var: f.value_var.as_str().to_string(),
+                    collection: self.expr(&f.collection_expr),
+                    body,
+                };
+                (part, f.strip.strip_start(), d.endfor_expr.strip.strip_end())
+            }
+        }
+    }
+}
+
+fn trim_last_literal(parts: &mut [TemplatePart]) {
+    if let Some(TemplatePart::Literal(text)) = parts.last_mut() {
+        text.truncate(text.trim_end().len());
+    }
+}
+
+fn trim_first_literal(parts: &mut [TemplatePart]) {
+    if let Some(TemplatePart::Literal(text)) = parts.first_mut() {
+        *text = text.trim_start().to_string();
+    }
+}
+
+/// A number literal, exact: integers as `i64` when they fit.
+fn number(n: &hcl_edit::Number) -> Number {
+    match n.as_i64() {
+        Some(i) => Number::Int(i),
+        None => Number::from_f64(n.as_f64().unwrap_or(f64::NAN)),
+    }
+}
+
+fn binary_op(op: BinaryOperator) -> BinaryOp {
+    match op {
+        BinaryOperator::Eq => BinaryOp::Equal,
+        BinaryOperator::NotEq => BinaryOp::NotEqual,
+        BinaryOperator::LessEq => BinaryOp::LessEqual,
+        BinaryOperator::GreaterEq => BinaryOp::GreaterEqual,
+        BinaryOperator::Less => BinaryOp::Less,
+        BinaryOperator::Greater => BinaryOp::Greater,
+        BinaryOperator::Plus => BinaryOp::Add,
+        BinaryOperator::Minus => BinaryOp::Subtract,
+        BinaryOperator::Mul => BinaryOp::Multiply,
+        BinaryOperator::Div => BinaryOp::Divide,
+        BinaryOperator::Mod => BinaryOp::Modulo,
+        BinaryOperator::And => BinaryOp::And,
+        BinaryOperator::Or => BinaryOp::Or,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::expr;
+    use super::*;
+
+    fn literal(text: &str) -> Value {
+        match expr(text).kind {
+            ExprKind::Literal(v) => v,
+            other => panic!("not a literal: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn numbers_are_exact() {
+        assert_eq!(
+            literal("9007199254740993"),
+            Value::int(9_007_199_254_740_993)
+        );
+        assert_eq!(literal("0.1"), Value::Number(Number::Float(0.1)));
+        assert_eq!(literal("1.0"), Value::int(1));
+        assert_eq!(literal("1e3"), Value::int(1000));
+    }
+
+    #[test]
+    fn strings_decode_escapes() {
+        assert_eq!(
+            literal(r#""a\n\"b\" $${x} %%{y}""#),
+            Value::string("a\n\"b\" ${x} %{y}")
+        );
+    }
+
+    #[test]
+    fn locations_are_file_line_and_column() {
+        let file = SourceFile::new(
+            "main.tf",
+            "a = 1\n\nblock \"x\" {\n  b = var.y\n}\n".to_string(),
+        );
+        let body = parse_file(&file, &mut Vec::new()).unwrap();
+        assert_eq!(body.attributes[0].location.to_string(), "main.tf:1");
+        let block = &body.blocks[0];
+        assert_eq!(
+            (block.location.line, block.labels.clone()),
+            (3, vec!["x".to_string()])
+        );
+        let b = &block.body.attributes[0];
+        assert_eq!((b.location.line, b.location.column), (4, 3));
+        assert_eq!((b.expr.location.line, b.expr.location.column), (4, 7));
+    }
+
+    #[test]
+    fn syntax_errors_have_file_and_line() {
+        let file = SourceFile::new("bad.tf", "a = 1\nb = [1,\n".to_string());
+        let mut errors = Vec::new();
+        assert!(parse_file(&file, &mut errors).is_none());
+        assert_eq!(errors.len(), 1);
+        let shown = errors[0].to_string();
+        assert!(shown.starts_with("Error: bad.tf:"), "{shown}");
+        assert!(shown.contains("Syntax error"), "{shown}");
+    }
+
+    #[test]
+    fn duplicate_attributes_are_errors() {
+        let file = SourceFile::new("main.tf", "a = 1\nb = 2\na = 3\n".to_string());
+        let mut errors = Vec::new();
+        assert!(parse_file(&file, &mut errors).is_none());
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].to_string().starts_with("Error: main.tf:3: Syntax error\n  invalid attribute; expected unique attribute key; found redefined attribute"), "{}", errors[0]);
+    }
+
+    #[test]
+    fn strip_markers_trim_neighbouring_space() {
+        let parts = match expr("\"a  ${~ 1 ~}  b %{~ if true ~}  c  %{~ endif ~} d\"").kind {
+            ExprKind::Template(parts) => parts,
+            other => panic!("{other:?}"),
+        };
+        let literals: Vec<&str> = parts
+            .iter()
+            .filter_map(|p| match p {
+                TemplatePart::Literal(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(literals, ["a", "b", "d"]);
+        match &parts[3] {
+            TemplatePart::If { then, .. } => {
+                assert_eq!(then, &[TemplatePart::Literal("c".to_string())])
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,631 @@
+//! Input variables: `variable` blocks, type constraints, and deciding each
+//! variable's value from `-var`, `CAIRN_VAR_<name>` and defaults (in that
+//! order of precedence), then checking it against its type and validations.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::diag::{Diagnostic, Location};
+use crate::value::{Type, Value};
+
+use super::blocks::{
+    literal, literal_bool, literal_string, take_attribute, unsupported_argument, unsupported_block,
+};
+use super::expr::{ExprKind, Expression, Reference};
+use super::{
+    Block, Config, EvalContext, Validation, Variable, error_at, eval, parse_expression, suggest,
+};
+
+const VARIABLE_ARGUMENTS: &[&str] = &["type", "default", "description", "sensitive", "nullable"];
+
+/// The prefix of environment variables that set input variables.
+const ENV_PREFIX: &str = "CAIRN_VAR_";
+
+/// A variable from its block; `name` is its checked label.
+pub(super) fn variable(
+    name: String,
+    block: Block,
+    dir: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Variable {
+    let Block {
+        mut body, location, ..
+    } = block;
+    // The type first, wherever it is written: the default is converted to it.
+    let ty = take_attribute(&mut body, "type")
+        .and_then(|a| parse_type(&a.expr).map_err(|d| diags.push(d)).ok());
+    let mut variable = Variable {
+        name,
+        ty,
+        default: None,
+        description: String::new(),
+        sensitive: false,
+        nullable: true,
+        validations: Vec::new(),
+        location,
+    };
+    let mut default_location = None;
+    for attr in &body.attributes {
+        match attr.name.as_str() {
+            "default" => {
+                default_location = Some(attr.location.clone());
+                variable.default = default_value(&variable, &attr.expr, dir, diags);
+            }
+            "description" => {
+                variable.description = literal_string(attr, dir, diags).unwrap_or_default()
+            }
+            "sensitive" => variable.sensitive = literal_bool(attr, dir, diags),
+            "nullable" => variable.nullable = literal_bool(attr, dir, diags),
+            _ => diags.push(unsupported_argument(attr, "variable", VARIABLE_ARGUMENTS)),
+        }
+    }
+    if let (Some(Value::Null), false, Some(at)) =
+        (&variable.default, variable.nullable, &default_location)
+    {
+        diags.push(error_at(
+            "Invalid default value for variable",
+            "A null default value is not valid when nullable = false.",
+            at,
+        ));
+    }
+    for nested in &body.blocks {
+        match nested.type_name.as_str() {
+            "validation" => {
+                if let Some(v) = validation(&variable.name, nested, diags) {
+                    variable.validations.push(v);
+                }
+            }
+            _ => diags.push(unsupported_block(nested, "variable", &["validation"])),
+        }
+    }
+    variable
+}
+
+/// The default, literal and converted to the variable's type.
+fn default_value(
+    variable: &Variable,
+    expr: &Expression,
+    dir: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Value> {
+    let value = literal(expr, dir, "default value")
+        .map_err(|d| diags.extend(d))
+        .ok()?;
+    let Some(ty) = &variable.ty else {
+        return Some(value);
+    };
+    match ty.convert(&value) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            diags.push(error_at(
+                "Invalid default value for variable",
+                format!("This default value is not compatible with the variable's type constraint {ty}: {}.", e.message),
+                &expr.location,
+            ));
+            None
+        }
+    }
+}
+
+/// A `validation { condition = …, error_message = … }` block, whose
+/// condition may refer only to the variable itself.
+fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<Validation> {
+    let mut required = |key: &str| {
+        let found = block.body.attribute(key).map(|a| a.expr.clone());
+        if found.is_none() {
+            diags.push(error_at(
+                "Missing required argument",
+                format!("A validation block needs \"{key}\"."),
+                &block.location,
+            ));
+        }
+        found
+    };
+    let (condition, error_message) = (required("condition"), required("error_message"));
+    for attr in &block.body.attributes {
+        if !["condition", "error_message"].contains(&attr.name.as_str()) {
+            diags.push(unsupported_argument(
+                attr,
+                "validation",
+                &["condition", "error_message"],
+            ));
+        }
+    }
+    let (condition, error_message) = (condition?, error_message?);
+    let own = Reference::Variable(name.to_string());
+    for expr in [&condition, &error_message] {
+        for (reference, location) in expr.references() {
+            if reference != own {
+                diags.push(error_at(
+                    "Invalid reference in variable validation",
+                    format!("The validation of variable \"{name}\" may refer only to var.{name}, not to {reference}."),
+                    &location,
+                ));
+            }
+        }
+    }
+    Some(Validation {
+        condition,
+        error_message,
+        location: block.location.clone(),
+    })
+}
+
+/// A type constraint: `string`, `number`, `bool`, `any`, `list(T)`,
+/// `set(T)`, `map(T)`, `object({a = T, b = optional(T)})`, `tuple([T, …])`.
+pub fn parse_type(expr: &Expression) -> Result<Type, Diagnostic> {
+    let invalid = |detail: String| error_at("Invalid type specification", detail, &expr.location);
+    match &expr.kind {
+        ExprKind::Variable(keyword) => match keyword.as_str() {
+            "string" => Ok(Type::String),
+            "number" => Ok(Type::Number),
+            "bool" => Ok(Type::Bool),
+            "any" => Ok(Type::Dynamic),
+            other => Err(invalid(format!(
+                "\"{other}\" is not a type. The primitive types are string, number and bool; any accepts every value.{}",
+                suggest::did_you_mean(other, ["string", "number", "bool", "any"])
+            ))),
+        },
+        ExprKind::Call { name, args, expand_final: false } => match (name.as_str(), args.as_slice()) {
+            ("list", [element]) => Ok(Type::List(Box::new(parse_type(element)?))),
+            ("set", [element]) => Ok(Type::Set(Box::new(parse_type(element)?))),
+            ("map", [element]) => Ok(Type::Map(Box::new(parse_type(element)?))),
+            ("object", [Expression { kind: ExprKind::Object(items), .. }]) => {
+                let mut attributes = BTreeMap::new();
+                for (key, value) in items {
+                    let ExprKind::Literal(Value::String(key)) = &key.kind else {
+                        return Err(invalid("Object type attribute names must be written as names, like object({ name = string }).".into()));
+                    };
+                    attributes.insert(key.clone(), object_attribute_type(value)?);
+                }
+                Ok(Type::Object(attributes))
+            }
+            ("tuple", [Expression { kind: ExprKind::Tuple(items), .. }]) => {
+                Ok(Type::Tuple(items.iter().map(parse_type).collect::<Result<_, _>>()?))
+            }
+            ("list" | "set" | "map", _) => {
+                Err(invalid(format!("{name}() takes one argument, the element type, like {name}(string).")))
+            }
+            ("object", _) => Err(invalid("object() takes an object of attribute types, like object({ name = string }).".into())),
+            ("tuple", _) => Err(invalid("tuple() takes a list of element types, like tuple([string, number]).".into())),
+            ("optional", _) => Err(invalid("optional() may be used only for the attributes of an object type.".into())),
+            (other, _) => Err(invalid(format!(
+                "{other}() is not a type constructor; those are list, set, map, object and tuple."
+            ))),
+        },
+        ExprKind::Literal(Value::String(s)) => {
+            Err(invalid(format!("Type names are written without quotes: {s}, not \"{s}\".")))
+        }
+        _ => Err(invalid(
+            "A type is a keyword (string, number, bool, any) or a constructor call like list(string).".into(),
+        )),
+    }
+}
+
+/// An object attribute's type; `optional(T)` is T, since a missing
+/// attribute converts to null anyway.
+fn object_attribute_type(expr: &Expression) -> Result<Type, Diagnostic> {
+    match &expr.kind {
+        ExprKind::Call { name, args, .. } if name == "optional" => match args.as_slice() {
+            [ty] => parse_type(ty),
+            _ => Err(error_at(
+                "Invalid type specification",
+                "optional() takes just the attribute's type; default values for optional attributes are not supported.",
+                &expr.location,
+            )),
+        },
+        _ => parse_type(expr),
+    }
+}
+
+/// Decides every variable's value: `-var name=value` (the last one wins)
+/// over the environment variable `CAIRN_VAR_name` over the default. A
+/// value given as text is taken literally for a string variable (or one
+/// without a type) and parsed as an HCL expression otherwise, so
+/// `-var 'tags={a="b"}'` works. Values are converted to the declared type,
+/// and validations are checked. All errors are returned.
+pub fn resolve_variables(
+    config: &Config,
+    cli_vars: &[String],
+    env: &[(String, String)],
+) -> Result<BTreeMap<String, Value>, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut given: BTreeMap<&str, Given> = BTreeMap::new();
+    for (key, text) in env {
+        if let Some(name) = key
+            .strip_prefix(ENV_PREFIX)
+            .filter(|n| config.variables.contains_key(*n))
+        {
+            given.insert(
+                name,
+                Given {
+                    text: text.clone(),
+                    source: format!("the environment variable {key}"),
+                },
+            );
+        }
+    }
+    for option in cli_vars {
+        let Some((name, text)) = option.split_once('=') else {
+            diags.push(Diagnostic::error("Invalid -var option").with_detail(format!(
+                "The option -var {option:?} must be a variable name and a value separated by an equals sign, \
+                 like -var \"name=value\"."
+            )));
+            continue;
+        };
+        let name = name.trim();
+        match config.variables.get_key_value(name) {
+            Some((declared, _)) => {
+                given.insert(declared, Given { text: text.to_string(), source: "-var".to_string() });
+            }
+            None => diags.push(Diagnostic::error("Value for undeclared variable").with_detail(format!(
+                "A value was given for the variable \"{name}\" with -var, but no variable \"{name}\" is declared.{}",
+                suggest::did_you_mean(name, config.variables.keys().map(String::as_str))
+            ))),
+        }
+    }
+    let mut values = BTreeMap::new();
+    for (name, variable) in &config.variables {
+        match resolve_one(variable, given.get(name.as_str())) {
+            Ok(value) => {
+                values.insert(name.clone(), value);
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    for variable in config.variables.values() {
+        if let Some(value) = values.get(&variable.name) {
+            validate(variable, value, &config.dir, &mut diags);
+        }
+    }
+    if diags.is_empty() {
+        Ok(values)
+    } else {
+        Err(diags)
+    }
+}
+
+/// A value given for a variable as text, and where it came from.
+struct Given {
+    text: String,
+    source: String,
+}
+
+fn resolve_one(variable: &Variable, given: Option<&Given>) -> Result<Value, Diagnostic> {
+    let name = &variable.name;
+    let invalid =
+        |detail: String| error_at("Invalid value for variable", detail, &variable.location);
+    let (value, source) = match given {
+        Some(given) => (given_value(variable, given)?, given.source.as_str()),
+        None => match &variable.default {
+            Some(default) => (default.clone(), "the default"),
+            None => {
+                return Err(error_at(
+                    "No value for required variable",
+                    format!(
+                        "The variable \"{name}\" is required but has no value: give one with -var \"{name}=…\", \
+                         the environment variable {ENV_PREFIX}{name}, or a default."
+                    ),
+                    &variable.location,
+                ));
+            }
+        },
+    };
+    if value.is_null() && !variable.nullable {
+        // As in Terraform: a non-nullable variable given null takes its default.
+        return match &variable.default {
+            Some(default) if !default.is_null() => Ok(default.clone()),
+            _ => Err(invalid(format!(
+                "The variable \"{name}\" does not accept null (nullable = false)."
+            ))),
+        };
+    }
+    match &variable.ty {
+        Some(ty) => ty.convert(&value).map_err(|e| {
+            let at = if e.path.is_root() { String::new() } else { format!(" at {}", e.path) };
+            invalid(format!("The value of variable \"{name}\" from {source} does not fit the type {ty}{at}: {}.", e.message))
+        }),
+        None => Ok(value),
+    }
+}
+
+/// The value of text given on the command line or in the environment.
+fn given_value(variable: &Variable, given: &Given) -> Result<Value, Diagnostic> {
+    if matches!(variable.ty, None | Some(Type::String)) {
+        return Ok(Value::String(given.text.clone()));
+    }
+    let name = &variable.name;
+    let problem = |diags: Vec<Diagnostic>| {
+        let reasons: Vec<String> = diags
+            .iter()
+            .map(|d| format!("{}: {}", d.summary, d.detail))
+            .collect();
+        error_at(
+            "Invalid value for variable",
+            format!(
+                "The value given for variable \"{name}\" by {} is not a valid expression: {}",
+                given.source,
+                reasons.join("; ")
+            ),
+            &variable.location,
+        )
+    };
+    let expr =
+        parse_expression(&given.text, &format!("<value for var.{name}>")).map_err(problem)?;
+    literal(&expr, Path::new("."), "value").map_err(problem)
+}
+
+/// Checks a variable's validation rules; the condition sees only the variable.
+fn validate(variable: &Variable, value: &Value, dir: &Path, diags: &mut Vec<Diagnostic>) {
+    let mut ctx = EvalContext::new(dir);
+    ctx.variables.insert(variable.name.clone(), value.clone());
+    for rule in &variable.validations {
+        match eval(&rule.condition, &ctx) {
+            Ok(Value::Bool(true) | Value::Unknown) => {}
+            Ok(Value::Bool(false)) => diags.push(validation_failure(variable, rule, &ctx)),
+            Ok(other) => diags.push(error_at(
+                "Invalid validation condition",
+                format!(
+                    "The condition must be true or false, got {}.",
+                    other.to_hcl()
+                ),
+                &rule.condition.location,
+            )),
+            Err(errors) => diags.extend(errors),
+        }
+    }
+}
+
+fn validation_failure(variable: &Variable, rule: &Validation, ctx: &EvalContext) -> Diagnostic {
+    let message = match eval(&rule.error_message, ctx) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_hcl(),
+        Err(errors) => errors
+            .iter()
+            .map(|d| d.detail.clone())
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    let location: &Location = &rule.location;
+    error_at(
+        "Invalid value for variable",
+        format!(
+            "{message}\n\nThis was checked by the validation rule of variable \"{}\" declared at {}.",
+            variable.name, variable.location
+        ),
+        location,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{expr, load_errors, load_main, shown};
+    use super::*;
+
+    fn ty(text: &str) -> Type {
+        parse_type(&expr(text)).unwrap_or_else(|d| panic!("{d}"))
+    }
+
+    #[test]
+    fn type_constraints() {
+        assert_eq!(ty("string"), Type::String);
+        assert_eq!(ty("any"), Type::Dynamic);
+        assert_eq!(ty("list(number)"), Type::List(Box::new(Type::Number)));
+        assert_eq!(ty("set(bool)"), Type::Set(Box::new(Type::Bool)));
+        assert_eq!(ty("map(list(string))").to_string(), "map(list(string))");
+        assert_eq!(
+            ty("object({a = string, b = optional(number)})").to_string(),
+            "object({a=string, b=number})"
+        );
+        assert_eq!(
+            ty("tuple([string, number])").to_string(),
+            "tuple([string, number])"
+        );
+    }
+
+    #[test]
+    fn bad_type_constraints() {
+        let err = |text: &str| parse_type(&expr(text)).unwrap_err().to_string();
+        assert_eq!(
+            err("strng"),
+            "Error: test.tf:1: Invalid type specification\n  \"strng\" is not a type. The primitive types are string, number and bool; any accepts every value. Did you mean \"string\"?"
+        );
+        assert!(err("\"string\"").contains("without quotes"));
+        assert!(err("list(string, number)").contains("list() takes one argument"));
+        assert!(
+            err("object({a = optional(string, \"x\")})")
+                .contains("default values for optional attributes are not supported")
+        );
+        assert!(err("optional(string)").contains("only for the attributes of an object type"));
+        assert!(err("lst(string)").contains("is not a type constructor"));
+    }
+
+    const VARIABLES: &str = r#"variable "name" {
+  type    = string
+  default = "web"
+}
+variable "count_of" {
+  type    = number
+  default = "3"
+}
+variable "tags" {
+  type    = map(string)
+  default = {}
+}
+variable "untyped" {
+  default = null
+}
+variable "required" {
+  type = list(number)
+}
+"#;
+
+    fn resolve(
+        cli: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<BTreeMap<String, Value>, Vec<Diagnostic>> {
+        let (_dir, config) = load_main(VARIABLES);
+        let cli: Vec<String> = cli.iter().map(|s| s.to_string()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        resolve_variables(&config, &cli, &env)
+    }
+
+    #[test]
+    fn variable_blocks() {
+        let (_dir, config) = load_main(
+            "variable \"a\" {\n  type        = list(string)\n  default     = [1, \"b\"]\n  description = \"An A\"\n  sensitive   = true\n  nullable    = false\n}\n",
+        );
+        let a = &config.variables["a"];
+        assert_eq!(a.ty, Some(Type::List(Box::new(Type::String))));
+        assert_eq!(
+            a.default,
+            Some(Value::List(vec![Value::string("1"), Value::string("b")]))
+        );
+        assert_eq!(
+            (a.description.as_str(), a.sensitive, a.nullable),
+            ("An A", true, false)
+        );
+        assert_eq!(a.location.to_string(), "main.tf:1");
+    }
+
+    #[test]
+    fn variable_block_errors() {
+        let errors = load_errors(
+            "variable \"a\" {\n  type    = number\n  default = \"x\"\n}\nvariable \"b\" {\n  default = var.a\n  typo    = 1\n}\nvariable \"c\" {\n  nullable = false\n  default  = null\n}\n",
+        );
+        assert_eq!(
+            errors,
+            [
+                "Error: main.tf:3: Invalid default value for variable\n  This default value is not compatible with the variable's type constraint number: a number is required, got the string \"x\".",
+                "Error: main.tf:6: Variables not allowed\n  The default value must be a literal value; it cannot refer to var.a.",
+                "Error: main.tf:7: Unsupported argument\n  An argument named \"typo\" is not expected in a variable block. Did you mean \"type\"?",
+                "Error: main.tf:11: Invalid default value for variable\n  A null default value is not valid when nullable = false.",
+            ]
+        );
+    }
+
+    #[test]
+    fn defaults_and_conversion() {
+        let values = resolve(&["required=[1, \"2\"]"], &[]).unwrap();
+        assert_eq!(values["name"], Value::string("web"));
+        assert_eq!(values["count_of"], Value::int(3));
+        assert_eq!(values["tags"], Value::Map(BTreeMap::new()));
+        assert_eq!(values["untyped"], Value::Null);
+        assert_eq!(
+            values["required"],
+            Value::List(vec![Value::int(1), Value::int(2)])
+        );
+    }
+
+    #[test]
+    fn precedence_is_cli_then_environment_then_default() {
+        let env = [
+            ("CAIRN_VAR_name", "from-env"),
+            ("CAIRN_VAR_required", "[]"),
+            ("CAIRN_VAR_other", "ignored"),
+        ];
+        let values = resolve(&[], &env).unwrap();
+        assert_eq!(values["name"], Value::string("from-env"));
+        let values = resolve(&["name=first", "name=from-cli"], &env).unwrap();
+        assert_eq!(values["name"], Value::string("from-cli"));
+        // Text for a string variable is taken literally, even if it looks like HCL.
+        let values = resolve(&["name=[1]", "untyped=x y"], &env).unwrap();
+        assert_eq!(values["name"], Value::string("[1]"));
+        assert_eq!(values["untyped"], Value::string("x y"));
+        // Other types parse it as an expression.
+        let values = resolve(&["tags={a = \"b\", c = 1}", "count_of=2 * 3"], &env).unwrap();
+        assert_eq!(
+            values["tags"],
+            Value::Map(
+                [
+                    ("a".into(), Value::string("b")),
+                    ("c".into(), Value::string("1"))
+                ]
+                .into()
+            )
+        );
+        assert_eq!(values["count_of"], Value::int(6));
+    }
+
+    #[test]
+    fn resolution_errors() {
+        let errors =
+            shown(&resolve(&["nmae=x", "bad", "count_of=abc", "tags=[1"], &[]).unwrap_err());
+        assert!(errors.contains("Error: Value for undeclared variable\n  A value was given for the variable \"nmae\" with -var, but no variable \"nmae\" is declared. Did you mean \"name\"?"), "{errors}");
+        assert!(errors.contains("Error: Invalid -var option"), "{errors}");
+        assert!(errors.contains("Error: main.tf:5: Invalid value for variable\n  The value given for variable \"count_of\" by -var is not a valid expression: Variables not allowed"), "{errors}");
+        assert!(errors.contains("Error: main.tf:9: Invalid value for variable\n  The value given for variable \"tags\" by -var is not a valid expression: Syntax error"), "{errors}");
+        assert!(errors.contains("Error: main.tf:16: No value for required variable\n  The variable \"required\" is required but has no value"), "{errors}");
+        let errors = shown(&resolve(&["required=[\"x\"]"], &[]).unwrap_err());
+        assert_eq!(
+            errors,
+            "Error: main.tf:16: Invalid value for variable\n  The value of variable \"required\" from -var does not fit the type list(number) at [0]: a number is required, got the string \"x\"."
+        );
+        let errors = shown(&resolve(&["required=[]"], &[("CAIRN_VAR_tags", "5")]).unwrap_err());
+        assert!(
+            errors.contains(
+                "from the environment variable CAIRN_VAR_tags does not fit the type map(string)"
+            ),
+            "{errors}"
+        );
+    }
+
+    #[test]
+    fn non_nullable_variables() {
+        let (_dir, config) = load_main(
+            "variable \"a\" {\n  type     = string\n  nullable = false\n  default  = \"d\"\n}\nvariable \"b\" {\n  type     = number\n  nullable = false\n}\n",
+        );
+        let values = resolve_variables(&config, &["a=x".into(), "b=1".into()], &[]).unwrap();
+        assert_eq!(values["a"], Value::string("x"));
+        let values = resolve_variables(&config, &["b=1".into()], &[]).unwrap();
+        assert_eq!(values["a"], Value::string("d"));
+        let errors = shown(&resolve_variables(&config, &["b=null".into()], &[]).unwrap_err());
+        assert_eq!(
+            errors,
+            "Error: main.tf:6: Invalid value for variable\n  The variable \"b\" does not accept null (nullable = false)."
+        );
+    }
+
+    #[test]
+    fn validations() {
+        let text = r#"variable "port" {
+  type = number
+  validation {
+    condition     = var.port > 1024
+    error_message = "The port must be above 1024, got ${var.port}."
+  }
+}
+"#;
+        let (_dir, config) = load_main(text);
+        assert_eq!(
+            resolve_variables(&config, &["port=8080".into()], &[]).unwrap()["port"],
+            Value::int(8080)
+        );
+        let errors = shown(&resolve_variables(&config, &["port=80".into()], &[]).unwrap_err());
+        assert_eq!(
+            errors,
+            "Error: main.tf:3: Invalid value for variable\n  The port must be above 1024, got 80.\n  \n  This was checked by the validation rule of variable \"port\" declared at main.tf:1."
+        );
+        let errors = load_errors(
+            "variable \"a\" {\n  validation {\n    condition = var.b != \"\"\n  }\n}\nvariable \"b\" {}\n",
+        );
+        assert_eq!(
+            errors,
+            [
+                "Error: main.tf:2: Missing required argument\n  A validation block needs \"error_message\".",
+            ]
+        );
+        let errors = load_errors(
+            "variable \"a\" {\n  validation {\n    condition = var.b != \"\"\n    error_message = \"no\"\n  }\n}\nvariable \"b\" {}\n",
+        );
+        assert_eq!(
+            errors,
+            [
+                "Error: main.tf:3: Invalid reference in variable validation\n  The validation of variable \"a\" may refer only to var.a, not to var.b."
+            ]
+        );
+    }
+}
