@@ -8,10 +8,15 @@
 //! component. `cli` is the `cairn` command.
 
 pub mod addr;
+pub mod apply;
+pub mod cli;
 pub mod config;
 pub mod contract;
 pub mod diag;
+pub mod graph;
+pub mod plan;
 pub mod provider;
+pub mod registry;
 pub mod runtime;
 pub mod schema;
 pub mod state;

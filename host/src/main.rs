@@ -1,1 +1,5 @@
-fn main() {}
+//! The `cairn` command; everything lives in the library's `cli` module.
+
+fn main() {
+    std::process::exit(cairn::cli::main());
+}

@@ -1,1 +1,200 @@
+//! Support for cairn's end-to-end tests: the real `cairn` binary, run on
+//! temporary copies of configurations, with the real provider components.
+//!
+//! The binary is built once per test process (`cargo build -p cairn`, a
+//! no-op when it is up to date), in the same profile as the tests.
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The `cairn` binary, built on first use.
+pub fn cairn_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        // target/<profile>/deps/<test binary> → target/<profile>
+        let exe = std::env::current_exe().expect("the test binary knows its path");
+        let profile_dir = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "-p", "cairn", "--bin", "cairn"]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        let status = build
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo can be started to build the cairn binary");
+        assert!(status.success(), "building the cairn binary failed");
+        let binary = profile_dir.join("cairn");
+        assert!(binary.exists(), "{} was not built", binary.display());
+        binary
+    })
+}
+
+/// The repository's root directory.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the repository").to_path_buf()
+}
+
+/// A temporary configuration directory, removed when dropped.
+pub struct Workdir {
+    dir: tempfile::TempDir,
+}
+
+/// What one run of `cairn` printed and returned.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Both streams, for assertion messages.
+    pub fn all(&self) -> String {
+        format!("exit code {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+
+    /// Panics unless the run succeeded.
+    pub fn success(self) -> Run {
+        assert_eq!(self.code, 0, "cairn failed:\n{}", self.all());
+        self
+    }
+
+    /// Panics unless the run failed with exit code 1.
+    pub fn failure(self) -> Run {
+        assert_eq!(self.code, 1, "cairn should have failed:\n{}", self.all());
+        self
+    }
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Workdir {
+    /// An empty configuration directory.
+    pub fn new() -> Workdir {
+        Workdir { dir: tempfile::tempdir().expect("a temporary directory can be made") }
+    }
+
+    /// A copy of one of the repository's example configurations.
+    pub fn example(name: &str) -> Workdir {
+        let w = Workdir::new();
+        let src = repo_root().join("examples").join(name);
+        for entry in std::fs::read_dir(&src).expect("the example exists") {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_file() && entry.file_name() != "cairn.state.json" {
+                std::fs::copy(entry.path(), w.path().join(entry.file_name())).unwrap();
+            }
+        }
+        w
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file (creating directories), relative to the directory.
+    pub fn write(&self, name: &str, content: &str) {
+        let path = self.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    /// Reads a file relative to the directory.
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path().join(name)).unwrap_or_else(|e| panic!("reading {name}: {e}"))
+    }
+
+    /// Whether a file exists relative to the directory.
+    pub fn exists(&self, name: &str) -> bool {
+        self.path().join(name).exists()
+    }
+
+    /// Runs `cairn ARGS DIR` and waits for it.
+    pub fn cairn(&self, args: &[&str]) -> Run {
+        self.cairn_env(args, &[])
+    }
+
+    /// Runs `cairn ARGS DIR` with extra environment variables.
+    pub fn cairn_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.command(args, env).stdin(Stdio::null()).output().expect("cairn runs").into()
+    }
+
+    /// The command for `cairn ARGS DIR`, not started.
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
+        let mut cmd = Command::new(cairn_binary());
+        cmd.args(args).arg(self.path());
+        cmd.env_remove("CAIRN_LOG").env("NO_COLOR", "1");
+        // Compiled components are cached per test run, not in the user's home.
+        cmd.env("CAIRN_CACHE_DIR", shared_cache_dir());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// The state file parsed, or None when there is none; panics when it
+    /// is not valid JSON — a state file must never be.
+    pub fn state(&self) -> Option<serde_json::Value> {
+        let path = self.path().join("cairn.state.json");
+        let text = std::fs::read_to_string(&path).ok()?;
+        Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("the state file is not valid JSON ({e}):\n{text}")))
+    }
+
+    /// The raw state file, or empty when there is none.
+    pub fn state_text(&self) -> String {
+        std::fs::read_to_string(self.path().join("cairn.state.json")).unwrap_or_default()
+    }
+
+    /// The attributes of one resource instance in the state.
+    pub fn attributes(&self, addr: &str) -> serde_json::Value {
+        let state = self.state().expect("there is a state");
+        state["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["addr"] == addr)
+            .unwrap_or_else(|| panic!("{addr} is not in the state:\n{state:#}"))["attributes"]
+            .clone()
+    }
+
+    /// The addresses in the state.
+    pub fn addresses(&self) -> Vec<String> {
+        let Some(state) = self.state() else { return Vec::new() };
+        state["resources"].as_array().unwrap().iter().map(|r| r["addr"].as_str().unwrap().to_string()).collect()
+    }
+}
+
+impl Default for Workdir {
+    fn default() -> Workdir {
+        Workdir::new()
+    }
+}
+
+/// One cache of compiled components for the whole test run.
+fn shared_cache_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(Path::parent).unwrap().join("cairn-test-cache")
+}
+
+/// The component of a bundled provider, as built by the host's build script.
+pub fn bundled_component(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let target = exe.ancestors().nth(3).expect("tests run from target/<profile>/deps");
+    let wasm = target.join(format!("wasm-providers/wasm32-wasip2/wasm-provider/cairn_provider_{name}.wasm"));
+    cairn_binary();
+    assert!(wasm.exists(), "{} does not exist", wasm.display());
+    wasm
+}

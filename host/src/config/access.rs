@@ -22,12 +22,11 @@ pub(crate) fn get_attr(value: Value, name: &str) -> Result<Value, Diagnostic> {
             Diagnostic::error("Missing map element")
                 .with_detail(format!("This map does not have an element with the key \"{name}\"."))
         }),
-        Value::List(_) | Value::Tuple(_) | Value::Set(_) => Err(Diagnostic::error("Unsupported attribute").with_detail(
-            format!(
+        Value::List(_) | Value::Tuple(_) | Value::Set(_) => Err(Diagnostic::error("Unsupported attribute")
+            .with_detail(format!(
                 "Can't access attribute \"{name}\" on a {}. To read it from every element, use a splat: [*].{name}",
                 value.kind_name()
-            ),
-        )),
+            ))),
         other => Err(Diagnostic::error("Unsupported attribute").with_detail(format!(
             "Can't access attribute \"{name}\" on a primitive-typed value ({}).",
             other.kind_name()
@@ -63,7 +62,9 @@ pub(crate) fn index(value: Value, key: &Value) -> Result<Value, Diagnostic> {
                 return Err(invalid(format!("A map or object is indexed by a string, got {}.", key.kind_name())));
             };
             m.remove(&k).ok_or_else(|| {
-                invalid(format!("The given key does not identify an element in this collection value: there is no \"{k}\"."))
+                invalid(format!(
+                    "The given key does not identify an element in this collection value: there is no \"{k}\"."
+                ))
             })
         }
         Value::Set(_) => Err(invalid(

@@ -18,9 +18,7 @@ pub(super) fn take_attribute(body: &mut Body, name: &str) -> Option<Attribute> {
 
 /// Removes and returns every block of type `name` from a body.
 pub(super) fn take_blocks(body: &mut Body, name: &str) -> Vec<Block> {
-    let (taken, kept) = std::mem::take(&mut body.blocks)
-        .into_iter()
-        .partition(|b| b.type_name == name);
+    let (taken, kept) = std::mem::take(&mut body.blocks).into_iter().partition(|b| b.type_name == name);
     body.blocks = kept;
     taken
 }
@@ -46,11 +44,7 @@ pub(super) fn unsupported_argument(attr: &Attribute, block: &str, expected: &[&s
     let hint = suggest::did_you_mean(&attr.name, expected.iter().copied());
     error_at(
         "Unsupported argument",
-        format!(
-            "An argument named \"{}\" is not expected in {} block.{hint}",
-            attr.name,
-            article(block)
-        ),
+        format!("An argument named \"{}\" is not expected in {} block.{hint}", attr.name, article(block)),
         &attr.location,
     )
 }
@@ -60,11 +54,7 @@ pub(super) fn unsupported_block(block: &Block, parent: &str, expected: &[&str]) 
     let hint = suggest::did_you_mean(&block.type_name, expected.iter().copied());
     error_at(
         "Unsupported block type",
-        format!(
-            "Blocks of type \"{}\" are not expected in {} block.{hint}",
-            block.type_name,
-            article(parent)
-        ),
+        format!("Blocks of type \"{}\" are not expected in {} block.{hint}", block.type_name, article(parent)),
         &block.location,
     )
 }
@@ -97,43 +87,24 @@ pub(super) fn literal(expr: &Expression, dir: &Path, what: &str) -> Result<Value
             }
             Err(_) => format!("The {what} must be a literal value; it cannot refer to anything."),
         };
-        return Err(vec![error_at(
-            "Variables not allowed",
-            detail,
-            &expr.location,
-        )]);
+        return Err(vec![error_at("Variables not allowed", detail, &expr.location)]);
     }
     eval(expr, &EvalContext::new(dir))
 }
 
 /// A literal converted to a type; `None` (after recording why) when it
 /// is not one, or is null.
-fn literal_of(
-    attr: &Attribute,
-    dir: &Path,
-    ty: &Type,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<Value> {
+fn literal_of(attr: &Attribute, dir: &Path, ty: &Type, diags: &mut Vec<Diagnostic>) -> Option<Value> {
     let what = format!("\"{}\" argument", attr.name);
-    let value = literal(&attr.expr, dir, &what)
-        .map_err(|d| diags.extend(d))
-        .ok()?;
+    let value = literal(&attr.expr, dir, &what).map_err(|d| diags.extend(d)).ok()?;
     match ty.convert(&value) {
         Ok(Value::Null) => {
-            diags.push(error_at(
-                "Invalid value",
-                format!("The {what} must not be null."),
-                &attr.location,
-            ));
+            diags.push(error_at("Invalid value", format!("The {what} must not be null."), &attr.location));
             None
         }
         Ok(v) => Some(v),
         Err(e) => {
-            diags.push(error_at(
-                "Invalid value",
-                format!("The {what} is not valid: {}.", e.message),
-                &attr.location,
-            ));
+            diags.push(error_at("Invalid value", format!("The {what} is not valid: {}.", e.message), &attr.location));
             None
         }
     }
@@ -141,18 +112,11 @@ fn literal_of(
 
 /// A literal bool; false when it is not one.
 pub(super) fn literal_bool(attr: &Attribute, dir: &Path, diags: &mut Vec<Diagnostic>) -> bool {
-    matches!(
-        literal_of(attr, dir, &Type::Bool, diags),
-        Some(Value::Bool(true))
-    )
+    matches!(literal_of(attr, dir, &Type::Bool, diags), Some(Value::Bool(true)))
 }
 
 /// A literal string.
-pub(super) fn literal_string(
-    attr: &Attribute,
-    dir: &Path,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<String> {
+pub(super) fn literal_string(attr: &Attribute, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<String> {
     match literal_of(attr, dir, &Type::String, diags)? {
         Value::String(s) => Some(s),
         _ => None,
@@ -160,11 +124,7 @@ pub(super) fn literal_string(
 }
 
 /// A literal whole number of at least 1.
-pub(super) fn literal_positive(
-    attr: &Attribute,
-    dir: &Path,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<u64> {
+pub(super) fn literal_positive(attr: &Attribute, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<u64> {
     let n = match literal_of(attr, dir, &Type::Number, diags)? {
         Value::Number(n) => n.as_i64().filter(|i| *i > 0),
         _ => None,
@@ -172,10 +132,7 @@ pub(super) fn literal_positive(
     if n.is_none() {
         diags.push(error_at(
             "Invalid value",
-            format!(
-                "The \"{}\" argument must be a whole number of at least 1.",
-                attr.name
-            ),
+            format!("The \"{}\" argument must be a whole number of at least 1.", attr.name),
             &attr.location,
         ));
     }
@@ -183,20 +140,14 @@ pub(super) fn literal_positive(
 }
 
 /// A literal list of strings, each with where it is written.
-pub(super) fn literal_strings(
-    attr: &Attribute,
-    dir: &Path,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<(String, Location)> {
+pub(super) fn literal_strings(attr: &Attribute, dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<(String, Location)> {
     let list = Type::List(Box::new(Type::String));
     let Some(Value::List(values)) = literal_of(attr, dir, &list, diags) else {
         return Vec::new();
     };
     // Point at each element when the list is written out, else at the list.
     let locations: Vec<&Location> = match &attr.expr.kind {
-        super::ExprKind::Tuple(items) if items.len() == values.len() => {
-            items.iter().map(|e| &e.location).collect()
-        }
+        super::ExprKind::Tuple(items) if items.len() == values.len() => items.iter().map(|e| &e.location).collect(),
         _ => vec![&attr.expr.location; values.len()],
     };
     let mut out = Vec::new();

@@ -28,21 +28,14 @@ struct Scope<'a> {
 pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
     let checker = Checker::new(config);
     for r in &config.resources {
-        let inside = Scope {
-            counted: r.count.is_some(),
-            for_each: r.for_each.is_some(),
-            resource: Some(&r.addr),
-            local: None,
-        };
+        let inside =
+            Scope { counted: r.count.is_some(), for_each: r.for_each.is_some(), resource: Some(&r.addr), local: None };
         checker.body(&r.body, &inside, diags);
         for expr in &r.lifecycle.replace_triggered_by {
             checker.expr(expr, &inside, diags);
         }
         // count and for_each are decided before there are instances.
-        let outside = Scope {
-            resource: Some(&r.addr),
-            ..Scope::default()
-        };
+        let outside = Scope { resource: Some(&r.addr), ..Scope::default() };
         for expr in r.count.iter().chain(&r.for_each) {
             checker.expr(expr, &outside, diags);
         }
@@ -51,14 +44,7 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
         }
     }
     for local in config.locals.values() {
-        checker.expr(
-            &local.expr,
-            &Scope {
-                local: Some(&local.name),
-                ..Scope::default()
-            },
-            diags,
-        );
+        checker.expr(&local.expr, &Scope { local: Some(&local.name), ..Scope::default() }, diags);
     }
     for output in config.outputs.values() {
         checker.expr(&output.expr, &Scope::default(), diags);
@@ -105,18 +91,13 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn reference(
-        &self,
-        reference: &Reference,
-        location: &Location,
-        scope: &Scope,
-        diags: &mut Vec<Diagnostic>,
-    ) {
+    fn reference(&self, reference: &Reference, location: &Location, scope: &Scope, diags: &mut Vec<Diagnostic>) {
         let error = |summary: &str, detail: String| error_at(summary, detail, location);
         match reference {
             Reference::Variable(name) if !self.variables.contains(name.as_str()) => {
                 let hint = suggest::did_you_mean(name, self.variables.iter().copied());
-                let hint = if hint.is_empty() { format!(" Declare it with a variable \"{name}\" {{}} block.") } else { hint };
+                let hint =
+                    if hint.is_empty() { format!(" Declare it with a variable \"{name}\" {{}} block.") } else { hint };
                 diags.push(error(
                     "Reference to undeclared input variable",
                     format!("An input variable with the name \"{name}\" has not been declared.{hint}"),
@@ -139,14 +120,14 @@ impl<'a> Checker<'a> {
                 let hint = suggest::did_you_mean(&addr.to_string(), same_mode.iter().map(String::as_str));
                 diags.push(error(
                     "Reference to undeclared resource",
-                    format!(
-                        "A {kind} resource \"{}\" \"{}\" has not been declared.{hint}",
-                        addr.type_name, addr.name
-                    ),
+                    format!("A {kind} resource \"{}\" \"{}\" has not been declared.{hint}", addr.type_name, addr.name),
                 ));
             }
             Reference::Resource(addr) if scope.resource == Some(addr) => {
-                diags.push(error("Self-referential block", format!("Configuration for {addr} may not refer to itself.")));
+                diags.push(error(
+                    "Self-referential block",
+                    format!("Configuration for {addr} may not refer to itself."),
+                ));
             }
             Reference::CountIndex if !scope.counted => diags.push(error(
                 "Reference to \"count\" in non-counted context",

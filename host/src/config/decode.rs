@@ -15,21 +15,10 @@ use super::{Attribute, Block, Body, EvalContext, error_at, eval, suggest};
 /// (null when unset), converted to its type; nested blocks gathered by their
 /// nesting mode (single → object or null, list → list, set → set, map → map
 /// keyed by the block label).
-pub fn decode_body(
-    body: &Body,
-    schema: &schema::Block,
-    ctx: &EvalContext,
-) -> Result<Value, Vec<Diagnostic>> {
-    let mut decoder = Decoder {
-        ctx,
-        diags: Vec::new(),
-    };
+pub fn decode_body(body: &Body, schema: &schema::Block, ctx: &EvalContext) -> Result<Value, Vec<Diagnostic>> {
+    let mut decoder = Decoder { ctx, diags: Vec::new() };
     let value = decoder.block(body, schema, &Path::root());
-    if decoder.diags.is_empty() {
-        Ok(value)
-    } else {
-        Err(decoder.diags)
-    }
+    if decoder.diags.is_empty() { Ok(value) } else { Err(decoder.diags) }
 }
 
 struct Decoder<'a> {
@@ -73,12 +62,7 @@ impl Decoder<'_> {
 
     /// One attribute's value converted to its type, or `None` after
     /// recording why it cannot be used.
-    fn attribute(
-        &mut self,
-        attr: &Attribute,
-        schema: &schema::Block,
-        path: &Path,
-    ) -> Option<Value> {
+    fn attribute(&mut self, attr: &Attribute, schema: &schema::Block, path: &Path) -> Option<Value> {
         let attr_path = path.attr(&attr.name);
         let Some(attr_schema) = schema.attributes.get(&attr.name) else {
             let detail = if schema.blocks.contains_key(&attr.name) {
@@ -87,24 +71,16 @@ impl Decoder<'_> {
                     attr.name, attr.name
                 )
             } else {
-                format!(
-                    "An argument named \"{}\" is not expected here.{}",
-                    attr.name,
-                    hint(&attr.name, schema)
-                )
+                format!("An argument named \"{}\" is not expected here.{}", attr.name, hint(&attr.name, schema))
             };
-            self.diags
-                .push(error_at("Unsupported argument", detail, &attr.location).at_path(attr_path));
+            self.diags.push(error_at("Unsupported argument", detail, &attr.location).at_path(attr_path));
             return None;
         };
         if attr_schema.computed && !attr_schema.optional && !attr_schema.required {
             self.diags.push(
                 error_at(
                     "Value for unconfigurable attribute",
-                    format!(
-                        "The argument \"{}\" is decided by the provider and cannot be set.",
-                        attr.name
-                    ),
+                    format!("The argument \"{}\" is decided by the provider and cannot be set.", attr.name),
                     &attr.location,
                 )
                 .at_path(attr_path),
@@ -114,8 +90,7 @@ impl Decoder<'_> {
         let value = match eval(&attr.expr, self.ctx) {
             Ok(value) => value,
             Err(diags) => {
-                self.diags
-                    .extend(diags.into_iter().map(|d| with_default_path(d, &attr_path)));
+                self.diags.extend(diags.into_iter().map(|d| with_default_path(d, &attr_path)));
                 return None;
             }
         };
@@ -125,10 +100,7 @@ impl Decoder<'_> {
                 self.diags.push(
                     error_at(
                         "Incorrect attribute value type",
-                        format!(
-                            "Inappropriate value for attribute \"{}\": {}.",
-                            attr.name, e.message
-                        ),
+                        format!("Inappropriate value for attribute \"{}\": {}.", attr.name, e.message),
                         &attr.location,
                     )
                     .at_path(join(&attr_path, &e.path)),
@@ -138,25 +110,12 @@ impl Decoder<'_> {
         }
     }
 
-    fn missing_required(
-        &mut self,
-        name: &str,
-        written: Option<&Attribute>,
-        body: &Body,
-        path: &Path,
-    ) {
+    fn missing_required(&mut self, name: &str, written: Option<&Attribute>, body: &Body, path: &Path) {
         let (detail, location) = match written {
-            Some(attr) => (
-                format!("The argument \"{name}\" is required, but its value is null."),
-                &attr.location,
-            ),
-            None => (
-                format!("The argument \"{name}\" is required, but no definition was found."),
-                &body.location,
-            ),
+            Some(attr) => (format!("The argument \"{name}\" is required, but its value is null."), &attr.location),
+            None => (format!("The argument \"{name}\" is required, but no definition was found."), &body.location),
         };
-        self.diags
-            .push(error_at("Missing required argument", detail, location).at_path(path.attr(name)));
+        self.diags.push(error_at("Missing required argument", detail, location).at_path(path.attr(name)));
     }
 
     fn unsupported_block(&mut self, block: &Block, schema: &schema::Block, path: &Path) {
@@ -167,14 +126,9 @@ impl Decoder<'_> {
                  If so, use the equals sign to assign it a value."
             )
         } else {
-            format!(
-                "Blocks of type \"{name}\" are not expected here.{}",
-                hint(name, schema)
-            )
+            format!("Blocks of type \"{name}\" are not expected here.{}", hint(name, schema))
         };
-        self.diags.push(
-            error_at("Unsupported block type", detail, &block.location).at_path(path.attr(name)),
-        );
+        self.diags.push(error_at("Unsupported block type", detail, &block.location).at_path(path.attr(name)));
     }
 
     /// The value of nested block type `name` from its blocks in `parent`.
@@ -201,11 +155,7 @@ impl Decoder<'_> {
                     .enumerate()
                     .map(|(i, block)| self.block(&block.body, schema, &block_path.index(i)))
                     .collect();
-                if nested.nesting == Nesting::List {
-                    Value::List(objects)
-                } else {
-                    Value::set(objects)
-                }
+                if nested.nesting == Nesting::List { Value::List(objects) } else { Value::set(objects) }
             }
             Nesting::Map => {
                 let mut map = BTreeMap::new();
@@ -225,10 +175,7 @@ impl Decoder<'_> {
                         );
                         continue;
                     }
-                    map.insert(
-                        key.clone(),
-                        self.block(&block.body, schema, &block_path.key(key)),
-                    );
+                    map.insert(key.clone(), self.block(&block.body, schema, &block_path.key(key)));
                 }
                 Value::Map(map)
             }
@@ -240,37 +187,19 @@ impl Decoder<'_> {
         let wanted = usize::from(nesting == Nesting::Map);
         for block in blocks.iter().filter(|b| b.labels.len() != wanted) {
             let (summary, detail) = if block.labels.len() < wanted {
-                (
-                    "Missing key for block",
-                    format!("A \"{name}\" block needs one label: its key in the map."),
-                )
+                ("Missing key for block", format!("A \"{name}\" block needs one label: its key in the map."))
             } else {
                 (
                     "Extraneous label for block",
-                    format!(
-                        "A \"{name}\" block takes {wanted} labels, got {}.",
-                        block.labels.len()
-                    ),
+                    format!("A \"{name}\" block takes {wanted} labels, got {}.", block.labels.len()),
                 )
             };
-            self.diags
-                .push(error_at(summary, detail, &block.location).at_path(path.clone()));
+            self.diags.push(error_at(summary, detail, &block.location).at_path(path.clone()));
         }
     }
 
-    fn check_count(
-        &mut self,
-        name: &str,
-        nested: &schema::NestedBlock,
-        blocks: &[&Block],
-        parent: &Body,
-        path: &Path,
-    ) {
-        let max = if nested.nesting == Nesting::Single {
-            1
-        } else {
-            nested.max_items as usize
-        };
+    fn check_count(&mut self, name: &str, nested: &schema::NestedBlock, blocks: &[&Block], parent: &Body, path: &Path) {
+        let max = if nested.nesting == Nesting::Single { 1 } else { nested.max_items as usize };
         let min = nested.min_items as usize;
         let plural = |n: usize| if n == 1 { "block" } else { "blocks" };
         if blocks.len() < min {
@@ -291,11 +220,7 @@ impl Decoder<'_> {
             self.diags.push(
                 error_at(
                     "Too many blocks",
-                    format!(
-                        "No more than {max} \"{name}\" {} allowed, found {}.",
-                        plural(max),
-                        blocks.len()
-                    ),
+                    format!("No more than {max} \"{name}\" {} allowed, found {}.", plural(max), blocks.len()),
                     &blocks[max].location,
                 )
                 .at_path(path.clone()),
@@ -306,14 +231,7 @@ impl Decoder<'_> {
 
 /// A did-you-mean among the attribute and block names of a schema.
 fn hint(name: &str, schema: &schema::Block) -> String {
-    suggest::did_you_mean(
-        name,
-        schema
-            .attributes
-            .keys()
-            .chain(schema.blocks.keys())
-            .map(String::as_str),
-    )
+    suggest::did_you_mean(name, schema.attributes.keys().chain(schema.blocks.keys()).map(String::as_str))
 }
 
 /// `a` followed by the steps of `b`.
@@ -323,11 +241,7 @@ fn join(a: &Path, b: &Path) -> Path {
 
 /// The diagnostic about the attribute at `path` unless it names another.
 fn with_default_path(d: Diagnostic, path: &Path) -> Diagnostic {
-    if d.path.is_some() {
-        d
-    } else {
-        d.at_path(path.clone())
-    }
+    if d.path.is_some() { d } else { d.at_path(path.clone()) }
 }
 
 #[cfg(test)]
@@ -338,14 +252,7 @@ mod tests {
     use crate::value::Type;
 
     fn attr(ty: Type, required: bool, optional: bool, computed: bool) -> SchemaAttribute {
-        SchemaAttribute {
-            ty,
-            required,
-            optional,
-            computed,
-            sensitive: false,
-            description: String::new(),
-        }
+        SchemaAttribute { ty, required, optional, computed, sensitive: false, description: String::new() }
     }
 
     fn nested(nesting: Nesting, min_items: u32, max_items: u32) -> NestedBlock {
@@ -353,30 +260,16 @@ mod tests {
             attributes: [("port".to_string(), attr(Type::Number, true, false, false))].into(),
             ..Default::default()
         };
-        NestedBlock {
-            nesting,
-            block,
-            min_items,
-            max_items,
-        }
+        NestedBlock { nesting, block, min_items, max_items }
     }
 
     /// A schema like a small file resource.
     fn file_schema() -> schema::Block {
         schema::Block {
             attributes: [
-                (
-                    "filename".to_string(),
-                    attr(Type::String, true, false, false),
-                ),
-                (
-                    "content".to_string(),
-                    attr(Type::String, false, true, false),
-                ),
-                (
-                    "tags".to_string(),
-                    attr(Type::Map(Box::new(Type::Number)), false, true, false),
-                ),
+                ("filename".to_string(), attr(Type::String, true, false, false)),
+                ("content".to_string(), attr(Type::String, false, true, false)),
+                ("tags".to_string(), attr(Type::Map(Box::new(Type::Number)), false, true, false)),
                 ("id".to_string(), attr(Type::String, false, false, true)),
                 ("mode".to_string(), attr(Type::String, false, true, true)),
             ]
@@ -395,11 +288,7 @@ mod tests {
     /// Decodes the body of the only resource in `main.tf`.
     fn decode(text: &str, schema: &schema::Block) -> Result<Value, Vec<Diagnostic>> {
         let (dir, config) = load_main(text);
-        decode_body(
-            &config.resources[0].body,
-            schema,
-            &EvalContext::new(dir.path()),
-        )
+        decode_body(&config.resources[0].body, schema, &EvalContext::new(dir.path()))
     }
 
     fn errors(text: &str, schema: &schema::Block) -> String {
@@ -414,10 +303,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.get_attr("filename"), &Value::string("a.txt"));
-        assert_eq!(
-            v.get_attr("tags"),
-            &Value::Map([("a".to_string(), Value::int(1))].into())
-        );
+        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::int(1))].into()));
         assert_eq!(v.get_attr("content"), &Value::Null);
         assert_eq!(v.get_attr("id"), &Value::Null);
         assert_eq!(v.get_attr("single"), &Value::Null);
@@ -430,7 +316,8 @@ mod tests {
 
     #[test]
     fn type_mismatches_name_line_and_path() {
-        let text = "resource \"local_file\" \"f\" {\n  filename = \"a\"\n  content = [\"x\"]\n  tags = { a = \"one\" }\n}\n";
+        let text =
+            "resource \"local_file\" \"f\" {\n  filename = \"a\"\n  content = [\"x\"]\n  tags = { a = \"one\" }\n}\n";
         let diags = decode(text, &file_schema()).unwrap_err();
         assert_eq!(diags.len(), 2);
         assert_eq!(
@@ -439,11 +326,7 @@ mod tests {
         );
         assert_eq!(diags[1].location.as_ref().unwrap().line, 4);
         assert_eq!(diags[1].path.as_ref().unwrap().to_string(), ".tags[\"a\"]");
-        assert!(
-            diags[1]
-                .detail
-                .contains("a number is required, got the string \"one\"")
-        );
+        assert!(diags[1].detail.contains("a number is required, got the string \"one\""));
     }
 
     #[test]
@@ -455,10 +338,7 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("Error: main.tf:3: Value for unconfigurable attribute\n  at attribute .id\n  The argument \"id\" is decided by the provider and cannot be set."), "{shown}");
-        assert!(
-            shown.contains("Error: main.tf:4: Unsupported block type\n  at attribute .nope"),
-            "{shown}"
-        );
+        assert!(shown.contains("Error: main.tf:4: Unsupported block type\n  at attribute .nope"), "{shown}");
         assert!(shown.contains("Error: main.tf:5: Unsupported block type\n  at attribute .content\n  Blocks of type \"content\" are not expected here. Did you mean to define argument \"content\"?"), "{shown}");
         assert!(shown.contains("Error: main.tf:6: Unsupported argument\n  at attribute .rule\n  An argument named \"rule\" is not expected here. Did you mean to define a block of type \"rule\"?"), "{shown}");
         assert!(shown.contains("Error: main.tf:1: Missing required argument\n  at attribute .filename\n  The argument \"filename\" is required, but no definition was found."), "{shown}");
@@ -466,29 +346,21 @@ mod tests {
 
     #[test]
     fn required_null_is_missing_and_optional_computed_may_be_set() {
-        let shown = errors(
-            "resource \"local_file\" \"f\" {\n  filename = null\n}\n",
-            &file_schema(),
-        );
+        let shown = errors("resource \"local_file\" \"f\" {\n  filename = null\n}\n", &file_schema());
         assert_eq!(
             shown,
             "Error: main.tf:2: Missing required argument\n  at attribute .filename\n  The argument \"filename\" is required, but its value is null."
         );
-        let v = decode(
-            "resource \"local_file\" \"f\" {\n  filename = \"a\"\n  mode = 644\n}\n",
-            &file_schema(),
-        )
-        .unwrap();
+        let v =
+            decode("resource \"local_file\" \"f\" {\n  filename = \"a\"\n  mode = 644\n}\n", &file_schema()).unwrap();
         assert_eq!(v.get_attr("mode"), &Value::string("644"));
     }
 
     #[test]
     fn evaluation_errors_carry_the_attribute_path() {
-        let diags = decode(
-            "resource \"local_file\" \"f\" {\n  filename = \"a\"\n  content = upper([])\n}\n",
-            &file_schema(),
-        )
-        .unwrap_err();
+        let diags =
+            decode("resource \"local_file\" \"f\" {\n  filename = \"a\"\n  content = upper([])\n}\n", &file_schema())
+                .unwrap_err();
         assert_eq!(diags.len(), 1);
         assert_eq!(diags[0].path.as_ref().unwrap().to_string(), ".content");
         assert_eq!(diags[0].location.as_ref().unwrap().line, 3);
@@ -528,13 +400,7 @@ mod tests {
         assert_eq!(v.get_attr("tag"), &Value::set(vec![port(4), port(5)]));
         assert_eq!(
             v.get_attr("listener"),
-            &Value::Map(
-                [
-                    ("http".to_string(), port(80)),
-                    ("https".to_string(), port(443))
-                ]
-                .into()
-            )
+            &Value::Map([("http".to_string(), port(80)), ("https".to_string(), port(443))].into())
         );
     }
 
@@ -568,36 +434,20 @@ mod tests {
         let shown = errors(text, &file_schema());
         assert!(shown.contains("Error: main.tf:6: Too many blocks\n  at attribute .single\n  No more than 1 \"single\" block allowed, found 2."), "{shown}");
         assert!(shown.contains("Error: main.tf:15: Too many blocks\n  at attribute .rule\n  No more than 2 \"rule\" blocks allowed, found 3."), "{shown}");
+        assert!(shown.contains("Error: main.tf:16: Unsupported argument\n  at attribute .rule[2].prt"), "{shown}");
         assert!(
-            shown.contains("Error: main.tf:16: Unsupported argument\n  at attribute .rule[2].prt"),
+            shown.contains("Error: main.tf:15: Missing required argument\n  at attribute .rule[2].port"),
             "{shown}"
         );
-        assert!(
-            shown.contains(
-                "Error: main.tf:15: Missing required argument\n  at attribute .rule[2].port"
-            ),
-            "{shown}"
-        );
-        assert!(
-            shown.contains("Error: main.tf:18: Missing key for block\n  at attribute .listener"),
-            "{shown}"
-        );
-        assert!(
-            shown.contains("Error: main.tf:21: Extraneous label for block\n  at attribute .tag"),
-            "{shown}"
-        );
+        assert!(shown.contains("Error: main.tf:18: Missing key for block\n  at attribute .listener"), "{shown}");
+        assert!(shown.contains("Error: main.tf:21: Extraneous label for block\n  at attribute .tag"), "{shown}");
     }
 
     #[test]
     fn too_few_blocks() {
         let mut schema = file_schema();
-        schema
-            .blocks
-            .insert("rule".to_string(), nested(Nesting::List, 1, 0));
-        let shown = errors(
-            "resource \"local_file\" \"f\" {\n  filename = \"a\"\n}\n",
-            &schema,
-        );
+        schema.blocks.insert("rule".to_string(), nested(Nesting::List, 1, 0));
+        let shown = errors("resource \"local_file\" \"f\" {\n  filename = \"a\"\n}\n", &schema);
         assert_eq!(
             shown,
             "Error: main.tf:1: Too few blocks\n  at attribute .rule\n  At least 1 \"rule\" block is required, found 0."
@@ -613,9 +463,6 @@ mod tests {
         ctx.variables.insert("v".into(), Value::Unknown);
         let v = decode_body(&config.resources[0].body, &file_schema(), &ctx).unwrap();
         assert_eq!(v.get_attr("filename"), &Value::Unknown);
-        assert_eq!(
-            v.get_attr("tags"),
-            &Value::Map([("a".to_string(), Value::Unknown)].into())
-        );
+        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::Unknown)].into()));
     }
 }

@@ -39,20 +39,13 @@ pub struct EvalContext {
 impl EvalContext {
     /// A context with nothing in it for the configuration in `dir`.
     pub fn new(dir: impl Into<PathBuf>) -> EvalContext {
-        EvalContext {
-            dir: dir.into(),
-            ..EvalContext::default()
-        }
+        EvalContext { dir: dir.into(), ..EvalContext::default() }
     }
 }
 
 /// Evaluates an expression; every error, each with `file:line`.
 pub fn eval(expr: &Expression, ctx: &EvalContext) -> Result<Value, Vec<Diagnostic>> {
-    Evaluator {
-        ctx,
-        bound: Vec::new(),
-    }
-    .eval(expr)
+    Evaluator { ctx, bound: Vec::new() }.eval(expr)
 }
 
 /// What evaluating gives: a value or the errors that stopped it.
@@ -80,11 +73,7 @@ impl Evaluator<'_> {
                     self.apply_steps(value, steps, location)
                 }
             },
-            ExprKind::Call {
-                name,
-                args,
-                expand_final,
-            } => self.call(name, args, *expand_final, location),
+            ExprKind::Call { name, args, expand_final } => self.call(name, args, *expand_final, location),
             ExprKind::Unary { op, operand } => {
                 let value = self.eval(operand)?;
                 ops::unary(*op, &value).map_err(|e| vec![e.at(location)])
@@ -93,11 +82,7 @@ impl Evaluator<'_> {
                 let (lhs, rhs) = both(self.eval(lhs), self.eval(rhs))?;
                 ops::binary(*op, &lhs, &rhs).map_err(|e| vec![e.at(location)])
             }
-            ExprKind::Conditional {
-                condition,
-                then,
-                otherwise,
-            } => match self.condition(condition, "condition")? {
+            ExprKind::Conditional { condition, then, otherwise } => match self.condition(condition, "condition")? {
                 Some(true) => self.eval(then),
                 Some(false) => self.eval(otherwise),
                 None => Ok(Value::Unknown),
@@ -116,11 +101,7 @@ impl Evaluator<'_> {
                 Err(e) => errors.extend(e),
             }
         }
-        if errors.is_empty() {
-            Ok(values)
-        } else {
-            Err(errors)
-        }
+        if errors.is_empty() { Ok(values) } else { Err(errors) }
     }
 
     fn object(&mut self, items: &[(Expression, Expression)]) -> EvalResult {
@@ -128,18 +109,14 @@ impl Evaluator<'_> {
         let mut unknown_key = false;
         let mut errors = Vec::new();
         for (key_expr, value_expr) in items {
-            let key = self
-                .eval(key_expr)
-                .and_then(|k| object_key(&k, &key_expr.location));
+            let key = self.eval(key_expr).and_then(|k| object_key(&k, &key_expr.location));
             match both(key, self.eval(value_expr)) {
                 Ok((None, _)) => unknown_key = true,
                 Ok((Some(key), value)) => {
                     if object.insert(key.clone(), value).is_some() {
                         errors.push(error_at(
                             "Duplicate object attribute",
-                            format!(
-                                "The attribute \"{key}\" is defined more than once in this object."
-                            ),
+                            format!("The attribute \"{key}\" is defined more than once in this object."),
                             &key_expr.location,
                         ));
                     }
@@ -151,38 +128,19 @@ impl Evaluator<'_> {
             return Err(errors);
         }
         // With a key unknown, not even the object's attribute names are known.
-        Ok(if unknown_key {
-            Value::Unknown
-        } else {
-            Value::Object(object)
-        })
+        Ok(if unknown_key { Value::Unknown } else { Value::Object(object) })
     }
 
     /// Evaluates a condition (of a conditional, an `if` filter or directive):
     /// `None` when it is unknown.
-    fn condition(
-        &mut self,
-        expr: &Expression,
-        what: &str,
-    ) -> Result<Option<bool>, Vec<Diagnostic>> {
+    fn condition(&mut self, expr: &Expression, what: &str) -> Result<Option<bool>, Vec<Diagnostic>> {
         let value = self.eval(expr)?;
-        let fail = |detail: String| {
-            vec![error_at(
-                format!("Invalid {what} value"),
-                detail,
-                &expr.location,
-            )]
-        };
+        let fail = |detail: String| vec![error_at(format!("Invalid {what} value"), detail, &expr.location)];
         match Type::Bool.convert(&value) {
             Ok(Value::Bool(b)) => Ok(Some(b)),
             Ok(Value::Unknown) => Ok(None),
-            Ok(Value::Null) => Err(fail(format!(
-                "The {what} is null; it must be true or false."
-            ))),
-            Ok(other) => Err(fail(format!(
-                "The {what} must be a bool, got {}.",
-                other.kind_name()
-            ))),
+            Ok(Value::Null) => Err(fail(format!("The {what} is null; it must be true or false."))),
+            Ok(other) => Err(fail(format!("The {what} must be a bool, got {}.", other.kind_name()))),
             Err(e) => Err(fail(format!("The {what} must be a bool: {}.", e.message))),
         }
     }
@@ -205,7 +163,10 @@ impl Evaluator<'_> {
         let missing = |summary: &str, detail: String| vec![error_at(summary, detail, location)];
         match reference {
             Reference::Variable(name) => ctx.variables.get(name).cloned().ok_or_else(|| {
-                missing("Reference to undeclared input variable", format!("There is no input variable named \"{name}\"."))
+                missing(
+                    "Reference to undeclared input variable",
+                    format!("There is no input variable named \"{name}\"."),
+                )
             }),
             Reference::Local(name) => ctx.locals.get(name).cloned().ok_or_else(|| {
                 missing("Reference to undeclared local value", format!("There is no local value named \"{name}\"."))
@@ -239,9 +200,7 @@ impl Evaluator<'_> {
         let mut i = 0;
         while i < steps.len() {
             match &steps[i] {
-                Step::Attr(name) => {
-                    value = get_attr(value, name).map_err(|d| vec![d.at(location)])?
-                }
+                Step::Attr(name) => value = get_attr(value, name).map_err(|d| vec![d.at(location)])?,
                 Step::Index(key) => {
                     let key = self.eval(key)?;
                     value = index(value, &key).map_err(|d| vec![d.at(location)])?;
@@ -250,13 +209,8 @@ impl Evaluator<'_> {
                     // `[*]` applies every following step to each element;
                     // `.*` only the attribute steps right after it.
                     let rest = &steps[i + 1..];
-                    let applies = if *full {
-                        rest.len()
-                    } else {
-                        rest.iter()
-                            .take_while(|s| matches!(s, Step::Attr(_)))
-                            .count()
-                    };
+                    let applies =
+                        if *full { rest.len() } else { rest.iter().take_while(|s| matches!(s, Step::Attr(_))).count() };
                     value = self.splat(value, &rest[..applies], location)?;
                     i += applies;
                 }
@@ -269,10 +223,7 @@ impl Evaluator<'_> {
     /// `value[*]` followed by `steps`: the steps applied to each element.
     fn splat(&mut self, value: Value, steps: &[Step], location: &Location) -> EvalResult {
         let each = |this: &mut Self, elements: Vec<Value>| -> Result<Vec<Value>, Vec<Diagnostic>> {
-            elements
-                .into_iter()
-                .map(|e| this.apply_steps(e, steps, location))
-                .collect()
+            elements.into_iter().map(|e| this.apply_steps(e, steps, location)).collect()
         };
         Ok(match value {
             Value::Unknown => Value::Unknown,
@@ -285,13 +236,7 @@ impl Evaluator<'_> {
         })
     }
 
-    fn call(
-        &mut self,
-        name: &str,
-        args: &[Expression],
-        expand_final: bool,
-        location: &Location,
-    ) -> EvalResult {
+    fn call(&mut self, name: &str, args: &[Expression], expand_final: bool, location: &Location) -> EvalResult {
         match name {
             "try" => return self.try_each(args, location),
             "can" => return self.can(args, location),
@@ -301,9 +246,7 @@ impl Evaluator<'_> {
         if expand_final {
             match values.pop() {
                 Some(Value::Unknown) => return Ok(Value::Unknown),
-                Some(Value::List(rest) | Value::Tuple(rest) | Value::Set(rest)) => {
-                    values.extend(rest)
-                }
+                Some(Value::List(rest) | Value::Tuple(rest) | Value::Set(rest)) => values.extend(rest),
                 Some(other) => {
                     return Err(vec![error_at(
                         "Invalid expanding argument value",
@@ -331,16 +274,10 @@ impl Evaluator<'_> {
                 Err(e) => failures.extend(e),
             }
         }
-        let reasons: Vec<String> = failures
-            .iter()
-            .map(|d| format!("- {}: {}", d.summary, d.detail))
-            .collect();
+        let reasons: Vec<String> = failures.iter().map(|d| format!("- {}: {}", d.summary, d.detail)).collect();
         Err(vec![error_at(
             "Error in function call",
-            format!(
-                "Call to function \"try\" failed: no expression succeeded:\n{}",
-                reasons.join("\n")
-            ),
+            format!("Call to function \"try\" failed: no expression succeeded:\n{}", reasons.join("\n")),
             location,
         )])
     }
@@ -398,18 +335,8 @@ impl Evaluator<'_> {
         }
         Ok(match (&f.key, f.grouping) {
             (None, _) => Value::Tuple(tuple),
-            (Some(_), true) => Value::Object(
-                groups
-                    .into_iter()
-                    .map(|(k, v)| (k, Value::Tuple(v)))
-                    .collect(),
-            ),
-            (Some(_), false) => Value::Object(
-                groups
-                    .into_iter()
-                    .map(|(k, mut v)| (k, v.remove(0)))
-                    .collect(),
-            ),
+            (Some(_), true) => Value::Object(groups.into_iter().map(|(k, v)| (k, Value::Tuple(v))).collect()),
+            (Some(_), false) => Value::Object(groups.into_iter().map(|(k, mut v)| (k, v.remove(0))).collect()),
         })
     }
 
@@ -425,9 +352,7 @@ impl Evaluator<'_> {
         let Some(key_expr) = &f.key else {
             return Ok(ForElement::Value(self.eval(&f.value)?));
         };
-        let key = self
-            .eval(key_expr)
-            .and_then(|k| object_key(&k, &key_expr.location));
+        let key = self.eval(key_expr).and_then(|k| object_key(&k, &key_expr.location));
         Ok(match both(key, self.eval(&f.value))? {
             (Some(key), value) => ForElement::Entry(key, value),
             (None, _) => ForElement::Unknown,
@@ -449,44 +374,25 @@ impl Evaluator<'_> {
             return self.eval(expr);
         }
         let mut out = String::new();
-        Ok(if self.render(parts, &mut out)? {
-            Value::String(out)
-        } else {
-            Value::Unknown
-        })
+        Ok(if self.render(parts, &mut out)? { Value::String(out) } else { Value::Unknown })
     }
 
     /// Renders template parts into `out`; false when the result is unknown.
-    fn render(
-        &mut self,
-        parts: &[TemplatePart],
-        out: &mut String,
-    ) -> Result<bool, Vec<Diagnostic>> {
+    fn render(&mut self, parts: &[TemplatePart], out: &mut String) -> Result<bool, Vec<Diagnostic>> {
         let mut known = true;
         for part in parts {
             match part {
                 TemplatePart::Literal(text) => out.push_str(text),
-                TemplatePart::Interpolation(expr) => {
-                    match template_string(&self.eval(expr)?, &expr.location)? {
-                        Some(s) => out.push_str(&s),
-                        None => known = false,
-                    }
-                }
-                TemplatePart::If {
-                    condition,
-                    then,
-                    otherwise,
-                } => match self.condition(condition, "condition")? {
+                TemplatePart::Interpolation(expr) => match template_string(&self.eval(expr)?, &expr.location)? {
+                    Some(s) => out.push_str(&s),
+                    None => known = false,
+                },
+                TemplatePart::If { condition, then, otherwise } => match self.condition(condition, "condition")? {
                     Some(true) => known &= self.render(then, out)?,
                     Some(false) => known &= self.render(otherwise, out)?,
                     None => known = false,
                 },
-                TemplatePart::For {
-                    key_var,
-                    value_var,
-                    collection,
-                    body,
-                } => {
+                TemplatePart::For { key_var, value_var, collection, body } => {
                     let value = self.eval(collection)?;
                     let Some(pairs) = iteration_pairs(&value, &collection.location)? else {
                         known = false;
@@ -518,10 +424,7 @@ enum ForElement {
 }
 
 /// Both results, or the errors of either or both.
-fn both<A, B>(
-    a: Result<A, Vec<Diagnostic>>,
-    b: Result<B, Vec<Diagnostic>>,
-) -> Result<(A, B), Vec<Diagnostic>> {
+fn both<A, B>(a: Result<A, Vec<Diagnostic>>, b: Result<B, Vec<Diagnostic>>) -> Result<(A, B), Vec<Diagnostic>> {
     match (a, b) {
         (Ok(a), Ok(b)) => Ok((a, b)),
         (Err(mut e), Err(f)) => {
@@ -537,11 +440,7 @@ fn object_key(key: &Value, location: &Location) -> Result<Option<String>, Vec<Di
     match Type::String.convert(key) {
         Ok(Value::String(s)) => Ok(Some(s)),
         Ok(Value::Unknown) => Ok(None),
-        Ok(Value::Null) => Err(vec![error_at(
-            "Invalid object key",
-            "An object key must not be null.",
-            location,
-        )]),
+        Ok(Value::Null) => Err(vec![error_at("Invalid object key", "An object key must not be null.", location)]),
         Ok(_) | Err(_) => Err(vec![error_at(
             "Invalid object key",
             format!("An object key must be a string, got {}.", key.kind_name()),
@@ -552,21 +451,13 @@ fn object_key(key: &Value, location: &Location) -> Result<Option<String>, Vec<Di
 
 /// The text an interpolated value contributes; `None` when unknown.
 fn template_string(value: &Value, location: &Location) -> Result<Option<String>, Vec<Diagnostic>> {
-    let fail = |detail: String| {
-        vec![error_at(
-            "Invalid template interpolation value",
-            detail,
-            location,
-        )]
-    };
+    let fail = |detail: String| vec![error_at("Invalid template interpolation value", detail, location)];
     match value {
         Value::Unknown => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
         Value::Number(n) => Ok(Some(n.to_string())),
         Value::Bool(b) => Ok(Some(b.to_string())),
-        Value::Null => Err(fail(
-            "Cannot include the value in a string template: the value is null.".into(),
-        )),
+        Value::Null => Err(fail("Cannot include the value in a string template: the value is null.".into())),
         other => Err(fail(format!(
             "Cannot include the value in a string template: a string is required, got {}.",
             other.kind_name()
@@ -577,39 +468,20 @@ fn template_string(value: &Value, location: &Location) -> Result<Option<String>,
 /// The (key, value) pairs a `for` iterates over: index and element for
 /// lists and tuples, the element twice for sets, key and value for maps and
 /// objects. `None` when the collection is unknown.
-fn iteration_pairs(
-    collection: &Value,
-    location: &Location,
-) -> Result<Option<Vec<(Value, Value)>>, Vec<Diagnostic>> {
-    let fail = |detail: String| {
-        vec![error_at(
-            "Iteration over non-iterable value",
-            detail,
-            location,
-        )]
-    };
+fn iteration_pairs(collection: &Value, location: &Location) -> Result<Option<Vec<(Value, Value)>>, Vec<Diagnostic>> {
+    let fail = |detail: String| vec![error_at("Iteration over non-iterable value", detail, location)];
     Ok(Some(match collection {
         Value::Unknown => return Ok(None),
-        Value::List(v) | Value::Tuple(v) => v
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (Value::int(i as i64), e.clone()))
-            .collect(),
+        Value::List(v) | Value::Tuple(v) => {
+            v.iter().enumerate().map(|(i, e)| (Value::int(i as i64), e.clone())).collect()
+        }
         Value::Set(v) => v.iter().map(|e| (e.clone(), e.clone())).collect(),
-        Value::Map(m) | Value::Object(m) => m
-            .iter()
-            .map(|(k, v)| (Value::string(k), v.clone()))
-            .collect(),
+        Value::Map(m) | Value::Object(m) => m.iter().map(|(k, v)| (Value::string(k), v.clone())).collect(),
         Value::Null => {
-            return Err(fail(
-                "A null value cannot be used as the collection in a 'for' expression.".into(),
-            ));
+            return Err(fail("A null value cannot be used as the collection in a 'for' expression.".into()));
         }
         other => {
-            return Err(fail(format!(
-                "A value of type {} cannot be iterated over.",
-                other.kind_name()
-            )));
+            return Err(fail(format!("A value of type {} cannot be iterated over.", other.kind_name())));
         }
     }))
 }
@@ -631,18 +503,9 @@ mod tests {
         ctx.variables.insert("nothing".into(), Value::Null);
         ctx.variables.insert(
             "tags".into(),
-            Value::Map(
-                [
-                    ("a".to_string(), Value::string("x")),
-                    ("b".to_string(), Value::string("y")),
-                ]
-                .into(),
-            ),
+            Value::Map([("a".to_string(), Value::string("x")), ("b".to_string(), Value::string("y"))].into()),
         );
-        ctx.locals.insert(
-            "items".into(),
-            Value::List(vec![Value::string("p"), Value::string("q")]),
-        );
+        ctx.locals.insert("items".into(), Value::List(vec![Value::string("p"), Value::string("q")]));
         ctx.resources.insert(
             ResourceAddr::managed("random_id", "x"),
             Value::object([("hex", Value::Unknown), ("byte_length", Value::int(4))]),
@@ -650,28 +513,18 @@ mod tests {
         ctx.resources.insert(
             ResourceAddr::managed("local_file", "f"),
             Value::Tuple(vec![
-                Value::object([
-                    ("id", Value::string("1")),
-                    ("tags", Value::object([("k", Value::string("v1"))])),
-                ]),
-                Value::object([
-                    ("id", Value::string("2")),
-                    ("tags", Value::object([("k", Value::string("v2"))])),
-                ]),
+                Value::object([("id", Value::string("1")), ("tags", Value::object([("k", Value::string("v1"))]))]),
+                Value::object([("id", Value::string("2")), ("tags", Value::object([("k", Value::string("v2"))]))]),
             ]),
         );
-        ctx.resources.insert(
-            ResourceAddr::data("local_file", "t"),
-            Value::object([("content", Value::string("hi"))]),
-        );
+        ctx.resources.insert(ResourceAddr::data("local_file", "t"), Value::object([("content", Value::string("hi"))]));
         ctx.count_index = Some(1);
         ctx.each = Some((Value::string("k"), Value::int(7)));
         ctx
     }
 
     fn ok(text: &str) -> Value {
-        eval_in(text, &ctx())
-            .unwrap_or_else(|d| panic!("{text}: {}", super::super::testutil::shown(&d)))
+        eval_in(text, &ctx()).unwrap_or_else(|d| panic!("{text}: {}", super::super::testutil::shown(&d)))
     }
 
     fn err(text: &str) -> String {
@@ -686,23 +539,13 @@ mod tests {
         assert_eq!(value("null"), Value::Null);
         assert_eq!(value("true"), Value::Bool(true));
         assert_eq!(value("42"), Value::int(42));
-        assert_eq!(
-            value("-1.5"),
-            Value::Number(crate::value::Number::Float(-1.5))
-        );
+        assert_eq!(value("-1.5"), Value::Number(crate::value::Number::Float(-1.5)));
         assert_eq!(value(r#""hi""#), Value::string("hi"));
     }
 
     #[test]
     fn tuples_and_objects() {
-        assert_eq!(
-            value("[1, \"a\", [true]]"),
-            list(&[
-                Value::int(1),
-                Value::string("a"),
-                list(&[Value::Bool(true)])
-            ])
-        );
+        assert_eq!(value("[1, \"a\", [true]]"), list(&[Value::int(1), Value::string("a"), list(&[Value::Bool(true)])]));
         assert_eq!(
             ok(r#"{a = 1, "b c" = 2, (var.name) = 3, 4 = "four"}"#),
             Value::object([
@@ -738,14 +581,8 @@ mod tests {
         assert_eq!(ok("local.items.0"), Value::string("p"));
         assert_eq!(ok(r#"local.items["1"]"#), Value::string("q"));
         assert_eq!(ok("local_file.f[1].id"), Value::string("2"));
-        assert_eq!(
-            ok("local_file.f.*.id"),
-            list(&[Value::string("1"), Value::string("2")])
-        );
-        assert_eq!(
-            ok("local_file.f[*].tags.k"),
-            list(&[Value::string("v1"), Value::string("v2")])
-        );
+        assert_eq!(ok("local_file.f.*.id"), list(&[Value::string("1"), Value::string("2")]));
+        assert_eq!(ok("local_file.f[*].tags.k"), list(&[Value::string("v1"), Value::string("v2")]));
         // `.*` applies only the attribute steps; the index picks from the result.
         assert_eq!(ok("local_file.f.*.id[0]"), Value::string("1"));
         assert_eq!(ok("var.nothing[*]"), list(&[]));
@@ -775,31 +612,19 @@ mod tests {
     fn operators() {
         assert_eq!(value("1 + 2 * 3"), Value::int(7));
         assert_eq!(value("(1 + 2) * 3"), Value::int(9));
-        assert_eq!(
-            value("7 / 2"),
-            Value::Number(crate::value::Number::Float(3.5))
-        );
+        assert_eq!(value("7 / 2"), Value::Number(crate::value::Number::Float(3.5)));
         assert_eq!(value("6 / 2"), Value::int(3));
         assert_eq!(value("7 % 3"), Value::int(1));
         assert_eq!(value("-7 % 3"), Value::int(-1));
         assert_eq!(value("\"2\" + 3"), Value::int(5));
-        assert_eq!(
-            value("0.1 + 0.2"),
-            Value::Number(crate::value::Number::Float(0.1 + 0.2))
-        );
-        assert_eq!(
-            value("1 < 2 && 2 <= 2 && 3 > 2 && 3 >= 4 == false"),
-            Value::Bool(true)
-        );
+        assert_eq!(value("0.1 + 0.2"), Value::Number(crate::value::Number::Float(0.1 + 0.2)));
+        assert_eq!(value("1 < 2 && 2 <= 2 && 3 > 2 && 3 >= 4 == false"), Value::Bool(true));
         assert_eq!(value("1 == 1.0"), Value::Bool(true));
         assert_eq!(value("\"a\" != \"b\""), Value::Bool(true));
         assert_eq!(value("[1, \"a\"] == [1, \"a\"]"), Value::Bool(true));
         assert_eq!(value("!true || false"), Value::Bool(false));
         assert_eq!(value("-(3)"), Value::int(-3));
-        assert_eq!(
-            value("9223372036854775807 + 1"),
-            Value::Number(crate::value::Number::Float(i64::MAX as f64))
-        );
+        assert_eq!(value("9223372036854775807 + 1"), Value::Number(crate::value::Number::Float(i64::MAX as f64)));
         assert!(error("1 / 0").contains("Division by zero"));
         assert!(error("1 + true").contains("Invalid operand"));
         assert!(error("null + 1").contains("Invalid operand"));
@@ -826,28 +651,19 @@ mod tests {
         assert_eq!(value("\"false\" ? 1 : 2"), Value::int(2));
         assert_eq!(ok("var.unknown ? 1 : 2"), Value::Unknown);
         // Only the chosen branch is evaluated.
-        assert_eq!(
-            ok("var.nothing != null ? var.nothing.a : \"none\""),
-            Value::string("none")
-        );
+        assert_eq!(ok("var.nothing != null ? var.nothing.a : \"none\""), Value::string("none"));
         assert!(error("null ? 1 : 2").contains("The condition is null"));
         assert!(error("[] ? 1 : 2").contains("Invalid condition value"));
     }
 
     #[test]
     fn for_expressions() {
-        assert_eq!(
-            value("[for x in [1, 2, 3] : x * 2]"),
-            list(&[Value::int(2), Value::int(4), Value::int(6)])
-        );
+        assert_eq!(value("[for x in [1, 2, 3] : x * 2]"), list(&[Value::int(2), Value::int(4), Value::int(6)]));
         assert_eq!(
             value("[for i, x in [\"a\", \"b\"] : \"${i}${x}\"]"),
             list(&[Value::string("0a"), Value::string("1b")])
         );
-        assert_eq!(
-            value("[for x in [1, 2, 3, 4] : x if x % 2 == 0]"),
-            list(&[Value::int(2), Value::int(4)])
-        );
+        assert_eq!(value("[for x in [1, 2, 3, 4] : x if x % 2 == 0]"), list(&[Value::int(2), Value::int(4)]));
         assert_eq!(
             ok("{for k, v in var.tags : v => k}"),
             Value::object([("x", Value::string("a")), ("y", Value::string("b"))])
@@ -859,17 +675,12 @@ mod tests {
                 ("b", list(&[Value::string("b")]))
             ])
         );
-        assert_eq!(
-            value("[for x in toset([\"b\", \"a\"]) : x]"),
-            list(&[Value::string("a"), Value::string("b")])
-        );
+        assert_eq!(value("[for x in toset([\"b\", \"a\"]) : x]"), list(&[Value::string("a"), Value::string("b")]));
         assert_eq!(ok("[for x in var.unknown : x]"), Value::Unknown);
         assert_eq!(ok("[for x in [1, 2] : x if var.unknown]"), Value::Unknown);
         assert_eq!(ok("[for x in [var.unknown] : x]"), list(&[Value::Unknown]));
         assert!(error("{for x in [\"a\", \"a\"] : x => 1}").contains("Duplicate object key"));
-        assert!(
-            error("[for x in null : x]").contains("A null value cannot be used as the collection")
-        );
+        assert!(error("[for x in null : x]").contains("A null value cannot be used as the collection"));
         assert!(error("[for x in 5 : x]").contains("cannot be iterated"));
         // A for variable shadows a reference of the same name only inside.
         assert_eq!(ok("[for var in [1] : var]"), list(&[Value::int(1)]));
@@ -877,25 +688,16 @@ mod tests {
 
     #[test]
     fn templates() {
-        assert_eq!(
-            ok(r#""${var.name}-${var.n}-${true}""#),
-            Value::string("web-3-true")
-        );
+        assert_eq!(ok(r#""${var.name}-${var.n}-${true}""#), Value::string("web-3-true"));
         // A lone interpolation is the value itself, unconverted.
         assert_eq!(ok(r#""${var.n}""#), Value::int(3));
-        assert_eq!(
-            ok(r#""${local.items}""#),
-            Value::List(vec![Value::string("p"), Value::string("q")])
-        );
+        assert_eq!(ok(r#""${local.items}""#), Value::List(vec![Value::string("p"), Value::string("q")]));
         assert_eq!(ok(r#""id-${random_id.x.hex}""#), Value::Unknown);
         assert_eq!(
             ok(r#""%{for i, s in local.items}${i}=${s}%{if i == 0},%{endif}%{endfor}""#),
             Value::string("0=p,1=q")
         );
-        assert_eq!(
-            value(r#""%{if false}yes%{else}no%{endif}""#),
-            Value::string("no")
-        );
+        assert_eq!(value(r#""%{if false}yes%{else}no%{endif}""#), Value::string("no"));
         assert_eq!(ok(r#""%{if var.unknown}yes%{endif}""#), Value::Unknown);
         assert_eq!(
             err(r#""a${var.nothing}""#),
@@ -906,33 +708,21 @@ mod tests {
 
     #[test]
     fn heredocs() {
-        assert_eq!(
-            value("<<EOT\nhello\n  ${1 + 1}\nEOT"),
-            Value::string("hello\n  2\n")
-        );
-        assert_eq!(
-            value("<<-EOT\n    a\n      b\n    EOT"),
-            Value::string("a\n  b\n")
-        );
+        assert_eq!(value("<<EOT\nhello\n  ${1 + 1}\nEOT"), Value::string("hello\n  2\n"));
+        assert_eq!(value("<<-EOT\n    a\n      b\n    EOT"), Value::string("a\n  b\n"));
     }
 
     #[test]
     fn function_calls_with_expansion() {
         assert_eq!(value("max([1, 5, 3]...)"), Value::int(5));
-        assert_eq!(
-            value("concat([1], [[2]]...)"),
-            list(&[Value::int(1), Value::int(2)])
-        );
+        assert_eq!(value("concat([1], [[2]]...)"), list(&[Value::int(1), Value::int(2)]));
         assert_eq!(ok("max(var.unknown...)"), Value::Unknown);
         assert!(error("max(1...)").contains("Invalid expanding argument value"));
     }
 
     #[test]
     fn try_and_can() {
-        assert_eq!(
-            ok("try(var.nothing.a, var.tags.zz, \"fallback\")"),
-            Value::string("fallback")
-        );
+        assert_eq!(ok("try(var.nothing.a, var.tags.zz, \"fallback\")"), Value::string("fallback"));
         assert_eq!(ok("try(var.tags.a, \"fallback\")"), Value::string("x"));
         assert_eq!(ok("try(random_id.x.hex, \"fallback\")"), Value::Unknown);
         assert!(err("try(var.nothing.a)").contains("no expression succeeded"));
@@ -943,10 +733,7 @@ mod tests {
     #[test]
     fn errors_from_every_element_are_collected() {
         let diags = eval(&expr("[var.a,\n var.b]"), &EvalContext::new(".")).unwrap_err();
-        let lines: Vec<usize> = diags
-            .iter()
-            .map(|d| d.location.as_ref().unwrap().line)
-            .collect();
+        let lines: Vec<usize> = diags.iter().map(|d| d.location.as_ref().unwrap().line).collect();
         assert_eq!(lines, [1, 2]);
     }
 }

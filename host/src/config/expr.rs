@@ -251,20 +251,14 @@ impl Reference {
     /// The reference a traversal from the unbound name `root` makes, and how
     /// many of `steps` it consumes (`var.x` consumes one, `data.t.n` two);
     /// the remaining steps go into the referenced value.
-    pub(crate) fn from_traversal(
-        root: &str,
-        steps: &[Step],
-    ) -> Result<(Reference, usize), InvalidReference> {
+    pub(crate) fn from_traversal(root: &str, steps: &[Step]) -> Result<(Reference, usize), InvalidReference> {
         let attr = |i: usize| match steps.get(i) {
             Some(Step::Attr(name)) => Some(name.as_str()),
             _ => None,
         };
         let named = |what: &str, example: &str| -> Result<String, InvalidReference> {
             attr(0).map(str::to_string).ok_or_else(|| {
-                (
-                    "Invalid reference",
-                    format!("A reference to {what} must be followed by a name, like {example}."),
-                )
+                ("Invalid reference", format!("A reference to {what} must be followed by a name, like {example}."))
             })
         };
         let reference = match root {
@@ -296,8 +290,7 @@ impl Reference {
                 _ => {
                     return Err((
                         "Invalid \"path\" attribute",
-                        "The attributes of \"path\" are path.module, path.root and path.cwd."
-                            .into(),
+                        "The attributes of \"path\" are path.module, path.root and path.cwd.".into(),
                     ));
                 }
             },
@@ -313,10 +306,7 @@ impl Reference {
                 }
             },
             "module" | "self" | "terraform" => {
-                return Err((
-                    "Unsupported reference",
-                    format!("cairn configurations have no \"{root}\" object."),
-                ));
+                return Err(("Unsupported reference", format!("cairn configurations have no \"{root}\" object.")));
             }
             type_name => match attr(0) {
                 Some(name) => Reference::Resource(ResourceAddr::managed(type_name, name)),
@@ -341,10 +331,7 @@ impl Expression {
     /// directives are not references. Traversals that are not valid
     /// references (`var` alone) are left out; [`load`](super::load) reports them.
     pub fn references(&self) -> Vec<(Reference, Location)> {
-        self.checked_references()
-            .into_iter()
-            .filter_map(Result::ok)
-            .collect()
+        self.checked_references().into_iter().filter_map(Result::ok).collect()
     }
 
     /// Every reference inside, or the diagnostic for a traversal that is not
@@ -356,19 +343,13 @@ impl Expression {
     }
 
     /// Walks the tree; `bound` holds the names of enclosing `for` variables.
-    fn collect_references(
-        &self,
-        bound: &mut Vec<String>,
-        out: &mut Vec<Result<(Reference, Location), Diagnostic>>,
-    ) {
+    fn collect_references(&self, bound: &mut Vec<String>, out: &mut Vec<Result<(Reference, Location), Diagnostic>>) {
         match &self.kind {
             ExprKind::Literal(_) => {}
             ExprKind::Variable(root) => reference_at(root, &[], &self.location, bound, out),
             ExprKind::Traversal { source, steps } => {
                 match &source.kind {
-                    ExprKind::Variable(root) => {
-                        reference_at(root, steps, &self.location, bound, out)
-                    }
+                    ExprKind::Variable(root) => reference_at(root, steps, &self.location, bound, out),
                     _ => source.collect_references(bound, out),
                 }
                 for step in steps {
@@ -392,23 +373,14 @@ impl Expression {
                 lhs.collect_references(bound, out);
                 rhs.collect_references(bound, out);
             }
-            ExprKind::Conditional {
-                condition,
-                then,
-                otherwise,
-            } => {
+            ExprKind::Conditional { condition, then, otherwise } => {
                 condition.collect_references(bound, out);
                 then.collect_references(bound, out);
                 otherwise.collect_references(bound, out);
             }
             ExprKind::For(f) => {
                 f.collection.collect_references(bound, out);
-                let names = f
-                    .key_var
-                    .iter()
-                    .chain([&f.value_var])
-                    .cloned()
-                    .collect::<Vec<_>>();
+                let names = f.key_var.iter().chain([&f.value_var]).cloned().collect::<Vec<_>>();
                 with_bound(bound, names, |bound| {
                     for e in f.key.iter().chain([&f.value]).chain(&f.condition) {
                         e.collect_references(bound, out);
@@ -428,26 +400,15 @@ fn collect_template_references(
         match part {
             TemplatePart::Literal(_) => {}
             TemplatePart::Interpolation(e) => e.collect_references(bound, out),
-            TemplatePart::If {
-                condition,
-                then,
-                otherwise,
-            } => {
+            TemplatePart::If { condition, then, otherwise } => {
                 condition.collect_references(bound, out);
                 collect_template_references(then, bound, out);
                 collect_template_references(otherwise, bound, out);
             }
-            TemplatePart::For {
-                key_var,
-                value_var,
-                collection,
-                body,
-            } => {
+            TemplatePart::For { key_var, value_var, collection, body } => {
                 collection.collect_references(bound, out);
                 let names = key_var.iter().chain([value_var]).cloned().collect();
-                with_bound(bound, names, |bound| {
-                    collect_template_references(body, bound, out)
-                });
+                with_bound(bound, names, |bound| collect_template_references(body, bound, out));
             }
         }
     }
@@ -485,11 +446,7 @@ mod tests {
     use super::*;
 
     fn refs(text: &str) -> Vec<String> {
-        expr(text)
-            .references()
-            .into_iter()
-            .map(|(r, _)| r.to_string())
-            .collect()
+        expr(text).references().into_iter().map(|(r, _)| r.to_string()).collect()
     }
 
     #[test]
@@ -500,16 +457,10 @@ mod tests {
             refs(r#"upper("${var.a}-${local.b}") == (count.index > 0 ? each.key : each.value)"#),
             ["var.a", "local.b", "count.index", "each.key", "each.value"]
         );
-        assert_eq!(
-            refs("{ (var.k) = path.module, x = path.root }"),
-            ["var.k", "path.module", "path.root"]
-        );
+        assert_eq!(refs("{ (var.k) = path.module, x = path.root }"), ["var.k", "path.module", "path.root"]);
         assert_eq!(refs("var.m[local.k]"), ["var.m", "local.k"]);
         assert_eq!(refs("-var.n"), ["var.n"]);
-        assert_eq!(
-            refs("[var.a, local_file.f.*.id]"),
-            ["var.a", "local_file.f"]
-        );
+        assert_eq!(refs("[var.a, local_file.f.*.id]"), ["var.a", "local_file.f"]);
     }
 
     #[test]
@@ -517,26 +468,15 @@ mod tests {
         assert_eq!(refs("[for x in var.xs : x.id if x.ok]"), ["var.xs"]);
         assert_eq!(refs("{for k, v in var.m : k => v...}"), ["var.m"]);
         assert_eq!(refs("[for x in local.xs : x]"), ["local.xs"]);
-        assert_eq!(
-            refs(r#""%{for s in var.l}${s}${local.sep}%{endfor}""#),
-            ["var.l", "local.sep"]
-        );
+        assert_eq!(refs(r#""%{for s in var.l}${s}${local.sep}%{endfor}""#), ["var.l", "local.sep"]);
     }
 
     #[test]
     fn invalid_references_are_reported_with_their_location() {
         let results = expr("concat(var, [random_id])").checked_references();
-        let errors: Vec<String> = results
-            .into_iter()
-            .filter_map(Result::err)
-            .map(|d| d.to_string())
-            .collect();
+        let errors: Vec<String> = results.into_iter().filter_map(Result::err).map(|d| d.to_string()).collect();
         assert_eq!(errors.len(), 2);
-        assert!(
-            errors[0].starts_with("Error: test.tf:1: Invalid reference"),
-            "{}",
-            errors[0]
-        );
+        assert!(errors[0].starts_with("Error: test.tf:1: Invalid reference"), "{}", errors[0]);
         assert!(errors[1].contains("random_id.name"), "{}", errors[1]);
     }
 
@@ -556,15 +496,7 @@ mod tests {
         .collect();
         assert_eq!(
             shown,
-            [
-                "var.x",
-                "local.y",
-                "random_id.x",
-                "data.local_file.t",
-                "count.index",
-                "each.key",
-                "path.module"
-            ]
+            ["var.x", "local.y", "random_id.x", "data.local_file.t", "count.index", "each.key", "path.module"]
         );
     }
 }

@@ -36,11 +36,7 @@ pub fn instances(resource: &Resource, ctx: &EvalContext) -> Result<Vec<Instance>
     if let Some(count) = &resource.count {
         let n = count_value(count, ctx)?;
         return Ok((0..n)
-            .map(|i| Instance {
-                key: Some(InstanceKey::Int(i)),
-                count_index: Some(i),
-                each: None,
-            })
+            .map(|i| Instance { key: Some(InstanceKey::Int(i)), count_index: Some(i), each: None })
             .collect());
     }
     if let Some(for_each) = &resource.for_each {
@@ -53,11 +49,7 @@ pub fn instances(resource: &Resource, ctx: &EvalContext) -> Result<Vec<Instance>
             })
             .collect());
     }
-    Ok(vec![Instance {
-        key: None,
-        count_index: None,
-        each: None,
-    }])
+    Ok(vec![Instance { key: None, count_index: None, each: None }])
 }
 
 fn count_value(expr: &Expression, ctx: &EvalContext) -> Result<i64, Vec<Diagnostic>> {
@@ -80,17 +72,8 @@ fn count_value(expr: &Expression, ctx: &EvalContext) -> Result<i64, Vec<Diagnost
 
 /// The (key, value) pairs of a `for_each` value: a map or object's
 /// entries, or a set of strings (each string both key and value).
-fn for_each_entries(
-    expr: &Expression,
-    ctx: &EvalContext,
-) -> Result<Vec<(String, Value)>, Vec<Diagnostic>> {
-    let invalid = |detail: String| {
-        vec![error_at(
-            "Invalid for_each argument",
-            detail,
-            &expr.location,
-        )]
-    };
+fn for_each_entries(expr: &Expression, ctx: &EvalContext) -> Result<Vec<(String, Value)>, Vec<Diagnostic>> {
+    let invalid = |detail: String| vec![error_at("Invalid for_each argument", detail, &expr.location)];
     match eval(expr, ctx)? {
         Value::Map(entries) | Value::Object(entries) => Ok(entries.into_iter().collect()),
         Value::Set(elements) => elements
@@ -136,11 +119,7 @@ mod tests {
         let (dir, config) = load_main(text);
         let mut ctx = EvalContext::new(dir.path());
         ctx.variables.insert("unknown".into(), Value::Unknown);
-        config
-            .resources
-            .iter()
-            .map(|r| instances(r, &ctx).map_err(|d| shown(&d)))
-            .collect()
+        config.resources.iter().map(|r| instances(r, &ctx).map_err(|d| shown(&d))).collect()
     }
 
     fn keys(instances: &[Instance]) -> Vec<Option<InstanceKey>> {
@@ -167,41 +146,19 @@ resource "random_id" "none" {
 "#,
         );
         let one = results[0].as_ref().unwrap();
-        assert_eq!(
-            one,
-            &[Instance {
-                key: None,
-                count_index: None,
-                each: None
-            }]
-        );
+        assert_eq!(one, &[Instance { key: None, count_index: None, each: None }]);
         let counted = results[1].as_ref().unwrap();
-        assert_eq!(
-            keys(counted),
-            [Some(InstanceKey::Int(0)), Some(InstanceKey::Int(1))]
-        );
+        assert_eq!(keys(counted), [Some(InstanceKey::Int(0)), Some(InstanceKey::Int(1))]);
         assert_eq!(counted[1].count_index, Some(1));
         let by_set = results[2].as_ref().unwrap();
-        assert_eq!(
-            keys(by_set),
-            [
-                Some(InstanceKey::String("a".into())),
-                Some(InstanceKey::String("b".into()))
-            ]
-        );
-        assert_eq!(
-            by_set[0].each,
-            Some((Value::string("a"), Value::string("a")))
-        );
+        assert_eq!(keys(by_set), [Some(InstanceKey::String("a".into())), Some(InstanceKey::String("b".into()))]);
+        assert_eq!(by_set[0].each, Some((Value::string("a"), Value::string("a"))));
         let by_map = results[3].as_ref().unwrap();
         assert_eq!(by_map[1].each, Some((Value::string("y"), Value::Unknown)));
         assert_eq!(results[4].as_ref().unwrap(), &[]);
         let mut ctx = EvalContext::new(".");
         by_map[0].apply_to(&mut ctx);
-        assert_eq!(
-            (ctx.count_index, ctx.each),
-            (None, Some((Value::string("x"), Value::int(1))))
-        );
+        assert_eq!((ctx.count_index, ctx.each), (None, Some((Value::string("x"), Value::int(1)))));
     }
 
     #[test]
@@ -233,28 +190,12 @@ resource "a" "null" {
         );
         let errors: Vec<String> = results.into_iter().map(|r| r.unwrap_err()).collect();
         assert!(errors[0].starts_with("Error: main.tf:3: Invalid count argument\n  The \"count\" value depends on values known only after apply"), "{}", errors[0]);
-        assert!(
-            errors[1].contains("must be a whole number of at least 0, got -1"),
-            "{}",
-            errors[1]
-        );
+        assert!(errors[1].contains("must be a whole number of at least 0, got -1"), "{}", errors[1]);
         assert!(errors[2].contains("got 1.5"), "{}", errors[2]);
-        assert!(
-            errors[3].starts_with("Error: main.tf:12: Invalid for_each argument"),
-            "{}",
-            errors[3]
-        );
+        assert!(errors[3].starts_with("Error: main.tf:12: Invalid for_each argument"), "{}", errors[3]);
         assert!(errors[3].contains("toset(...)"), "{}", errors[3]);
-        assert!(
-            errors[4].contains("must contain strings, but it contains 1."),
-            "{}",
-            errors[4]
-        );
-        assert!(
-            errors[5].contains("depends on values known only after apply"),
-            "{}",
-            errors[5]
-        );
+        assert!(errors[4].contains("must contain strings, but it contains 1."), "{}", errors[4]);
+        assert!(errors[5].contains("depends on values known only after apply"), "{}", errors[5]);
         assert!(errors[6].contains("is null"), "{}", errors[6]);
     }
 }

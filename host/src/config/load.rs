@@ -10,25 +10,13 @@ use crate::addr::{Mode, ResourceAddr, is_identifier};
 use crate::diag::{Diagnostic, Location};
 
 use super::blocks::{
-    expect_no_labels, literal_bool, literal_string, take_attribute, unsupported_argument,
-    unsupported_block,
+    expect_no_labels, literal_bool, literal_string, take_attribute, unsupported_argument, unsupported_block,
 };
 use super::source::SourceFile;
-use super::{
-    Block, Body, Config, Local, Output, check, error_at, parse, provider, resource, suggest,
-    variables,
-};
+use super::{Block, Body, Config, Local, Output, check, error_at, parse, provider, resource, suggest, variables};
 
-const TOP_LEVEL_BLOCKS: &[&str] = &[
-    "resource",
-    "data",
-    "provider",
-    "variable",
-    "locals",
-    "output",
-    "terraform",
-    "cairn",
-];
+const TOP_LEVEL_BLOCKS: &[&str] =
+    &["resource", "data", "provider", "variable", "locals", "output", "terraform", "cairn"];
 const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depends_on"];
 
 /// Reads and parses every `*.tf` file in `dir`. Returns the configuration,
@@ -37,10 +25,7 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
     let dir = dir.canonicalize().map_err(|e| unreadable_dir(dir, &e))?;
     let names = config_file_names(&dir)?;
     let mut loader = Loader {
-        config: Config {
-            dir: dir.clone(),
-            ..Config::default()
-        },
+        config: Config { dir: dir.clone(), ..Config::default() },
         declared: BTreeMap::new(),
         diags: Vec::new(),
     };
@@ -59,17 +44,11 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
             Err(e) => loader.diags.push(error_at(
                 "Cannot read configuration file",
                 e.to_string(),
-                &Location {
-                    file: name,
-                    line: 1,
-                    column: 1,
-                },
+                &Location { file: name, line: 1, column: 1 },
             )),
         }
     }
-    let Loader {
-        config, mut diags, ..
-    } = loader;
+    let Loader { config, mut diags, .. } = loader;
     if all_parsed {
         check::check_references(&config, &mut diags);
     }
@@ -93,10 +72,8 @@ fn config_file_names(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
     }
     if names.is_empty() {
         return Err(vec![
-            Diagnostic::error("No configuration files").with_detail(format!(
-                "The directory {} contains no .tf files.",
-                dir.display()
-            )),
+            Diagnostic::error("No configuration files")
+                .with_detail(format!("The directory {} contains no .tf files.", dir.display())),
         ]);
     }
     names.sort();
@@ -104,10 +81,7 @@ fn config_file_names(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
 }
 
 fn unreadable_dir(dir: &Path, e: &std::io::Error) -> Vec<Diagnostic> {
-    vec![
-        Diagnostic::error("Cannot read the configuration directory")
-            .with_detail(format!("{}: {e}", dir.display())),
-    ]
+    vec![Diagnostic::error("Cannot read the configuration directory").with_detail(format!("{}: {e}", dir.display()))]
 }
 
 /// The configuration as it is built, file by file.
@@ -145,11 +119,7 @@ impl Loader {
                 let Some(name) = self.name_label(&block, "provider") else {
                     return;
                 };
-                if self.declare(
-                    "provider configuration",
-                    &format!("provider \"{name}\""),
-                    &block.location,
-                ) {
+                if self.declare("provider configuration", &format!("provider \"{name}\""), &block.location) {
                     let p = provider::provider(name, block, &dir, &mut self.diags);
                     self.config.providers.push(p);
                 }
@@ -166,12 +136,7 @@ impl Loader {
             "locals" => self.locals(block),
             "output" => self.output(block),
             "terraform" | "cairn" => {
-                provider::settings(
-                    &block,
-                    &dir,
-                    &mut self.config.required_providers,
-                    &mut self.diags,
-                );
+                provider::settings(&block, &dir, &mut self.config.required_providers, &mut self.diags);
             }
             "module" => self.diags.push(error_at(
                 "Modules are not supported",
@@ -190,11 +155,7 @@ impl Loader {
     }
 
     fn resource(&mut self, block: Block, mode: Mode) {
-        let kind = if mode == Mode::Data {
-            "data"
-        } else {
-            "resource"
-        };
+        let kind = if mode == Mode::Data { "data" } else { "resource" };
         let [type_name, name] = block.labels.as_slice() else {
             self.diags.push(error_at(
                 format!("Wrong number of labels for a {kind} block"),
@@ -206,16 +167,8 @@ impl Loader {
         if !self.valid_name(type_name, &block.location) || !self.valid_name(name, &block.location) {
             return;
         }
-        let addr = ResourceAddr {
-            mode,
-            type_name: type_name.clone(),
-            name: name.clone(),
-        };
-        let what = if mode == Mode::Data {
-            "data resource"
-        } else {
-            "resource"
-        };
+        let addr = ResourceAddr { mode, type_name: type_name.clone(), name: name.clone() };
+        let what = if mode == Mode::Data { "data resource" } else { "resource" };
         if self.declare(what, &addr.to_string(), &block.location) {
             let r = resource::resource(addr, block, &self.config.dir, &mut self.diags);
             self.config.resources.push(r);
@@ -228,16 +181,8 @@ impl Loader {
             self.diags.push(unsupported_block(nested, "locals", &[]));
         }
         for attr in block.body.attributes {
-            if self.declare(
-                "local value",
-                &format!("local.{}", attr.name),
-                &attr.location,
-            ) {
-                let local = Local {
-                    name: attr.name.clone(),
-                    expr: attr.expr,
-                    location: attr.location,
-                };
+            if self.declare("local value", &format!("local.{}", attr.name), &attr.location) {
+                let local = Local { name: attr.name.clone(), expr: attr.expr, location: attr.location };
                 self.config.locals.insert(attr.name, local);
             }
         }
@@ -252,9 +197,7 @@ impl Loader {
         }
         let dir = &self.config.dir;
         let diags = &mut self.diags;
-        let Block {
-            mut body, location, ..
-        } = block;
+        let Block { mut body, location, .. } = block;
         let Some(value) = take_attribute(&mut body, "value") else {
             diags.push(error_at(
                 "Missing required argument",
@@ -263,9 +206,8 @@ impl Loader {
             ));
             return;
         };
-        let depends_on = take_attribute(&mut body, "depends_on")
-            .map(|a| resource::depends_on(&a, diags))
-            .unwrap_or_default();
+        let depends_on =
+            take_attribute(&mut body, "depends_on").map(|a| resource::depends_on(&a, diags)).unwrap_or_default();
         let mut output = Output {
             name: name.clone(),
             expr: value.expr,
@@ -277,9 +219,7 @@ impl Loader {
         for attr in &body.attributes {
             match attr.name.as_str() {
                 "sensitive" => output.sensitive = literal_bool(attr, dir, diags),
-                "description" => {
-                    output.description = literal_string(attr, dir, diags).unwrap_or_default()
-                }
+                "description" => output.description = literal_string(attr, dir, diags).unwrap_or_default(),
                 _ => diags.push(unsupported_argument(attr, "output", OUTPUT_ARGUMENTS)),
             }
         }
@@ -343,24 +283,14 @@ mod tests {
     #[test]
     fn loads_every_tf_file_in_name_order() {
         let dir = write_dir(&[
-            (
-                "b.tf",
-                "resource \"random_id\" \"second\" {\n  byte_length = 4\n}\n",
-            ),
-            (
-                "a.tf",
-                "resource \"random_id\" \"first\" {\n  byte_length = 4\n}\n",
-            ),
+            ("b.tf", "resource \"random_id\" \"second\" {\n  byte_length = 4\n}\n"),
+            ("a.tf", "resource \"random_id\" \"first\" {\n  byte_length = 4\n}\n"),
             ("notes.txt", "resource {"),
             ("sub/c.tf", "this is not read {"),
         ]);
         let config = load(dir.path()).unwrap();
         assert_eq!(config.dir, dir.path().canonicalize().unwrap());
-        let names: Vec<String> = config
-            .resources
-            .iter()
-            .map(|r| format!("{} {}", r.addr, r.location))
-            .collect();
+        let names: Vec<String> = config.resources.iter().map(|r| format!("{} {}", r.addr, r.location)).collect();
         assert_eq!(names, ["random_id.first a.tf:1", "random_id.second b.tf:1"]);
     }
 
@@ -383,17 +313,10 @@ mod tests {
         let o = &config.outputs["o"];
         assert!(o.sensitive);
         assert_eq!(o.description, "the o");
-        let refs: Vec<String> = o
-            .references()
-            .iter()
-            .map(|(r, l)| format!("{r} {l}"))
-            .collect();
+        let refs: Vec<String> = o.references().iter().map(|(r, l)| format!("{r} {l}")).collect();
         assert_eq!(refs, ["local.b main.tf:9", "random_id.x main.tf:12"]);
         let ctx = super::super::EvalContext::new(".");
-        assert_eq!(
-            super::super::eval(&config.locals["a"].expr, &ctx).unwrap(),
-            Value::int(1)
-        );
+        assert_eq!(super::super::eval(&config.locals["a"].expr, &ctx).unwrap(), Value::int(1));
     }
 
     #[test]
@@ -408,11 +331,7 @@ mod tests {
                 "resource \"random_id\" \"x\" {}\nvariable \"v\" {}\nlocals {\n  l = 2\n}\noutput \"o\" {\n  value = 2\n}\nprovider \"p\" {}\n",
             ),
         ]);
-        let errors: Vec<String> = load(dir.path())
-            .unwrap_err()
-            .iter()
-            .map(Diagnostic::to_string)
-            .collect();
+        let errors: Vec<String> = load(dir.path()).unwrap_err().iter().map(Diagnostic::to_string).collect();
         assert_eq!(
             errors,
             [
@@ -450,21 +369,12 @@ mod tests {
     #[test]
     fn errors_from_several_files_are_all_reported_in_order() {
         let dir = write_dir(&[
-            (
-                "a.tf",
-                "resource \"x\" \"y\" {\n  count = 1\n  for_each = {}\n}\n",
-            ),
+            ("a.tf", "resource \"x\" \"y\" {\n  count = 1\n  for_each = {}\n}\n"),
             ("b.tf", "b = [\n"),
-            (
-                "c.tf",
-                "output \"o\" {\n  value = 1\n  sensitve = true\n}\n",
-            ),
+            ("c.tf", "output \"o\" {\n  value = 1\n  sensitve = true\n}\n"),
         ]);
-        let errors: Vec<String> = load(dir.path())
-            .unwrap_err()
-            .iter()
-            .map(|d| d.location.as_ref().unwrap().to_string())
-            .collect();
+        let errors: Vec<String> =
+            load(dir.path()).unwrap_err().iter().map(|d| d.location.as_ref().unwrap().to_string()).collect();
         assert_eq!(errors, ["a.tf:3", "b.tf:1", "c.tf:3"]);
     }
 

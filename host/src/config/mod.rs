@@ -116,12 +116,7 @@ impl Resource {
     /// the resource's dependencies in the graph.
     pub fn references(&self) -> Vec<(Reference, Location)> {
         let mut refs = self.body.references();
-        for expr in self
-            .count
-            .iter()
-            .chain(&self.for_each)
-            .chain(&self.lifecycle.replace_triggered_by)
-        {
+        for expr in self.count.iter().chain(&self.for_each).chain(&self.lifecycle.replace_triggered_by) {
             refs.extend(expr.references());
         }
         refs.extend(self.depends_on.iter().cloned());
@@ -316,10 +311,6 @@ pub struct Block {
 
 /// An error diagnostic at a place in the configuration: the shape of almost
 /// every diagnostic this module makes.
-fn error_at(
-    summary: impl Into<String>,
-    detail: impl Into<String>,
-    location: &Location,
-) -> Diagnostic {
+fn error_at(summary: impl Into<String>, detail: impl Into<String>, location: &Location) -> Diagnostic {
     Diagnostic::error(summary).with_detail(detail).at(location)
 }

@@ -57,11 +57,7 @@ fn numeric(op: BinaryOp, a: Number, b: Number) -> Result<Value, Diagnostic> {
         BinaryOp::Divide => {
             check_divisor(b)?;
             // An integer result only when the division is exact: 7 / 2 is 3.5.
-            let exact = |x: i64, y: i64| {
-                x.checked_rem(y)
-                    .filter(|r| *r == 0)
-                    .and_then(|_| x.checked_div(y))
-            };
+            let exact = |x: i64, y: i64| x.checked_rem(y).filter(|r| *r == 0).and_then(|_| x.checked_div(y));
             Value::Number(arithmetic(a, b, exact, |x, y| x / y)?)
         }
         BinaryOp::Modulo => {
@@ -95,15 +91,13 @@ fn arithmetic(
     if result.is_finite() {
         Ok(Number::from_f64(result))
     } else {
-        Err(Diagnostic::error("Invalid arithmetic result")
-            .with_detail("The result is not a finite number."))
+        Err(Diagnostic::error("Invalid arithmetic result").with_detail("The result is not a finite number."))
     }
 }
 
 fn check_divisor(b: Number) -> Result<(), Diagnostic> {
     if b.as_f64() == 0.0 {
-        return Err(Diagnostic::error("Division by zero")
-            .with_detail("The right operand of / and % must not be zero."));
+        return Err(Diagnostic::error("Division by zero").with_detail("The right operand of / and % must not be zero."));
     }
     Ok(())
 }
@@ -112,18 +106,13 @@ fn check_divisor(b: Number) -> Result<(), Diagnostic> {
 pub(crate) fn compare(a: Number, b: Number) -> Ordering {
     match (a, b) {
         (Number::Int(x), Number::Int(y)) => x.cmp(&y),
-        _ => a
-            .as_f64()
-            .partial_cmp(&b.as_f64())
-            .unwrap_or(Ordering::Equal),
+        _ => a.as_f64().partial_cmp(&b.as_f64()).unwrap_or(Ordering::Equal),
     }
 }
 
 fn negate(n: Number) -> Number {
     match n {
-        Number::Int(i) => i
-            .checked_neg()
-            .map_or_else(|| Number::from_f64(-(i as f64)), Number::Int),
+        Number::Int(i) => i.checked_neg().map_or_else(|| Number::from_f64(-(i as f64)), Number::Int),
         Number::Float(f) => Number::Float(-f),
     }
 }
@@ -176,8 +165,7 @@ fn bool_operand(v: &Value, which: &str) -> Result<Option<bool>, Diagnostic> {
 
 fn convert_operand(ty: &Type, v: &Value, which: &str) -> Result<Value, Diagnostic> {
     let invalid = |message: String| {
-        Diagnostic::error("Invalid operand")
-            .with_detail(format!("Unsuitable value for {which}: {message}."))
+        Diagnostic::error("Invalid operand").with_detail(format!("Unsuitable value for {which}: {message}."))
     };
     if v.is_null() {
         return Err(invalid(format!("a {ty} is required, got null")));

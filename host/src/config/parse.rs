@@ -6,9 +6,7 @@
 use std::ops::Range;
 
 use hcl_edit::Span;
-use hcl_edit::expr::{
-    BinaryOperator, Expression as HclExpr, FuncCall, ObjectKey, TraversalOperator, UnaryOperator,
-};
+use hcl_edit::expr::{BinaryOperator, Expression as HclExpr, FuncCall, ObjectKey, TraversalOperator, UnaryOperator};
 use hcl_edit::structure::{Block as HclBlock, Body as HclBody, Structure};
 use hcl_edit::template::{Directive, Element, Template};
 
@@ -30,10 +28,7 @@ pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Opti
             return None;
         }
     };
-    let mut converter = Converter {
-        file,
-        diags: Vec::new(),
-    };
+    let mut converter = Converter { file, diags: Vec::new() };
     let body = converter.body(&body, file.location(0));
     diags.extend(converter.diags);
     Some(body)
@@ -43,35 +38,19 @@ pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Opti
 /// `-var` option; `name` is what diagnostics call its source.
 pub fn parse_expression(text: &str, name: &str) -> Result<Expression, Vec<Diagnostic>> {
     let file = SourceFile::new(name, text.to_string());
-    let expr =
-        hcl_edit::parser::parse_expr(file.text()).map_err(|e| vec![syntax_error(&file, &e)])?;
-    let mut converter = Converter {
-        file: &file,
-        diags: Vec::new(),
-    };
+    let expr = hcl_edit::parser::parse_expr(file.text()).map_err(|e| vec![syntax_error(&file, &e)])?;
+    let mut converter = Converter { file: &file, diags: Vec::new() };
     let expr = converter.expr(&expr);
-    if converter.diags.is_empty() {
-        Ok(expr)
-    } else {
-        Err(converter.diags)
-    }
+    if converter.diags.is_empty() { Ok(expr) } else { Err(converter.diags) }
 }
 
 /// A parse error from `hcl-edit`, at its line, with the offending line and
 /// a caret under the column.
 fn syntax_error(file: &SourceFile, error: &hcl_edit::parser::Error) -> Diagnostic {
     let at = error.location();
-    let location = Location {
-        line: at.line(),
-        column: at.column(),
-        ..file.location(0)
-    };
+    let location = Location { line: at.line(), column: at.column(), ..file.location(0) };
     let caret = format!("{}^", " ".repeat(at.column().saturating_sub(1)));
-    error_at(
-        "Syntax error",
-        format!("{}\n{}\n{caret}", error.message(), error.line()),
-        &location,
-    )
+    error_at("Syntax error", format!("{}\n{}\n{caret}", error.message(), error.line()), &location)
 }
 
 struct Converter<'a> {
@@ -85,10 +64,7 @@ impl Converter<'_> {
     }
 
     fn body(&mut self, body: &HclBody, location: Location) -> Body {
-        let mut out = Body {
-            location,
-            ..Body::default()
-        };
+        let mut out = Body { location, ..Body::default() };
         for structure in body.iter() {
             match structure {
                 // hcl-edit already refuses an attribute set twice.
@@ -107,11 +83,7 @@ impl Converter<'_> {
         let location = self.location(block.span());
         Block {
             type_name: block.ident.as_str().to_string(),
-            labels: block
-                .labels
-                .iter()
-                .map(|l| l.as_str().to_string())
-                .collect(),
+            labels: block.labels.iter().map(|l| l.as_str().to_string()).collect(),
             body: self.body(&block.body, location.clone()),
             location,
         }
@@ -147,11 +119,7 @@ impl Converter<'_> {
             HclExpr::FuncCall(call) => self.call(call, &location),
             HclExpr::Traversal(t) => ExprKind::Traversal {
                 source: Box::new(self.expr(&t.expr)),
-                steps: t
-                    .operators
-                    .iter()
-                    .map(|op| self.step(op.value(), op.span()))
-                    .collect(),
+                steps: t.operators.iter().map(|op| self.step(op.value(), op.span())).collect(),
             },
             HclExpr::UnaryOp(op) => ExprKind::Unary {
                 op: match op.operator.value() {
@@ -183,10 +151,9 @@ impl Converter<'_> {
     /// their value's location (the same line in practice).
     fn object_key(&mut self, key: &ObjectKey, value_location: &Location) -> Expression {
         match key {
-            ObjectKey::Ident(name) => Expression {
-                kind: ExprKind::Literal(Value::string(name.as_str())),
-                location: value_location.clone(),
-            },
+            ObjectKey::Ident(name) => {
+                Expression { kind: ExprKind::Literal(Value::string(name.as_str())), location: value_location.clone() }
+            }
             ObjectKey::Expression(e) => self.expr(e),
         }
     }
@@ -228,11 +195,7 @@ impl Converter<'_> {
         for element in template.iter() {
             match element {
                 Element::Literal(text) => {
-                    let text = if strip_next {
-                        text.trim_start()
-                    } else {
-                        text.as_str()
-                    };
+                    let text = if strip_next { text.trim_start() } else { text.as_str() };
                     parts.push(TemplatePart::Literal(text.to_string()));
                     strip_next = false;
                 }
@@ -276,22 +239,10 @@ impl Converter<'_> {
                     }
                 }
                 if d.endif_expr.strip.strip_start() {
-                    trim_last_literal(if d.else_expr.is_some() {
-                        &mut otherwise
-                    } else {
-                        &mut then
-                    });
+                    trim_last_literal(if d.else_expr.is_some() { &mut otherwise } else { &mut then });
                 }
-                let part = TemplatePart::If {
-                    condition: self.expr(&d.if_expr.cond_expr),
-                    then,
-                    otherwise,
-                };
-                (
-                    part,
-                    d.if_expr.strip.strip_start(),
-                    d.endif_expr.strip.strip_end(),
-                )
+                let part = TemplatePart::If { condition: self.expr(&d.if_expr.cond_expr), then, otherwise };
+                (part, d.if_expr.strip.strip_start(), d.endif_expr.strip.strip_end())
             }
             Directive::For(d) => {
                 let f = &d.for_expr;
@@ -366,10 +317,7 @@ mod tests {
 
     #[test]
     fn numbers_are_exact() {
-        assert_eq!(
-            literal("9007199254740993"),
-            Value::int(9_007_199_254_740_993)
-        );
+        assert_eq!(literal("9007199254740993"), Value::int(9_007_199_254_740_993));
         assert_eq!(literal("0.1"), Value::Number(Number::Float(0.1)));
         assert_eq!(literal("1.0"), Value::int(1));
         assert_eq!(literal("1e3"), Value::int(1000));
@@ -377,25 +325,16 @@ mod tests {
 
     #[test]
     fn strings_decode_escapes() {
-        assert_eq!(
-            literal(r#""a\n\"b\" $${x} %%{y}""#),
-            Value::string("a\n\"b\" ${x} %{y}")
-        );
+        assert_eq!(literal(r#""a\n\"b\" $${x} %%{y}""#), Value::string("a\n\"b\" ${x} %{y}"));
     }
 
     #[test]
     fn locations_are_file_line_and_column() {
-        let file = SourceFile::new(
-            "main.tf",
-            "a = 1\n\nblock \"x\" {\n  b = var.y\n}\n".to_string(),
-        );
+        let file = SourceFile::new("main.tf", "a = 1\n\nblock \"x\" {\n  b = var.y\n}\n".to_string());
         let body = parse_file(&file, &mut Vec::new()).unwrap();
         assert_eq!(body.attributes[0].location.to_string(), "main.tf:1");
         let block = &body.blocks[0];
-        assert_eq!(
-            (block.location.line, block.labels.clone()),
-            (3, vec!["x".to_string()])
-        );
+        assert_eq!((block.location.line, block.labels.clone()), (3, vec!["x".to_string()]));
         let b = &block.body.attributes[0];
         assert_eq!((b.location.line, b.location.column), (4, 3));
         assert_eq!((b.expr.location.line, b.expr.location.column), (4, 7));

@@ -9,30 +9,16 @@ use crate::diag::Diagnostic;
 use crate::value::Value;
 
 use super::blocks::{
-    expect_no_labels, literal, literal_positive, literal_strings, reject_dynamic_blocks,
-    take_attribute, take_blocks, unsupported_argument, unsupported_block,
+    expect_no_labels, literal, literal_positive, literal_strings, reject_dynamic_blocks, take_attribute, take_blocks,
+    unsupported_argument, unsupported_block,
 };
 use super::{Block, ProviderConfig, ProviderRequirement, SandboxConfig, error_at};
 
-const SANDBOX_ARGUMENTS: &[&str] = &[
-    "read_write",
-    "read_only",
-    "env",
-    "allowed_hosts",
-    "memory_mb",
-    "timeout_seconds",
-];
+const SANDBOX_ARGUMENTS: &[&str] = &["read_write", "read_only", "env", "allowed_hosts", "memory_mb", "timeout_seconds"];
 
 /// A provider configuration from its block; `name` is its checked label.
-pub(super) fn provider(
-    name: String,
-    block: Block,
-    dir: &Path,
-    diags: &mut Vec<Diagnostic>,
-) -> ProviderConfig {
-    let Block {
-        mut body, location, ..
-    } = block;
+pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> ProviderConfig {
+    let Block { mut body, location, .. } = block;
     reject_dynamic_blocks(&mut body, diags);
     if let Some(alias) = take_attribute(&mut body, "alias") {
         diags.push(error_at(
@@ -45,32 +31,17 @@ pub(super) fn provider(
     // by the lock file's hashes instead, so it is accepted and ignored.
     take_attribute(&mut body, "version");
     let mut sandboxes = take_blocks(&mut body, "sandbox").into_iter();
-    let sandbox = sandboxes
-        .next()
-        .map(|b| sandbox(&b, dir, diags))
-        .unwrap_or_default();
+    let sandbox = sandboxes.next().map(|b| sandbox(&b, dir, diags)).unwrap_or_default();
     for extra in sandboxes {
-        diags.push(error_at(
-            "Duplicate sandbox block",
-            "A provider may have only one sandbox block.",
-            &extra.location,
-        ));
+        diags.push(error_at("Duplicate sandbox block", "A provider may have only one sandbox block.", &extra.location));
     }
-    ProviderConfig {
-        name,
-        body,
-        sandbox,
-        location,
-    }
+    ProviderConfig { name, body, sandbox, location }
 }
 
 /// The `sandbox { … }` grants: literal values only.
 fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> SandboxConfig {
     expect_no_labels(block, diags);
-    let mut sandbox = SandboxConfig {
-        location: Some(block.location.clone()),
-        ..SandboxConfig::default()
-    };
+    let mut sandbox = SandboxConfig { location: Some(block.location.clone()), ..SandboxConfig::default() };
     for attr in &block.body.attributes {
         match attr.name.as_str() {
             "read_write" => sandbox.read_write = literal_strings(attr, dir, diags),
@@ -124,29 +95,18 @@ pub(super) fn settings(
             diags.push(unsupported_block(block, "required_providers", &[]));
         }
         for attr in &nested.body.attributes {
-            let Some(source) =
-                requirement_source(&attr.name, &attr.expr, &attr.location, dir, diags)
-            else {
+            let Some(source) = requirement_source(&attr.name, &attr.expr, &attr.location, dir, diags) else {
                 continue;
             };
             if let Some(first) = requirements.get(&attr.name) {
                 diags.push(error_at(
                     "Duplicate required provider",
-                    format!(
-                        "The provider \"{}\" was already required at {}.",
-                        attr.name, first.location
-                    ),
+                    format!("The provider \"{}\" was already required at {}.", attr.name, first.location),
                     &attr.location,
                 ));
                 continue;
             }
-            requirements.insert(
-                attr.name.clone(),
-                ProviderRequirement {
-                    source,
-                    location: attr.location.clone(),
-                },
-            );
+            requirements.insert(attr.name.clone(), ProviderRequirement { source, location: attr.location.clone() });
         }
     }
 }
@@ -161,22 +121,16 @@ fn requirement_source(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<String> {
     let what = format!("requirement for provider \"{name}\"");
-    let value = literal(expr, dir, &what)
-        .map_err(|d| diags.extend(d))
-        .ok()?;
+    let value = literal(expr, dir, &what).map_err(|d| diags.extend(d)).ok()?;
     let missing = || {
         error_at(
             "Missing provider source",
-            format!(
-                "The provider \"{name}\" needs a source: {name} = {{ source = \"./{name}.wasm\" }}."
-            ),
+            format!("The provider \"{name}\" needs a source: {name} = {{ source = \"./{name}.wasm\" }}."),
             location,
         )
     };
     let source = match &value {
-        Value::Object(entries) | Value::Map(entries) => {
-            entries.get("source").cloned().unwrap_or(Value::Null)
-        }
+        Value::Object(entries) | Value::Map(entries) => entries.get("source").cloned().unwrap_or(Value::Null),
         _ => {
             diags.push(missing());
             return None;
@@ -191,10 +145,7 @@ fn requirement_source(
         other => {
             diags.push(error_at(
                 "Invalid provider source",
-                format!(
-                    "The source of provider \"{name}\" must be a non-empty string, got {}.",
-                    other.to_hcl()
-                ),
+                format!("The source of provider \"{name}\" must be a non-empty string, got {}.", other.to_hcl()),
                 location,
             ));
             None
@@ -215,10 +166,7 @@ mod tests {
                 "a.tf",
                 "terraform {\n  required_version = \">= 1.0\"\n  required_providers {\n    local = { source = \"./local.wasm\", version = \"1.0\" }\n  }\n}\n",
             ),
-            (
-                "b.tf",
-                "cairn {\n  required_providers {\n    random = {\n      source = \"providers/\"\n    }\n  }\n}\n",
-            ),
+            ("b.tf", "cairn {\n  required_providers {\n    random = {\n      source = \"providers/\"\n    }\n  }\n}\n"),
         ]);
         let config = load(dir.path()).unwrap();
         let req = &config.required_providers;
@@ -242,11 +190,7 @@ mod tests {
             "Error: main.tf:8: Unsupported block type\n  Blocks of type \"backend\" are not expected in a terraform block.",
         ];
         for e in expected {
-            assert!(
-                errors.iter().any(|shown| shown.starts_with(e)),
-                "missing {e:?} in:\n{}",
-                errors.join("\n")
-            );
+            assert!(errors.iter().any(|shown| shown.starts_with(e)), "missing {e:?} in:\n{}", errors.join("\n"));
         }
     }
 
@@ -257,9 +201,7 @@ mod tests {
         );
         assert_eq!(
             errors,
-            [
-                "Error: main.tf:8: Duplicate required provider\n  The provider \"a\" was already required at main.tf:3."
-            ]
+            ["Error: main.tf:8: Duplicate required provider\n  The provider \"a\" was already required at main.tf:3."]
         );
     }
 
@@ -284,38 +226,18 @@ provider "random" {}
         );
         let local = config.provider("local").unwrap();
         assert_eq!(local.location.line, 2);
-        assert_eq!(
-            local
-                .body
-                .attributes
-                .iter()
-                .map(|a| a.name.as_str())
-                .collect::<Vec<_>>(),
-            ["root"]
-        );
+        assert_eq!(local.body.attributes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["root"]);
         assert!(local.body.blocks.is_empty());
         let s = &local.sandbox;
-        let names = |v: &[(String, crate::diag::Location)]| {
-            v.iter()
-                .map(|(s, l)| (s.clone(), l.line))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            names(&s.read_write),
-            [("./out".to_string(), 6), ("/tmp/cairn".to_string(), 6)]
-        );
+        let names =
+            |v: &[(String, crate::diag::Location)]| v.iter().map(|(s, l)| (s.clone(), l.line)).collect::<Vec<_>>();
+        assert_eq!(names(&s.read_write), [("./out".to_string(), 6), ("/tmp/cairn".to_string(), 6)]);
         assert_eq!(names(&s.read_only), [("./templates".to_string(), 7)]);
         assert_eq!(names(&s.env), [("HOME".to_string(), 8)]);
-        assert_eq!(
-            names(&s.allowed_hosts),
-            [("api.example.com".to_string(), 9)]
-        );
+        assert_eq!(names(&s.allowed_hosts), [("api.example.com".to_string(), 9)]);
         assert_eq!((s.memory_mb, s.timeout_seconds), (Some(256), Some(30)));
         assert_eq!(s.location.as_ref().unwrap().line, 5);
-        assert_eq!(
-            config.provider("random").unwrap().sandbox,
-            SandboxConfig::default()
-        );
+        assert_eq!(config.provider("random").unwrap().sandbox, SandboxConfig::default());
     }
 
     #[test]
@@ -349,11 +271,7 @@ provider "local" {
             "Error: main.tf:13: Duplicate sandbox block",
         ];
         for e in expected {
-            assert!(
-                errors.iter().any(|shown| shown.starts_with(e)),
-                "missing {e:?} in:\n{}",
-                errors.join("\n")
-            );
+            assert!(errors.iter().any(|shown| shown.starts_with(e)), "missing {e:?} in:\n{}", errors.join("\n"));
         }
     }
 }

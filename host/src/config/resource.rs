@@ -9,29 +9,17 @@ use crate::diag::{Diagnostic, Location};
 use crate::value::{Path, Value};
 
 use super::blocks::{
-    literal_bool, reject_dynamic_blocks, take_attribute, take_blocks, unsupported_argument,
-    unsupported_block,
+    literal_bool, reject_dynamic_blocks, take_attribute, take_blocks, unsupported_argument, unsupported_block,
 };
 use super::expr::{ExprKind, Expression, Reference, Step};
 use super::{Attribute, Block, Lifecycle, Resource, error_at};
 
-const LIFECYCLE_ARGUMENTS: &[&str] = &[
-    "create_before_destroy",
-    "prevent_destroy",
-    "ignore_changes",
-    "replace_triggered_by",
-];
+const LIFECYCLE_ARGUMENTS: &[&str] =
+    &["create_before_destroy", "prevent_destroy", "ignore_changes", "replace_triggered_by"];
 
 /// A resource from its block; `addr` comes from the already checked labels.
-pub(super) fn resource(
-    addr: ResourceAddr,
-    block: Block,
-    dir: &FsPath,
-    diags: &mut Vec<Diagnostic>,
-) -> Resource {
-    let Block {
-        mut body, location, ..
-    } = block;
+pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Resource {
+    let Block { mut body, location, .. } = block;
     reject_dynamic_blocks(&mut body, diags);
     let count = take_attribute(&mut body, "count").map(|a| a.expr);
     let for_each = take_attribute(&mut body, "for_each").map(|a| a.expr);
@@ -45,14 +33,9 @@ pub(super) fn resource(
     let provider = take_attribute(&mut body, "provider")
         .and_then(|a| provider_name(&a, diags))
         .unwrap_or_else(|| addr.implied_provider().to_string());
-    let depends_on = take_attribute(&mut body, "depends_on")
-        .map(|a| depends_on(&a, diags))
-        .unwrap_or_default();
+    let depends_on = take_attribute(&mut body, "depends_on").map(|a| depends_on(&a, diags)).unwrap_or_default();
     let mut lifecycles = take_blocks(&mut body, "lifecycle").into_iter();
-    let lifecycle = lifecycles
-        .next()
-        .map(|b| lifecycle(b, dir, diags))
-        .unwrap_or_default();
+    let lifecycle = lifecycles.next().map(|b| lifecycle(b, dir, diags)).unwrap_or_default();
     for extra in lifecycles {
         diags.push(error_at(
             "Duplicate lifecycle block",
@@ -62,34 +45,20 @@ pub(super) fn resource(
     }
     if addr.mode == Mode::Data && lifecycle.location.is_some() {
         let at = lifecycle.location.clone().unwrap_or_default();
-        diags.push(error_at(
-            "Unsupported lifecycle block",
-            "Data resources do not have a lifecycle block.",
-            &at,
-        ));
+        diags.push(error_at("Unsupported lifecycle block", "Data resources do not have a lifecycle block.", &at));
     }
-    Resource {
-        addr,
-        provider,
-        body,
-        depends_on,
-        count,
-        for_each,
-        lifecycle,
-        location,
-    }
+    Resource { addr, provider, body, depends_on, count, for_each, lifecycle, location }
 }
 
 /// `provider = name`: a bare provider name.
 fn provider_name(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Option<String> {
     match &attr.expr.kind {
         ExprKind::Variable(name) => return Some(name.clone()),
-        ExprKind::Traversal { source, .. } if matches!(source.kind, ExprKind::Variable(_)) => diags
-            .push(error_at(
-                "Provider aliases are not supported",
-                "Give the provider's name alone, like provider = local.",
-                &attr.expr.location,
-            )),
+        ExprKind::Traversal { source, .. } if matches!(source.kind, ExprKind::Variable(_)) => diags.push(error_at(
+            "Provider aliases are not supported",
+            "Give the provider's name alone, like provider = local.",
+            &attr.expr.location,
+        )),
         _ => diags.push(error_at(
             "Invalid provider reference",
             "The provider argument takes a provider name without quotes, like provider = local.",
@@ -101,10 +70,7 @@ fn provider_name(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Option<String
 
 /// `depends_on = [random_id.x, data.local_file.t]`: whole resources only.
 /// Shared with `output` blocks.
-pub(super) fn depends_on(
-    attr: &Attribute,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<(Reference, Location)> {
+pub(super) fn depends_on(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<(Reference, Location)> {
     let ExprKind::Tuple(items) = &attr.expr.kind else {
         diags.push(error_at(
             "Invalid depends_on",
@@ -113,10 +79,7 @@ pub(super) fn depends_on(
         ));
         return Vec::new();
     };
-    items
-        .iter()
-        .filter_map(|item| whole_resource(item).map_err(|d| diags.push(d)).ok())
-        .collect()
+    items.iter().filter_map(|item| whole_resource(item).map_err(|d| diags.push(d)).ok()).collect()
 }
 
 /// The resource a `depends_on` element names; nothing more may follow it.
@@ -127,15 +90,11 @@ fn whole_resource(expr: &Expression) -> Result<(Reference, Location), Diagnostic
         ExprKind::Traversal { source, steps } => match &source.kind {
             ExprKind::Variable(root) => (root, steps),
             _ => {
-                return Err(invalid(
-                    "depends_on may only list resources, like random_id.x.",
-                ));
+                return Err(invalid("depends_on may only list resources, like random_id.x."));
             }
         },
         _ => {
-            return Err(invalid(
-                "depends_on may only list resources, like random_id.x.",
-            ));
+            return Err(invalid("depends_on may only list resources, like random_id.x."));
         }
     };
     match Reference::from_traversal(root, steps) {
@@ -145,28 +104,19 @@ fn whole_resource(expr: &Expression) -> Result<(Reference, Location), Diagnostic
         Ok((Reference::Resource(addr), _)) => Err(invalid(&format!(
             "References in depends_on must be to a whole resource, like {addr}, not to an attribute or instance of it."
         ))),
-        Ok(_) => Err(invalid(
-            "depends_on may only list resources and data resources, like random_id.x.",
-        )),
+        Ok(_) => Err(invalid("depends_on may only list resources and data resources, like random_id.x.")),
         Err((summary, detail)) => Err(error_at(summary, detail, &expr.location)),
     }
 }
 
 fn lifecycle(block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Lifecycle {
-    let mut lifecycle = Lifecycle {
-        location: Some(block.location.clone()),
-        ..Lifecycle::default()
-    };
+    let mut lifecycle = Lifecycle { location: Some(block.location.clone()), ..Lifecycle::default() };
     for attr in &block.body.attributes {
         match attr.name.as_str() {
-            "create_before_destroy" => {
-                lifecycle.create_before_destroy = literal_bool(attr, dir, diags)
-            }
+            "create_before_destroy" => lifecycle.create_before_destroy = literal_bool(attr, dir, diags),
             "prevent_destroy" => lifecycle.prevent_destroy = literal_bool(attr, dir, diags),
             "ignore_changes" => lifecycle.ignore_changes = ignore_changes(attr, diags),
-            "replace_triggered_by" => {
-                lifecycle.replace_triggered_by = replace_triggered_by(attr, diags)
-            }
+            "replace_triggered_by" => lifecycle.replace_triggered_by = replace_triggered_by(attr, diags),
             _ => diags.push(unsupported_argument(attr, "lifecycle", LIFECYCLE_ARGUMENTS)),
         }
     }
@@ -180,10 +130,9 @@ fn lifecycle(block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Lifecyc
 fn ignore_changes(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<Path> {
     match &attr.expr.kind {
         ExprKind::Variable(keyword) if keyword == "all" => vec![Path::root()],
-        ExprKind::Tuple(items) => items
-            .iter()
-            .filter_map(|e| attribute_path(e).map_err(|d| diags.push(d)).ok())
-            .collect(),
+        ExprKind::Tuple(items) => {
+            items.iter().filter_map(|e| attribute_path(e).map_err(|d| diags.push(d)).ok()).collect()
+        }
         _ => {
             diags.push(error_at(
                 "Invalid ignore_changes",
@@ -246,14 +195,9 @@ fn replace_triggered_by(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<Ex
     };
     for item in items {
         let refs = item.references();
-        let is_managed =
-            |r: &Reference| matches!(r, Reference::Resource(a) if a.mode == Mode::Managed);
+        let is_managed = |r: &Reference| matches!(r, Reference::Resource(a) if a.mode == Mode::Managed);
         let allowed = |r: &Reference| {
-            is_managed(r)
-                || matches!(
-                    r,
-                    Reference::CountIndex | Reference::EachKey | Reference::EachValue
-                )
+            is_managed(r) || matches!(r, Reference::CountIndex | Reference::EachKey | Reference::EachValue)
         };
         if !refs.iter().any(|(r, _)| is_managed(r)) || !refs.iter().all(|(r, _)| allowed(r)) {
             diags.push(error_at(
@@ -300,56 +244,27 @@ provider "other" {}
         let f = &config.resources[2];
         assert_eq!(f.addr, ResourceAddr::managed("local_file", "f"));
         assert_eq!(f.provider, "other");
-        assert_eq!(
-            f.body
-                .attributes
-                .iter()
-                .map(|a| a.name.as_str())
-                .collect::<Vec<_>>(),
-            ["content"]
-        );
+        assert_eq!(f.body.attributes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["content"]);
         assert!(f.body.blocks.is_empty());
         assert!(f.count.is_some() && f.for_each.is_none());
-        let deps: Vec<(String, usize)> = f
-            .depends_on
-            .iter()
-            .map(|(r, l)| (r.to_string(), l.line))
-            .collect();
-        assert_eq!(
-            deps,
-            [
-                ("random_id.x".to_string(), 11),
-                ("data.local_file.t".to_string(), 11)
-            ]
-        );
+        let deps: Vec<(String, usize)> = f.depends_on.iter().map(|(r, l)| (r.to_string(), l.line)).collect();
+        assert_eq!(deps, [("random_id.x".to_string(), 11), ("data.local_file.t".to_string(), 11)]);
         let lc = &f.lifecycle;
         assert!(lc.create_before_destroy && !lc.prevent_destroy);
         let paths: Vec<String> = lc.ignore_changes.iter().map(Path::to_string).collect();
-        assert_eq!(
-            paths,
-            [".content", ".tags[\"a\"]", ".rule[0].port", ".legacy"]
-        );
+        assert_eq!(paths, [".content", ".tags[\"a\"]", ".rule[0].port", ".legacy"]);
         assert_eq!(lc.replace_triggered_by.len(), 2);
         assert_eq!(lc.location.as_ref().unwrap().line, 13);
         assert_eq!(config.resources[0].provider, "random");
         assert_eq!(config.resources[1].addr.mode, Mode::Data);
         let refs: Vec<String> = f.references().iter().map(|(r, _)| r.to_string()).collect();
-        assert_eq!(
-            refs,
-            [
-                "random_id.x",
-                "random_id.x",
-                "random_id.x",
-                "data.local_file.t"
-            ]
-        );
+        assert_eq!(refs, ["random_id.x", "random_id.x", "random_id.x", "data.local_file.t"]);
     }
 
     #[test]
     fn ignore_changes_all() {
-        let (_dir, config) = load_main(
-            "resource \"local_file\" \"f\" {\n  lifecycle {\n    ignore_changes = all\n  }\n}\n",
-        );
+        let (_dir, config) =
+            load_main("resource \"local_file\" \"f\" {\n  lifecycle {\n    ignore_changes = all\n  }\n}\n");
         assert_eq!(config.resources[0].lifecycle.ignore_changes, [Path::root()]);
     }
 
@@ -388,20 +303,10 @@ variable "v" {}
             "Error: main.tf:15: Invalid depends_on\n",
         ];
         for e in expected {
-            assert!(
-                errors.iter().any(|shown| shown.starts_with(e)),
-                "missing {e:?} in:\n{}",
-                errors.join("\n")
-            );
+            assert!(errors.iter().any(|shown| shown.starts_with(e)), "missing {e:?} in:\n{}", errors.join("\n"));
         }
         // Both bad ignore_changes elements are reported.
-        assert_eq!(
-            errors
-                .iter()
-                .filter(|e| e.starts_with("Error: main.tf:8: Invalid ignore_changes"))
-                .count(),
-            2
-        );
+        assert_eq!(errors.iter().filter(|e| e.starts_with("Error: main.tf:8: Invalid ignore_changes")).count(), 2);
     }
 
     #[test]
@@ -422,9 +327,7 @@ variable "v" {}
         let errors = load_errors("data \"local_file\" \"t\" {\n  lifecycle {}\n}\n");
         assert_eq!(
             errors,
-            [
-                "Error: main.tf:2: Unsupported lifecycle block\n  Data resources do not have a lifecycle block."
-            ]
+            ["Error: main.tf:2: Unsupported lifecycle block\n  Data resources do not have a lifecycle block."]
         );
     }
 }

@@ -17,14 +17,8 @@ pub(crate) struct SourceFile {
 impl SourceFile {
     /// A file called `name` (as diagnostics should show it) containing `text`.
     pub(crate) fn new(name: impl Into<PathBuf>, text: String) -> SourceFile {
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        SourceFile {
-            name: name.into(),
-            text,
-            line_starts,
-        }
+        let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        SourceFile { name: name.into(), text, line_starts }
     }
 
     /// The whole text.
@@ -37,15 +31,8 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&start| start <= offset);
         let line_start = self.line_starts[line - 1];
-        let column = self
-            .text
-            .get(line_start..offset)
-            .map_or(1, |s| s.chars().count() + 1);
-        Location {
-            file: self.name.clone(),
-            line,
-            column,
-        }
+        let column = self.text.get(line_start..offset).map_or(1, |s| s.chars().count() + 1);
+        Location { file: self.name.clone(), line, column }
     }
 
     /// The location of an item's span start, or of the file's start when

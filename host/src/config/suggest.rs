@@ -3,10 +3,7 @@
 /// The candidates within a small edit distance of `name`, closest first:
 /// one edit per three characters, at most two, so that short names do not
 /// "resemble" everything.
-pub(crate) fn close_names<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Vec<&'a str> {
+pub(crate) fn close_names<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     let max_distance = (name.chars().count() / 3).min(2);
     let mut close: Vec<(usize, &str)> = candidates
         .into_iter()
@@ -20,10 +17,7 @@ pub(crate) fn close_names<'a>(
 
 /// ` Did you mean "x"?` for the closest candidate, or nothing: ready to
 /// append to a diagnostic's detail.
-pub(crate) fn did_you_mean<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> String {
+pub(crate) fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     match close_names(name, candidates).first() {
         Some(best) => format!(" Did you mean \"{best}\"?"),
         None => String::new(),
@@ -45,9 +39,7 @@ fn distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
             }
@@ -71,19 +63,10 @@ mod tests {
 
     #[test]
     fn suggests_the_closest_name() {
-        assert_eq!(
-            did_you_mean("nmae", ["name", "other"]),
-            " Did you mean \"name\"?"
-        );
+        assert_eq!(did_you_mean("nmae", ["name", "other"]), " Did you mean \"name\"?");
         assert_eq!(did_you_mean("zzzz", ["name"]), "");
-        assert_eq!(
-            close_names("jion", ["join", "json", "min"]),
-            ["join", "json"]
-        );
+        assert_eq!(close_names("jion", ["join", "json", "min"]), ["join", "json"]);
         assert_eq!(close_names("c", ["a", "b"]), Vec::<&str>::new());
-        assert_eq!(
-            close_names("random_id.y", ["random_id.x", "random_id.yy"]),
-            ["random_id.x", "random_id.yy"]
-        );
+        assert_eq!(close_names("random_id.y", ["random_id.x", "random_id.yy"]), ["random_id.x", "random_id.yy"]);
     }
 }

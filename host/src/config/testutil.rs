@@ -51,8 +51,7 @@ pub(crate) fn eval_in(text: &str, ctx: &EvalContext) -> Result<Value, Vec<Diagno
 
 /// Evaluates an expression that must succeed, in an empty context.
 pub(crate) fn value(text: &str) -> Value {
-    eval_in(text, &EvalContext::new(Path::new(".")))
-        .unwrap_or_else(|diags| panic!("{text}: {}", shown(&diags)))
+    eval_in(text, &EvalContext::new(Path::new("."))).unwrap_or_else(|diags| panic!("{text}: {}", shown(&diags)))
 }
 
 /// The first error evaluating an expression in an empty context, displayed.
@@ -65,9 +64,5 @@ pub(crate) fn error(text: &str) -> String {
 
 /// Diagnostics displayed one after the other.
 pub(crate) fn shown(diags: &[Diagnostic]) -> String {
-    diags
-        .iter()
-        .map(Diagnostic::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
+    diags.iter().map(Diagnostic::to_string).collect::<Vec<_>>().join("\n")
 }

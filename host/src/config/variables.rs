@@ -8,13 +8,9 @@ use std::path::Path;
 use crate::diag::{Diagnostic, Location};
 use crate::value::{Type, Value};
 
-use super::blocks::{
-    literal, literal_bool, literal_string, take_attribute, unsupported_argument, unsupported_block,
-};
+use super::blocks::{literal, literal_bool, literal_string, take_attribute, unsupported_argument, unsupported_block};
 use super::expr::{ExprKind, Expression, Reference};
-use super::{
-    Block, Config, EvalContext, Validation, Variable, error_at, eval, parse_expression, suggest,
-};
+use super::{Block, Config, EvalContext, Validation, Variable, error_at, eval, parse_expression, suggest};
 
 const VARIABLE_ARGUMENTS: &[&str] = &["type", "default", "description", "sensitive", "nullable"];
 
@@ -22,18 +18,10 @@ const VARIABLE_ARGUMENTS: &[&str] = &["type", "default", "description", "sensiti
 const ENV_PREFIX: &str = "CAIRN_VAR_";
 
 /// A variable from its block; `name` is its checked label.
-pub(super) fn variable(
-    name: String,
-    block: Block,
-    dir: &Path,
-    diags: &mut Vec<Diagnostic>,
-) -> Variable {
-    let Block {
-        mut body, location, ..
-    } = block;
+pub(super) fn variable(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> Variable {
+    let Block { mut body, location, .. } = block;
     // The type first, wherever it is written: the default is converted to it.
-    let ty = take_attribute(&mut body, "type")
-        .and_then(|a| parse_type(&a.expr).map_err(|d| diags.push(d)).ok());
+    let ty = take_attribute(&mut body, "type").and_then(|a| parse_type(&a.expr).map_err(|d| diags.push(d)).ok());
     let mut variable = Variable {
         name,
         ty,
@@ -51,17 +39,13 @@ pub(super) fn variable(
                 default_location = Some(attr.location.clone());
                 variable.default = default_value(&variable, &attr.expr, dir, diags);
             }
-            "description" => {
-                variable.description = literal_string(attr, dir, diags).unwrap_or_default()
-            }
+            "description" => variable.description = literal_string(attr, dir, diags).unwrap_or_default(),
             "sensitive" => variable.sensitive = literal_bool(attr, dir, diags),
             "nullable" => variable.nullable = literal_bool(attr, dir, diags),
             _ => diags.push(unsupported_argument(attr, "variable", VARIABLE_ARGUMENTS)),
         }
     }
-    if let (Some(Value::Null), false, Some(at)) =
-        (&variable.default, variable.nullable, &default_location)
-    {
+    if let (Some(Value::Null), false, Some(at)) = (&variable.default, variable.nullable, &default_location) {
         diags.push(error_at(
             "Invalid default value for variable",
             "A null default value is not valid when nullable = false.",
@@ -82,15 +66,8 @@ pub(super) fn variable(
 }
 
 /// The default, literal and converted to the variable's type.
-fn default_value(
-    variable: &Variable,
-    expr: &Expression,
-    dir: &Path,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<Value> {
-    let value = literal(expr, dir, "default value")
-        .map_err(|d| diags.extend(d))
-        .ok()?;
+fn default_value(variable: &Variable, expr: &Expression, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<Value> {
+    let value = literal(expr, dir, "default value").map_err(|d| diags.extend(d)).ok()?;
     let Some(ty) = &variable.ty else {
         return Some(value);
     };
@@ -99,7 +76,10 @@ fn default_value(
         Err(e) => {
             diags.push(error_at(
                 "Invalid default value for variable",
-                format!("This default value is not compatible with the variable's type constraint {ty}: {}.", e.message),
+                format!(
+                    "This default value is not compatible with the variable's type constraint {ty}: {}.",
+                    e.message
+                ),
                 &expr.location,
             ));
             None
@@ -124,11 +104,7 @@ fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<
     let (condition, error_message) = (required("condition"), required("error_message"));
     for attr in &block.body.attributes {
         if !["condition", "error_message"].contains(&attr.name.as_str()) {
-            diags.push(unsupported_argument(
-                attr,
-                "validation",
-                &["condition", "error_message"],
-            ));
+            diags.push(unsupported_argument(attr, "validation", &["condition", "error_message"]));
         }
     }
     let (condition, error_message) = (condition?, error_message?);
@@ -144,11 +120,7 @@ fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<
             }
         }
     }
-    Some(Validation {
-        condition,
-        error_message,
-        location: block.location.clone(),
-    })
+    Some(Validation { condition, error_message, location: block.location.clone() })
 }
 
 /// A type constraint: `string`, `number`, `bool`, `any`, `list(T)`,
@@ -174,7 +146,10 @@ pub fn parse_type(expr: &Expression) -> Result<Type, Diagnostic> {
                 let mut attributes = BTreeMap::new();
                 for (key, value) in items {
                     let ExprKind::Literal(Value::String(key)) = &key.kind else {
-                        return Err(invalid("Object type attribute names must be written as names, like object({ name = string }).".into()));
+                        return Err(invalid(
+                            "Object type attribute names must be written as names, like object({ name = string })."
+                                .into(),
+                        ));
                     };
                     attributes.insert(key.clone(), object_attribute_type(value)?);
                 }
@@ -186,7 +161,9 @@ pub fn parse_type(expr: &Expression) -> Result<Type, Diagnostic> {
             ("list" | "set" | "map", _) => {
                 Err(invalid(format!("{name}() takes one argument, the element type, like {name}(string).")))
             }
-            ("object", _) => Err(invalid("object() takes an object of attribute types, like object({ name = string }).".into())),
+            ("object", _) => {
+                Err(invalid("object() takes an object of attribute types, like object({ name = string }).".into()))
+            }
             ("tuple", _) => Err(invalid("tuple() takes a list of element types, like tuple([string, number]).".into())),
             ("optional", _) => Err(invalid("optional() may be used only for the attributes of an object type.".into())),
             (other, _) => Err(invalid(format!(
@@ -232,17 +209,8 @@ pub fn resolve_variables(
     let mut diags = Vec::new();
     let mut given: BTreeMap<&str, Given> = BTreeMap::new();
     for (key, text) in env {
-        if let Some(name) = key
-            .strip_prefix(ENV_PREFIX)
-            .filter(|n| config.variables.contains_key(*n))
-        {
-            given.insert(
-                name,
-                Given {
-                    text: text.clone(),
-                    source: format!("the environment variable {key}"),
-                },
-            );
+        if let Some(name) = key.strip_prefix(ENV_PREFIX).filter(|n| config.variables.contains_key(*n)) {
+            given.insert(name, Given { text: text.clone(), source: format!("the environment variable {key}") });
         }
     }
     for option in cli_vars {
@@ -278,11 +246,7 @@ pub fn resolve_variables(
             validate(variable, value, &config.dir, &mut diags);
         }
     }
-    if diags.is_empty() {
-        Ok(values)
-    } else {
-        Err(diags)
-    }
+    if diags.is_empty() { Ok(values) } else { Err(diags) }
 }
 
 /// A value given for a variable as text, and where it came from.
@@ -293,8 +257,7 @@ struct Given {
 
 fn resolve_one(variable: &Variable, given: Option<&Given>) -> Result<Value, Diagnostic> {
     let name = &variable.name;
-    let invalid =
-        |detail: String| error_at("Invalid value for variable", detail, &variable.location);
+    let invalid = |detail: String| error_at("Invalid value for variable", detail, &variable.location);
     let (value, source) = match given {
         Some(given) => (given_value(variable, given)?, given.source.as_str()),
         None => match &variable.default {
@@ -315,15 +278,16 @@ fn resolve_one(variable: &Variable, given: Option<&Given>) -> Result<Value, Diag
         // As in Terraform: a non-nullable variable given null takes its default.
         return match &variable.default {
             Some(default) if !default.is_null() => Ok(default.clone()),
-            _ => Err(invalid(format!(
-                "The variable \"{name}\" does not accept null (nullable = false)."
-            ))),
+            _ => Err(invalid(format!("The variable \"{name}\" does not accept null (nullable = false)."))),
         };
     }
     match &variable.ty {
         Some(ty) => ty.convert(&value).map_err(|e| {
             let at = if e.path.is_root() { String::new() } else { format!(" at {}", e.path) };
-            invalid(format!("The value of variable \"{name}\" from {source} does not fit the type {ty}{at}: {}.", e.message))
+            invalid(format!(
+                "The value of variable \"{name}\" from {source} does not fit the type {ty}{at}: {}.",
+                e.message
+            ))
         }),
         None => Ok(value),
     }
@@ -336,10 +300,7 @@ fn given_value(variable: &Variable, given: &Given) -> Result<Value, Diagnostic> 
     }
     let name = &variable.name;
     let problem = |diags: Vec<Diagnostic>| {
-        let reasons: Vec<String> = diags
-            .iter()
-            .map(|d| format!("{}: {}", d.summary, d.detail))
-            .collect();
+        let reasons: Vec<String> = diags.iter().map(|d| format!("{}: {}", d.summary, d.detail)).collect();
         error_at(
             "Invalid value for variable",
             format!(
@@ -350,8 +311,7 @@ fn given_value(variable: &Variable, given: &Given) -> Result<Value, Diagnostic> 
             &variable.location,
         )
     };
-    let expr =
-        parse_expression(&given.text, &format!("<value for var.{name}>")).map_err(problem)?;
+    let expr = parse_expression(&given.text, &format!("<value for var.{name}>")).map_err(problem)?;
     literal(&expr, Path::new("."), "value").map_err(problem)
 }
 
@@ -365,10 +325,7 @@ fn validate(variable: &Variable, value: &Value, dir: &Path, diags: &mut Vec<Diag
             Ok(Value::Bool(false)) => diags.push(validation_failure(variable, rule, &ctx)),
             Ok(other) => diags.push(error_at(
                 "Invalid validation condition",
-                format!(
-                    "The condition must be true or false, got {}.",
-                    other.to_hcl()
-                ),
+                format!("The condition must be true or false, got {}.", other.to_hcl()),
                 &rule.condition.location,
             )),
             Err(errors) => diags.extend(errors),
@@ -380,11 +337,7 @@ fn validation_failure(variable: &Variable, rule: &Validation, ctx: &EvalContext)
     let message = match eval(&rule.error_message, ctx) {
         Ok(Value::String(s)) => s,
         Ok(other) => other.to_hcl(),
-        Err(errors) => errors
-            .iter()
-            .map(|d| d.detail.clone())
-            .collect::<Vec<_>>()
-            .join(" "),
+        Err(errors) => errors.iter().map(|d| d.detail.clone()).collect::<Vec<_>>().join(" "),
     };
     let location: &Location = &rule.location;
     error_at(
@@ -413,14 +366,8 @@ mod tests {
         assert_eq!(ty("list(number)"), Type::List(Box::new(Type::Number)));
         assert_eq!(ty("set(bool)"), Type::Set(Box::new(Type::Bool)));
         assert_eq!(ty("map(list(string))").to_string(), "map(list(string))");
-        assert_eq!(
-            ty("object({a = string, b = optional(number)})").to_string(),
-            "object({a=string, b=number})"
-        );
-        assert_eq!(
-            ty("tuple([string, number])").to_string(),
-            "tuple([string, number])"
-        );
+        assert_eq!(ty("object({a = string, b = optional(number)})").to_string(), "object({a=string, b=number})");
+        assert_eq!(ty("tuple([string, number])").to_string(), "tuple([string, number])");
     }
 
     #[test]
@@ -460,16 +407,10 @@ variable "required" {
 }
 "#;
 
-    fn resolve(
-        cli: &[&str],
-        env: &[(&str, &str)],
-    ) -> Result<BTreeMap<String, Value>, Vec<Diagnostic>> {
+    fn resolve(cli: &[&str], env: &[(&str, &str)]) -> Result<BTreeMap<String, Value>, Vec<Diagnostic>> {
         let (_dir, config) = load_main(VARIABLES);
         let cli: Vec<String> = cli.iter().map(|s| s.to_string()).collect();
-        let env: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         resolve_variables(&config, &cli, &env)
     }
 
@@ -480,14 +421,8 @@ variable "required" {
         );
         let a = &config.variables["a"];
         assert_eq!(a.ty, Some(Type::List(Box::new(Type::String))));
-        assert_eq!(
-            a.default,
-            Some(Value::List(vec![Value::string("1"), Value::string("b")]))
-        );
-        assert_eq!(
-            (a.description.as_str(), a.sensitive, a.nullable),
-            ("An A", true, false)
-        );
+        assert_eq!(a.default, Some(Value::List(vec![Value::string("1"), Value::string("b")])));
+        assert_eq!((a.description.as_str(), a.sensitive, a.nullable), ("An A", true, false));
         assert_eq!(a.location.to_string(), "main.tf:1");
     }
 
@@ -514,19 +449,12 @@ variable "required" {
         assert_eq!(values["count_of"], Value::int(3));
         assert_eq!(values["tags"], Value::Map(BTreeMap::new()));
         assert_eq!(values["untyped"], Value::Null);
-        assert_eq!(
-            values["required"],
-            Value::List(vec![Value::int(1), Value::int(2)])
-        );
+        assert_eq!(values["required"], Value::List(vec![Value::int(1), Value::int(2)]));
     }
 
     #[test]
     fn precedence_is_cli_then_environment_then_default() {
-        let env = [
-            ("CAIRN_VAR_name", "from-env"),
-            ("CAIRN_VAR_required", "[]"),
-            ("CAIRN_VAR_other", "ignored"),
-        ];
+        let env = [("CAIRN_VAR_name", "from-env"), ("CAIRN_VAR_required", "[]"), ("CAIRN_VAR_other", "ignored")];
         let values = resolve(&[], &env).unwrap();
         assert_eq!(values["name"], Value::string("from-env"));
         let values = resolve(&["name=first", "name=from-cli"], &env).unwrap();
@@ -539,21 +467,14 @@ variable "required" {
         let values = resolve(&["tags={a = \"b\", c = 1}", "count_of=2 * 3"], &env).unwrap();
         assert_eq!(
             values["tags"],
-            Value::Map(
-                [
-                    ("a".into(), Value::string("b")),
-                    ("c".into(), Value::string("1"))
-                ]
-                .into()
-            )
+            Value::Map([("a".into(), Value::string("b")), ("c".into(), Value::string("1"))].into())
         );
         assert_eq!(values["count_of"], Value::int(6));
     }
 
     #[test]
     fn resolution_errors() {
-        let errors =
-            shown(&resolve(&["nmae=x", "bad", "count_of=abc", "tags=[1"], &[]).unwrap_err());
+        let errors = shown(&resolve(&["nmae=x", "bad", "count_of=abc", "tags=[1"], &[]).unwrap_err());
         assert!(errors.contains("Error: Value for undeclared variable\n  A value was given for the variable \"nmae\" with -var, but no variable \"nmae\" is declared. Did you mean \"name\"?"), "{errors}");
         assert!(errors.contains("Error: Invalid -var option"), "{errors}");
         assert!(errors.contains("Error: main.tf:5: Invalid value for variable\n  The value given for variable \"count_of\" by -var is not a valid expression: Variables not allowed"), "{errors}");
@@ -566,9 +487,7 @@ variable "required" {
         );
         let errors = shown(&resolve(&["required=[]"], &[("CAIRN_VAR_tags", "5")]).unwrap_err());
         assert!(
-            errors.contains(
-                "from the environment variable CAIRN_VAR_tags does not fit the type map(string)"
-            ),
+            errors.contains("from the environment variable CAIRN_VAR_tags does not fit the type map(string)"),
             "{errors}"
         );
     }
@@ -600,23 +519,17 @@ variable "required" {
 }
 "#;
         let (_dir, config) = load_main(text);
-        assert_eq!(
-            resolve_variables(&config, &["port=8080".into()], &[]).unwrap()["port"],
-            Value::int(8080)
-        );
+        assert_eq!(resolve_variables(&config, &["port=8080".into()], &[]).unwrap()["port"], Value::int(8080));
         let errors = shown(&resolve_variables(&config, &["port=80".into()], &[]).unwrap_err());
         assert_eq!(
             errors,
             "Error: main.tf:3: Invalid value for variable\n  The port must be above 1024, got 80.\n  \n  This was checked by the validation rule of variable \"port\" declared at main.tf:1."
         );
-        let errors = load_errors(
-            "variable \"a\" {\n  validation {\n    condition = var.b != \"\"\n  }\n}\nvariable \"b\" {}\n",
-        );
+        let errors =
+            load_errors("variable \"a\" {\n  validation {\n    condition = var.b != \"\"\n  }\n}\nvariable \"b\" {}\n");
         assert_eq!(
             errors,
-            [
-                "Error: main.tf:2: Missing required argument\n  A validation block needs \"error_message\".",
-            ]
+            ["Error: main.tf:2: Missing required argument\n  A validation block needs \"error_message\".",]
         );
         let errors = load_errors(
             "variable \"a\" {\n  validation {\n    condition = var.b != \"\"\n    error_message = \"no\"\n  }\n}\nvariable \"b\" {}\n",

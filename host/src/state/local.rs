@@ -297,10 +297,9 @@ mod tests {
             }],
         });
         state.set(instance("local_file.pages[\"index\"]"));
-        state.outputs.insert(
-            "password".to_string(),
-            OutputState::new(&Value::List(vec![Value::string("hunter2")]), true),
-        );
+        state
+            .outputs
+            .insert("password".to_string(), OutputState::new(&Value::List(vec![Value::string("hunter2")]), true));
         state
     }
 

@@ -18,13 +18,7 @@ pub(super) fn length(args: &Args) -> Result<Value, FnError> {
         Value::List(v) | Value::Tuple(v) | Value::Set(v) => v.len(),
         Value::Map(m) | Value::Object(m) => m.len(),
         other => {
-            return Err(FnError::arg(
-                0,
-                format!(
-                    "a string or collection is required, got {}",
-                    other.kind_name()
-                ),
-            ));
+            return Err(FnError::arg(0, format!("a string or collection is required, got {}", other.kind_name())));
         }
     };
     Ok(Value::int(n as i64))
@@ -36,11 +30,7 @@ pub(super) fn concat(args: &Args) -> Result<Value, FnError> {
     for i in 0..args.values.len() {
         all.extend_from_slice(args.elements(i)?);
     }
-    Ok(if args.values.iter().all(|v| matches!(v, Value::List(_))) {
-        Value::List(all)
-    } else {
-        Value::Tuple(all)
-    })
+    Ok(if args.values.iter().all(|v| matches!(v, Value::List(_))) { Value::List(all) } else { Value::Tuple(all) })
 }
 
 /// `merge(maps...)`: later keys win; a map when every argument is a map,
@@ -57,46 +47,30 @@ pub(super) fn merge(args: &Args) -> Result<Value, FnError> {
                 merged.extend(m.clone());
             }
             other => {
-                return Err(FnError::arg(
-                    i,
-                    format!("a map or object is required, got {}", other.kind_name()),
-                ));
+                return Err(FnError::arg(i, format!("a map or object is required, got {}", other.kind_name())));
             }
         }
     }
-    Ok(if all_maps {
-        Value::Map(merged)
-    } else {
-        Value::Object(merged)
-    })
+    Ok(if all_maps { Value::Map(merged) } else { Value::Object(merged) })
 }
 
 /// The entries of a map or object argument.
 fn mapping<'a>(args: &'a Args, i: usize) -> Result<&'a BTreeMap<String, Value>, FnError> {
     match args.not_null(i)? {
         Value::Map(m) | Value::Object(m) => Ok(m),
-        other => Err(FnError::arg(
-            i,
-            format!("a map or object is required, got {}", other.kind_name()),
-        )),
+        other => Err(FnError::arg(i, format!("a map or object is required, got {}", other.kind_name()))),
     }
 }
 
 /// `keys(map)`: the keys, sorted.
 pub(super) fn keys(args: &Args) -> Result<Value, FnError> {
-    Ok(Value::List(
-        mapping(args, 0)?.keys().map(Value::string).collect(),
-    ))
+    Ok(Value::List(mapping(args, 0)?.keys().map(Value::string).collect()))
 }
 
 /// `values(map)`: the values in key order; a tuple for an object.
 pub(super) fn values(args: &Args) -> Result<Value, FnError> {
     let values: Vec<Value> = mapping(args, 0)?.values().cloned().collect();
-    Ok(if matches!(args.get(0), Value::Map(_)) {
-        Value::List(values)
-    } else {
-        Value::Tuple(values)
-    })
+    Ok(if matches!(args.get(0), Value::Map(_)) { Value::List(values) } else { Value::Tuple(values) })
 }
 
 /// `lookup(map, key, default)`: the element, or the default when absent.
@@ -108,10 +82,7 @@ pub(super) fn lookup(args: &Args) -> Result<Value, FnError> {
     match (map.get(&key), args.rest().first()) {
         (Some(v), _) => Ok(v.clone()),
         (None, Some(default)) => Ok(default.clone()),
-        (None, None) => Err(FnError::arg(
-            1,
-            format!("there is no element with the key \"{key}\" and no default"),
-        )),
+        (None, None) => Err(FnError::arg(1, format!("there is no element with the key \"{key}\" and no default"))),
     }
 }
 
@@ -138,9 +109,7 @@ pub(super) fn coalesce(args: &Args) -> Result<Value, FnError> {
 
 /// `range(limit)`, `range(start, limit)`, `range(start, limit, step)`.
 pub(super) fn range(args: &Args) -> Result<Value, FnError> {
-    let numbers = (0..args.values.len())
-        .map(|i| args.number(i).map(Number::as_f64))
-        .collect::<Result<Vec<_>, _>>()?;
+    let numbers = (0..args.values.len()).map(|i| args.number(i).map(Number::as_f64)).collect::<Result<Vec<_>, _>>()?;
     let (start, limit, step) = match numbers.as_slice() {
         [limit] => (0.0, *limit, 1.0),
         [start, limit] => (*start, *limit, if start <= limit { 1.0 } else { -1.0 }),
@@ -154,9 +123,7 @@ pub(super) fn range(args: &Args) -> Result<Value, FnError> {
     let mut x = start;
     while (step > 0.0 && x < limit) || (step < 0.0 && x > limit) {
         if out.len() == RANGE_LIMIT {
-            return Err(FnError::call(format!(
-                "more than {RANGE_LIMIT} numbers would be produced"
-            )));
+            return Err(FnError::call(format!("more than {RANGE_LIMIT} numbers would be produced")));
         }
         out.push(Value::Number(Number::from_f64(x)));
         x = start + step * out.len() as f64;
@@ -168,10 +135,7 @@ pub(super) fn range(args: &Args) -> Result<Value, FnError> {
 pub(super) fn element(args: &Args) -> Result<Value, FnError> {
     let (elements, i) = (args.elements(0)?, args.integer(1)?);
     if elements.is_empty() {
-        return Err(FnError::arg(
-            0,
-            "cannot use element function with an empty list",
-        ));
+        return Err(FnError::arg(0, "cannot use element function with an empty list"));
     }
     if i < 0 {
         return Err(FnError::arg(1, "the index must not be negative"));
@@ -183,26 +147,13 @@ pub(super) fn element(args: &Args) -> Result<Value, FnError> {
 pub(super) fn slice(args: &Args) -> Result<Value, FnError> {
     let (elements, start, end) = (args.elements(0)?, args.integer(1)?, args.integer(2)?);
     if start < 0 || start > end {
-        return Err(FnError::arg(
-            1,
-            format!("the start index {start} must be between 0 and the end index {end}"),
-        ));
+        return Err(FnError::arg(1, format!("the start index {start} must be between 0 and the end index {end}")));
     }
     if end as usize > elements.len() {
-        return Err(FnError::arg(
-            2,
-            format!(
-                "the end index {end} is past the end of a list of {}",
-                elements.len()
-            ),
-        ));
+        return Err(FnError::arg(2, format!("the end index {end} is past the end of a list of {}", elements.len())));
     }
     let part = elements[start as usize..end as usize].to_vec();
-    Ok(if matches!(args.get(0), Value::Tuple(_)) {
-        Value::Tuple(part)
-    } else {
-        Value::List(part)
-    })
+    Ok(if matches!(args.get(0), Value::Tuple(_)) { Value::Tuple(part) } else { Value::List(part) })
 }
 
 /// `flatten(list)`: nested lists, tuples and sets become one sequence.
@@ -217,11 +168,7 @@ pub(super) fn flatten(args: &Args) -> Result<Value, FnError> {
     }
     let mut out = Vec::new();
     into(args.elements(0)?, &mut out);
-    Ok(if matches!(args.get(0), Value::List(_)) {
-        Value::List(out)
-    } else {
-        Value::Tuple(out)
-    })
+    Ok(if matches!(args.get(0), Value::List(_)) { Value::List(out) } else { Value::Tuple(out) })
 }
 
 /// `distinct(list)`: duplicates removed, first occurrences kept in order.
@@ -232,24 +179,13 @@ pub(super) fn distinct(args: &Args) -> Result<Value, FnError> {
             out.push(e.clone());
         }
     }
-    Ok(if matches!(args.get(0), Value::Tuple(_)) {
-        Value::Tuple(out)
-    } else {
-        Value::List(out)
-    })
+    Ok(if matches!(args.get(0), Value::Tuple(_)) { Value::Tuple(out) } else { Value::List(out) })
 }
 
 /// `compact(list)`: the strings that are neither null nor empty.
 pub(super) fn compact(args: &Args) -> Result<Value, FnError> {
     let strings = strings_of(args, 0)?;
-    Ok(Value::List(
-        strings
-            .into_iter()
-            .flatten()
-            .filter(|s| !s.is_empty())
-            .map(Value::String)
-            .collect(),
-    ))
+    Ok(Value::List(strings.into_iter().flatten().filter(|s| !s.is_empty()).map(Value::String).collect()))
 }
 
 /// `sort(list)`: strings in lexical order (numbers and bools as strings).
@@ -259,33 +195,20 @@ pub(super) fn sort(args: &Args) -> Result<Value, FnError> {
         strings.push(s.ok_or_else(|| FnError::arg(0, format!("element {i} is null")))?);
     }
     strings.sort();
-    Ok(Value::List(
-        strings.into_iter().map(Value::String).collect(),
-    ))
+    Ok(Value::List(strings.into_iter().map(Value::String).collect()))
 }
 
 /// `zipmap(keys, values)`: a map when the values are a list, else an object.
 pub(super) fn zipmap(args: &Args) -> Result<Value, FnError> {
     let (keys, values) = (strings_of(args, 0)?, args.elements(1)?);
     if keys.len() != values.len() {
-        return Err(FnError::call(format!(
-            "{} keys but {} values",
-            keys.len(),
-            values.len()
-        )));
+        return Err(FnError::call(format!("{} keys but {} values", keys.len(), values.len())));
     }
     let mut m = BTreeMap::new();
     for (i, (k, v)) in keys.into_iter().zip(values).enumerate() {
-        m.insert(
-            k.ok_or_else(|| FnError::arg(0, format!("key {i} is null")))?,
-            v.clone(),
-        );
+        m.insert(k.ok_or_else(|| FnError::arg(0, format!("key {i} is null")))?, v.clone());
     }
-    Ok(if matches!(args.get(1), Value::List(_)) {
-        Value::Map(m)
-    } else {
-        Value::Object(m)
-    })
+    Ok(if matches!(args.get(1), Value::List(_)) { Value::Map(m) } else { Value::Object(m) })
 }
 
 /// The elements of argument `i` as strings; `None` for null elements.
@@ -327,13 +250,8 @@ mod tests {
     #[test]
     fn concat_and_merge() {
         assert_eq!(value("concat([1], [2, 3])"), Value::Tuple(ints(&[1, 2, 3])));
-        assert_eq!(
-            value("concat(tolist([1]), tolist([2]))"),
-            Value::List(ints(&[1, 2]))
-        );
-        assert!(
-            error("concat([1], 2)").contains("Invalid value for \"seqs\" parameter of concat()")
-        );
+        assert_eq!(value("concat(tolist([1]), tolist([2]))"), Value::List(ints(&[1, 2])));
+        assert!(error("concat([1], 2)").contains("Invalid value for \"seqs\" parameter of concat()"));
         assert_eq!(
             value("merge({a = 1, b = 2}, null, {b = 3})"),
             Value::object([("a", Value::int(1)), ("b", Value::int(3))])
@@ -347,21 +265,12 @@ mod tests {
 
     #[test]
     fn keys_values_lookup() {
-        assert_eq!(
-            value("keys({b = 1, a = 2})"),
-            Value::List(vec![s("a"), s("b")])
-        );
+        assert_eq!(value("keys({b = 1, a = 2})"), Value::List(vec![s("a"), s("b")]));
         assert_eq!(value("values({b = 1, a = 2})"), Value::Tuple(ints(&[2, 1])));
-        assert_eq!(
-            value("values(tomap({b = 1, a = 2}))"),
-            Value::List(ints(&[2, 1]))
-        );
+        assert_eq!(value("values(tomap({b = 1, a = 2}))"), Value::List(ints(&[2, 1])));
         assert_eq!(value("lookup({a = 1}, \"a\", 0)"), Value::int(1));
         assert_eq!(value("lookup({a = 1}, \"b\", 0)"), Value::int(0));
-        assert!(
-            error("lookup({a = 1}, \"b\")")
-                .contains("there is no element with the key \"b\" and no default")
-        );
+        assert!(error("lookup({a = 1}, \"b\")").contains("there is no element with the key \"b\" and no default"));
     }
 
     #[test]
@@ -385,10 +294,7 @@ mod tests {
         assert_eq!(value("range(4, 1)"), Value::List(ints(&[4, 3, 2])));
         assert_eq!(value("range(0, 10, 4)"), Value::List(ints(&[0, 4, 8])));
         assert_eq!(value("range(0)"), Value::List(vec![]));
-        assert_eq!(
-            value("range(0, 1, 0.5)"),
-            Value::List(vec![Value::int(0), Value::Number(Number::Float(0.5))])
-        );
+        assert_eq!(value("range(0, 1, 0.5)"), Value::List(vec![Value::int(0), Value::Number(Number::Float(0.5))]));
         assert!(error("range(0, 1, 0)").contains("the step must not be zero"));
         assert!(error("range(5000)").contains("more than 1024 numbers"));
     }
@@ -397,27 +303,12 @@ mod tests {
     fn sequences() {
         assert_eq!(value("element([\"a\", \"b\"], 3)"), s("b"));
         assert!(error("element([], 0)").contains("empty list"));
-        assert_eq!(
-            value("slice([1, 2, 3, 4], 1, 3)"),
-            Value::Tuple(ints(&[2, 3]))
-        );
+        assert_eq!(value("slice([1, 2, 3, 4], 1, 3)"), Value::Tuple(ints(&[2, 3])));
         assert!(error("slice([1], 0, 2)").contains("past the end"));
-        assert_eq!(
-            value("flatten([[1, [2]], [], 3])"),
-            Value::Tuple(ints(&[1, 2, 3]))
-        );
-        assert_eq!(
-            value("distinct([1, 2, 1, 3, 2])"),
-            Value::Tuple(ints(&[1, 2, 3]))
-        );
-        assert_eq!(
-            value("compact([\"a\", \"\", null, \"b\"])"),
-            Value::List(vec![s("a"), s("b")])
-        );
-        assert_eq!(
-            value("sort([\"b\", \"a\", \"c\"])"),
-            Value::List(vec![s("a"), s("b"), s("c")])
-        );
+        assert_eq!(value("flatten([[1, [2]], [], 3])"), Value::Tuple(ints(&[1, 2, 3])));
+        assert_eq!(value("distinct([1, 2, 1, 3, 2])"), Value::Tuple(ints(&[1, 2, 3])));
+        assert_eq!(value("compact([\"a\", \"\", null, \"b\"])"), Value::List(vec![s("a"), s("b")]));
+        assert_eq!(value("sort([\"b\", \"a\", \"c\"])"), Value::List(vec![s("a"), s("b"), s("c")]));
         assert_eq!(
             value("zipmap([\"a\", \"b\"], [1, 2])"),
             Value::object([("a", Value::int(1)), ("b", Value::int(2))])

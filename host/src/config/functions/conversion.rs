@@ -23,17 +23,10 @@ pub(super) fn tobool(args: &Args) -> Result<Value, FnError> {
 /// Converts a primitive (or null) argument to a primitive type.
 fn primitive(args: &Args, ty: &Type) -> Result<Value, FnError> {
     let v = args.get(0);
-    if matches!(
-        v,
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)
-    ) {
-        ty.convert(v)
-            .map_err(|_| FnError::arg(0, format!("cannot convert {} to {ty}", v.to_hcl())))
+    if matches!(v, Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)) {
+        ty.convert(v).map_err(|_| FnError::arg(0, format!("cannot convert {} to {ty}", v.to_hcl())))
     } else {
-        Err(FnError::arg(
-            0,
-            format!("cannot convert {} to {ty}", v.kind_name()),
-        ))
+        Err(FnError::arg(0, format!("cannot convert {} to {ty}", v.kind_name())))
     }
 }
 
@@ -58,31 +51,18 @@ pub(super) fn tomap(args: &Args) -> Result<Value, FnError> {
         Value::Null => return Ok(Value::Null),
         Value::Map(m) | Value::Object(m) => m,
         other => {
-            return Err(FnError::arg(
-                0,
-                format!("cannot convert {} to map", other.kind_name()),
-            ));
+            return Err(FnError::arg(0, format!("cannot convert {} to map", other.kind_name())));
         }
     };
     let values: Vec<Value> = entries.values().cloned().collect();
     let unified = unify(&values).map_err(|e| FnError::arg(0, e))?;
-    Ok(Value::Map(
-        entries
-            .keys()
-            .cloned()
-            .zip(unified)
-            .collect::<BTreeMap<_, _>>(),
-    ))
+    Ok(Value::Map(entries.keys().cloned().zip(unified).collect::<BTreeMap<_, _>>()))
 }
 
 /// The elements of a sequence argument, converted to one type.
 fn sequence(v: &Value) -> Result<Vec<Value>, FnError> {
-    let elements = v.elements().ok_or_else(|| {
-        FnError::arg(
-            0,
-            format!("cannot convert {} to a list or set", v.kind_name()),
-        )
-    })?;
+    let elements =
+        v.elements().ok_or_else(|| FnError::arg(0, format!("cannot convert {} to a list or set", v.kind_name())))?;
     unify(elements).map_err(|e| FnError::arg(0, e))
 }
 
@@ -91,14 +71,10 @@ fn unify(values: &[Value]) -> Result<Vec<Value>, String> {
     let mut common = Type::Dynamic;
     for v in values.iter().filter(|v| !v.is_null() && !v.is_unknown()) {
         let ty = Type::of(v);
-        common = unify_types(&common, &ty).ok_or_else(|| {
-            format!("all elements must have the same type, found {common} and {ty}")
-        })?;
+        common = unify_types(&common, &ty)
+            .ok_or_else(|| format!("all elements must have the same type, found {common} and {ty}"))?;
     }
-    values
-        .iter()
-        .map(|v| common.convert(v).map_err(|e| e.message))
-        .collect()
+    values.iter().map(|v| common.convert(v).map_err(|e| e.message)).collect()
 }
 
 /// The type both `a` and `b` convert to, if there is one: equal types,
@@ -113,12 +89,9 @@ fn unify_types(a: &Type, b: &Type) -> Option<Type> {
         (Type::List(x), Type::List(y)) => Type::List(Box::new(unify_types(x, y)?)),
         (Type::Set(x), Type::Set(y)) => Type::Set(Box::new(unify_types(x, y)?)),
         (Type::Map(x), Type::Map(y)) => Type::Map(Box::new(unify_types(x, y)?)),
-        (Type::Tuple(xs), Type::Tuple(ys)) if xs.len() == ys.len() => Type::Tuple(
-            xs.iter()
-                .zip(ys)
-                .map(|(x, y)| unify_types(x, y))
-                .collect::<Option<_>>()?,
-        ),
+        (Type::Tuple(xs), Type::Tuple(ys)) if xs.len() == ys.len() => {
+            Type::Tuple(xs.iter().zip(ys).map(|(x, y)| unify_types(x, y)).collect::<Option<_>>()?)
+        }
         (Type::Object(xs), Type::Object(ys)) if xs.keys().eq(ys.keys()) => Type::Object(
             xs.iter()
                 .zip(ys.values())
@@ -152,25 +125,13 @@ mod tests {
 
     #[test]
     fn collections() {
-        assert_eq!(
-            value("tolist([\"a\", 1, true])"),
-            Value::List(vec![s("a"), s("1"), s("true")])
-        );
+        assert_eq!(value("tolist([\"a\", 1, true])"), Value::List(vec![s("a"), s("1"), s("true")]));
         assert_eq!(value("tolist([])"), Value::List(vec![]));
-        assert_eq!(
-            value("toset([\"b\", \"a\", \"b\"])"),
-            Value::set(vec![s("a"), s("b")])
-        );
-        assert_eq!(
-            value("tomap({a = 1, b = \"x\"})"),
-            Value::Map([("a".into(), s("1")), ("b".into(), s("x"))].into())
-        );
+        assert_eq!(value("toset([\"b\", \"a\", \"b\"])"), Value::set(vec![s("a"), s("b")]));
+        assert_eq!(value("tomap({a = 1, b = \"x\"})"), Value::Map([("a".into(), s("1")), ("b".into(), s("x"))].into()));
         assert_eq!(
             value("tolist([{a = 1}, {a = null}])"),
-            Value::List(vec![
-                Value::object([("a", Value::int(1))]),
-                Value::object([("a", Value::Null)])
-            ])
+            Value::List(vec![Value::object([("a", Value::int(1))]), Value::object([("a", Value::Null)])])
         );
         assert!(
             error("tolist([1, [2]])")
@@ -184,10 +145,7 @@ mod tests {
         let mut ctx = super::super::super::EvalContext::new(".");
         ctx.variables.insert("u".into(), Value::Unknown);
         let eval = |t: &str| super::super::super::testutil::eval_in(t, &ctx).unwrap();
-        assert_eq!(
-            eval("tolist([\"a\", var.u])"),
-            Value::List(vec![s("a"), Value::Unknown])
-        );
+        assert_eq!(eval("tolist([\"a\", var.u])"), Value::List(vec![s("a"), Value::Unknown]));
         assert_eq!(eval("toset([\"a\", var.u])"), Value::Unknown);
     }
 }

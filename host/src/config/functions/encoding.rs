@@ -12,15 +12,13 @@ use crate::value::{Value, from_json_untyped, to_json};
 use super::{Args, FnError};
 
 pub(super) fn jsonencode(args: &Args) -> Result<Value, FnError> {
-    serde_json::to_string(&to_json(args.get(0)))
-        .map(Value::String)
-        .map_err(|e| FnError::arg(0, e.to_string()))
+    serde_json::to_string(&to_json(args.get(0))).map(Value::String).map_err(|e| FnError::arg(0, e.to_string()))
 }
 
 /// `jsondecode(str)`: arrays become tuples and objects become objects.
 pub(super) fn jsondecode(args: &Args) -> Result<Value, FnError> {
-    let json: serde_json::Value = serde_json::from_str(&args.string(0)?)
-        .map_err(|e| FnError::arg(0, format!("invalid JSON: {e}")))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&args.string(0)?).map_err(|e| FnError::arg(0, format!("invalid JSON: {e}")))?;
     Ok(from_json_untyped(&json))
 }
 
@@ -29,18 +27,12 @@ pub(super) fn base64encode(args: &Args) -> Result<Value, FnError> {
 }
 
 pub(super) fn base64decode(args: &Args) -> Result<Value, FnError> {
-    let bytes = STANDARD
-        .decode(args.string(0)?)
-        .map_err(|e| FnError::arg(0, format!("invalid base64: {e}")))?;
-    String::from_utf8(bytes)
-        .map(Value::String)
-        .map_err(|_| FnError::arg(0, "the decoded bytes are not valid UTF-8"))
+    let bytes = STANDARD.decode(args.string(0)?).map_err(|e| FnError::arg(0, format!("invalid base64: {e}")))?;
+    String::from_utf8(bytes).map(Value::String).map_err(|_| FnError::arg(0, "the decoded bytes are not valid UTF-8"))
 }
 
 pub(super) fn base64sha256(args: &Args) -> Result<Value, FnError> {
-    Ok(Value::String(
-        STANDARD.encode(Sha256::digest(args.string(0)?)),
-    ))
+    Ok(Value::String(STANDARD.encode(Sha256::digest(args.string(0)?))))
 }
 
 pub(super) fn sha256(args: &Args) -> Result<Value, FnError> {
@@ -62,20 +54,13 @@ mod tests {
 
     #[test]
     fn json() {
-        assert_eq!(
-            value("jsonencode({b = [1, 2.5, true, null], a = \"x\"})"),
-            s(r#"{"a":"x","b":[1,2.5,true,null]}"#)
-        );
+        assert_eq!(value("jsonencode({b = [1, 2.5, true, null], a = \"x\"})"), s(r#"{"a":"x","b":[1,2.5,true,null]}"#));
         assert_eq!(
             value("jsondecode(\"{\\\"a\\\": [1, \\\"b\\\"], \\\"n\\\": 9007199254740993}\")"),
-            Value::object([
-                ("a", Value::Tuple(vec![Value::int(1), s("b")])),
-                ("n", Value::int(9_007_199_254_740_993))
-            ])
+            Value::object([("a", Value::Tuple(vec![Value::int(1), s("b")])), ("n", Value::int(9_007_199_254_740_993))])
         );
         assert!(
-            error("jsondecode(\"{\")")
-                .contains("Invalid value for \"str\" parameter of jsondecode(): invalid JSON")
+            error("jsondecode(\"{\")").contains("Invalid value for \"str\" parameter of jsondecode(): invalid JSON")
         );
     }
 
@@ -89,17 +74,8 @@ mod tests {
 
     #[test]
     fn hashes() {
-        assert_eq!(
-            value("sha256(\"abc\")"),
-            s("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        );
-        assert_eq!(
-            value("sha1(\"abc\")"),
-            s("a9993e364706816aba3e25717850c26c9cd0d89d")
-        );
-        assert_eq!(
-            value("base64sha256(\"abc\")"),
-            s("ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=")
-        );
+        assert_eq!(value("sha256(\"abc\")"), s("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+        assert_eq!(value("sha1(\"abc\")"), s("a9993e364706816aba3e25717850c26c9cd0d89d"));
+        assert_eq!(value("base64sha256(\"abc\")"), s("ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="));
     }
 }

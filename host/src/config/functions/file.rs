@@ -19,12 +19,9 @@ use super::{Args, FnError};
 /// `file(path)`: a UTF-8 file's contents.
 pub(super) fn file(args: &Args) -> Result<Value, FnError> {
     let bytes = read(args, "file")?;
-    String::from_utf8(bytes).map(Value::String).map_err(|_| {
-        FnError::arg(
-            0,
-            "the file's contents are not valid UTF-8; use filebase64 to read binary files",
-        )
-    })
+    String::from_utf8(bytes)
+        .map(Value::String)
+        .map_err(|_| FnError::arg(0, "the file's contents are not valid UTF-8; use filebase64 to read binary files"))
 }
 
 /// `filebase64(path)`: any file's contents, base64-encoded.
@@ -36,16 +33,12 @@ pub(super) fn filebase64(args: &Args) -> Result<Value, FnError> {
 pub(super) fn fileexists(args: &Args) -> Result<Value, FnError> {
     let path = inside_dir(args, "fileexists")?;
     match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => Err(FnError::arg(
-            0,
-            format!("\"{}\" is a directory, not a file", args.string(0)?),
-        )),
+        Ok(meta) if meta.is_dir() => {
+            Err(FnError::arg(0, format!("\"{}\" is a directory, not a file", args.string(0)?)))
+        }
         Ok(_) => Ok(Value::Bool(true)),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(Value::Bool(false)),
-        Err(e) => Err(FnError::arg(
-            0,
-            format!("cannot read \"{}\": {e}", args.string(0)?),
-        )),
+        Err(e) => Err(FnError::arg(0, format!("cannot read \"{}\": {e}", args.string(0)?))),
     }
 }
 
@@ -54,9 +47,7 @@ fn read(args: &Args, function: &str) -> Result<Vec<u8>, FnError> {
     let given = args.string(0)?;
     std::fs::read(&path).map_err(|e| match e.kind() {
         ErrorKind::NotFound => FnError::arg(0, format!("no file exists at \"{given}\"")),
-        ErrorKind::IsADirectory => {
-            FnError::arg(0, format!("\"{given}\" is a directory, not a file"))
-        }
+        ErrorKind::IsADirectory => FnError::arg(0, format!("\"{given}\" is a directory, not a file")),
         _ => FnError::arg(0, format!("cannot read \"{given}\": {e}")),
     })
 }
@@ -69,21 +60,17 @@ fn inside_dir(args: &Args, function: &str) -> Result<PathBuf, FnError> {
     let escape = || {
         FnError::arg(
             0,
-            format!(
-                "{function}() may only read files inside the configuration directory, and \"{given}\" is not"
-            ),
+            format!("{function}() may only read files inside the configuration directory, and \"{given}\" is not"),
         )
     };
     let path = Path::new(&given);
     if !stays_inside(path) {
         return Err(escape());
     }
-    let dir = args.dir().canonicalize().map_err(|e| {
-        FnError::call(format!(
-            "cannot open the configuration directory {}: {e}",
-            args.dir().display()
-        ))
-    })?;
+    let dir = args
+        .dir()
+        .canonicalize()
+        .map_err(|e| FnError::call(format!("cannot open the configuration directory {}: {e}", args.dir().display())))?;
     let full = dir.join(path);
     match full.canonicalize() {
         Ok(real) if real.starts_with(&dir) => Ok(real),
@@ -139,14 +126,8 @@ mod tests {
     fn reads_files_inside() {
         let (_root, ctx) = setup();
         assert_eq!(ok("file(\"hello.txt\")", &ctx), Value::string("hello\n"));
-        assert_eq!(
-            ok("file(\"${path.module}/sub/../hello.txt\")", &ctx),
-            Value::string("hello\n")
-        );
-        assert_eq!(
-            ok("file(\"./sub/inner.txt\")", &ctx),
-            Value::string("inner")
-        );
+        assert_eq!(ok("file(\"${path.module}/sub/../hello.txt\")", &ctx), Value::string("hello\n"));
+        assert_eq!(ok("file(\"./sub/inner.txt\")", &ctx), Value::string("inner"));
         assert_eq!(ok("filebase64(\"bin.dat\")", &ctx), Value::string("/wA="));
         assert_eq!(ok("fileexists(\"hello.txt\")", &ctx), Value::Bool(true));
         assert_eq!(ok("fileexists(\"nope.txt\")", &ctx), Value::Bool(false));
@@ -160,46 +141,25 @@ mod tests {
     fn refuses_to_escape_the_directory() {
         let (root, ctx) = setup();
         let outside = root.path().join("secret.txt");
-        for path in [
-            "../secret.txt",
-            "sub/../../secret.txt",
-            outside.to_str().unwrap(),
-            "/etc/passwd",
-        ] {
+        for path in ["../secret.txt", "sub/../../secret.txt", outside.to_str().unwrap(), "/etc/passwd"] {
             let shown = err(&format!("file({})", crate::value::quote(path)), &ctx);
-            assert!(
-                shown.contains("file() may only read files inside the configuration directory"),
-                "{path}: {shown}"
-            );
+            assert!(shown.contains("file() may only read files inside the configuration directory"), "{path}: {shown}");
         }
         // Even where nothing exists, climbing out is refused rather than answered.
-        assert!(
-            err("fileexists(\"../nothing\")", &ctx)
-                .contains("fileexists() may only read files inside")
-        );
-        assert!(
-            err("fileexists(\"../secret.txt\")", &ctx)
-                .contains("fileexists() may only read files inside")
-        );
+        assert!(err("fileexists(\"../nothing\")", &ctx).contains("fileexists() may only read files inside"));
+        assert!(err("fileexists(\"../secret.txt\")", &ctx).contains("fileexists() may only read files inside"));
     }
 
     #[cfg(unix)]
     #[test]
     fn refuses_symbolic_links_that_lead_out() {
         let (root, ctx) = setup();
-        std::os::unix::fs::symlink(
-            root.path().join("secret.txt"),
-            root.path().join("config/link.txt"),
-        )
-        .unwrap();
+        std::os::unix::fs::symlink(root.path().join("secret.txt"), root.path().join("config/link.txt")).unwrap();
         std::os::unix::fs::symlink(root.path(), root.path().join("config/up")).unwrap();
         std::os::unix::fs::symlink("hello.txt", root.path().join("config/alias.txt")).unwrap();
         assert!(err("file(\"link.txt\")", &ctx).contains("file() may only read files inside"));
         assert!(err("file(\"up/secret.txt\")", &ctx).contains("file() may only read files inside"));
-        assert!(
-            err("fileexists(\"link.txt\")", &ctx)
-                .contains("fileexists() may only read files inside")
-        );
+        assert!(err("fileexists(\"link.txt\")", &ctx).contains("fileexists() may only read files inside"));
         // A link that stays inside is fine.
         assert_eq!(ok("file(\"alias.txt\")", &ctx), Value::string("hello\n"));
     }

@@ -15,9 +15,7 @@ use super::{Args, FnError};
 
 pub(super) fn format(args: &Args) -> Result<Value, FnError> {
     let spec = args.string(0)?;
-    render(&spec, args.rest())
-        .map(Value::String)
-        .map_err(FnError::call)
+    render(&spec, args.rest()).map(Value::String).map_err(FnError::call)
 }
 
 /// Formats `values` according to `spec`.
@@ -47,20 +45,13 @@ fn render(spec: &str, values: &[Value]) -> Result<String, String> {
         })?;
         used[i] = true;
         next = i + 1;
-        let text = verb.apply(value).map_err(|e| {
-            format!(
-                "unsupported value for \"%{}\" at argument {}: {e}",
-                verb.letter,
-                i + 1
-            )
-        })?;
+        let text = verb
+            .apply(value)
+            .map_err(|e| format!("unsupported value for \"%{}\" at argument {}: {e}", verb.letter, i + 1))?;
         out.push_str(&text);
     }
     if let Some(unused) = used.iter().position(|u| !u) {
-        return Err(format!(
-            "too many arguments: argument {} is not used by the format string",
-            unused + 1
-        ));
+        return Err(format!("too many arguments: argument {} is not used by the format string", unused + 1));
     }
     Ok(out)
 }
@@ -93,21 +84,15 @@ impl Verb {
             }
         }
         if chars.next_if_eq(&'[').is_some() {
-            let n = digits(chars)
-                .filter(|n| *n > 0)
-                .ok_or("an argument index must be a number from 1")?;
-            chars
-                .next_if_eq(&']')
-                .ok_or("an argument index must end with ]")?;
+            let n = digits(chars).filter(|n| *n > 0).ok_or("an argument index must be a number from 1")?;
+            chars.next_if_eq(&']').ok_or("an argument index must end with ]")?;
             verb.index = Some(n - 1);
         }
         verb.width = digits(chars);
         if chars.next_if_eq(&'.').is_some() {
             verb.precision = Some(digits(chars).unwrap_or(0));
         }
-        verb.letter = chars
-            .next()
-            .ok_or("the format string ends in the middle of a verb")?;
+        verb.letter = chars.next().ok_or("the format string ends in the middle of a verb")?;
         Ok(verb)
     }
 
@@ -149,15 +134,9 @@ impl Verb {
             'd' | 'b' | 'o' | 'x' | 'X' => {
                 if let (Value::String(s), 'x' | 'X') = (value, self.letter) {
                     let hex = hex::encode(s);
-                    if self.letter == 'X' {
-                        hex.to_uppercase()
-                    } else {
-                        hex
-                    }
+                    if self.letter == 'X' { hex.to_uppercase() } else { hex }
                 } else {
-                    let i = number(value)?
-                        .as_i64()
-                        .ok_or("a whole number is required")?;
+                    let i = number(value)?.as_i64().ok_or("a whole number is required")?;
                     let magnitude = match self.letter {
                         'd' => i.unsigned_abs().to_string(),
                         'b' => format!("{:b}", i.unsigned_abs()),
@@ -165,14 +144,7 @@ impl Verb {
                         'x' => format!("{:x}", i.unsigned_abs()),
                         _ => format!("{:X}", i.unsigned_abs()),
                     };
-                    self.signed(
-                        if i < 0 {
-                            format!("-{magnitude}")
-                        } else {
-                            magnitude
-                        },
-                        i as f64,
-                    )
+                    self.signed(if i < 0 { format!("-{magnitude}") } else { magnitude }, i as f64)
                 }
             }
             'f' | 'e' | 'E' | 'g' | 'G' => {
@@ -181,11 +153,7 @@ impl Verb {
                     'f' => format!("{:.*}", self.precision.unwrap_or(6), x),
                     'e' | 'E' => {
                         let text = go_exponent(&format!("{:.*e}", self.precision.unwrap_or(6), x));
-                        if self.letter == 'E' {
-                            text.to_uppercase()
-                        } else {
-                            text
-                        }
+                        if self.letter == 'E' { text.to_uppercase() } else { text }
                     }
                     _ => Number::from_f64(x).to_string(),
                 };
@@ -217,12 +185,7 @@ impl Verb {
             format!("{body}{}", " ".repeat(fill))
         } else if self.zero && numeric {
             let sign_len = usize::from(body.starts_with(['-', '+', ' ']));
-            format!(
-                "{}{}{}",
-                &body[..sign_len],
-                "0".repeat(fill),
-                &body[sign_len..]
-            )
+            format!("{}{}{}", &body[..sign_len], "0".repeat(fill), &body[sign_len..])
         } else {
             format!("{}{body}", " ".repeat(fill))
         }
@@ -241,9 +204,7 @@ fn number(value: &Value) -> Result<Number, String> {
 fn go_exponent(rust: &str) -> String {
     match rust.split_once('e') {
         Some((mantissa, exponent)) => {
-            let (sign, digits) = exponent
-                .strip_prefix('-')
-                .map_or(("+", exponent), |d| ("-", d));
+            let (sign, digits) = exponent.strip_prefix('-').map_or(("+", exponent), |d| ("-", d));
             format!("{mantissa}e{sign}{digits:0>2}")
         }
         None => rust.to_string(),
@@ -254,11 +215,7 @@ fn go_exponent(rust: &str) -> String {
 fn digits(chars: &mut Peekable<Chars>) -> Option<usize> {
     let mut n: Option<usize> = None;
     while let Some(d) = chars.next_if(char::is_ascii_digit) {
-        n = Some(
-            n.unwrap_or(0)
-                .saturating_mul(10)
-                .saturating_add(d as usize - '0' as usize),
-        );
+        n = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(d as usize - '0' as usize));
     }
     n
 }
@@ -278,19 +235,10 @@ mod tests {
     #[test]
     fn verbs() {
         assert_eq!(f(r#"format("Hello, %s!", "Ander")"#), "Hello, Ander!");
-        assert_eq!(
-            f(r#"format("%d items, %v, %v", 3, true, [1, "a"])"#),
-            "3 items, true, [1,\"a\"]"
-        );
+        assert_eq!(f(r#"format("%d items, %v, %v", 3, true, [1, "a"])"#), "3 items, true, [1,\"a\"]");
         assert_eq!(f(r#"format("%q", "a\"b")"#), "\"a\\\"b\"");
-        assert_eq!(
-            f(r#"format("%.2f|%f|%e", 3.14159, 1, 1500)"#),
-            "3.14|1.000000|1.500000e+03"
-        );
-        assert_eq!(
-            f(r#"format("%b %o %x %X %x", 5, 8, 255, 255, "hi")"#),
-            "101 10 ff FF 6869"
-        );
+        assert_eq!(f(r#"format("%.2f|%f|%e", 3.14159, 1, 1500)"#), "3.14|1.000000|1.500000e+03");
+        assert_eq!(f(r#"format("%b %o %x %X %x", 5, 8, 255, 255, "hi")"#), "101 10 ff FF 6869");
         assert_eq!(f(r#"format("%t %g %%", false, 0.5)"#), "false 0.5 %");
         assert_eq!(f(r#"format("%s %s", 1, 2.5)"#), "1 2.5");
     }
@@ -306,13 +254,11 @@ mod tests {
 
     #[test]
     fn errors() {
-        assert!(error(r#"format("%s %s", "a")"#).contains(
-            "not enough arguments for \"%s\": it needs argument 2, but only 1 were given"
-        ));
         assert!(
-            error(r#"format("%s", "a", "b")"#)
-                .contains("too many arguments: argument 2 is not used")
+            error(r#"format("%s %s", "a")"#)
+                .contains("not enough arguments for \"%s\": it needs argument 2, but only 1 were given")
         );
+        assert!(error(r#"format("%s", "a", "b")"#).contains("too many arguments: argument 2 is not used"));
         assert!(error(r#"format("%d", 1.5)"#).contains("a whole number is required"));
         assert!(error(r#"format("%s", [1])"#).contains("a string is required, got tuple"));
         assert!(error(r#"format("%s", null)"#).contains("null value cannot be formatted"));

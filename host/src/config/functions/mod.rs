@@ -37,11 +37,7 @@ pub(crate) fn call(name: &str, values: Vec<Value>, dir: &Path) -> Result<Value, 
     if undecided {
         return Ok(Value::Unknown);
     }
-    let args = Args {
-        function,
-        values,
-        dir,
-    };
+    let args = Args { function, values, dir };
     (function.body)(&args).map_err(|e| e.into_diagnostic(function))
 }
 
@@ -55,16 +51,11 @@ fn unknown_function(name: &str) -> Diagnostic {
     let hint = match close.as_slice() {
         [] => String::new(),
         [one] => format!(" Did you mean \"{one}\"?"),
-        many => format!(
-            " Did you mean one of {}?",
-            many.iter()
-                .map(|n| format!("\"{n}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        many => {
+            format!(" Did you mean one of {}?", many.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", "))
+        }
     };
-    Diagnostic::error("Call to unknown function")
-        .with_detail(format!("There is no function named \"{name}\".{hint}"))
+    Diagnostic::error("Call to unknown function").with_detail(format!("There is no function named \"{name}\".{hint}"))
 }
 
 /// How a function treats unknown arguments.
@@ -95,13 +86,7 @@ impl Function {
         params: &'static [&'static str],
         body: fn(&Args) -> Result<Value, FnError>,
     ) -> Function {
-        Function {
-            name,
-            params,
-            variadic: None,
-            unknowns: Unknowns::Propagate,
-            body,
-        }
+        Function { name, params, variadic: None, unknowns: Unknowns::Propagate, body }
     }
 
     /// The same function taking any number of `name` arguments after its fixed ones.
@@ -130,28 +115,20 @@ impl Function {
         let wanted = self.params.len();
         let plural = |n: usize| if n == 1 { "argument" } else { "arguments" };
         if given < wanted {
-            let at_least = if self.variadic.is_some() {
-                "at least "
-            } else {
-                ""
-            };
-            return Err(
-                Diagnostic::error("Not enough function arguments").with_detail(format!(
-                    "Function \"{}\" expects {at_least}{wanted} {}. Missing value for \"{}\".",
-                    self.name,
-                    plural(wanted),
-                    self.params[given]
-                )),
-            );
+            let at_least = if self.variadic.is_some() { "at least " } else { "" };
+            return Err(Diagnostic::error("Not enough function arguments").with_detail(format!(
+                "Function \"{}\" expects {at_least}{wanted} {}. Missing value for \"{}\".",
+                self.name,
+                plural(wanted),
+                self.params[given]
+            )));
         }
         if given > wanted && self.variadic.is_none() {
-            return Err(
-                Diagnostic::error("Too many function arguments").with_detail(format!(
-                    "Function \"{}\" expects only {wanted} {}.",
-                    self.name,
-                    plural(wanted)
-                )),
-            );
+            return Err(Diagnostic::error("Too many function arguments").with_detail(format!(
+                "Function \"{}\" expects only {wanted} {}.",
+                self.name,
+                plural(wanted)
+            )));
         }
         Ok(())
     }
@@ -167,18 +144,12 @@ struct FnError {
 impl FnError {
     /// A problem with argument `i` (0-based).
     fn arg(i: usize, message: impl Into<String>) -> FnError {
-        FnError {
-            arg: Some(i),
-            message: message.into(),
-        }
+        FnError { arg: Some(i), message: message.into() }
     }
 
     /// A problem with the call as a whole.
     fn call(message: impl Into<String>) -> FnError {
-        FnError {
-            arg: None,
-            message: message.into(),
-        }
+        FnError { arg: None, message: message.into() }
     }
 
     fn into_diagnostic(self, function: &Function) -> Diagnostic {
@@ -189,10 +160,8 @@ impl FnError {
                 function.param_name(i),
                 self.message
             )),
-            None => Diagnostic::error("Error in function call").with_detail(format!(
-                "Call to function \"{name}\" failed: {}.",
-                self.message
-            )),
+            None => Diagnostic::error("Error in function call")
+                .with_detail(format!("Call to function \"{name}\" failed: {}.", self.message)),
         }
     }
 }
@@ -218,11 +187,7 @@ impl Args<'_> {
     /// Argument `i`, which must not be null.
     fn not_null(&self, i: usize) -> Result<&Value, FnError> {
         let v = self.get(i);
-        if v.is_null() {
-            Err(FnError::arg(i, "the value must not be null"))
-        } else {
-            Ok(v)
-        }
+        if v.is_null() { Err(FnError::arg(i, "the value must not be null")) } else { Ok(v) }
     }
 
     /// Argument `i` converted to `ty`; null is refused.
@@ -235,10 +200,7 @@ impl Args<'_> {
     fn string(&self, i: usize) -> Result<String, FnError> {
         match self.converted(i, &Type::String)? {
             Value::String(s) => Ok(s),
-            other => Err(FnError::arg(
-                i,
-                format!("a string is required, got {}", other.kind_name()),
-            )),
+            other => Err(FnError::arg(i, format!("a string is required, got {}", other.kind_name()))),
         }
     }
 
@@ -246,29 +208,20 @@ impl Args<'_> {
     fn number(&self, i: usize) -> Result<Number, FnError> {
         match self.converted(i, &Type::Number)? {
             Value::Number(n) => Ok(n),
-            other => Err(FnError::arg(
-                i,
-                format!("a number is required, got {}", other.kind_name()),
-            )),
+            other => Err(FnError::arg(i, format!("a number is required, got {}", other.kind_name()))),
         }
     }
 
     /// Argument `i` as a whole number.
     fn integer(&self, i: usize) -> Result<i64, FnError> {
         let n = self.number(i)?;
-        n.as_i64()
-            .ok_or_else(|| FnError::arg(i, format!("a whole number is required, got {n}")))
+        n.as_i64().ok_or_else(|| FnError::arg(i, format!("a whole number is required, got {n}")))
     }
 
     /// Argument `i` as the elements of a list, tuple or set.
     fn elements(&self, i: usize) -> Result<&[Value], FnError> {
         let v = self.not_null(i)?;
-        v.elements().ok_or_else(|| {
-            FnError::arg(
-                i,
-                format!("a list, tuple or set is required, got {}", v.kind_name()),
-            )
-        })
+        v.elements().ok_or_else(|| FnError::arg(i, format!("a list, tuple or set is required, got {}", v.kind_name())))
     }
 
     /// The configuration directory.
@@ -295,32 +248,19 @@ const FUNCTIONS: &[Function] = &[
     Function::new("trimsuffix", &["str", "suffix"], string::trimsuffix),
     Function::new("upper", &["str"], string::upper),
     // Collections.
-    Function::new("coalesce", &[], collection::coalesce)
-        .variadic("vals")
-        .handles_unknowns(),
+    Function::new("coalesce", &[], collection::coalesce).variadic("vals").handles_unknowns(),
     Function::new("compact", &["list"], collection::compact),
-    Function::new("concat", &[], collection::concat)
-        .variadic("seqs")
-        .shallow(),
+    Function::new("concat", &[], collection::concat).variadic("seqs").shallow(),
     Function::new("contains", &["list", "value"], collection::contains),
     Function::new("distinct", &["list"], collection::distinct),
     Function::new("element", &["list", "index"], collection::element).shallow(),
     Function::new("flatten", &["list"], collection::flatten),
     Function::new("keys", &["inputMap"], collection::keys).shallow(),
     Function::new("length", &["value"], collection::length).shallow(),
-    Function::new("lookup", &["inputMap", "key"], collection::lookup)
-        .variadic("default")
-        .shallow(),
-    Function::new("merge", &[], collection::merge)
-        .variadic("maps")
-        .shallow(),
+    Function::new("lookup", &["inputMap", "key"], collection::lookup).variadic("default").shallow(),
+    Function::new("merge", &[], collection::merge).variadic("maps").shallow(),
     Function::new("range", &[], collection::range).variadic("params"),
-    Function::new(
-        "slice",
-        &["list", "start_index", "end_index"],
-        collection::slice,
-    )
-    .shallow(),
+    Function::new("slice", &["list", "start_index", "end_index"], collection::slice).shallow(),
     Function::new("sort", &["list"], collection::sort),
     Function::new("values", &["mapping"], collection::values).shallow(),
     Function::new("zipmap", &["keys", "values"], collection::zipmap),
@@ -373,9 +313,7 @@ mod tests {
         );
         assert!(error("jion(\",\", [])").ends_with("Did you mean \"join\"?"));
         assert!(error("mix(1)").ends_with("Did you mean one of \"max\", \"min\"?"));
-        assert!(
-            error("nothing_like_it()").ends_with("There is no function named \"nothing_like_it\".")
-        );
+        assert!(error("nothing_like_it()").ends_with("There is no function named \"nothing_like_it\"."));
     }
 
     #[test]
@@ -384,12 +322,8 @@ mod tests {
             error("join()"),
             "Error: test.tf:1: Not enough function arguments\n  Function \"join\" expects at least 1 argument. Missing value for \"separator\"."
         );
-        assert!(
-            error("upper(\"a\", \"b\")").contains("Function \"upper\" expects only 1 argument.")
-        );
-        assert!(
-            error("replace(\"a\")").contains("expects 3 arguments. Missing value for \"substr\"")
-        );
+        assert!(error("upper(\"a\", \"b\")").contains("Function \"upper\" expects only 1 argument."));
+        assert!(error("replace(\"a\")").contains("expects 3 arguments. Missing value for \"substr\""));
     }
 
     #[test]
@@ -398,9 +332,10 @@ mod tests {
             error("upper([])"),
             "Error: test.tf:1: Invalid function argument\n  Invalid value for \"str\" parameter of upper(): a string is required, got a tuple."
         );
-        assert!(error("upper(null)").contains(
-            "Invalid value for \"str\" parameter of upper(): the value must not be null."
-        ));
+        assert!(
+            error("upper(null)")
+                .contains("Invalid value for \"str\" parameter of upper(): the value must not be null.")
+        );
     }
 
     #[test]
@@ -414,10 +349,7 @@ mod tests {
         // Shallow functions look inside known collections.
         assert_eq!(eval("length([var.u, 1])"), Value::int(2));
         assert_eq!(eval("length(var.u)"), Value::Unknown);
-        assert_eq!(
-            eval("keys({a = var.u})"),
-            Value::List(vec![Value::string("a")])
-        );
+        assert_eq!(eval("keys({a = var.u})"), Value::List(vec![Value::string("a")]));
         assert_eq!(value("length(\"héllo\")"), Value::int(5));
     }
 }

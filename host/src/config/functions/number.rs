@@ -9,23 +9,17 @@ use super::{Args, FnError};
 
 pub(super) fn abs(args: &Args) -> Result<Value, FnError> {
     Ok(Value::Number(match args.number(0)? {
-        Number::Int(i) => i
-            .checked_abs()
-            .map_or_else(|| Number::from_f64((i as f64).abs()), Number::Int),
+        Number::Int(i) => i.checked_abs().map_or_else(|| Number::from_f64((i as f64).abs()), Number::Int),
         Number::Float(f) => Number::Float(f.abs()),
     }))
 }
 
 pub(super) fn ceil(args: &Args) -> Result<Value, FnError> {
-    Ok(Value::Number(Number::from_f64(
-        args.number(0)?.as_f64().ceil(),
-    )))
+    Ok(Value::Number(Number::from_f64(args.number(0)?.as_f64().ceil())))
 }
 
 pub(super) fn floor(args: &Args) -> Result<Value, FnError> {
-    Ok(Value::Number(Number::from_f64(
-        args.number(0)?.as_f64().floor(),
-    )))
+    Ok(Value::Number(Number::from_f64(args.number(0)?.as_f64().floor())))
 }
 
 pub(super) fn min(args: &Args) -> Result<Value, FnError> {
@@ -62,17 +56,9 @@ mod tests {
         assert_eq!(value("abs(-1.5)"), Value::Number(Number::Float(1.5)));
         assert_eq!(value("ceil(1.2)"), Value::int(2));
         assert_eq!(value("floor(-1.2)"), Value::int(-2));
-        assert_eq!(
-            value("max(1, 9223372036854775807, 3)"),
-            Value::int(i64::MAX)
-        );
-        assert_eq!(
-            value("min(3, -2.5, \"1\")"),
-            Value::Number(Number::Float(-2.5))
-        );
+        assert_eq!(value("max(1, 9223372036854775807, 3)"), Value::int(i64::MAX));
+        assert_eq!(value("min(3, -2.5, \"1\")"), Value::Number(Number::Float(-2.5)));
         assert!(error("min()").contains("at least one number is required"));
-        assert!(
-            error("max(1, \"x\")").contains("Invalid value for \"numbers\" parameter of max()")
-        );
+        assert!(error("max(1, \"x\")").contains("Invalid value for \"numbers\" parameter of max()"));
     }
 }

@@ -50,10 +50,7 @@ pub(super) fn endswith(args: &Args) -> Result<Value, FnError> {
 pub(super) fn replace(args: &Args) -> Result<Value, FnError> {
     let (s, substr, replacement) = (args.string(0)?, args.string(1)?, args.string(2)?);
     if substr.len() >= 2 && substr.starts_with('/') && substr.ends_with('/') {
-        return Err(FnError::arg(
-            1,
-            "regular expressions (/…/) are not supported; give the exact text to replace",
-        ));
+        return Err(FnError::arg(1, "regular expressions (/…/) are not supported; give the exact text to replace"));
     }
     Ok(Value::String(s.replace(&substr, &replacement)))
 }
@@ -97,19 +94,10 @@ pub(super) fn substr(args: &Args) -> Result<Value, FnError> {
     let len = chars.len() as i64;
     let start = if offset < 0 { len + offset } else { offset };
     if start < 0 || start > len {
-        return Err(FnError::arg(
-            1,
-            format!("offset {offset} is outside a string of {len} characters"),
-        ));
+        return Err(FnError::arg(1, format!("offset {offset} is outside a string of {len} characters")));
     }
-    let end = if length < 0 {
-        len
-    } else {
-        (start + length).min(len)
-    };
-    Ok(Value::String(
-        chars[start as usize..end as usize].iter().collect(),
-    ))
+    let end = if length < 0 { len } else { (start + length).min(len) };
+    Ok(Value::String(chars[start as usize..end as usize].iter().collect()))
 }
 
 #[cfg(test)]
@@ -138,29 +126,15 @@ mod tests {
     #[test]
     fn replace_split_join() {
         assert_eq!(value("replace(\"a-b-c\", \"-\", \"+\")"), s("a+b+c"));
-        assert!(
-            error("replace(\"a\", \"/a/\", \"b\")")
-                .contains("regular expressions (/…/) are not supported")
-        );
-        assert_eq!(
-            value("split(\",\", \"a,b,,c\")"),
-            Value::List(vec![s("a"), s("b"), s(""), s("c")])
-        );
+        assert!(error("replace(\"a\", \"/a/\", \"b\")").contains("regular expressions (/…/) are not supported"));
+        assert_eq!(value("split(\",\", \"a,b,,c\")"), Value::List(vec![s("a"), s("b"), s(""), s("c")]));
         assert_eq!(value("split(\",\", \"\")"), Value::List(vec![s("")]));
-        assert_eq!(
-            value("split(\"\", \"ab\")"),
-            Value::List(vec![s("a"), s("b")])
-        );
+        assert_eq!(value("split(\"\", \"ab\")"), Value::List(vec![s("a"), s("b")]));
         assert_eq!(value("join(\"-\", [\"a\", 1, true])"), s("a-1-true"));
         assert_eq!(value("join(\",\", [\"a\"], [\"b\", \"c\"])"), s("a,b,c"));
         assert_eq!(value("join(\",\", [])"), s(""));
-        assert!(
-            error("join(\",\", [\"a\", null])").contains("parameter of join(): element 1 is null")
-        );
-        assert!(
-            error("join(\",\", [[\"a\"]])")
-                .contains("Invalid value for \"lists\" parameter of join(): element 0")
-        );
+        assert!(error("join(\",\", [\"a\", null])").contains("parameter of join(): element 1 is null"));
+        assert!(error("join(\",\", [[\"a\"]])").contains("Invalid value for \"lists\" parameter of join(): element 0"));
         assert!(error("join(\",\")").contains("at least one list is required"));
     }
 
@@ -169,8 +143,6 @@ mod tests {
         assert_eq!(value("substr(\"héllo\", 1, 3)"), s("éll"));
         assert_eq!(value("substr(\"hello\", -3, -1)"), s("llo"));
         assert_eq!(value("substr(\"hello\", 2, 100)"), s("llo"));
-        assert!(
-            error("substr(\"hi\", 5, 1)").contains("offset 5 is outside a string of 2 characters")
-        );
+        assert!(error("substr(\"hi\", 5, 1)").contains("offset 5 is outside a string of 2 characters"));
     }
 }

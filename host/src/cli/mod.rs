@@ -1,0 +1,568 @@
+//! The `cairn` command: argument parsing (clap, with Terraform's single-dash
+//! flags accepted), the commands, and what they print.
+
+mod render;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+
+use crate::apply::Applier;
+use crate::config::{self, Config};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::graph::DependencyGraph;
+use crate::plan::{Plan, PlanOptions, Planner, Providers};
+use crate::registry;
+use crate::runtime::Runtime;
+use crate::schema::{Block, Nesting, ProviderSchema};
+use crate::state::{LocalBackend, State};
+use crate::value::{self, Value};
+
+pub use render::{Colors, render_plan};
+
+/// The name of the state file beside the configuration.
+pub const STATE_FILE: &str = "cairn.state.json";
+
+/// cairn: infrastructure as code with sandboxed WebAssembly providers.
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check that the configuration is valid.
+    Validate(Common),
+    /// Show what apply would do.
+    Plan {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        run: RunFlags,
+        /// Exit with 2 when there are changes (0: none, 1: error).
+        #[arg(long)]
+        detailed_exitcode: bool,
+        /// Plan to destroy everything.
+        #[arg(long)]
+        destroy: bool,
+    },
+    /// Create, update and destroy objects to match the configuration.
+    Apply {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        run: RunFlags,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        auto_approve: bool,
+    },
+    /// Destroy every object in the state.
+    Destroy {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        run: RunFlags,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        auto_approve: bool,
+    },
+    /// Show the current state.
+    Show {
+        #[command(flatten)]
+        common: Common,
+        /// Print the state file's JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the dependency graph in Graphviz DOT.
+    Graph {
+        #[command(flatten)]
+        common: Common,
+        /// `plain` (dependencies) or `apply` (the steps of the current plan).
+        #[arg(long = "type", default_value = "plain")]
+        kind: String,
+    },
+    /// Inspect providers.
+    Providers {
+        #[command(subcommand)]
+        command: ProvidersCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ProvidersCommand {
+    /// Print the schemas of the providers the configuration uses.
+    Schema {
+        #[command(flatten)]
+        common: Common,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Flags every command takes.
+#[derive(Debug, Args)]
+struct Common {
+    /// The configuration directory.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Change to this directory first (Terraform's -chdir).
+    #[arg(long)]
+    chdir: Option<PathBuf>,
+    /// Set a variable: -var 'name=value' (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    vars: Vec<String>,
+    /// Disable colours.
+    #[arg(long)]
+    no_color: bool,
+}
+
+/// Flags of commands that plan.
+#[derive(Debug, Args)]
+struct RunFlags {
+    /// Most operations running at once.
+    #[arg(long, default_value_t = 10)]
+    parallelism: usize,
+    /// Do not ask providers whether objects changed outside cairn.
+    #[arg(long = "refresh", default_value_t = true, action = clap::ArgAction::Set)]
+    refresh: bool,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let args = normalize_flags(std::env::args());
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 1 } else { 0 };
+        }
+    };
+    init_logging();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            match e.downcast_ref::<Diagnostics>() {
+                Some(d) => eprintln!("{d}"),
+                None => eprintln!("Error: {e:#}"),
+            }
+            1
+        }
+    }
+}
+
+/// Terraform's flags are single-dash (`-auto-approve`); accept them as
+/// well as the double-dash form clap expects.
+fn normalize_flags(args: impl Iterator<Item = String>) -> Vec<String> {
+    args.enumerate()
+        .map(|(i, a)| {
+            let is_single_dash_long = i > 0 && a.starts_with('-') && !a.starts_with("--") && a.len() > 2;
+            if is_single_dash_long { format!("-{a}") } else { a }
+        })
+        .collect()
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Validate(common) => validate(&common),
+        Command::Plan { common, run, detailed_exitcode, destroy } => plan(&common, &run, detailed_exitcode, destroy),
+        Command::Apply { common, run, auto_approve } => apply(&common, &run, auto_approve, false),
+        Command::Destroy { common, run, auto_approve } => apply(&common, &run, auto_approve, true),
+        Command::Show { common, json } => show(&common, json),
+        Command::Graph { common, kind } => graph(&common, &kind),
+        Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers_schema(&common, json),
+    }
+}
+
+/// A loaded configuration with what every command needs.
+struct Workspace {
+    config: Config,
+    graph: DependencyGraph,
+    variables: BTreeMap<String, Value>,
+    state_path: PathBuf,
+    colors: Colors,
+}
+
+fn diagnostics(d: Vec<Diagnostic>) -> anyhow::Error {
+    anyhow::Error::new(Diagnostics(d))
+}
+
+impl Workspace {
+    fn load(common: &Common) -> Result<Workspace> {
+        let base = match &common.chdir {
+            Some(d) => d.join(&common.dir),
+            None => common.dir.clone(),
+        };
+        let dir = base
+            .canonicalize()
+            .with_context(|| format!("the configuration directory {} does not exist", base.display()))?;
+        let config = config::load(&dir).map_err(diagnostics)?;
+        let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let variables = config::resolve_variables(&config, &common.vars, &env).map_err(diagnostics)?;
+        let colors =
+            Colors::new(!common.no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal());
+        Ok(Workspace { state_path: dir.join(STATE_FILE), config, graph, variables, colors })
+    }
+
+    fn start_providers(&self, runtime: &Runtime, state: &State) -> Result<Providers> {
+        let names = registry::needed_providers(&self.config, state);
+        registry::start(runtime, &self.config, &names, &self.variables).map_err(diagnostics)
+    }
+
+    fn plan(&self, providers: &Providers, state: &State, run: &RunFlags, destroy: bool) -> Result<Plan> {
+        let planner = Planner {
+            config: &self.config,
+            graph: &self.graph,
+            providers,
+            state,
+            variables: self.variables.clone(),
+            options: PlanOptions { destroy, skip_refresh: !run.refresh },
+        };
+        let plan = planner.plan().map_err(diagnostics)?;
+        for w in &plan.warnings {
+            eprintln!("{w}\n");
+        }
+        Ok(plan)
+    }
+}
+
+fn validate(common: &Common) -> Result<i32> {
+    let ws = Workspace::load(common)?;
+    let runtime = Runtime::new()?;
+    let mut errors = Vec::new();
+    let names: BTreeSet<String> = registry::needed_providers(&ws.config, &State::new());
+    let mut schemas = BTreeMap::new();
+    for name in &names {
+        match registry::load(&runtime, &ws.config, name) {
+            Ok(l) => {
+                schemas.insert(name.clone(), l.schema);
+            }
+            Err(d) => errors.extend(d),
+        }
+    }
+    // Every resource's body against its schema, with other resources unknown.
+    let mut ctx = config::EvalContext {
+        dir: ws.config.dir.clone(),
+        variables: ws.variables.clone(),
+        locals: BTreeMap::new(),
+        resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::Unknown)).collect(),
+        count_index: None,
+        each: None,
+    };
+    ctx.locals = ws.config.locals.keys().map(|k| (k.clone(), Value::Unknown)).collect();
+    for r in &ws.config.resources {
+        let Some(schema) = schemas.get(&r.provider) else { continue };
+        let table = if r.addr.mode == crate::addr::Mode::Managed { &schema.resources } else { &schema.data_sources };
+        match table.get(&r.addr.type_name) {
+            None => errors.push(
+                Diagnostic::error(format!("Provider {:?} has no type {:?}", r.provider, r.addr.type_name))
+                    .at(&r.location),
+            ),
+            Some(s) => {
+                let mut inst = ctx.clone();
+                inst.count_index = r.count.as_ref().map(|_| 0);
+                inst.each = r.for_each.as_ref().map(|_| (Value::Unknown, Value::Unknown));
+                if let Err(d) = config::decode_body(&r.body, &s.block, &inst) {
+                    errors.extend(d);
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(diagnostics(errors));
+    }
+    println!("{} The configuration is valid.", ws.colors.green("Success!"));
+    Ok(0)
+}
+
+fn plan(common: &Common, run: &RunFlags, detailed_exitcode: bool, destroy: bool) -> Result<i32> {
+    let ws = Workspace::load(common)?;
+    let backend = LocalBackend::open(&ws.state_path)?;
+    let state = backend.read()?;
+    let runtime = Runtime::new()?;
+    let providers = ws.start_providers(&runtime, &state)?;
+    let plan = ws.plan(&providers, &state, run, destroy)?;
+    print!("{}", render_plan(&plan, &providers, ws.colors));
+    Ok(if detailed_exitcode && plan.has_changes() { 2 } else { 0 })
+}
+
+fn apply(common: &Common, run: &RunFlags, auto_approve: bool, destroy: bool) -> Result<i32> {
+    let ws = Workspace::load(common)?;
+    let backend = LocalBackend::open(&ws.state_path)?;
+    let state = backend.read()?;
+    let runtime = Runtime::new()?;
+    let providers = ws.start_providers(&runtime, &state)?;
+    let plan = ws.plan(&providers, &state, run, destroy)?;
+    print!("{}", render_plan(&plan, &providers, ws.colors));
+    if !plan.has_changes() {
+        return Ok(0);
+    }
+    if !auto_approve && !confirm(destroy)? {
+        println!("\nApply cancelled.");
+        return Ok(1);
+    }
+    println!();
+    let colors = ws.colors;
+    let applier = Applier {
+        config: ws.config,
+        graph: ws.graph,
+        providers,
+        plan,
+        variables: ws.variables,
+        parallelism: run.parallelism,
+    };
+    let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (report, _state) = tokio.block_on(applier.apply(state, backend));
+    if !report.errors.is_empty() {
+        eprintln!(
+            "{} {} error(s); the state records everything that finished.",
+            colors.red("Apply failed:"),
+            report.errors.len()
+        );
+        return Ok(1);
+    }
+    if destroy {
+        println!("\n{} Resources: {} destroyed.", colors.green("Destroy complete!"), report.destroyed);
+    } else {
+        println!(
+            "\n{} Resources: {} added, {} changed, {} destroyed.",
+            colors.green("Apply complete!"),
+            report.added,
+            report.changed,
+            report.destroyed
+        );
+    }
+    if !report.outputs.is_empty() {
+        println!("\nOutputs:\n");
+        for (name, (v, sensitive)) in &report.outputs {
+            println!("{name} = {}", render::show_value(v, *sensitive));
+        }
+    }
+    Ok(0)
+}
+
+/// Asks the operator to type `yes`.
+fn confirm(destroy: bool) -> Result<bool> {
+    let question = if destroy {
+        "Do you really want to destroy all resources?\n  cairn will destroy all your managed infrastructure, as shown above."
+    } else {
+        "Do you want to perform these actions?\n  cairn will perform the actions described above."
+    };
+    print!("\n{question}\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(answer.trim() == "yes")
+}
+
+fn show(common: &Common, json: bool) -> Result<i32> {
+    let ws = Workspace::load(common)?;
+    if !ws.state_path.exists() {
+        println!("No state.");
+        return Ok(0);
+    }
+    let state = LocalBackend::open_read_only(&ws.state_path).read()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&state)?);
+        return Ok(0);
+    }
+    if state.resources.is_empty() && state.outputs.is_empty() {
+        println!("The state is empty.");
+        return Ok(0);
+    }
+    let runtime = Runtime::new()?;
+    let names: BTreeSet<String> = state.resources.iter().map(|r| r.provider.clone()).collect();
+    let mut schemas = BTreeMap::new();
+    for name in &names {
+        let loaded = registry::load(&runtime, &ws.config, name).map_err(diagnostics)?;
+        schemas.insert(name.clone(), loaded.schema);
+    }
+    for inst in &state.resources {
+        let schema = schemas[&inst.provider].resources.get(&inst.addr.resource.type_name);
+        let value = match schema {
+            Some(s) => value::from_json(&inst.attributes, &s.block.implied_type()).unwrap_or(Value::Null),
+            None => value::from_json_untyped(&inst.attributes),
+        };
+        let tainted = if inst.status == crate::state::InstanceStatus::Tainted { " (tainted)" } else { "" };
+        println!("# {}:{tainted}", inst.addr);
+        let name = inst.addr.to_string();
+        let label = name.split_once('.').map_or("", |(_, n)| n);
+        println!("resource \"{}\" \"{label}\" {{", inst.addr.resource.type_name);
+        let block = schema.map(|s| &s.block);
+        for (k, v) in value_attrs(&value) {
+            if v.is_null() {
+                continue;
+            }
+            let sensitive = block.is_some_and(|b| b.is_sensitive(&value::Path::root().attr(k)));
+            println!("    {k} = {}", render::show_value(v, sensitive));
+        }
+        println!("}}\n");
+    }
+    if !state.outputs.is_empty() {
+        println!("Outputs:\n");
+        for (name, o) in &state.outputs {
+            let v = o.decode().unwrap_or(Value::Null);
+            println!("{name} = {}", render::show_value(&v, o.sensitive));
+        }
+    }
+    Ok(0)
+}
+
+fn value_attrs(v: &Value) -> Vec<(&String, &Value)> {
+    match v {
+        Value::Object(m) => m.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn graph(common: &Common, kind: &str) -> Result<i32> {
+    let ws = Workspace::load(common)?;
+    match kind {
+        "plain" => print!("{}", ws.graph.to_dot()),
+        "apply" => {
+            let state = LocalBackend::open_read_only(&ws.state_path).read()?;
+            let runtime = Runtime::new()?;
+            let providers = ws.start_providers(&runtime, &state)?;
+            let run = RunFlags { parallelism: 10, refresh: true };
+            let plan = ws.plan(&providers, &state, &run, false)?;
+            print!("{}", crate::apply::graph::to_dot(&crate::apply::graph::build(&plan, &ws.graph)));
+        }
+        other => bail!("unknown graph type {other:?}: use plain or apply"),
+    }
+    Ok(0)
+}
+
+fn providers_schema(common: &Common, json: bool) -> Result<i32> {
+    let ws = Workspace::load(common)?;
+    let runtime = Runtime::new()?;
+    let mut names = registry::needed_providers(&ws.config, &State::new());
+    if names.is_empty() {
+        names.extend(crate::runtime::BUILTIN_NAMES.iter().map(|s| s.to_string()));
+    }
+    let mut out = serde_json::Map::new();
+    for name in &names {
+        let loaded = registry::load(&runtime, &ws.config, name).map_err(diagnostics)?;
+        if json {
+            out.insert(name.clone(), schema_json(&loaded.schema));
+        } else {
+            print!("{}", schema_text(name, &loaded.schema));
+        }
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::Value::Object(out))?);
+    }
+    Ok(0)
+}
+
+fn schema_text(name: &str, schema: &ProviderSchema) -> String {
+    let mut out = format!("provider \"{name}\"\n");
+    out.push_str(&block_text(&schema.provider.block, 2));
+    for (kind, table) in [("resource", &schema.resources), ("data", &schema.data_sources)] {
+        for (type_name, s) in table {
+            out.push_str(&format!("\n{kind} \"{type_name}\" (schema version {})\n", s.version));
+            out.push_str(&block_text(&s.block, 2));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+fn block_text(block: &Block, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    for (name, a) in &block.attributes {
+        let mut flags = Vec::new();
+        if a.required {
+            flags.push("required");
+        }
+        if a.optional {
+            flags.push("optional");
+        }
+        if a.computed {
+            flags.push("computed");
+        }
+        if a.sensitive {
+            flags.push("sensitive");
+        }
+        let desc = if a.description.is_empty() { String::new() } else { format!(" — {}", a.description) };
+        out.push_str(&format!("{pad}{name}: {} ({}){desc}\n", a.ty, flags.join(", ")));
+    }
+    for (name, nb) in &block.blocks {
+        let nesting = match nb.nesting {
+            Nesting::Single => "single",
+            Nesting::List => "list",
+            Nesting::Set => "set",
+            Nesting::Map => "map",
+        };
+        out.push_str(&format!("{pad}{name} {{ }} ({nesting} block)\n"));
+        out.push_str(&block_text(&nb.block, indent + 2));
+    }
+    out
+}
+
+fn schema_json(schema: &ProviderSchema) -> serde_json::Value {
+    fn block(b: &Block) -> serde_json::Value {
+        let attrs: serde_json::Map<String, serde_json::Value> = b
+            .attributes
+            .iter()
+            .map(|(n, a)| {
+                (
+                    n.clone(),
+                    serde_json::json!({
+                        "type": value::type_to_json(&a.ty), "required": a.required, "optional": a.optional,
+                        "computed": a.computed, "sensitive": a.sensitive, "description": a.description,
+                    }),
+                )
+            })
+            .collect();
+        let blocks: serde_json::Map<String, serde_json::Value> = b
+            .blocks
+            .iter()
+            .map(|(n, nb)| {
+                let nesting = format!("{:?}", nb.nesting).to_lowercase();
+                (
+                    n.clone(),
+                    serde_json::json!({"nesting_mode": nesting, "min_items": nb.min_items, "max_items": nb.max_items, "block": block(&nb.block)}),
+                )
+            })
+            .collect();
+        serde_json::json!({"attributes": attrs, "block_types": blocks, "description": b.description})
+    }
+    let table = |t: &BTreeMap<String, crate::schema::Schema>| -> serde_json::Value {
+        t.iter()
+            .map(|(n, s)| (n.clone(), serde_json::json!({"version": s.version, "block": block(&s.block)})))
+            .collect()
+    };
+    serde_json::json!({
+        "provider": {"version": schema.provider.version, "block": block(&schema.provider.block)},
+        "resource_schemas": table(&schema.resources),
+        "data_source_schemas": table(&schema.data_sources),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_dash_flags_become_double_dash() {
+        let args = ["cairn", "apply", "-auto-approve", "-parallelism=3", "-var", "a=b", "dir"].map(String::from);
+        assert_eq!(
+            normalize_flags(args.into_iter()),
+            ["cairn", "apply", "--auto-approve", "--parallelism=3", "--var", "a=b", "dir"]
+        );
+    }
+}

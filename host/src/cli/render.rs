@@ -1,0 +1,231 @@
+//! Human-readable plans in Terraform's style: `+` create, `~` update,
+//! `-/+` replace, `-` destroy, `<=` read, `(known after apply)`,
+//! `(sensitive value)`, coloured on a terminal.
+
+use std::fmt::Write;
+
+use crate::plan::{Action, Plan, Providers, ReplaceReason, ResourceChange};
+use crate::schema::{Block, Schema};
+use crate::value::{Path, Value, quote_key};
+
+/// ANSI colours, or none.
+#[derive(Debug, Clone, Copy)]
+pub struct Colors {
+    enabled: bool,
+}
+
+impl Colors {
+    /// Colours when `enabled`.
+    pub fn new(enabled: bool) -> Colors {
+        Colors { enabled }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.enabled { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    /// Green.
+    pub fn green(&self, t: &str) -> String {
+        self.paint("32", t)
+    }
+    /// Yellow.
+    pub fn yellow(&self, t: &str) -> String {
+        self.paint("33", t)
+    }
+    /// Red.
+    pub fn red(&self, t: &str) -> String {
+        self.paint("31", t)
+    }
+    /// Cyan.
+    pub fn cyan(&self, t: &str) -> String {
+        self.paint("36", t)
+    }
+    /// Bold.
+    pub fn bold(&self, t: &str) -> String {
+        self.paint("1", t)
+    }
+}
+
+/// The whole plan as text.
+pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String {
+    let mut out = String::new();
+    for drift in &plan.drift {
+        let _ = writeln!(out, "Note: {} {}.", drift.addr, drift.message);
+    }
+    if !plan.drift.is_empty() {
+        out.push('\n');
+    }
+    let visible: Vec<&ResourceChange> = plan.changes.iter().filter(|c| c.action != Action::NoOp).collect();
+    if !plan.has_changes() {
+        out.push_str(&colors.green("No changes."));
+        out.push_str(" Your infrastructure matches the configuration.\n");
+        return out;
+    }
+    if !visible.is_empty() {
+        out.push_str("cairn will perform the following actions:\n\n");
+        for change in &visible {
+            let schema = schema_of(providers, change);
+            out.push_str(&render_change(change, schema, colors));
+            out.push('\n');
+        }
+    }
+    let (add, change, destroy) = plan.counts();
+    let _ = writeln!(out, "{} {add} to add, {change} to change, {destroy} to destroy.", colors.bold("Plan:"));
+    out.push_str(&render_output_changes(plan, colors));
+    out
+}
+
+fn schema_of<'a>(providers: &'a Providers, change: &ResourceChange) -> Option<&'a Schema> {
+    let p = providers.get(&change.provider)?;
+    match change.addr.resource.mode {
+        crate::addr::Mode::Managed => p.schema().resources.get(&change.addr.resource.type_name),
+        crate::addr::Mode::Data => p.schema().data_sources.get(&change.addr.resource.type_name),
+    }
+}
+
+fn render_output_changes(plan: &Plan, colors: Colors) -> String {
+    let mut lines = Vec::new();
+    for (name, o) in &plan.outputs {
+        let show = |v: &Value| if o.sensitive { "(sensitive value)".to_string() } else { v.to_hcl() };
+        match &o.prior {
+            None => lines.push(format!("  {} {name} = {}", colors.green("+"), show(&o.value))),
+            Some(p) if p != &o.value => {
+                lines.push(format!("  {} {name} = {} -> {}", colors.yellow("~"), show(p), show(&o.value)))
+            }
+            Some(_) => {}
+        }
+    }
+    for name in &plan.removed_outputs {
+        lines.push(format!("  {} {name}", colors.red("-")));
+    }
+    if lines.is_empty() { String::new() } else { format!("\nChanges to Outputs:\n{}\n", lines.join("\n")) }
+}
+
+/// One resource's block of the plan.
+pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: Colors) -> String {
+    let addr = &change.addr;
+    let (symbol, headline) = match change.action {
+        Action::Create => (colors.green("  +"), "will be created".to_string()),
+        Action::Update => (colors.yellow("  ~"), "will be updated in-place".to_string()),
+        Action::Delete => (colors.red("  -"), "will be destroyed".to_string()),
+        Action::Read => (colors.cyan(" <="), "will be read during apply".to_string()),
+        Action::Replace => {
+            let why = match &change.replace_reason {
+                Some(ReplaceReason::Tainted) => "is tainted, so must be replaced",
+                _ => "must be replaced",
+            };
+            (format!("{}/{}", colors.red("-"), colors.green("+")), why.to_string())
+        }
+        Action::NoOp => ("   ".to_string(), "has no changes".to_string()),
+    };
+    let mut out = format!("  {} {headline}\n", colors.bold(&format!("# {addr}")));
+    let kind = if addr.resource.mode == crate::addr::Mode::Data { "data" } else { "resource" };
+    let key = addr.to_string();
+    let _ = writeln!(
+        out,
+        "{symbol} {kind} \"{}\" \"{}\" {{",
+        addr.resource.type_name,
+        key.trim_start_matches("data.").split_once('.').map_or("", |(_, n)| n)
+    );
+    let empty = Block::default();
+    let block = schema.map_or(&empty, |s| &s.block);
+    let forcing = match &change.replace_reason {
+        Some(ReplaceReason::RequiresReplace(paths)) => paths.clone(),
+        _ => Vec::new(),
+    };
+    let ctx = DiffContext { block, forcing: &forcing, colors };
+    let (before, after) = match change.action {
+        Action::Create | Action::Read => (Value::Null, change.planned.clone()),
+        Action::Delete => (change.prior.clone(), Value::Null),
+        _ => (change.prior.clone(), change.planned.clone()),
+    };
+    out.push_str(&ctx.object_lines(&before, &after, &Path::root(), 6));
+    out.push_str("    }\n");
+    out
+}
+
+struct DiffContext<'a> {
+    block: &'a Block,
+    forcing: &'a [Path],
+    colors: Colors,
+}
+
+impl DiffContext<'_> {
+    /// Lines for the attributes of an object, aligned, unchanged ones counted.
+    fn object_lines(&self, before: &Value, after: &Value, path: &Path, indent: usize) -> String {
+        let mut names: Vec<&String> = attr_names(before).into_iter().chain(attr_names(after)).collect();
+        names.sort();
+        names.dedup();
+        let (shown, unchanged): (Vec<&String>, Vec<&String>) = names.into_iter().partition(|n| {
+            let (b, a) = (before.get_attr(n), after.get_attr(n));
+            b != a || (before.is_null() && !a.is_null()) || (after.is_null() && !b.is_null())
+        });
+        let width = shown.iter().map(|n| quote_key(n).len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for name in &shown {
+            let p = path.attr(name);
+            out.push_str(&self.line(&quote_key(name), width, before.get_attr(name), after.get_attr(name), &p, indent));
+        }
+        let hidden = unchanged.iter().filter(|n| !before.get_attr(n).is_null()).count();
+        if hidden > 0 && !before.is_null() && !after.is_null() {
+            let s = if hidden == 1 { "" } else { "s" };
+            let _ = writeln!(out, "{}# ({hidden} unchanged attribute{s} hidden)", " ".repeat(indent + 2));
+        }
+        out
+    }
+
+    /// One attribute (or map element) line, recursing into maps and objects.
+    fn line(&self, name: &str, width: usize, before: &Value, after: &Value, path: &Path, indent: usize) -> String {
+        let pad = " ".repeat(indent);
+        let name = format!("{name:width$}");
+        let forces = if self.forcing.contains(path) { " # forces replacement" } else { "" };
+        let sensitive = self.block.is_sensitive(path);
+        let show = |v: &Value| self.show(v, sensitive, indent);
+        let c = self.colors;
+        if before.is_null() {
+            return format!("{pad}{} {name} = {}{forces}\n", c.green("+"), show(after));
+        }
+        if after.is_null() {
+            return format!("{pad}{} {name} = {} -> null{forces}\n", c.red("-"), show(before));
+        }
+        let nested = matches!((before, after), (Value::Map(_) | Value::Object(_), Value::Map(_) | Value::Object(_)));
+        if nested && !sensitive {
+            let inner = self.object_lines(before, after, path, indent + 4);
+            return format!("{pad}{} {name} = {{{forces}\n{inner}{pad}  }}\n", c.yellow("~"));
+        }
+        format!("{pad}{} {name} = {} -> {}{forces}\n", c.yellow("~"), show(before), show(after))
+    }
+
+    fn show(&self, v: &Value, sensitive: bool, indent: usize) -> String {
+        if sensitive && !v.is_null() && !v.is_unknown() {
+            return "(sensitive value)".to_string();
+        }
+        match v {
+            Value::String(s) if s.contains('\n') => heredoc(s, indent),
+            _ => v.to_hcl(),
+        }
+    }
+}
+
+fn attr_names(v: &Value) -> Vec<&String> {
+    match v {
+        Value::Object(m) | Value::Map(m) => m.keys().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A multi-line string the way Terraform shows one.
+fn heredoc(s: &str, indent: usize) -> String {
+    let pad = " ".repeat(indent + 4);
+    let mut out = String::from("<<-EOT\n");
+    for line in s.lines() {
+        let _ = writeln!(out, "{pad}{line}");
+    }
+    let _ = write!(out, "{}EOT", " ".repeat(indent + 2));
+    out
+}
+
+/// The value of an output or state attribute for display.
+pub fn show_value(v: &Value, sensitive: bool) -> String {
+    if sensitive { "(sensitive value)".to_string() } else { v.to_hcl() }
+}

@@ -1,0 +1,231 @@
+//! The dependency graph of a configuration: which resources, locals and
+//! outputs refer to which, built with petgraph from the references in the
+//! configuration and `depends_on`. A cycle is an error that prints the cycle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+
+use crate::addr::ResourceAddr;
+use crate::config::{Config, Reference};
+use crate::diag::{Diagnostic, Location};
+
+/// Something in the configuration that has a value others can refer to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Node {
+    /// A `resource` or `data` block.
+    Resource(ResourceAddr),
+    /// A `locals` entry.
+    Local(String),
+    /// An `output` block.
+    Output(String),
+}
+
+impl fmt::Display for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Node::Resource(a) => write!(f, "{a}"),
+            Node::Local(n) => write!(f, "local.{n}"),
+            Node::Output(n) => write!(f, "output.{n}"),
+        }
+    }
+}
+
+/// Nodes and "is needed by" edges: an edge goes from a dependency to the
+/// node that depends on it.
+#[derive(Debug, Default)]
+pub struct DependencyGraph {
+    graph: DiGraph<Node, ()>,
+    index: BTreeMap<Node, NodeIndex>,
+    locations: BTreeMap<Node, Location>,
+}
+
+impl DependencyGraph {
+    /// Builds the graph of a configuration; fails with the cycle if there is one.
+    pub fn build(config: &Config) -> Result<DependencyGraph, Diagnostic> {
+        let mut g = DependencyGraph::default();
+        for r in &config.resources {
+            let node = Node::Resource(r.addr.clone());
+            g.add(node.clone(), &r.location);
+            let mut refs = r.body.references();
+            refs.extend(r.depends_on.iter().cloned());
+            for e in r.count.iter().chain(&r.for_each).chain(&r.lifecycle.replace_triggered_by) {
+                refs.extend(e.references());
+            }
+            g.depend(&node, refs.into_iter().map(|(r, _)| r));
+        }
+        for (name, local) in &config.locals {
+            let node = Node::Local(name.clone());
+            g.add(node.clone(), &local.location);
+            g.depend(&node, local.expr.references().into_iter().map(|(r, _)| r));
+        }
+        for (name, output) in &config.outputs {
+            let node = Node::Output(name.clone());
+            g.add(node.clone(), &output.location);
+            let refs = output.expr.references().into_iter().chain(output.depends_on.iter().cloned());
+            g.depend(&node, refs.map(|(r, _)| r));
+        }
+        g.check_acyclic()?;
+        Ok(g)
+    }
+
+    fn add(&mut self, node: Node, location: &Location) {
+        let idx = self.graph.add_node(node.clone());
+        self.index.insert(node.clone(), idx);
+        self.locations.insert(node, location.clone());
+    }
+
+    /// Adds edges for references; the config loader already rejected
+    /// references to things that are not declared, and variables and
+    /// `count`/`each`/`path` have no node.
+    fn depend(&mut self, node: &Node, refs: impl Iterator<Item = Reference>) {
+        let to = self.index[node];
+        let deps: BTreeSet<Node> = refs
+            .filter_map(|r| match r {
+                Reference::Resource(a) => Some(Node::Resource(a)),
+                Reference::Local(n) => Some(Node::Local(n)),
+                _ => None,
+            })
+            .collect();
+        for dep in deps {
+            // Nodes are added before edges for resources, but locals and
+            // outputs come later; add a placeholder now and locate it later.
+            let from = match self.index.get(&dep) {
+                Some(i) => *i,
+                None => {
+                    let i = self.graph.add_node(dep.clone());
+                    self.index.insert(dep, i);
+                    i
+                }
+            };
+            self.graph.update_edge(from, to, ());
+        }
+    }
+
+    fn check_acyclic(&self) -> Result<(), Diagnostic> {
+        if let Some(cycle) = self.find_cycle() {
+            let names: Vec<String> = cycle.iter().map(|n| self.graph[*n].to_string()).collect();
+            let first = &self.graph[cycle[0]];
+            let mut detail: Vec<String> = cycle
+                .iter()
+                .map(|n| {
+                    let node = &self.graph[*n];
+                    match self.locations.get(node) {
+                        Some(loc) => format!("{node} ({loc})"),
+                        None => node.to_string(),
+                    }
+                })
+                .collect();
+            detail.insert(0, "Each of these refers to the next:".to_string());
+            let mut d = Diagnostic::error(format!("Cycle: {} -> {}", names.join(" -> "), names[0]))
+                .with_detail(detail.join("\n  "));
+            if let Some(loc) = self.locations.get(first) {
+                d = d.at(loc);
+            }
+            return Err(d);
+        }
+        Ok(())
+    }
+
+    /// A cycle as a list of nodes, each referring to the one after it.
+    fn find_cycle(&self) -> Option<Vec<NodeIndex>> {
+        for scc in petgraph::algo::tarjan_scc(&self.graph) {
+            let self_loop = scc.len() == 1 && self.graph.contains_edge(scc[0], scc[0]);
+            if scc.len() < 2 && !self_loop {
+                continue;
+            }
+            // Walk inside the component until a node repeats.
+            let members: BTreeSet<NodeIndex> = scc.iter().copied().collect();
+            let mut path = vec![*scc.iter().min_by_key(|i| self.graph[**i].clone()).unwrap()];
+            loop {
+                let here = *path.last().unwrap();
+                let next = self
+                    .graph
+                    .edges_directed(here, Direction::Incoming)
+                    .map(|e| e.source())
+                    .filter(|t| members.contains(t))
+                    .min_by_key(|t| self.graph[*t].clone())
+                    .expect("a node in a cycle has a successor in it");
+                if let Some(pos) = path.iter().position(|n| *n == next) {
+                    return Some(path.split_off(pos));
+                }
+                path.push(next);
+            }
+        }
+        None
+    }
+
+    /// Every node, dependencies before dependents (ties by name, so the
+    /// order is stable).
+    pub fn topo_order(&self) -> Vec<Node> {
+        let mut order = Vec::new();
+        let mut indegree: BTreeMap<NodeIndex, usize> =
+            self.graph.node_indices().map(|n| (n, self.graph.edges_directed(n, Direction::Incoming).count())).collect();
+        let mut ready: BTreeSet<(Node, NodeIndex)> =
+            indegree.iter().filter(|(_, d)| **d == 0).map(|(n, _)| (self.graph[*n].clone(), *n)).collect();
+        while let Some((node, idx)) = ready.pop_first() {
+            order.push(node);
+            for e in self.graph.edges_directed(idx, Direction::Outgoing) {
+                let d = indegree.get_mut(&e.target()).unwrap();
+                *d -= 1;
+                if *d == 0 {
+                    ready.insert((self.graph[e.target()].clone(), e.target()));
+                }
+            }
+        }
+        order
+    }
+
+    /// The nodes `node` refers to directly.
+    pub fn dependencies(&self, node: &Node) -> Vec<Node> {
+        let Some(idx) = self.index.get(node) else { return Vec::new() };
+        let mut deps: Vec<Node> =
+            self.graph.edges_directed(*idx, Direction::Incoming).map(|e| self.graph[e.source()].clone()).collect();
+        deps.sort();
+        deps
+    }
+
+    /// The resources `node` depends on, directly or through locals.
+    pub fn resource_dependencies(&self, node: &Node) -> Vec<ResourceAddr> {
+        let mut seen = BTreeSet::new();
+        let mut stack = self.dependencies(node);
+        let mut out = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.clone()) {
+                continue;
+            }
+            match &n {
+                Node::Resource(a) => {
+                    out.insert(a.clone());
+                }
+                _ => stack.extend(self.dependencies(&n)),
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// The graph in Graphviz DOT, edges pointing from a node to what it depends on.
+    pub fn to_dot(&self) -> String {
+        let mut out = String::from("digraph cairn {\n  rankdir = \"RL\";\n");
+        for node in self.index.keys() {
+            out.push_str(&format!("  \"{node}\";\n"));
+        }
+        let mut edges: Vec<(String, String)> = self
+            .graph
+            .edge_references()
+            .map(|e| (self.graph[e.target()].to_string(), self.graph[e.source()].to_string()))
+            .collect();
+        edges.sort();
+        for (from, to) in edges {
+            out.push_str(&format!("  \"{from}\" -> \"{to}\";\n"));
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,71 @@
+//! Dependency graphs built from real configurations.
+
+use super::*;
+
+/// The graph of a configuration, or every error (loading or building) as text.
+fn graph_of(hcl: &str) -> Result<DependencyGraph, String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
+    let config = crate::config::load(dir.path()).map_err(|d| crate::diag::Diagnostics(d).to_string())?;
+    DependencyGraph::build(&config).map_err(|d| d.to_string())
+}
+
+#[test]
+fn references_locals_and_depends_on_order_the_nodes() {
+    let g = graph_of(
+        r#"
+resource "random_id" "x" {
+  byte_length = 4
+}
+locals {
+  name = "f-${random_id.x.hex}"
+}
+resource "local_file" "f" {
+  filename = local.name
+  content  = "c"
+}
+resource "null_resource" "n" {
+  depends_on = [local_file.f]
+}
+output "o" {
+  value = null_resource.n.id
+}
+"#,
+    )
+    .unwrap();
+    let order: Vec<String> = g.topo_order().iter().map(ToString::to_string).collect();
+    assert_eq!(order, ["random_id.x", "local.name", "local_file.f", "null_resource.n", "output.o"]);
+    let f = Node::Resource(ResourceAddr::managed("local_file", "f"));
+    assert_eq!(g.resource_dependencies(&f), vec![ResourceAddr::managed("random_id", "x")]);
+    assert!(g.to_dot().contains("\"local_file.f\" -> \"local.name\""));
+}
+
+#[test]
+fn a_cycle_is_an_error_that_prints_the_cycle_with_locations() {
+    let err = graph_of(
+        r#"
+resource "null_resource" "a" {
+  triggers = { b = null_resource.b.id }
+}
+
+resource "null_resource" "b" {
+  triggers = { c = local.c }
+}
+
+locals {
+  c = null_resource.a.id
+}
+"#,
+    )
+    .unwrap_err();
+    let text = err;
+    assert!(text.contains("Cycle: null_resource.a -> null_resource.b -> local.c -> null_resource.a"), "{text}");
+    assert!(text.contains("main.tf:2: Cycle"), "{text}");
+    assert!(text.contains("null_resource.b (main.tf:6)"), "{text}");
+}
+
+#[test]
+fn a_resource_depending_on_itself_is_a_cycle() {
+    let err = graph_of("resource \"null_resource\" \"a\" {\n  depends_on = [null_resource.a]\n}\n").unwrap_err();
+    assert!(err.contains("null_resource.a") && err.contains("main.tf:"), "{err}");
+}

@@ -1,0 +1,243 @@
+//! Planning decisions, tested with an in-process fake provider.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::provider::{ApplyRequest, ApplyResponse, CallResult, PlanResponse, ReadResponse};
+use crate::schema::{Attribute, Block, ProviderSchema, Schema};
+use crate::state::InstanceStatus;
+use crate::value::Type;
+
+/// A provider with one resource type, `fake_thing`: `name` (required,
+/// changes force replacement), `size` (optional), computed `id`.
+/// `break_plan` makes it plan a different `size` than configured.
+struct Fake {
+    schema: ProviderSchema,
+    break_plan: bool,
+    planned: Mutex<Vec<Value>>,
+}
+
+fn attr(ty: Type, required: bool, optional: bool, computed: bool) -> Attribute {
+    Attribute { ty, required, optional, computed, sensitive: false, description: String::new() }
+}
+
+impl Fake {
+    fn new(break_plan: bool) -> Arc<Fake> {
+        let block = Block {
+            attributes: [
+                ("name".to_string(), attr(Type::String, true, false, false)),
+                ("size".to_string(), attr(Type::Number, false, true, false)),
+                ("id".to_string(), attr(Type::String, false, false, true)),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let schema = ProviderSchema {
+            resources: [("fake_thing".to_string(), Schema { version: 0, block })].into(),
+            ..Default::default()
+        };
+        Arc::new(Fake { schema, break_plan, planned: Mutex::new(Vec::new()) })
+    }
+}
+
+impl Provider for Fake {
+    fn name(&self) -> &str {
+        "fake"
+    }
+    fn schema(&self) -> &ProviderSchema {
+        &self.schema
+    }
+    fn validate_resource(&self, _: &str, _: &Value) -> CallResult<Vec<Diagnostic>> {
+        Ok(Vec::new())
+    }
+    fn plan_resource(&self, r: PlanRequest) -> CallResult<PlanResponse> {
+        let Value::Object(mut planned) = r.proposed_new_state.clone() else { unreachable!() };
+        if planned["id"].is_null() {
+            planned.insert("id".into(), Value::Unknown);
+        }
+        if self.break_plan {
+            planned.insert("size".into(), Value::int(99));
+        }
+        let planned = Value::Object(planned);
+        self.planned.lock().unwrap().push(planned.clone());
+        Ok(PlanResponse {
+            planned_state: planned,
+            requires_replace: vec![Path::root().attr("name")],
+            ..Default::default()
+        })
+    }
+    fn apply_resource(&self, r: ApplyRequest) -> CallResult<ApplyResponse> {
+        Ok(ApplyResponse { new_state: r.planned_state, ..Default::default() })
+    }
+    fn read_resource(&self, _: &str, current: &Value, private: &[u8]) -> CallResult<ReadResponse> {
+        Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() })
+    }
+    fn read_data_source(&self, _: &str, c: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
+        Ok((c.clone(), Vec::new()))
+    }
+    fn upgrade_state(&self, _: &str, _: u64, _: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
+        unreachable!("no schema upgrades in these tests")
+    }
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    config: Config,
+    graph: DependencyGraph,
+    providers: Providers,
+}
+
+fn setup(hcl: &str, fake: Arc<Fake>) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
+    let config = crate::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
+    let graph = DependencyGraph::build(&config).unwrap();
+    let providers: Providers = [("fake".to_string(), fake as Arc<dyn Provider>)].into();
+    Setup { _dir: dir, config, graph, providers }
+}
+
+fn plan_with(s: &Setup, state: &State, destroy: bool) -> Result<Plan, Vec<Diagnostic>> {
+    Planner {
+        config: &s.config,
+        graph: &s.graph,
+        providers: &s.providers,
+        state,
+        variables: BTreeMap::new(),
+        options: PlanOptions { destroy, skip_refresh: false },
+    }
+    .plan()
+}
+
+fn state_with(addr: &str, attrs: serde_json::Value, status: InstanceStatus) -> State {
+    let mut state = State::new();
+    state.set(InstanceState {
+        addr: addr.parse().unwrap(),
+        provider: "fake".into(),
+        schema_version: 0,
+        attributes: attrs,
+        private: Vec::new(),
+        dependencies: Vec::new(),
+        status,
+        deposed: Vec::new(),
+    });
+    state
+}
+
+fn action_of(plan: &Plan, addr: &str) -> Action {
+    plan.change(&addr.parse().unwrap()).unwrap_or_else(|| panic!("no change for {addr}")).action
+}
+
+const ONE: &str = "resource \"fake_thing\" \"a\" {\n  name = \"n\"\n  size = 1\n}\n";
+
+#[test]
+fn creates_what_the_state_lacks() {
+    let s = setup(ONE, Fake::new(false));
+    let plan = plan_with(&s, &State::new(), false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.a"), Action::Create);
+    assert_eq!(plan.counts(), (1, 0, 0));
+    assert_eq!(plan.changes[0].planned.get_attr("id"), &Value::Unknown);
+}
+
+#[test]
+fn plans_no_op_when_nothing_changed() {
+    let s = setup(ONE, Fake::new(false));
+    let state =
+        state_with("fake_thing.a", serde_json::json!({"name": "n", "size": 1, "id": "x"}), InstanceStatus::Ready);
+    let plan = plan_with(&s, &state, false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.a"), Action::NoOp);
+    assert!(!plan.has_changes());
+}
+
+#[test]
+fn updates_in_place_and_replaces_on_requires_replace() {
+    let s = setup(ONE, Fake::new(false));
+    let state =
+        state_with("fake_thing.a", serde_json::json!({"name": "n", "size": 2, "id": "x"}), InstanceStatus::Ready);
+    let plan = plan_with(&s, &state, false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.a"), Action::Update);
+    assert_eq!(plan.changes[0].planned.get_attr("id"), &Value::string("x"), "an update keeps computed values");
+
+    let state =
+        state_with("fake_thing.a", serde_json::json!({"name": "old", "size": 1, "id": "x"}), InstanceStatus::Ready);
+    let plan = plan_with(&s, &state, false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.a"), Action::Replace);
+    assert_eq!(plan.changes[0].replace_reason, Some(ReplaceReason::RequiresReplace(vec![Path::root().attr("name")])));
+    assert_eq!(plan.changes[0].planned.get_attr("id"), &Value::Unknown, "a replacement is planned as a create");
+    assert_eq!(plan.counts(), (1, 0, 1));
+}
+
+#[test]
+fn replaces_tainted_objects() {
+    let s = setup(ONE, Fake::new(false));
+    let state =
+        state_with("fake_thing.a", serde_json::json!({"name": "n", "size": 1, "id": "x"}), InstanceStatus::Tainted);
+    let plan = plan_with(&s, &state, false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.a"), Action::Replace);
+    assert_eq!(plan.changes[0].replace_reason, Some(ReplaceReason::Tainted));
+}
+
+#[test]
+fn deletes_what_the_configuration_dropped_and_everything_on_destroy() {
+    let s = setup(ONE, Fake::new(false));
+    let mut state =
+        state_with("fake_thing.gone", serde_json::json!({"name": "g", "size": null, "id": "y"}), InstanceStatus::Ready);
+    state.set(
+        state_with("fake_thing.a", serde_json::json!({"name": "n", "size": 1, "id": "x"}), InstanceStatus::Ready)
+            .resources
+            .remove(0),
+    );
+    let plan = plan_with(&s, &state, false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.gone"), Action::Delete);
+    assert_eq!(action_of(&plan, "fake_thing.a"), Action::NoOp);
+    let plan = plan_with(&s, &state, true).unwrap();
+    assert_eq!(plan.counts(), (0, 0, 2));
+}
+
+#[test]
+fn unknown_values_flow_into_dependents() {
+    let hcl = format!("{ONE}resource \"fake_thing\" \"b\" {{\n  name = \"b-${{fake_thing.a.id}}\"\n}}\n");
+    let fake = Fake::new(false);
+    let s = setup(&hcl, Arc::clone(&fake));
+    let plan = plan_with(&s, &State::new(), false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.b"), Action::Create);
+    let b = plan.change(&"fake_thing.b".parse().unwrap()).unwrap();
+    assert_eq!(b.config.get_attr("name"), &Value::Unknown);
+    assert_eq!(b.dependencies, vec![crate::addr::ResourceAddr::managed("fake_thing", "a")]);
+}
+
+#[test]
+fn an_invalid_plan_is_refused_naming_provider_resource_path_and_rule() {
+    let s = setup(ONE, Fake::new(true));
+    let errors = plan_with(&s, &State::new(), false).unwrap_err();
+    let text = errors[0].to_string();
+    assert!(
+        text.contains(
+            "provider \"fake\" produced an invalid plan for fake_thing.a: .size: planned value 99 does not match config value 1 \
+             (rule: a configured attribute must be planned as configured or as its prior value)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("main.tf:1"), "{text}");
+    assert!(text.contains("bug in the provider"), "{text}");
+}
+
+#[test]
+fn count_expands_into_keyed_instances() {
+    let hcl = "resource \"fake_thing\" \"c\" {\n  count = 2\n  name = \"n${count.index}\"\n}\n";
+    let s = setup(hcl, Fake::new(false));
+    let plan = plan_with(&s, &State::new(), false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.c[0]"), Action::Create);
+    let c1 = plan.change(&"fake_thing.c[1]".parse().unwrap()).unwrap();
+    assert_eq!(c1.config.get_attr("name"), &Value::string("n1"));
+}
+
+#[test]
+fn prevent_destroy_stops_a_replace() {
+    let hcl = "resource \"fake_thing\" \"a\" {\n  name = \"new\"\n  lifecycle {\n    prevent_destroy = true\n  }\n}\n";
+    let s = setup(hcl, Fake::new(false));
+    let state =
+        state_with("fake_thing.a", serde_json::json!({"name": "old", "size": null, "id": "x"}), InstanceStatus::Ready);
+    let errors = plan_with(&s, &state, false).unwrap_err();
+    assert!(errors[0].to_string().contains("cannot be destroyed"), "{}", errors[0]);
+}

@@ -1,0 +1,167 @@
+//! Instances of a resource block (`count`, `for_each`) and the values that
+//! references to a resource see: an object for a single instance, a tuple
+//! for `count`, an object keyed like `for_each`.
+
+use std::collections::BTreeMap;
+
+use crate::addr::{InstanceAddr, InstanceKey, ResourceAddr};
+use crate::config::{self, EvalContext, Resource};
+use crate::diag::Diagnostic;
+use crate::value::{Number, Value};
+
+/// How many instances a resource block has.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expansion {
+    /// No `count` or `for_each`: one instance without a key.
+    Single,
+    /// `count = N`: keys 0..N.
+    Count(i64),
+    /// `for_each`: one instance per key, with its `each.value`.
+    ForEach(BTreeMap<String, Value>),
+}
+
+impl Expansion {
+    /// The keys of the instances, in order.
+    pub fn instance_keys(&self) -> Vec<Option<InstanceKey>> {
+        match self {
+            Expansion::Single => vec![None],
+            Expansion::Count(n) => (0..*n).map(|i| Some(InstanceKey::Int(i))).collect(),
+            Expansion::ForEach(m) => m.keys().map(|k| Some(InstanceKey::String(k.clone()))).collect(),
+        }
+    }
+
+    /// Whether an instance with this key exists.
+    pub fn contains(&self, key: Option<&InstanceKey>) -> bool {
+        match (self, key) {
+            (Expansion::Single, None) => true,
+            (Expansion::Count(n), Some(InstanceKey::Int(i))) => *i >= 0 && i < n,
+            (Expansion::ForEach(m), Some(InstanceKey::String(k))) => m.contains_key(k),
+            _ => false,
+        }
+    }
+}
+
+/// Evaluates `count` or `for_each` of a resource block; both must be known
+/// when planning, as in Terraform.
+pub fn expand(resource: &Resource, ctx: &EvalContext) -> Result<Expansion, Vec<Diagnostic>> {
+    let located = |summary: &str, detail: String, expr: &config::Expression| {
+        vec![Diagnostic::error(summary).at(&expr.location).with_detail(detail)]
+    };
+    if let Some(expr) = &resource.count {
+        return match config::eval(expr, ctx)? {
+            Value::Number(Number::Int(n)) if n >= 0 => Ok(Expansion::Count(n)),
+            Value::Unknown => Err(located(
+                "Invalid count argument",
+                "The count value depends on values known only after apply; it must be known when planning.".into(),
+                expr,
+            )),
+            other => Err(located(
+                "Invalid count argument",
+                format!("count must be a whole number, zero or more; got {}.", other.to_hcl()),
+                expr,
+            )),
+        };
+    }
+    if let Some(expr) = &resource.for_each {
+        let value = config::eval(expr, ctx)?;
+        let entries: Option<BTreeMap<String, Value>> = match &value {
+            Value::Map(m) | Value::Object(m) => Some(m.clone()),
+            Value::Set(items) => items.iter().map(|v| v.as_str().map(|s| (s.to_string(), v.clone()))).collect(),
+            _ => None,
+        };
+        return match entries {
+            _ if !value.is_wholly_known() => Err(located(
+                "Invalid for_each argument",
+                "The for_each value depends on values known only after apply; it must be known when planning.".into(),
+                expr,
+            )),
+            Some(m) => Ok(Expansion::ForEach(m)),
+            None => Err(located(
+                "Invalid for_each argument",
+                format!("for_each must be a map, or a set of strings; got {}.", value.kind_name()),
+                expr,
+            )),
+        };
+    }
+    Ok(Expansion::Single)
+}
+
+/// The context for evaluating one instance: `count.index` or `each.*` set.
+pub fn instance_context(ctx: &EvalContext, expansion: &Expansion, key: Option<&InstanceKey>) -> EvalContext {
+    let mut inst = EvalContext {
+        dir: ctx.dir.clone(),
+        variables: ctx.variables.clone(),
+        locals: ctx.locals.clone(),
+        resources: BTreeMap::new(),
+        count_index: None,
+        each: None,
+    };
+    match (expansion, key) {
+        (Expansion::Count(_), Some(InstanceKey::Int(i))) => inst.count_index = Some(*i),
+        (Expansion::ForEach(m), Some(InstanceKey::String(k))) => {
+            inst.each = Some((Value::string(k.clone()), m.get(k).cloned().unwrap_or_default()))
+        }
+        _ => {}
+    }
+    inst
+}
+
+/// The values of resource instances known so far, and how each resource
+/// block expands, so that references see the right shape.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceValues {
+    expansions: BTreeMap<ResourceAddr, Expansion>,
+    instances: BTreeMap<InstanceAddr, Value>,
+}
+
+impl ResourceValues {
+    /// Records how a resource expands.
+    pub fn declare(&mut self, addr: &ResourceAddr, expansion: &Expansion) {
+        self.expansions.insert(addr.clone(), expansion.clone());
+    }
+
+    /// Records an instance's value.
+    pub fn set(&mut self, addr: &InstanceAddr, value: Value) {
+        self.instances.insert(addr.clone(), value);
+    }
+
+    /// The value a reference to the resource sees.
+    pub fn resource_value(&self, addr: &ResourceAddr) -> Value {
+        let instance = |key: Option<InstanceKey>| {
+            self.instances.get(&InstanceAddr { resource: addr.clone(), key }).cloned().unwrap_or(Value::Unknown)
+        };
+        match self.expansions.get(addr) {
+            None | Some(Expansion::Single) => instance(None),
+            Some(Expansion::Count(n)) => Value::Tuple((0..*n).map(|i| instance(Some(InstanceKey::Int(i)))).collect()),
+            Some(Expansion::ForEach(m)) => {
+                Value::Object(m.keys().map(|k| (k.clone(), instance(Some(InstanceKey::String(k.clone()))))).collect())
+            }
+        }
+    }
+
+    /// Every declared resource's value, for an evaluation context.
+    pub fn snapshot(&self) -> BTreeMap<ResourceAddr, Value> {
+        self.expansions.keys().map(|a| (a.clone(), self.resource_value(a))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_values_take_the_shape_of_the_expansion() {
+        let mut v = ResourceValues::default();
+        let single = ResourceAddr::managed("random_id", "a");
+        let counted = ResourceAddr::managed("random_id", "b");
+        v.declare(&single, &Expansion::Single);
+        v.declare(&counted, &Expansion::Count(2));
+        v.set(&single.instance(), Value::string("x"));
+        v.set(&InstanceAddr { resource: counted.clone(), key: Some(InstanceKey::Int(1)) }, Value::string("y"));
+        assert_eq!(v.resource_value(&single), Value::string("x"));
+        assert_eq!(v.resource_value(&counted), Value::Tuple(vec![Value::Unknown, Value::string("y")]));
+        assert!(Expansion::Count(2).contains(Some(&InstanceKey::Int(1))));
+        assert!(!Expansion::Count(2).contains(Some(&InstanceKey::Int(2))));
+        assert!(!Expansion::Count(2).contains(None));
+    }
+}

@@ -1,0 +1,158 @@
+//! Provider sources: where each provider's component comes from (built into
+//! the `cairn` binary, or a `.wasm` file named in `required_providers`), and
+//! starting the providers a run needs, each in its own sandbox.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::config::{self, Config, EvalContext, ProviderConfig};
+use crate::diag::{Diagnostic, Location};
+use crate::plan::Providers;
+use crate::provider::Provider;
+use crate::runtime::{self, LoadedProvider, Runtime, Sandbox};
+use crate::schema::ProviderSchema;
+use crate::state::State;
+use crate::value::Value;
+
+/// Where a provider's component comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// Embedded in the `cairn` binary.
+    Builtin(&'static [u8]),
+    /// A `.wasm` file, from `required_providers`.
+    File(std::path::PathBuf, Location),
+}
+
+/// Finds the source of provider `name`: `required_providers` first, then the
+/// built-in providers.
+pub fn resolve(name: &str, config: &Config) -> Result<Source, Diagnostic> {
+    if let Some(req) = config.required_providers.get(name) {
+        let path = config.dir.join(&req.source);
+        return Ok(Source::File(path, req.location.clone()));
+    }
+    runtime::builtin(name).map(Source::Builtin).ok_or_else(|| {
+        Diagnostic::error(format!("Unknown provider {name:?}")).with_detail(format!(
+            "It is not built in (built in: {}) and no required_providers entry names its source, e.g.\n\
+             terraform {{\n  required_providers {{\n    {name} = {{ source = \"./providers/{name}.wasm\" }}\n  }}\n}}",
+            runtime::BUILTIN_NAMES.join(", ")
+        ))
+    })
+}
+
+/// The provider names a run needs: those of configured resources, of
+/// `provider` blocks, and of everything in state (to destroy orphans).
+pub fn needed_providers(config: &Config, state: &State) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = config.resources.iter().map(|r| r.provider.clone()).collect();
+    names.extend(config.providers.iter().map(|p| p.name.clone()));
+    names.extend(state.resources.iter().map(|r| r.provider.clone()));
+    names
+}
+
+/// A provider loaded and sandboxed, not configured yet.
+pub struct Loaded {
+    /// The compiled component.
+    pub loaded: LoadedProvider,
+    /// The sandbox its instances get.
+    pub sandbox: Sandbox,
+    /// Its schema.
+    pub schema: ProviderSchema,
+}
+
+/// Loads provider `name` and reads its schema.
+pub fn load(runtime: &Runtime, config: &Config, name: &str) -> Result<Loaded, Vec<Diagnostic>> {
+    let block = config.providers.iter().find(|p| p.name == name);
+    let bytes: std::borrow::Cow<'static, [u8]> = match resolve(name, config).map_err(|d| vec![d])? {
+        Source::Builtin(bytes) => bytes.into(),
+        Source::File(path, location) => std::fs::read(&path)
+            .map_err(|e| {
+                vec![
+                    Diagnostic::error(format!("Cannot read provider {name:?} from {}: {e}", path.display()))
+                        .at(&location),
+                ]
+            })?
+            .into(),
+    };
+    let sandbox = sandbox_for(config, name, block)?;
+    let loaded = runtime
+        .load(name, &bytes)
+        .map_err(|e| vec![Diagnostic::error(format!("Provider {name:?} could not be loaded: {e:#}"))])?;
+    let schema = loaded.schema(&sandbox).map_err(|e| vec![Diagnostic::error(e.to_string())])?;
+    Ok(Loaded { loaded, sandbox, schema })
+}
+
+/// The sandbox an operator granted in the provider block; nothing without one.
+fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> Result<Sandbox, Vec<Diagnostic>> {
+    let Some(block) = block else {
+        return Sandbox::resolve(&config.dir, &[], &[])
+            .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: {e}"))]);
+    };
+    let s = &block.sandbox;
+    let strings = |v: &[(String, Location)]| v.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>();
+    let location = s.location.clone().unwrap_or_else(|| block.location.clone());
+    let mut sandbox = Sandbox::resolve(&config.dir, &strings(&s.read_write), &strings(&s.read_only))
+        .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}")).at(&location)])?;
+    for (var, _) in &s.env {
+        if let Ok(v) = std::env::var(var) {
+            sandbox.env.push((var.clone(), v));
+        }
+    }
+    if let Some(mb) = s.memory_mb {
+        sandbox.memory_limit = mb << 20;
+    }
+    if let Some(secs) = s.timeout_seconds {
+        sandbox.call_timeout = std::time::Duration::from_secs(secs);
+    }
+    Ok(sandbox)
+}
+
+/// Loads and configures every provider in `names`.
+pub fn start(
+    runtime: &Runtime,
+    config: &Config,
+    names: &BTreeSet<String>,
+    variables: &BTreeMap<String, Value>,
+) -> Result<Providers, Vec<Diagnostic>> {
+    let mut providers = BTreeMap::new();
+    let mut errors = Vec::new();
+    for name in names {
+        match load(runtime, config, name).and_then(|l| configure(config, name, l, variables)) {
+            Ok(p) => {
+                providers.insert(name.clone(), p);
+            }
+            Err(d) => errors.extend(d),
+        }
+    }
+    if errors.is_empty() { Ok(providers) } else { Err(errors) }
+}
+
+/// Configures a loaded provider with its `provider` block (null when there is none).
+fn configure(
+    config: &Config,
+    name: &str,
+    loaded: Loaded,
+    variables: &BTreeMap<String, Value>,
+) -> Result<Arc<dyn Provider>, Vec<Diagnostic>> {
+    let block = config.providers.iter().find(|p| p.name == name);
+    let value = match block {
+        None => Value::Null,
+        Some(block) => {
+            let ctx = EvalContext {
+                dir: config.dir.clone(),
+                variables: variables.clone(),
+                locals: BTreeMap::new(),
+                resources: BTreeMap::new(),
+                count_index: None,
+                each: None,
+            };
+            config::decode_body(&block.body, &loaded.schema.provider.block, &ctx)?
+        }
+    };
+    let location = block.map(|b| b.location.clone());
+    loaded.loaded.configure(loaded.sandbox, value).map_err(|e| {
+        let d = Diagnostic::error(format!("Provider {name:?} could not be configured: {e}"));
+        vec![match &location {
+            Some(l) => d.at(l),
+            None => d,
+        }]
+    })
+}
