@@ -47,26 +47,24 @@ impl DependencyGraph {
     /// Builds the graph of a configuration; fails with the cycle if there is one.
     pub fn build(config: &Config) -> Result<DependencyGraph, Diagnostic> {
         let mut g = DependencyGraph::default();
+        // Every node first, so that edges may point forwards in the files.
         for r in &config.resources {
-            let node = Node::Resource(r.addr.clone());
-            g.add(node.clone(), &r.location);
-            let mut refs = r.body.references();
-            refs.extend(r.depends_on.iter().cloned());
-            for e in r.count.iter().chain(&r.for_each).chain(&r.lifecycle.replace_triggered_by) {
-                refs.extend(e.references());
-            }
-            g.depend(&node, refs.into_iter().map(|(r, _)| r));
+            g.add(Node::Resource(r.addr.clone()), &r.location);
         }
         for (name, local) in &config.locals {
-            let node = Node::Local(name.clone());
-            g.add(node.clone(), &local.location);
-            g.depend(&node, local.expr.references().into_iter().map(|(r, _)| r));
+            g.add(Node::Local(name.clone()), &local.location);
         }
         for (name, output) in &config.outputs {
-            let node = Node::Output(name.clone());
-            g.add(node.clone(), &output.location);
-            let refs = output.expr.references().into_iter().chain(output.depends_on.iter().cloned());
-            g.depend(&node, refs.map(|(r, _)| r));
+            g.add(Node::Output(name.clone()), &output.location);
+        }
+        for r in &config.resources {
+            g.depend(&Node::Resource(r.addr.clone()), r.references());
+        }
+        for (name, local) in &config.locals {
+            g.depend(&Node::Local(name.clone()), local.expr.references());
+        }
+        for (name, output) in &config.outputs {
+            g.depend(&Node::Output(name.clone()), output.references());
         }
         g.check_acyclic()?;
         Ok(g)
@@ -78,30 +76,23 @@ impl DependencyGraph {
         self.locations.insert(node, location.clone());
     }
 
-    /// Adds edges for references; the config loader already rejected
-    /// references to things that are not declared, and variables and
+    /// Adds an edge from everything `node` refers to. The config loader
+    /// already rejected references to undeclared things; variables and
     /// `count`/`each`/`path` have no node.
-    fn depend(&mut self, node: &Node, refs: impl Iterator<Item = Reference>) {
+    fn depend(&mut self, node: &Node, refs: Vec<(Reference, Location)>) {
         let to = self.index[node];
         let deps: BTreeSet<Node> = refs
-            .filter_map(|r| match r {
+            .into_iter()
+            .filter_map(|(r, _)| match r {
                 Reference::Resource(a) => Some(Node::Resource(a)),
                 Reference::Local(n) => Some(Node::Local(n)),
                 _ => None,
             })
             .collect();
         for dep in deps {
-            // Nodes are added before edges for resources, but locals and
-            // outputs come later; add a placeholder now and locate it later.
-            let from = match self.index.get(&dep) {
-                Some(i) => *i,
-                None => {
-                    let i = self.graph.add_node(dep.clone());
-                    self.index.insert(dep, i);
-                    i
-                }
-            };
-            self.graph.update_edge(from, to, ());
+            if let Some(from) = self.index.get(&dep) {
+                self.graph.update_edge(*from, to, ());
+            }
         }
     }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::provider::{ApplyRequest, ApplyResponse, CallResult, PlanResponse, ReadResponse};
+use crate::provider::{ApplyRequest, ApplyResponse, CallResult, PlanRequest, PlanResponse, ReadResponse};
 use crate::schema::{Attribute, Block, ProviderSchema, Schema};
 use crate::state::InstanceStatus;
 use crate::value::Type;
