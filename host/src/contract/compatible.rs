@@ -150,6 +150,12 @@ impl Compat<'_> {
             }
             (Value::Set(a), Value::Set(b)) => self.set(a, b, path),
             (a, b) if same(a, b) => {}
+            // Values of different kinds can look alike (`[1]`): name them.
+            (a, b) if !a.is_null() && !b.is_null() && a.kind_name() != b.kind_name() => {
+                let (ka, kb) = (a.kind_name(), b.kind_name());
+                let message = format!("was the {ka} {}, but now the {kb} {}", show(path, a), show(path, b));
+                self.changed(path, message);
+            }
             (a, b) => {
                 let message = format!("was {}, but now {}", show(path, a), show(path, b));
                 self.changed(path, message);

@@ -37,7 +37,25 @@ pub fn check_plan_marked(
     let r = Redactor { schema, marks: sensitive };
     let types = conform::check(&r, &schema.implied_type(), planned);
     let mut plan = Plan { r: &r, out: Vec::new() };
-    plan.object(schema, prior, config, planned, &Path::root());
+    let root = Path::root();
+    match (config, planned) {
+        // A delete planned null, or an unknown configuration planned unknown.
+        _ if same(planned, config) => {}
+        (Value::Null, _) => plan.push(
+            &root,
+            RULE_CONFIG_PRESERVED,
+            "planned an object for a resource the configuration no longer has".to_string(),
+        ),
+        (_, Value::Null) => {
+            plan.push(&root, RULE_CONFIG_PRESERVED, "planned null for a resource that is configured".to_string())
+        }
+        (Value::Unknown, _) => {
+            let message = format!("planned {} for a configuration not yet known", r.show(&root, planned));
+            plan.push(&root, RULE_CONFIG_PRESERVED, message);
+        }
+        (_, Value::Unknown) => plan.push(&root, RULE_BLOCK_KNOWN, "planned unknown as a whole".to_string()),
+        _ => plan.contents(schema, prior, config, planned, &root),
+    }
     finish(types, plan.out)
 }
 
@@ -60,55 +78,44 @@ impl Plan<'_> {
         dry.out.is_empty()
     }
 
-    /// One object of `block`: the resource itself (at the root path), a
-    /// single nested block, or one element of a collection of blocks.
+    /// One nested block: a single block, or one element of a collection
+    /// of blocks.
     fn object(&mut self, block: &Block, prior: &Value, config: &Value, planned: &Value, path: &Path) {
         if same(planned, config) {
             return;
         }
-        let root = path.is_root();
         let r = self.r;
         let shown = || r.show(path, planned);
         match (config, planned) {
-            (Value::Unknown, _) if root => {
-                self.push(path, RULE_CONFIG_PRESERVED, format!("planned {} for a configuration not yet known", shown()))
+            (Value::Unknown, _) => {
+                let message = format!("planned {} for a block the configuration does not know yet", shown());
+                self.push(path, RULE_BLOCK_COUNT, message);
             }
-            (Value::Unknown, _) => self.push(
-                path,
-                RULE_BLOCK_COUNT,
-                format!("planned {} for a block the configuration does not know yet", shown()),
-            ),
             (_, Value::Unknown) => self.push(path, RULE_BLOCK_KNOWN, "planned unknown as a whole".to_string()),
-            (Value::Null, _) if root => self.push(
-                path,
-                RULE_CONFIG_PRESERVED,
-                "planned an object for a resource the configuration no longer has".to_string(),
-            ),
-            (Value::Null, _) => self.push(
-                path,
-                RULE_BLOCK_COUNT,
-                format!("planned the block {} that the configuration does not have", shown()),
-            ),
-            (_, Value::Null) if root => {
-                self.push(path, RULE_CONFIG_PRESERVED, "planned null for a resource that is configured".to_string())
+            (Value::Null, _) => {
+                let message = format!("planned the block {} that the configuration does not have", shown());
+                self.push(path, RULE_BLOCK_COUNT, message);
             }
             (_, Value::Null) => {
                 self.push(path, RULE_BLOCK_COUNT, "planned no block where the configuration has one".to_string())
             }
-            (Value::Object(_), Value::Object(_)) => {
-                // A prior of another shape (or none) has nothing to offer.
-                let prior = if matches!(prior, Value::Object(_)) { prior } else { &Value::Null };
-                for (name, attr) in &block.attributes {
-                    let (p, c, v) = (prior.get_attr(name), config.get_attr(name), planned.get_attr(name));
-                    self.attribute(attr, p, c, v, &path.attr(name));
-                }
-                for (name, nested) in &block.blocks {
-                    let (p, c, v) = (prior.get_attr(name), config.get_attr(name), planned.get_attr(name));
-                    self.nested(nested, p, c, v, &path.attr(name));
-                }
-            }
-            // A planned value of the wrong shape: the type check reports it.
-            _ => {}
+            _ => self.contents(block, prior, config, planned, path),
+        }
+    }
+
+    /// The attributes and nested blocks of an object of `block`.
+    fn contents(&mut self, block: &Block, prior: &Value, config: &Value, planned: &Value, path: &Path) {
+        // A planned value of the wrong shape: the type check reports it.
+        let (Value::Object(_), Value::Object(_)) = (config, planned) else { return };
+        // A prior of another shape (or none) has nothing to offer.
+        let prior = if matches!(prior, Value::Object(_)) { prior } else { &Value::Null };
+        for (name, attr) in &block.attributes {
+            let (p, c, v) = (prior.get_attr(name), config.get_attr(name), planned.get_attr(name));
+            self.attribute(attr, p, c, v, &path.attr(name));
+        }
+        for (name, nested) in &block.blocks {
+            let (p, c, v) = (prior.get_attr(name), config.get_attr(name), planned.get_attr(name));
+            self.nested(nested, p, c, v, &path.attr(name));
         }
     }
 

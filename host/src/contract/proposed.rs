@@ -84,17 +84,11 @@ fn proposed_nested(nested: &NestedBlock, prior: &Value, config: &Value) -> Value
                 Value::Set(p) => p.as_slice(),
                 _ => &[],
             };
-            let mut used = vec![false; priors.len()];
+            let partners = pair_up(items, priors, |c, p| configured_as(block, c, p));
             let merged = items
                 .iter()
-                .map(|c| {
-                    let found = (0..priors.len()).find(|&i| !used[i] && configured_as(block, c, &priors[i]));
-                    let p = found.map_or(&Value::Null, |i| {
-                        used[i] = true;
-                        &priors[i]
-                    });
-                    proposed_element(block, p, c)
-                })
+                .zip(partners)
+                .map(|(c, partner)| proposed_element(block, partner.map_or(&Value::Null, |i| &priors[i]), c))
                 .collect();
             canonical_set(merged)
         }
@@ -131,17 +125,8 @@ fn configured_as(block: &Block, config: &Value, prior: &Value) -> bool {
                 },
                 Nesting::Set => match (blocks(c), blocks(p)) {
                     (Some(c), Some(p)) => {
-                        let mut used = vec![false; p.len()];
                         c.len() == p.len()
-                            && c.iter().all(|c| {
-                                match (0..p.len()).find(|&i| !used[i] && configured_as(inner, c, &p[i])) {
-                                    Some(i) => {
-                                        used[i] = true;
-                                        true
-                                    }
-                                    None => false,
-                                }
-                            })
+                            && pair_up(c, p, |c, p| configured_as(inner, c, p)).iter().all(Option::is_some)
                     }
                     _ => false,
                 },
@@ -165,4 +150,20 @@ fn blocks(v: &Value) -> Option<&[Value]> {
         Value::List(items) | Value::Set(items) => Some(items),
         _ => None,
     }
+}
+
+/// For each of `config`'s elements in turn, the first prior element not yet
+/// taken that `fits` it (greedy, as Terraform correlates set elements).
+fn pair_up(config: &[Value], priors: &[Value], fits: impl Fn(&Value, &Value) -> bool) -> Vec<Option<usize>> {
+    let mut taken = vec![false; priors.len()];
+    config
+        .iter()
+        .map(|c| {
+            let found = (0..priors.len()).find(|&i| !taken[i] && fits(c, &priors[i]));
+            if let Some(i) = found {
+                taken[i] = true;
+            }
+            found
+        })
+        .collect()
 }
