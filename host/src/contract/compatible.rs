@@ -2,7 +2,9 @@
 //! the first, and the new state with the plan (Terraform's
 //! `objchange.AssertObjectCompatible`, with no exemptions).
 
-use super::{RULE_KNOWN_UNCHANGED, RULE_NO_UNKNOWNS, Redactor, Violation, conform, finish, same};
+use std::collections::HashMap;
+
+use super::{RULE_KNOWN_UNCHANGED, RULE_NO_UNKNOWNS, Redactor, Violation, conform, finish, key, same};
 use crate::schema::Block;
 use crate::value::{Path, Value};
 
@@ -85,7 +87,10 @@ impl Compat<'_> {
     }
 
     fn value(&mut self, earlier: &Value, later: &Value, path: &Path) {
-        if earlier.is_unknown() {
+        // Identical values (the usual case) need no walk, and spare sets
+        // their quadratic correlation. Unknown in both is identical too:
+        // in a new state, `unknowns` has reported it.
+        if earlier.is_unknown() || same(earlier, later) {
             return;
         }
         if later.is_unknown() {
@@ -171,9 +176,25 @@ impl Compat<'_> {
     fn set(&mut self, earlier: &[Value], later: &[Value], path: &Path) {
         let mut earlier_ok = vec![false; earlier.len()];
         let mut later_ok = vec![false; later.len()];
+        let earlier_known: Vec<bool> = earlier.iter().map(Value::is_wholly_known).collect();
+        let later_known: Vec<bool> = later.iter().map(Value::is_wholly_known).collect();
+        // A wholly known element matches only an equal one: find those by
+        // key rather than comparing every pair (sets can be large).
+        let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+        for j in (0..later.len()).filter(|&j| later_known[j]) {
+            by_key.entry(key(&later[j])).or_default().push(j);
+        }
+        for i in (0..earlier.len()).filter(|&i| earlier_known[i]) {
+            if let Some(js) = by_key.get(&key(&earlier[i])) {
+                earlier_ok[i] = true;
+                js.iter().for_each(|&j| later_ok[j] = true);
+            }
+        }
+        // Pairs with unknowns on either side: a dry run each.
         for (i, x) in earlier.iter().enumerate() {
             for (j, y) in later.iter().enumerate() {
-                if self.fits(x, y, &path.index(j)) {
+                let settled = (earlier_known[i] && later_known[j]) || (earlier_ok[i] && later_ok[j]);
+                if !settled && self.fits(x, y, &path.index(j)) {
                     earlier_ok[i] = true;
                     later_ok[j] = true;
                 }

@@ -1,7 +1,7 @@
 //! Type conformance of a provider's answer, reporting every mismatch (where
 //! `Type::check` stops at the first).
 
-use super::{RULE_TYPE, Redactor, Violation, same};
+use super::{RULE_TYPE, Redactor, Violation, key};
 use crate::value::{Path, Type, Value};
 
 /// Every place where `v` does not conform to `ty`. Null and unknown conform
@@ -25,8 +25,9 @@ fn walk(r: &Redactor, ty: &Type, v: &Value, path: &Path, out: &mut Vec<Violation
         (Type::Set(t), Value::Set(items)) => {
             // A set holds each known element once; a provider that sends
             // duplicates on the wire has sent something that is not a set.
+            let mut seen = std::collections::HashSet::new();
             for (i, e) in items.iter().enumerate() {
-                if e.is_wholly_known() && items[..i].iter().any(|d| same(d, e)) {
+                if e.is_wholly_known() && !seen.insert(key(e)) {
                     let message = format!("the set holds the element {} more than once", r.show(&path.index(i), e));
                     wrong(path, message);
                 }

@@ -127,20 +127,70 @@ fn same_number(a: Number, b: Number) -> bool {
     }
 }
 
-/// Whether two sets hold the same elements, in any order. Greedy matching
-/// is exact because [`same`] is an equivalence.
+/// Whether two sets hold the same elements, in any order, each as often.
 fn same_elements(x: &[Value], y: &[Value]) -> bool {
     if x.len() != y.len() {
         return false;
     }
-    let mut used = vec![false; y.len()];
-    x.iter().all(|a| match (0..y.len()).find(|&j| !used[j] && same(a, &y[j])) {
-        Some(j) => {
-            used[j] = true;
-            true
+    let sorted = |v: &[Value]| {
+        let mut keys: Vec<String> = v.iter().map(key).collect();
+        keys.sort_unstable();
+        keys
+    };
+    sorted(x) == sorted(y)
+}
+
+/// A string that is equal for two values exactly when [`same`] says they
+/// are: lets sets be compared and searched by sorting and hashing instead
+/// of comparing every element with every other.
+fn key(v: &Value) -> String {
+    let mut out = String::new();
+    write_key(v, &mut out);
+    out
+}
+
+fn write_key(v: &Value, out: &mut String) {
+    let seq = |tag: &str, items: &mut dyn Iterator<Item = String>, out: &mut String| {
+        out.push_str(tag);
+        out.push('[');
+        for (i, k) in items.enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&k);
         }
-        None => false,
-    })
+        out.push(']');
+    };
+    match v {
+        Value::Null => out.push('n'),
+        Value::Unknown => out.push('u'),
+        Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
+        // Whole floats are integers (`Number::from_f64`); other floats are
+        // equal exactly when their bits are.
+        Value::Number(n) => match *n {
+            Number::Float(f) => match Number::from_f64(f) {
+                Number::Int(i) => out.push_str(&format!("i{i}")),
+                Number::Float(f) => out.push_str(&format!("f{:x}", f.to_bits())),
+            },
+            Number::Int(i) => out.push_str(&format!("i{i}")),
+        },
+        Value::String(s) => {
+            out.push('s');
+            out.push_str(&quote(s));
+        }
+        Value::List(items) => seq("l", &mut items.iter().map(key), out),
+        Value::Tuple(items) => seq("T", &mut items.iter().map(key), out),
+        Value::Set(items) => {
+            let mut keys: Vec<String> = items.iter().map(key).collect();
+            keys.sort_unstable();
+            seq("S", &mut keys.into_iter(), out)
+        }
+        Value::Map(m) => seq("m", &mut m.iter().map(|(k, e)| format!("{}:{}", quote(k), key(e))), out),
+        // An absent attribute is null, so null ones are left out.
+        Value::Object(m) => {
+            seq("o", &mut m.iter().filter(|(_, e)| !e.is_null()).map(|(k, e)| format!("{}:{}", quote(k), key(e))), out)
+        }
+    }
 }
 
 /// A set in canonical order (as [`Value::set`] orders it), with duplicates
@@ -148,13 +198,9 @@ fn same_elements(x: &[Value], y: &[Value]) -> bool {
 /// inside may turn out different, so both are kept (as cty does).
 fn canonical_set(mut elements: Vec<Value>) -> Value {
     elements.sort_by_cached_key(|v| serde_json::to_string(&crate::value::to_json(v)).unwrap_or_default());
-    let mut out: Vec<Value> = Vec::with_capacity(elements.len());
-    for e in elements {
-        if !(e.is_wholly_known() && out.iter().any(|o| same(o, &e))) {
-            out.push(e);
-        }
-    }
-    Value::Set(out)
+    let mut seen = std::collections::HashSet::new();
+    elements.retain(|e| !e.is_wholly_known() || seen.insert(key(e)));
+    Value::Set(elements)
 }
 
 /// Decides what must not be shown: attributes the schema marks sensitive,
@@ -348,5 +394,33 @@ mod tests {
         let set = canonical_set(vec![Value::Unknown, Value::string("b"), Value::Unknown, Value::string("b")]);
         assert_eq!(set.elements().map(<[Value]>::len), Some(3));
         assert_eq!(rule_id(RULE_TYPE), Some("type"));
+    }
+
+    #[test]
+    fn keys_agree_with_same() {
+        let values = [
+            Value::Null,
+            Value::Unknown,
+            Value::int(1),
+            Value::Number(Number::Float(1.0)),
+            Value::Number(Number::Float(0.5)),
+            Value::string("1"),
+            Value::string("a,b"),
+            Value::List(vec![Value::string("a"), Value::string("b")]),
+            Value::List(vec![Value::string("a,b")]),
+            Value::Tuple(vec![Value::string("a"), Value::string("b")]),
+            Value::Set(vec![Value::string("b"), Value::string("a")]),
+            Value::Set(vec![Value::string("a"), Value::string("b"), Value::string("b")]),
+            Value::object([("a", Value::Null)]),
+            Value::object([("b", Value::int(1))]),
+            Value::Map([("b".to_string(), Value::int(1))].into()),
+            Value::Map([("a".to_string(), Value::Null)].into()),
+            Value::object(Vec::<(String, Value)>::new()),
+        ];
+        for a in &values {
+            for b in &values {
+                assert_eq!(key(a) == key(b), same(a, b), "{a:?} vs {b:?}");
+            }
+        }
     }
 }

@@ -252,14 +252,24 @@ impl Plan<'_> {
         if planned.len() > config.len() {
             return self.count_mismatch(path, planned.len(), config.len());
         }
-        let fits = |c: &Value, p: &Value| {
-            std::iter::once(&Value::Null).chain(priors).any(|prior| self.fits(block, prior, c, p, path))
-        };
         let mut planned_ok = vec![false; planned.len()];
         let mut config_ok = vec![false; config.len()];
+        // Usually a planned block is its configured block plus computed
+        // values: pair them with no prior first. Prior blocks (for values
+        // the provider kept from them) are tried only for the blocks left
+        // over, which keeps large sets of blocks quadratic, not cubic.
         for (i, p) in planned.iter().enumerate() {
             for (j, c) in config.iter().enumerate() {
-                if fits(c, p) {
+                if self.fits(block, &Value::Null, c, p, path) {
+                    planned_ok[i] = true;
+                    config_ok[j] = true;
+                }
+            }
+        }
+        let with_a_prior = |c: &Value, p: &Value| priors.iter().any(|prior| self.fits(block, prior, c, p, path));
+        for (i, p) in planned.iter().enumerate() {
+            for (j, c) in config.iter().enumerate() {
+                if !(planned_ok[i] && config_ok[j]) && with_a_prior(c, p) {
                     planned_ok[i] = true;
                     config_ok[j] = true;
                 }
