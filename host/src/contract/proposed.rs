@@ -1,0 +1,169 @@
+//! The proposed new state: the merge the host performs before it asks a
+//! provider to plan (Terraform's `objchange.ProposedNew`).
+
+use std::collections::BTreeMap;
+
+use super::{canonical_set, same};
+use crate::schema::{Block, NestedBlock, Nesting};
+use crate::value::Value;
+
+/// The proposed new state: configured values where the configuration sets
+/// them; for computed attributes it leaves null, the prior value. Nested
+/// blocks are merged recursively, correlated with prior blocks by index
+/// (lists), by key (maps), or by their configurable content (sets). Blocks
+/// the configuration does not have are gone; blocks it adds have null
+/// computed attributes.
+///
+/// A null prior (create) proposes the configuration as it is, and a null
+/// configuration (delete) proposes null. An unknown configuration, or an
+/// unknown collection of blocks, stays unknown.
+pub fn proposed_new(schema: &Block, prior: &Value, config: &Value) -> Value {
+    proposed_element(schema, prior, config)
+}
+
+/// One object of `block`: the resource itself, a single block, or one
+/// element of a collection of blocks.
+fn proposed_element(block: &Block, prior: &Value, config: &Value) -> Value {
+    let Value::Object(_) = config else {
+        // Null (absent or deleted), unknown, or the wrong shape, which the
+        // provider's answer will be checked against anyway.
+        return config.clone();
+    };
+    // A missing prior is an object of nulls: nothing to carry over.
+    let prior = if matches!(prior, Value::Object(_)) { prior } else { &Value::Null };
+    let mut out = BTreeMap::new();
+    for (name, attr) in &block.attributes {
+        let c = config.get_attr(name);
+        let v = if attr.computed && c.is_null() { prior.get_attr(name) } else { c };
+        out.insert(name.clone(), v.clone());
+    }
+    for (name, nested) in &block.blocks {
+        out.insert(name.clone(), proposed_nested(nested, prior.get_attr(name), config.get_attr(name)));
+    }
+    Value::Object(out)
+}
+
+fn proposed_nested(nested: &NestedBlock, prior: &Value, config: &Value) -> Value {
+    let block = &nested.block;
+    match (nested.nesting, config) {
+        (Nesting::Single, _) => proposed_element(block, prior, config),
+        (Nesting::List, Value::List(items)) => {
+            let priors = match prior {
+                Value::List(p) => p.as_slice(),
+                _ => &[],
+            };
+            Value::List(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| proposed_element(block, priors.get(i).unwrap_or(&Value::Null), c))
+                    .collect(),
+            )
+        }
+        (Nesting::Map, Value::Map(items)) => {
+            let priors = match prior {
+                Value::Map(p) => Some(p),
+                _ => None,
+            };
+            Value::Map(
+                items
+                    .iter()
+                    .map(|(k, c)| {
+                        let p = priors.and_then(|p| p.get(k)).unwrap_or(&Value::Null);
+                        (k.clone(), proposed_element(block, p, c))
+                    })
+                    .collect(),
+            )
+        }
+        (Nesting::Set, Value::Set(items)) => {
+            // Set elements have no identity but their content: a prior block
+            // carries its computed values over only to a configured block
+            // with the same configurable content. Each prior block is used
+            // once.
+            let priors = match prior {
+                Value::Set(p) => p.as_slice(),
+                _ => &[],
+            };
+            let partners = pair_up(items, priors, |c, p| configured_as(block, c, p));
+            let merged = items
+                .iter()
+                .zip(partners)
+                .map(|(c, partner)| proposed_element(block, partner.map_or(&Value::Null, |i| &priors[i]), c))
+                .collect();
+            canonical_set(merged)
+        }
+        // Null, unknown (a `dynamic` block with an unknown `for_each`), or
+        // the wrong shape: the configuration as it is.
+        _ => config.clone(),
+    }
+}
+
+/// Whether the prior object `prior` is what the configured object `config`
+/// describes: every attribute the configuration decides is equal, and an
+/// optional+computed attribute the configuration leaves null may have any
+/// prior value (the provider chose it). Computed-only attributes do not
+/// count. Unknown configured values match nothing.
+fn configured_as(block: &Block, config: &Value, prior: &Value) -> bool {
+    let (Value::Object(_), Value::Object(_)) = (config, prior) else {
+        return false;
+    };
+    let attributes_match = block.attributes.iter().all(|(name, attr)| {
+        let c = config.get_attr(name);
+        (attr.computed && c.is_null()) || same(c, prior.get_attr(name))
+    });
+    attributes_match
+        && block.blocks.iter().all(|(name, nested)| {
+            let (c, p) = (config.get_attr(name), prior.get_attr(name));
+            let inner = &nested.block;
+            match nested.nesting {
+                Nesting::Single => (c.is_null() && p.is_null()) || configured_as(inner, c, p),
+                Nesting::List => match (blocks(c), blocks(p)) {
+                    (Some(c), Some(p)) => {
+                        c.len() == p.len() && c.iter().zip(p).all(|(c, p)| configured_as(inner, c, p))
+                    }
+                    _ => false,
+                },
+                Nesting::Set => match (blocks(c), blocks(p)) {
+                    (Some(c), Some(p)) => {
+                        c.len() == p.len()
+                            && pair_up(c, p, |c, p| configured_as(inner, c, p)).iter().all(Option::is_some)
+                    }
+                    _ => false,
+                },
+                Nesting::Map => match (c, p) {
+                    (Value::Null, Value::Null) => true,
+                    (Value::Map(c), Value::Map(p)) => {
+                        c.len() == p.len()
+                            && c.iter().all(|(k, c)| p.get(k).is_some_and(|p| configured_as(inner, c, p)))
+                    }
+                    (Value::Null, Value::Map(m)) | (Value::Map(m), Value::Null) => m.is_empty(),
+                    _ => false,
+                },
+            }
+        })
+}
+
+/// The blocks of a list or set of blocks; null counts as no blocks.
+fn blocks(v: &Value) -> Option<&[Value]> {
+    match v {
+        Value::Null => Some(&[]),
+        Value::List(items) | Value::Set(items) => Some(items),
+        _ => None,
+    }
+}
+
+/// For each of `config`'s elements in turn, the first prior element not yet
+/// taken that `fits` it (greedy, as Terraform correlates set elements).
+fn pair_up(config: &[Value], priors: &[Value], fits: impl Fn(&Value, &Value) -> bool) -> Vec<Option<usize>> {
+    let mut taken = vec![false; priors.len()];
+    config
+        .iter()
+        .map(|c| {
+            let found = (0..priors.len()).find(|&i| !taken[i] && fits(c, &priors[i]));
+            if let Some(i) = found {
+                taken[i] = true;
+            }
+            found
+        })
+        .collect()
+}
