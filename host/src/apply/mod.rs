@@ -232,12 +232,15 @@ impl Shared {
         };
         let response = provider
             .apply_resource(request)
-            .map_err(|e| CheckedCallError::Call(change.addr.clone(), e).into_diagnostics(&location))?;
+            .map_err(|e| CheckedCallError::Call(change.addr.clone(), Box::new(e)).into_diagnostics(&location))?;
         let valid = contract::check_compatible(&schema.block, &replanned.planned_state, &response.new_state, true);
         if response.diagnostics.iter().any(Diagnostic::is_error) {
-            // A create that failed part-way but returned a valid object is
-            // recorded as tainted, so that the next plan replaces it.
-            if creating && !response.new_state.is_null() && response.new_state.is_wholly_known() {
+            // A create that failed part-way but returned an object of the
+            // right shape is recorded as tainted, so that the next plan
+            // replaces it; anything else from a failed answer is dropped.
+            let recordable = response.new_state.is_wholly_known()
+                && schema.block.implied_type().check(&response.new_state).is_ok();
+            if creating && !response.new_state.is_null() && recordable {
                 self.record(change, schema, &response.new_state, &response.private, InstanceStatus::Tainted)?;
             }
             return Err(
@@ -278,7 +281,7 @@ impl Shared {
         };
         let response = provider
             .apply_resource(request)
-            .map_err(|e| CheckedCallError::Call(change.addr.clone(), e).into_diagnostics(&location))?;
+            .map_err(|e| CheckedCallError::Call(change.addr.clone(), Box::new(e)).into_diagnostics(&location))?;
         if response.diagnostics.iter().any(Diagnostic::is_error) {
             return Err(
                 CheckedCallError::Reported(change.addr.clone(), response.diagnostics).into_diagnostics(&location)

@@ -193,7 +193,7 @@ impl InstancePlanner<'_> {
 /// Why a checked provider call failed.
 pub enum CheckedCallError {
     /// The call itself failed (trap, timeout).
-    Call(InstanceAddr, CallError),
+    Call(InstanceAddr, Box<CallError>),
     /// The provider reported errors.
     Reported(InstanceAddr, Vec<Diagnostic>),
     /// The answer broke the contract.
@@ -229,7 +229,7 @@ pub fn plan_checked(
         config: config.clone(),
         prior_private: private.to_vec(),
     };
-    let response = provider.plan_resource(request).map_err(|e| CheckedCallError::Call(addr.clone(), e))?;
+    let response = provider.plan_resource(request).map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
     if response.diagnostics.iter().any(Diagnostic::is_error) {
         return Err(CheckedCallError::Reported(addr.clone(), response.diagnostics));
     }
@@ -249,7 +249,7 @@ pub fn read_data_checked(
 ) -> Result<Value, CheckedCallError> {
     let (state, diags) = provider
         .read_data_source(&addr.resource.type_name, config)
-        .map_err(|e| CheckedCallError::Call(addr.clone(), e))?;
+        .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
     if diags.iter().any(Diagnostic::is_error) {
         return Err(CheckedCallError::Reported(addr.clone(), diags));
     }

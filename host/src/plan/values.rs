@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::addr::{InstanceAddr, InstanceKey, ResourceAddr};
 use crate::config::{self, EvalContext, Resource};
 use crate::diag::Diagnostic;
-use crate::value::{Number, Value};
+use crate::value::Value;
 
 /// How many instances a resource block has.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,49 +41,19 @@ impl Expansion {
     }
 }
 
-/// Evaluates `count` or `for_each` of a resource block; both must be known
-/// when planning, as in Terraform.
+/// Evaluates `count` or `for_each` of a resource block (both must be known
+/// when planning, as in Terraform; `config::instances` says why not).
 pub fn expand(resource: &Resource, ctx: &EvalContext) -> Result<Expansion, Vec<Diagnostic>> {
-    let located = |summary: &str, detail: String, expr: &config::Expression| {
-        vec![Diagnostic::error(summary).at(&expr.location).with_detail(detail)]
-    };
-    if let Some(expr) = &resource.count {
-        return match config::eval(expr, ctx)? {
-            Value::Number(Number::Int(n)) if n >= 0 => Ok(Expansion::Count(n)),
-            Value::Unknown => Err(located(
-                "Invalid count argument",
-                "The count value depends on values known only after apply; it must be known when planning.".into(),
-                expr,
-            )),
-            other => Err(located(
-                "Invalid count argument",
-                format!("count must be a whole number, zero or more; got {}.", other.to_hcl()),
-                expr,
-            )),
-        };
-    }
-    if let Some(expr) = &resource.for_each {
-        let value = config::eval(expr, ctx)?;
-        let entries: Option<BTreeMap<String, Value>> = match &value {
-            Value::Map(m) | Value::Object(m) => Some(m.clone()),
-            Value::Set(items) => items.iter().map(|v| v.as_str().map(|s| (s.to_string(), v.clone()))).collect(),
-            _ => None,
-        };
-        return match entries {
-            _ if !value.is_wholly_known() => Err(located(
-                "Invalid for_each argument",
-                "The for_each value depends on values known only after apply; it must be known when planning.".into(),
-                expr,
-            )),
-            Some(m) => Ok(Expansion::ForEach(m)),
-            None => Err(located(
-                "Invalid for_each argument",
-                format!("for_each must be a map, or a set of strings; got {}.", value.kind_name()),
-                expr,
-            )),
-        };
-    }
-    Ok(Expansion::Single)
+    let instances = config::instances(resource, ctx)?;
+    Ok(if resource.count.is_some() {
+        Expansion::Count(instances.len() as i64)
+    } else if resource.for_each.is_some() {
+        Expansion::ForEach(
+            instances.into_iter().filter_map(|i| i.each.and_then(|(k, v)| Some((k.as_str()?.to_string(), v)))).collect(),
+        )
+    } else {
+        Expansion::Single
+    })
 }
 
 /// The context for evaluating one instance: `count.index` or `each.*` set.

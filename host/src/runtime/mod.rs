@@ -9,7 +9,7 @@
 //! (`instance`, `pool`), and the providers bundled into the binary
 //! ([`builtin`]).
 //!
-//! ```ignore
+//! ```text
 //! let runtime = Runtime::new()?;
 //! let loaded = runtime.load("local", builtin("local").unwrap())?;
 //! let sandbox = Sandbox::resolve(config_dir, &["./out".into()], &[])?;

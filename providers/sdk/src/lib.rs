@@ -89,7 +89,7 @@ pub mod __private {
 /// Export a [`Provider`] implementation as the component's `cairn:provider`
 /// interface. Call it exactly once, at the top level of the provider crate:
 ///
-/// ```ignore
+/// ```text
 /// cairn_sdk::export_provider!(MyProvider);
 /// ```
 ///

@@ -40,7 +40,7 @@ pub trait Provider: Sized + 'static {
     /// create. Override it to declare requires-replace attributes or
     /// defaults:
     ///
-    /// ```ignore
+    /// ```text
     /// fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
     ///     Ok(PlanResponse::from_proposed(&req)
     ///         .requires_replace(["filename", "content"])
