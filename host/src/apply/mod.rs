@@ -238,8 +238,8 @@ impl Shared {
             // A create that failed part-way but returned an object of the
             // right shape is recorded as tainted, so that the next plan
             // replaces it; anything else from a failed answer is dropped.
-            let recordable = response.new_state.is_wholly_known()
-                && schema.block.implied_type().check(&response.new_state).is_ok();
+            let recordable =
+                response.new_state.is_wholly_known() && schema.block.implied_type().check(&response.new_state).is_ok();
             if creating && !response.new_state.is_null() && recordable {
                 self.record(change, schema, &response.new_state, &response.private, InstanceStatus::Tainted)?;
             }

@@ -217,9 +217,9 @@ impl Workspace {
         Ok(Workspace { state_path: dir.join(STATE_FILE), config, graph, variables, colors })
     }
 
-    fn start_providers(&self, runtime: &Runtime, state: &State) -> Result<Providers> {
+    fn start_providers(&self, runtime: &Runtime, state: &State, intent: registry::Intent) -> Result<Providers> {
         let names = registry::needed_providers(&self.config, state);
-        registry::start(runtime, &self.config, &names, &self.variables).map_err(diagnostics)
+        registry::start(runtime, &self.config, &names, &self.variables, intent).map_err(diagnostics)
     }
 
     fn plan(&self, providers: &Providers, state: &State, run: &RunFlags, destroy: bool) -> Result<Plan> {
@@ -293,7 +293,7 @@ fn plan(common: &Common, run: &RunFlags, detailed_exitcode: bool, destroy: bool)
     let backend = LocalBackend::open(&ws.state_path)?;
     let state = backend.read()?;
     let runtime = Runtime::new()?;
-    let providers = ws.start_providers(&runtime, &state)?;
+    let providers = ws.start_providers(&runtime, &state, registry::Intent::Inspect)?;
     let plan = ws.plan(&providers, &state, run, destroy)?;
     print!("{}", render_plan(&plan, &providers, ws.colors));
     Ok(if detailed_exitcode && plan.has_changes() { 2 } else { 0 })
@@ -304,7 +304,7 @@ fn apply(common: &Common, run: &RunFlags, auto_approve: bool, destroy: bool) -> 
     let backend = LocalBackend::open(&ws.state_path)?;
     let state = backend.read()?;
     let runtime = Runtime::new()?;
-    let providers = ws.start_providers(&runtime, &state)?;
+    let providers = ws.start_providers(&runtime, &state, registry::Intent::Change)?;
     let plan = ws.plan(&providers, &state, run, destroy)?;
     print!("{}", render_plan(&plan, &providers, ws.colors));
     if !plan.has_changes() {
@@ -435,7 +435,7 @@ fn graph(common: &Common, kind: &str) -> Result<i32> {
         "apply" => {
             let state = LocalBackend::open_read_only(&ws.state_path).read()?;
             let runtime = Runtime::new()?;
-            let providers = ws.start_providers(&runtime, &state)?;
+            let providers = ws.start_providers(&runtime, &state, registry::Intent::Inspect)?;
             let run = RunFlags { parallelism: 10, refresh: true };
             let plan = ws.plan(&providers, &state, &run, false)?;
             print!("{}", crate::apply::graph::to_dot(&crate::apply::graph::build(&plan, &ws.graph)));

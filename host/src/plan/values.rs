@@ -49,7 +49,10 @@ pub fn expand(resource: &Resource, ctx: &EvalContext) -> Result<Expansion, Vec<D
         Expansion::Count(instances.len() as i64)
     } else if resource.for_each.is_some() {
         Expansion::ForEach(
-            instances.into_iter().filter_map(|i| i.each.and_then(|(k, v)| Some((k.as_str()?.to_string(), v)))).collect(),
+            instances
+                .into_iter()
+                .filter_map(|i| i.each.and_then(|(k, v)| Some((k.as_str()?.to_string(), v))))
+                .collect(),
         )
     } else {
         Expansion::Single

@@ -91,6 +91,15 @@ fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> R
     let location = s.location.clone().unwrap_or_else(|| block.location.clone());
     let mut sandbox = Sandbox::resolve(&config.dir, &strings(&s.read_write), &strings(&s.read_only))
         .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}")).at(&location)])?;
+    if let Some((host, at)) = s.allowed_hosts.first() {
+        // Refuse rather than ignore: an operator who grants a host expects it
+        // to be reachable, and nothing would tell them why it is not.
+        return Err(vec![
+            Diagnostic::error(format!("provider {name:?}: sandbox.allowed_hosts ({host:?}) is not supported yet"))
+                .at(at)
+                .with_detail("Providers have no network access in this version of cairn; remove allowed_hosts."),
+        ]);
+    }
     for (var, _) in &s.env {
         if let Ok(v) = std::env::var(var) {
             sandbox.env.push((var.clone(), v));
@@ -105,17 +114,36 @@ fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> R
     Ok(sandbox)
 }
 
+/// Whether a run may change things: only then are granted read-write
+/// directories created, so that validate and plan leave no trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// validate, plan, show.
+    Inspect,
+    /// apply, destroy.
+    Change,
+}
+
 /// Loads and configures every provider in `names`.
 pub fn start(
     runtime: &Runtime,
     config: &Config,
     names: &BTreeSet<String>,
     variables: &BTreeMap<String, Value>,
+    intent: Intent,
 ) -> Result<Providers, Vec<Diagnostic>> {
     let mut providers = BTreeMap::new();
     let mut errors = Vec::new();
     for name in names {
-        match load(runtime, config, name).and_then(|l| configure(config, name, l, variables)) {
+        let started = load(runtime, config, name).and_then(|l| {
+            if intent == Intent::Change {
+                l.sandbox
+                    .create_writable_dirs()
+                    .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}"))])?;
+            }
+            configure(config, name, l, variables)
+        });
+        match started {
             Ok(p) => {
                 providers.insert(name.clone(), p);
             }

@@ -59,18 +59,17 @@ impl Default for Sandbox {
 
 impl Sandbox {
     /// A sandbox with directories granted as the operator wrote them in the
-    /// configuration: relative paths are relative to `config_dir`. Read-write
-    /// directories that do not exist are created; read-only ones must exist.
-    /// Environment and limits are the defaults.
+    /// configuration: relative paths are relative to `config_dir`. Read-only
+    /// directories must exist; read-write ones are created by
+    /// [`Sandbox::create_writable_dirs`] when a run is about to change
+    /// things, so that validating or planning leaves no trace. Environment
+    /// and limits are the defaults.
     pub fn resolve(config_dir: &Path, read_write: &[String], read_only: &[String]) -> Result<Sandbox, String> {
         let config_dir = std::path::absolute(config_dir)
             .map_err(|e| format!("cannot resolve the configuration directory {}: {e}", config_dir.display()))?;
         let mut sandbox = Sandbox::default();
         for written in read_write {
-            let grant = Grant::resolve(&config_dir, written)?;
-            std::fs::create_dir_all(&grant.host)
-                .map_err(|e| format!("cannot create the directory {written:?} ({}): {e}", grant.host.display()))?;
-            sandbox.read_write.push(grant);
+            sandbox.read_write.push(Grant::resolve(&config_dir, written)?);
         }
         for written in read_only {
             let grant = Grant::resolve(&config_dir, written)?;
@@ -98,14 +97,31 @@ impl Sandbox {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
-        for (grants, perms) in [(&self.read_write, FsPerms::ReadWrite), (&self.read_only, FsPerms::ReadOnly)] {
-            for grant in grants {
+        for (grants, perms, writable) in
+            [(&self.read_write, FsPerms::ReadWrite, true), (&self.read_only, FsPerms::ReadOnly, false)]
+        {
+            // A writable grant that does not exist yet holds nothing to read;
+            // it appears once `create_writable_dirs` has made it.
+            for grant in grants.iter().filter(|g| !writable || g.host.is_dir()) {
                 builder
                     .preopened_dir(&grant.host, &grant.guest, perms)
                     .map_err(|e| format!("cannot open the granted directory {}: {e}", grant.host.display()))?;
             }
         }
         Ok(builder.build())
+    }
+}
+
+impl Sandbox {
+    /// Creates the read-write directories that do not exist yet: a grant
+    /// of `./out` lets a provider write `out/site.txt` on the first apply.
+    pub fn create_writable_dirs(&self) -> Result<(), String> {
+        for grant in &self.read_write {
+            std::fs::create_dir_all(&grant.host).map_err(|e| {
+                format!("cannot create the directory {:?} ({}): {e}", grant.guest, grant.host.display())
+            })?;
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,199 @@
+//! The other commands — validate, show, graph, providers schema — and the
+//! configuration features a Terraform user reaches for first: data sources,
+//! variables, locals, count and for_each.
+
+use cairn_e2e::Workdir;
+
+#[test]
+fn validate_accepts_a_good_configuration_without_touching_anything() {
+    let w = Workdir::example("quickstart");
+    let run = w.cairn(&["validate"]).success();
+    assert!(run.stdout.contains("The configuration is valid."), "{}", run.all());
+    assert!(w.state().is_none(), "validate must not write a state");
+    assert!(!w.exists("out"), "validate must not run the providers' apply");
+}
+
+#[test]
+fn show_prints_the_state_with_sensitive_values_hidden() {
+    let w = Workdir::example("quickstart");
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let password = w.attributes("random_password.secret")["result"].as_str().unwrap().to_string();
+    assert_eq!(password.len(), 20);
+
+    let show = w.cairn(&["show"]).success();
+    assert!(show.stdout.contains("# random_password.secret:"), "{}", show.all());
+    assert!(show.stdout.contains("result = (sensitive value)"), "{}", show.all());
+    assert!(!show.stdout.contains(&password), "show must not print a sensitive value:\n{}", show.all());
+    assert!(show.stdout.contains("filename = \"out/hello.txt\""), "{}", show.all());
+
+    let json = w.cairn(&["show", "-json"]).success();
+    let state: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(state["format_version"], 1);
+    assert_eq!(state["resources"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn graph_prints_dot_with_the_dependencies() {
+    let w = Workdir::example("quickstart");
+    let run = w.cairn(&["graph"]).success();
+    assert!(run.stdout.starts_with("digraph"), "{}", run.all());
+    assert!(run.stdout.contains("\"local_file.hello\" -> \"local.lines\""), "{}", run.all());
+    assert!(run.stdout.contains("\"local.lines\" -> \"random_id.run\""), "{}", run.all());
+}
+
+#[test]
+fn providers_schema_describes_the_bundled_providers() {
+    let w = Workdir::example("quickstart");
+    let run = w.cairn(&["providers", "schema"]).success();
+    assert!(run.stdout.contains("resource \"local_file\""), "{}", run.all());
+    assert!(run.stdout.contains("filename: string (required)"), "{}", run.all());
+    assert!(run.stdout.contains("result: string (computed, sensitive)"), "{}", run.all());
+
+    let json = w.cairn(&["providers", "schema", "-json"]).success();
+    let schemas: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let keepers = &schemas["random"]["resource_schemas"]["random_id"]["block"]["attributes"]["keepers"];
+    assert_eq!(keepers["type"], serde_json::json!(["map", "string"]));
+    assert_eq!(keepers["optional"], true);
+}
+
+#[test]
+fn a_data_source_reads_a_granted_file_and_feeds_a_resource() {
+    let w = Workdir::new();
+    w.write("templates/greeting.txt", "hi there");
+    w.write(
+        "main.tf",
+        r#"
+provider "local" {
+  sandbox {
+    read_only  = ["./templates"]
+    read_write = ["./out"]
+  }
+}
+
+data "local_file" "greeting" {
+  filename = "templates/greeting.txt"
+}
+
+resource "local_file" "copy" {
+  filename = "out/copy.txt"
+  content  = upper(data.local_file.greeting.content)
+}
+"#,
+    );
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.read("out/copy.txt"), "HI THERE", "{}", run.all());
+    w.cairn(&["plan", "-detailed-exitcode"]).success();
+}
+
+#[test]
+fn a_read_only_grant_cannot_be_written() {
+    let w = Workdir::new();
+    w.write("templates/keep.txt", "original");
+    w.write(
+        "main.tf",
+        r#"
+provider "local" {
+  sandbox {
+    read_only = ["./templates"]
+  }
+}
+
+resource "local_file" "overwrite" {
+  filename = "templates/keep.txt"
+  content  = "changed"
+}
+"#,
+    );
+    let run = w.cairn(&["apply", "-auto-approve"]).failure();
+    assert!(run.stderr.contains("local_file.overwrite"), "{}", run.all());
+    assert_eq!(w.read("templates/keep.txt"), "original");
+}
+
+#[test]
+fn count_for_each_locals_and_functions_work_together() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+provider "local" {
+  sandbox {
+    read_write = ["./out"]
+  }
+}
+
+variable "pages" {
+  type    = map(string)
+  default = { index = "Home", about = "About us" }
+}
+
+locals {
+  footer = format("-- %s --", lower("CAIRN"))
+}
+
+resource "local_file" "page" {
+  for_each = var.pages
+  filename = "out/${each.key}.html"
+  content  = "<h1>${each.value}</h1>${local.footer}"
+}
+
+resource "random_id" "n" {
+  count       = 2
+  byte_length = 2 + count.index
+}
+
+output "lengths" {
+  value = [for r in random_id.n : length(r.hex)]
+}
+
+output "files" {
+  value = jsonencode(sort([for p in local_file.page : p.filename]))
+}
+"#,
+    );
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.read("out/index.html"), "<h1>Home</h1>-- cairn --");
+    assert_eq!(w.read("out/about.html"), "<h1>About us</h1>-- cairn --");
+    let addrs = w.addresses();
+    for a in [r#"local_file.page["about"]"#, r#"local_file.page["index"]"#, "random_id.n[0]", "random_id.n[1]"] {
+        assert!(addrs.contains(&a.to_string()), "{a} missing from {addrs:?}\n{}", run.all());
+    }
+    let outputs = &w.state().unwrap()["outputs"];
+    assert_eq!(outputs["lengths"]["value"], serde_json::json!([4, 6]));
+    assert_eq!(outputs["files"]["value"], r#"["out/about.html","out/index.html"]"#);
+    w.cairn(&["plan", "-detailed-exitcode"]).success();
+
+    // Dropping a key destroys just that instance.
+    w.write("main.tf", &w.read("main.tf").replace(", about = \"About us\"", ""));
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("Resources: 0 added, 0 changed, 1 destroyed."), "{}", run.all());
+    assert!(!w.exists("out/about.html"));
+    assert!(w.exists("out/index.html"));
+}
+
+#[test]
+fn variables_come_from_flags_then_environment_then_defaults() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+variable "word" {
+  default = "default"
+}
+
+resource "null_data" "echo" {
+  input = var.word
+}
+
+output "word" {
+  value = null_data.echo.output
+}
+"#,
+    );
+    w.cairn_env(&["apply", "-auto-approve"], &[("CAIRN_VAR_word", "from-env")]).success();
+    assert_eq!(w.state().unwrap()["outputs"]["word"]["value"], "from-env");
+    w.cairn_env(&["apply", "-auto-approve", "-var", "word=from-flag"], &[("CAIRN_VAR_word", "from-env")]).success();
+    assert_eq!(w.state().unwrap()["outputs"]["word"]["value"], "from-flag");
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("~ input  = \"from-flag\" -> \"default\""), "updated in place:\n{}", run.all());
+    assert_eq!(w.state().unwrap()["outputs"]["word"]["value"], "default");
+}
