@@ -184,7 +184,10 @@ mod tests {
         let sandbox = Sandbox::resolve(config.path(), &["./out".into()], &[]).unwrap();
         let out = &sandbox.read_write[0];
         assert_eq!(out.host, config.path().join("./out"));
-        assert!(out.host.is_absolute() && out.host.is_dir(), "read-write dirs are created");
+        assert!(out.host.is_absolute());
+        assert!(!out.host.exists(), "resolving a grant changes nothing on disk");
+        sandbox.create_writable_dirs().unwrap();
+        assert!(out.host.is_dir(), "read-write dirs are created before an apply");
         assert_eq!(out.guest, "out");
         assert!(sandbox.env.is_empty() && sandbox.read_only.is_empty());
         assert_eq!((sandbox.memory_limit, sandbox.call_timeout), (512 << 20, Duration::from_secs(60)));

@@ -202,6 +202,7 @@ fn files_are_reachable_only_through_grants() {
     std::fs::create_dir_all(config_dir.join("secret")).unwrap();
     std::fs::write(config_dir.join("data/in.txt"), "input").unwrap();
     let sandbox = Sandbox::resolve(&config_dir, &["./out".into()], &["data".into()]).unwrap();
+    sandbox.create_writable_dirs().unwrap();
     let provider = misbehave(sandbox);
     let config = Value::object([
         (
@@ -363,6 +364,7 @@ fn the_bundled_local_provider_writes_inside_its_grant_only() {
     let config_dir = tempfile::tempdir().unwrap();
     let runtime = Runtime::with_cache_dir(None).unwrap();
     let sandbox = Sandbox::resolve(config_dir.path(), &["./out".into()], &[]).unwrap();
+    sandbox.create_writable_dirs().unwrap();
     let provider = runtime.load("local", wasm).unwrap().configure(sandbox, Value::Null).unwrap();
     let create = |filename: &str| {
         let set = [("filename", Value::string(filename)), ("content", Value::string("hi"))];
