@@ -12,7 +12,8 @@ use crate::value::{Path, Value, quote};
 /// Checks a planned state against config and prior state (`PlanResourceChange` rules):
 /// - every value conforms to the schema type;
 /// - a configured (non-null) attribute is planned exactly as configured, or
-///   as its prior value; an unknown configured value stays unknown;
+///   as its prior value; an unknown configured value may stay unknown or
+///   become known;
 /// - an attribute the configuration leaves null is planned null unless it is
 ///   computed; computed-only attributes may be planned freely;
 /// - nested blocks keep the number (and, for maps, the keys) the
@@ -127,6 +128,13 @@ impl Plan<'_> {
         // to say the new configuration means the same (e.g. JSON that
         // differs only in whitespace).
         if same(planned, prior) && !prior.is_null() && !config.is_null() {
+            return;
+        }
+        // A configured value not known yet may be planned unknown or as a
+        // known value the provider can already predict (issue #3); the
+        // re-plan at apply time then holds the provider to it, since the
+        // second plan must keep both the configuration and the first plan.
+        if config.is_unknown() {
             return;
         }
         // A computed-only attribute is the provider's to plan, and so is an
