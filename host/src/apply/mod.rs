@@ -165,12 +165,10 @@ impl Shared {
     fn eval_context(&self, instance: Option<&InstanceAddr>) -> EvalContext {
         let (values, locals) = &*self.values.lock().unwrap();
         let mut ctx = EvalContext {
-            dir: self.applier.config.dir.clone(),
             variables: self.applier.variables.clone(),
             locals: locals.clone(),
             resources: values.snapshot(),
-            count_index: None,
-            each: None,
+            ..EvalContext::new(&self.applier.config.dir)
         };
         if let Some(addr) = instance
             && let Some(expansion) = self.applier.plan.expansions.get(&addr.resource)

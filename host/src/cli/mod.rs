@@ -254,15 +254,12 @@ fn validate(common: &Common) -> Result<i32> {
         }
     }
     // Every resource's body against its schema, with other resources unknown.
-    let mut ctx = config::EvalContext {
-        dir: ws.config.dir.clone(),
+    let ctx = config::EvalContext {
         variables: ws.variables.clone(),
-        locals: BTreeMap::new(),
+        locals: ws.config.locals.keys().map(|k| (k.clone(), Value::Unknown)).collect(),
         resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::Unknown)).collect(),
-        count_index: None,
-        each: None,
+        ..config::EvalContext::new(&ws.config.dir)
     };
-    ctx.locals = ws.config.locals.keys().map(|k| (k.clone(), Value::Unknown)).collect();
     for r in &ws.config.resources {
         let Some(schema) = schemas.get(&r.provider) else { continue };
         let table = if r.addr.mode == crate::addr::Mode::Managed { &schema.resources } else { &schema.data_sources };
@@ -288,25 +285,36 @@ fn validate(common: &Common) -> Result<i32> {
     Ok(0)
 }
 
-fn plan(common: &Common, run: &RunFlags, detailed_exitcode: bool, destroy: bool) -> Result<i32> {
+/// Everything a planning command has once the plan is shown.
+struct Planned {
+    ws: Workspace,
+    backend: LocalBackend,
+    state: State,
+    providers: Providers,
+    plan: Plan,
+}
+
+/// Loads the configuration, locks and reads the state, starts the
+/// providers, plans and prints the plan.
+fn plan_and_show(common: &Common, run: &RunFlags, destroy: bool, intent: registry::Intent) -> Result<Planned> {
     let ws = Workspace::load(common)?;
     let backend = LocalBackend::open(&ws.state_path)?;
     let state = backend.read()?;
     let runtime = Runtime::new()?;
-    let providers = ws.start_providers(&runtime, &state, registry::Intent::Inspect)?;
+    let providers = ws.start_providers(&runtime, &state, intent)?;
     let plan = ws.plan(&providers, &state, run, destroy)?;
     print!("{}", render_plan(&plan, &providers, ws.colors));
-    Ok(if detailed_exitcode && plan.has_changes() { 2 } else { 0 })
+    Ok(Planned { ws, backend, state, providers, plan })
+}
+
+fn plan(common: &Common, run: &RunFlags, detailed_exitcode: bool, destroy: bool) -> Result<i32> {
+    let planned = plan_and_show(common, run, destroy, registry::Intent::Inspect)?;
+    Ok(if detailed_exitcode && planned.plan.has_changes() { 2 } else { 0 })
 }
 
 fn apply(common: &Common, run: &RunFlags, auto_approve: bool, destroy: bool) -> Result<i32> {
-    let ws = Workspace::load(common)?;
-    let backend = LocalBackend::open(&ws.state_path)?;
-    let state = backend.read()?;
-    let runtime = Runtime::new()?;
-    let providers = ws.start_providers(&runtime, &state, registry::Intent::Change)?;
-    let plan = ws.plan(&providers, &state, run, destroy)?;
-    print!("{}", render_plan(&plan, &providers, ws.colors));
+    let Planned { ws, backend, state, providers, plan } =
+        plan_and_show(common, run, destroy, registry::Intent::Change)?;
     if !plan.has_changes() {
         return Ok(0);
     }

@@ -243,14 +243,7 @@ impl Planner<'_> {
 
     /// The evaluation context with variables and nothing else yet.
     pub fn eval_context(&self) -> EvalContext {
-        EvalContext {
-            dir: self.config.dir.clone(),
-            variables: self.variables.clone(),
-            locals: BTreeMap::new(),
-            resources: BTreeMap::new(),
-            count_index: None,
-            each: None,
-        }
+        EvalContext { variables: self.variables.clone(), ..EvalContext::new(&self.config.dir) }
     }
 
     fn plan_local(&self, name: &str, ctx: &mut EvalContext, errors: &mut Vec<Diagnostic>) -> bool {

@@ -164,14 +164,7 @@ fn configure(
     let value = match block {
         None => Value::Null,
         Some(block) => {
-            let ctx = EvalContext {
-                dir: config.dir.clone(),
-                variables: variables.clone(),
-                locals: BTreeMap::new(),
-                resources: BTreeMap::new(),
-                count_index: None,
-                each: None,
-            };
+            let ctx = EvalContext { variables: variables.clone(), ..EvalContext::new(&config.dir) };
             config::decode_body(&block.body, &loaded.schema.provider.block, &ctx)?
         }
     };
