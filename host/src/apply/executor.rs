@@ -17,7 +17,8 @@ use tokio::task::JoinSet;
 use super::graph::{ApplyGraph, Step};
 
 /// What became of one step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// It ran and succeeded.
     Done,
@@ -75,7 +76,7 @@ mod tests {
     use std::sync::Mutex;
 
     fn step(name: &str) -> Step {
-        Step::Apply(ResourceAddr::managed("t", name).instance())
+        Step::Apply(ResourceAddr::managed("t", name).instance(), None)
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,34 +1,77 @@
-//! The apply graph: the steps of a plan and the order they must run in.
+//! The apply graph: the steps of a plan and the order they must run in,
+//! exactly as `seeds/terraform-destroying.md` draws it.
 //!
-//! Creates and updates follow dependencies; destroys run in reverse
-//! dependency order; a replace destroys the old object before creating the
-//! new one (`seeds/terraform-destroying.md`, "Resource Replacement").
+//! The rules, written as "X depends on Y" (Y runs first), as the seed
+//! writes its edges:
+//!
+//! 1. creates, updates and reads depend on what their configuration refers
+//!    to (and locals on what theirs refers to);
+//! 2. a replaced object's create depends on its destroy;
+//! 3. a destroy of a dependency depends on the destroys of its dependents
+//!    (from the dependencies stored in the state), and a create or update of
+//!    a dependency that is not itself replaced depends on them too ("destroy
+//!    then update");
+//! 4. a create or update depends on the destroys of everything it depends
+//!    on, by configuration or by the state (the seed's dotted "implementation
+//!    detail" edges);
+//! 5. for a `create_before_destroy` destroy (and every deposed object's
+//!    destroy), every edge from a create or update into it is inverted: the
+//!    destroy waits for its own replacement and for its dependents' creates
+//!    and updates.
+//!
+//! create_before_destroy is inherited by everything a resource that has it
+//! depends on ([`inherit_create_before_destroy`], the seed's "forced"
+//! case), so rule 5 never makes a cycle out of an acyclic configuration.
+//! Only the dependents that are really replaced or deleted get a destroy
+//! node, so a delete-before-replace destroys first only those
+//! (`seeds/pulumi-resource-registration.md`, "Dependent Replacements"):
+//! dependents whose new values merely change are updated after the
+//! replacement exists.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use petgraph::graph::{DiGraph, NodeIndex};
+use sha2::{Digest, Sha256};
 
-use crate::addr::InstanceAddr;
+use crate::addr::{InstanceAddr, Mode, ResourceAddr};
+use crate::diag::Diagnostic;
 use crate::graph::{DependencyGraph, Node};
-use crate::plan::{Action, Plan};
+use crate::plan::{Action, Plan, ResourceChange};
+use crate::value;
 
 /// One unit of work during apply.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Step {
-    /// Destroy the current object of an instance (delete, or the first half of a replace).
-    Destroy(InstanceAddr),
-    /// Create, update or read an instance (or just publish its value, for a no-op).
-    Apply(InstanceAddr),
+    /// Destroy an object of an instance: its current object (`None`; a
+    /// delete, or the first half of a replace), or the deposed object with
+    /// this key (the second half of a create_before_destroy replace, or the
+    /// retry of an earlier one).
+    Destroy(InstanceAddr, Option<String>),
+    /// Create, update or read an instance (or just publish its value, for
+    /// a no-op). With a key: a create_before_destroy replace, which first
+    /// deposes the current object under that key.
+    Apply(InstanceAddr, Option<String>),
     /// Evaluate a local value.
     Local(String),
+}
+
+impl Step {
+    /// The instance the step works on, if any.
+    pub fn addr(&self) -> Option<&InstanceAddr> {
+        match self {
+            Step::Destroy(a, _) | Step::Apply(a, _) => Some(a),
+            Step::Local(_) => None,
+        }
+    }
 }
 
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::Destroy(a) => write!(f, "{a} (destroy)"),
-            Step::Apply(a) => write!(f, "{a}"),
+            Step::Destroy(a, None) => write!(f, "{a} (destroy)"),
+            Step::Destroy(a, Some(k)) => write!(f, "{a} (destroy deposed {k})"),
+            Step::Apply(a, _) => write!(f, "{a}"),
             Step::Local(n) => write!(f, "local.{n}"),
         }
     }
@@ -37,20 +80,95 @@ impl fmt::Display for Step {
 /// Steps with "must finish before" edges.
 pub type ApplyGraph = DiGraph<Step, ()>;
 
-/// Builds the apply graph of a plan.
-pub fn build(plan: &Plan, deps: &DependencyGraph) -> ApplyGraph {
-    let mut g = ApplyGraph::new();
-    let mut applies: BTreeMap<InstanceAddr, NodeIndex> = BTreeMap::new();
-    let mut destroys: BTreeMap<InstanceAddr, NodeIndex> = BTreeMap::new();
-    for change in &plan.changes {
-        if matches!(change.action, Action::Delete | Action::Replace) {
-            destroys.insert(change.addr.clone(), g.add_node(Step::Destroy(change.addr.clone())));
-        }
-        if change.action != Action::Delete {
-            applies.insert(change.addr.clone(), g.add_node(Step::Apply(change.addr.clone())));
+/// Marks create_before_destroy on every change of a resource that a
+/// resource with create_before_destroy depends on, directly or not, by
+/// configuration or by the state: the seed's "forced create before
+/// destroy", without which rule 5 would make a cycle.
+pub fn inherit_create_before_destroy(changes: &mut [ResourceChange]) {
+    let mut deps: BTreeMap<&ResourceAddr, BTreeSet<&ResourceAddr>> = BTreeMap::new();
+    let mut todo: Vec<&ResourceAddr> = Vec::new();
+    for c in changes.iter() {
+        deps.entry(&c.addr.resource).or_default().extend(c.dependencies.iter().chain(&c.prior_dependencies));
+        if c.create_before_destroy && c.deposed.is_none() {
+            todo.push(&c.addr.resource);
         }
     }
-    // Every instance of a resource and every local, for dependency edges.
+    let mut forced: BTreeSet<ResourceAddr> = BTreeSet::new();
+    while let Some(r) = todo.pop() {
+        for d in deps.get(r).into_iter().flatten() {
+            if forced.insert((*d).clone()) {
+                todo.push(d);
+            }
+        }
+    }
+    for c in changes.iter_mut() {
+        if forced.contains(&c.addr.resource) && c.addr.resource.mode == Mode::Managed {
+            c.create_before_destroy = true;
+        }
+    }
+}
+
+/// The key a create_before_destroy replace deposes the current object
+/// under: derived from the planned change, so that `cairn graph` and apply
+/// agree, and distinct from the instance's other deposed objects.
+fn deposing_key(change: &ResourceChange, taken: &BTreeSet<&str>) -> String {
+    (0u32..)
+        .map(|n| {
+            let mut h = Sha256::new();
+            h.update(change.addr.to_string().as_bytes());
+            h.update(value::to_json(&change.planned).to_string().as_bytes());
+            h.update(n.to_le_bytes());
+            hex::encode(&h.finalize()[..4])
+        })
+        .find(|k| !taken.contains(k.as_str()))
+        .expect("some key is free")
+}
+
+/// Whether a change's apply node is a real operation on its object.
+fn creates_or_updates(change: &ResourceChange) -> bool {
+    matches!(change.action, Action::Create | Action::Update | Action::Replace | Action::Read)
+}
+
+/// Builds the apply graph of a plan. Fails, printing the cycle, if the
+/// steps cannot be ordered.
+pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnostic> {
+    let mut g = ApplyGraph::new();
+    let mut applies: BTreeMap<InstanceAddr, NodeIndex> = BTreeMap::new();
+    // Creators with their change, and destroyers with theirs and whether
+    // they are create_before_destroy.
+    let mut creators: Vec<(NodeIndex, &ResourceChange)> = Vec::new();
+    let mut destroyers: Vec<(NodeIndex, &ResourceChange, bool)> = Vec::new();
+    let mut current_destroy: BTreeMap<InstanceAddr, NodeIndex> = BTreeMap::new();
+    for change in &plan.changes {
+        if let Some(key) = &change.deposed {
+            let d = g.add_node(Step::Destroy(change.addr.clone(), Some(key.clone())));
+            destroyers.push((d, change, true));
+            continue;
+        }
+        let cbd_replace = change.action == Action::Replace && change.create_before_destroy;
+        let key = cbd_replace.then(|| {
+            let taken: BTreeSet<&str> =
+                plan.changes.iter().filter(|c| c.addr == change.addr).filter_map(|c| c.deposed.as_deref()).collect();
+            deposing_key(change, &taken)
+        });
+        if matches!(change.action, Action::Delete | Action::Replace) {
+            let d = g.add_node(Step::Destroy(change.addr.clone(), key.clone()));
+            destroyers.push((d, change, change.create_before_destroy));
+            current_destroy.insert(change.addr.clone(), d);
+        }
+        if change.action != Action::Delete {
+            let a = g.add_node(Step::Apply(change.addr.clone(), key));
+            applies.insert(change.addr.clone(), a);
+            if creates_or_updates(change) {
+                creators.push((a, change));
+            }
+        }
+    }
+
+    // "dependent depends on dependency" pairs, before inversion.
+    let mut edges: BTreeSet<(NodeIndex, NodeIndex)> = BTreeSet::new();
+
+    // Rule 1: creates, updates and locals after what they refer to.
     let mut node_steps: BTreeMap<Node, Vec<NodeIndex>> = BTreeMap::new();
     for (addr, idx) in &applies {
         node_steps.entry(Node::Resource(addr.resource.clone())).or_default().push(*idx);
@@ -60,45 +178,108 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> ApplyGraph {
             node_steps.insert(node.clone(), vec![g.add_node(Step::Local(name.clone()))]);
         }
     }
-    // Creates, updates and locals after what they refer to.
     for (node, steps) in &node_steps {
         for dep in deps.dependencies(node) {
             for from in node_steps.get(&dep).into_iter().flatten() {
                 for to in steps {
-                    g.update_edge(*from, *to, ());
+                    edges.insert((*to, *from));
                 }
             }
         }
     }
-    // A replace destroys before it creates.
-    for (addr, destroy) in &destroys {
-        if let Some(apply) = applies.get(addr) {
-            g.update_edge(*destroy, *apply, ());
+
+    // Rule 2: a replace's create after its destroy.
+    for (addr, d) in &current_destroy {
+        if let Some(a) = applies.get(addr) {
+            edges.insert((*a, *d));
         }
     }
-    // Destroys in reverse: a dependency is destroyed after its dependents.
-    for change in &plan.changes {
-        let Some(dependent) = destroys.get(&change.addr) else { continue };
-        for dep in &change.dependencies {
-            for (addr, dependency) in destroys.range(dep.instance()..) {
-                if &addr.resource != dep {
-                    break;
+    let destroyers_of = |r: &ResourceAddr| {
+        destroyers.iter().filter(move |(_, c, _)| &c.addr.resource == r).map(|(d, _, _)| *d).collect::<Vec<_>>()
+    };
+    // Rule 3: dependencies destroyed after their dependents; their creates
+    // and updates too when they are not replaced.
+    for (d, change, _) in &destroyers {
+        for dep in &change.prior_dependencies {
+            for dep_destroy in destroyers_of(dep) {
+                if dep_destroy != *d {
+                    edges.insert((dep_destroy, *d));
                 }
-                g.update_edge(*dependent, *dependency, ());
+            }
+            for (c, creator) in &creators {
+                if &creator.addr.resource == dep && !current_destroy.contains_key(&creator.addr) {
+                    edges.insert((*c, *d));
+                }
             }
         }
     }
-    g
+    // Rule 4: creates and updates after the destroys of what they depend on.
+    for (c, creator) in &creators {
+        let all: BTreeSet<&ResourceAddr> = creator.dependencies.iter().chain(&creator.prior_dependencies).collect();
+        for dep in all {
+            if dep == &creator.addr.resource {
+                continue;
+            }
+            for d in destroyers_of(dep) {
+                edges.insert((*c, d));
+            }
+        }
+    }
+
+    // Rule 5: invert create/update → create_before_destroy destroy edges.
+    let cbd: BTreeSet<NodeIndex> = destroyers.iter().filter(|(_, _, cbd)| *cbd).map(|(d, _, _)| *d).collect();
+    for (dependent, dependency) in edges {
+        if cbd.contains(&dependency) && matches!(g[dependent], Step::Apply(..)) {
+            g.update_edge(dependent, dependency, ());
+        } else {
+            g.update_edge(dependency, dependent, ());
+        }
+    }
+    check_acyclic(&g)?;
+    Ok(g)
 }
 
-/// The apply graph in Graphviz DOT, edges in the order steps run.
-pub fn to_dot(g: &ApplyGraph) -> String {
+/// Fails with the steps of a cycle, each to run before the next.
+fn check_acyclic(g: &ApplyGraph) -> Result<(), Diagnostic> {
+    use petgraph::visit::EdgeRef;
+    for scc in petgraph::algo::tarjan_scc(g) {
+        if scc.len() < 2 {
+            continue;
+        }
+        let members: BTreeSet<NodeIndex> = scc.iter().copied().collect();
+        let mut path = vec![*scc.iter().min_by_key(|i| g[**i].clone()).expect("not empty")];
+        loop {
+            let here = *path.last().expect("not empty");
+            let next = g
+                .edges(here)
+                .map(|e| e.target())
+                .filter(|t| members.contains(t))
+                .min_by_key(|t| g[*t].clone())
+                .expect("a node in a cycle has a successor in it");
+            if let Some(pos) = path.iter().position(|n| *n == next) {
+                let names: Vec<String> = path[pos..].iter().map(|n| g[*n].to_string()).collect();
+                return Err(Diagnostic::error(format!(
+                    "Cycle in the apply graph: {} -> {}",
+                    names.join(" -> "),
+                    names[0]
+                ))
+                .with_detail("Each of these steps must run before the next."));
+            }
+            path.push(next);
+        }
+    }
+    Ok(())
+}
+
+/// The apply graph in Graphviz DOT, edges in the order steps run, each
+/// node labelled with its action from the plan.
+pub fn to_dot(g: &ApplyGraph, plan: &Plan) -> String {
     use petgraph::visit::EdgeRef;
     let mut out = String::from("digraph apply {\n");
-    let mut names: Vec<String> = g.node_weights().map(ToString::to_string).collect();
+    let mut names: Vec<(String, String)> = g.node_weights().map(|s| (s.to_string(), label(s, plan))).collect();
     names.sort();
-    for n in names {
-        out.push_str(&format!("  \"{n}\";\n"));
+    for (n, label) in names {
+        out.push_str(&format!("  \"{n}\" [label=\"{label}\"];\n"));
     }
     let mut edges: Vec<(String, String)> =
         g.edge_references().map(|e| (g[e.source()].to_string(), g[e.target()].to_string())).collect();
@@ -109,3 +290,23 @@ pub fn to_dot(g: &ApplyGraph) -> String {
     out.push_str("}\n");
     out
 }
+
+/// `A create`, `B update`, `A destroy`, as the seed labels nodes.
+fn label(step: &Step, plan: &Plan) -> String {
+    match step {
+        Step::Destroy(a, None) => format!("{a} destroy"),
+        Step::Destroy(a, Some(k)) => format!("{a} destroy (deposed {k})"),
+        Step::Apply(a, _) => {
+            let action = match plan.change(a).map(|c| c.action) {
+                Some(Action::Replace) => "create".to_string(),
+                Some(action) => action.to_string(),
+                None => "apply".to_string(),
+            };
+            format!("{a} {action}")
+        }
+        Step::Local(n) => format!("local.{n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

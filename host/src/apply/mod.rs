@@ -3,6 +3,7 @@
 //! state against the plan and persists the state before anything else
 //! continues.
 
+pub mod events;
 pub mod executor;
 pub mod graph;
 
@@ -20,9 +21,10 @@ use crate::graph::DependencyGraph;
 use crate::plan::{self, Action, CheckedCallError, Plan, Providers, ResourceChange, ResourceValues};
 use crate::provider::{ApplyRequest, Provider};
 use crate::schema::Schema;
-use crate::state::{InstanceState, InstanceStatus, LocalBackend, OutputState, State};
+use crate::state::{DeposedObject, InstanceState, InstanceStatus, LocalBackend, OutputState, State};
 use crate::value::{self, Value};
 
+pub use events::{Event, EventSink};
 pub use executor::Outcome;
 pub use graph::{ApplyGraph, Step};
 
@@ -55,6 +57,8 @@ pub struct Applier {
     pub variables: BTreeMap<String, Value>,
     /// Most steps running at once.
     pub parallelism: usize,
+    /// Where progress, diagnostics and node events go.
+    pub events: Arc<dyn EventSink>,
 }
 
 /// The state and where it is written, shared by all steps.
@@ -76,7 +80,13 @@ impl Applier {
     /// Carries out the plan, writing `state` through `backend` after every
     /// finished step. Returns what happened; errors are in the report.
     pub async fn apply(self, state: State, backend: LocalBackend) -> (ApplyReport, State) {
-        let apply_graph = graph::build(&self.plan, &self.graph);
+        let apply_graph = match graph::build(&self.plan, &self.graph) {
+            Ok(g) => g,
+            Err(d) => {
+                self.events.diagnostic(&d);
+                return (ApplyReport { errors: vec![d], ..ApplyReport::default() }, state);
+            }
+        };
         let mut values = ResourceValues::default();
         for (addr, expansion) in &self.plan.expansions {
             values.declare(addr, expansion);
@@ -97,7 +107,14 @@ impl Applier {
         });
         let parallelism = shared.applier.parallelism;
         let worker = Arc::clone(&shared);
-        executor::walk(&apply_graph, parallelism, move |step| worker.run(step)).await;
+        let outcomes = executor::walk(&apply_graph, parallelism, move |step| worker.run(step)).await;
+        for (n, outcome) in outcomes {
+            if outcome == Outcome::Skipped
+                && let Some(node) = shared.node_event(&apply_graph[n])
+            {
+                shared.applier.events.emit(node.finish(Outcome::Skipped, 0, None));
+            }
+        }
         shared.finish_outputs();
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
         let writer = shared.writer.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -107,30 +124,70 @@ impl Applier {
 }
 
 impl Shared {
-    /// Runs one step; records errors in the report. Returns success.
+    /// Runs one step; reports it and records errors in the report.
+    /// Returns success.
     fn run(&self, step: &Step) -> bool {
+        let node = self.node_event(step);
+        if let Some(node) = &node {
+            self.applier.events.emit(node.start());
+        }
+        let started = Instant::now();
         let result = match step {
-            Step::Local(name) => self.eval_local(name),
-            Step::Destroy(addr) => self.destroy(self.change(addr)),
-            Step::Apply(addr) => {
+            Step::Local(name) => self.eval_local(name).map(|()| None),
+            Step::Destroy(addr, None) => self.destroy(self.change(addr)).map(|()| None),
+            Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key).map(|()| None),
+            Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
-                    Action::NoOp => Ok(()),
-                    Action::Read => self.read_data(change),
-                    _ => self.create_or_update(change),
+                    Action::NoOp => Ok(None),
+                    Action::Read => self.read_data(change).map(|()| None),
+                    _ => self.create_or_update(change, depose.as_deref()),
                 }
             }
         };
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match result {
-            Ok(()) => true,
+            Ok(id) => {
+                if let Some(node) = node {
+                    self.applier.events.emit(node.finish(Outcome::Done, ms, id));
+                }
+                true
+            }
             Err(diags) => {
+                if let Some(node) = node {
+                    self.applier.events.emit(node.finish(Outcome::Failed, ms, None));
+                }
                 for d in &diags {
-                    eprintln!("{d}\n");
+                    self.applier.events.diagnostic(d);
                 }
                 self.report.lock().unwrap().errors.extend(diags);
                 false
             }
         }
+    }
+
+    /// What the node events of a step say, for steps that operate on an
+    /// object (not locals, not no-ops).
+    fn node_event(&self, step: &Step) -> Option<NodeEvent> {
+        let (addr, deposed, action, replace) = match step {
+            Step::Local(_) => return None,
+            Step::Destroy(addr, key) => {
+                let replace = key.as_ref().is_some_and(|k| self.applier.plan.deposed_change(addr, k).is_none())
+                    || (key.is_none() && self.change(addr).action == Action::Replace);
+                (addr, key.clone(), "delete", replace)
+            }
+            Step::Apply(addr, _) => {
+                let change = self.change(addr);
+                let action = match change.action {
+                    Action::NoOp | Action::Delete => return None,
+                    Action::Create | Action::Replace => "create",
+                    Action::Update => "update",
+                    Action::Read => "read",
+                };
+                (addr, None, action, change.action == Action::Replace)
+            }
+        };
+        Some(NodeEvent { address: addr.to_string(), action, deposed, replace })
     }
 
     fn change(&self, addr: &InstanceAddr) -> &ResourceChange {
@@ -208,14 +265,30 @@ impl Shared {
         Ok(())
     }
 
-    /// Create, update, or the create half of a replace.
-    fn create_or_update(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+    /// Create, update, or the create half of a replace. With `depose`, a
+    /// create_before_destroy replace: the current object becomes deposed
+    /// under that key first, and comes back if no new object was made.
+    /// Returns the new object's id, if it has one.
+    fn create_or_update(
+        &self,
+        change: &ResourceChange,
+        depose: Option<&str>,
+    ) -> Result<Option<String>, Vec<Diagnostic>> {
+        if let Some(key) = depose {
+            self.depose(&change.addr, key)?;
+        }
+        let result = self.create_or_update_object(change);
+        if let (Some(key), Err(_)) = (depose, &result) {
+            self.restore_deposed(&change.addr, key);
+        }
+        result
+    }
+
+    fn create_or_update_object(&self, change: &ResourceChange) -> Result<Option<String>, Vec<Diagnostic>> {
         let provider = self.provider(change);
         let schema = self.schema(provider, &change.addr);
         let location = Self::location(change);
         let creating = change.action != Action::Update;
-        progress(&change.addr, if creating { "Creating..." } else { "Modifying..." });
-        let started = Instant::now();
         let config = self.config_now(change, schema)?;
         let replanned =
             plan::replan_and_check(provider, schema, change, &config).map_err(|e| e.into_diagnostics(&location))?;
@@ -255,26 +328,81 @@ impl Shared {
             let mut report = self.report.lock().unwrap();
             if creating { report.added += 1 } else { report.changed += 1 }
         }
-        let verb = if creating { "Creation" } else { "Modifications" };
-        progress(
-            &change.addr,
-            &format!("{verb} complete after {}{}", elapsed(started), id_suffix(&response.new_state)),
-        );
-        Ok(())
+        Ok(response.new_state.get_attr("id").as_str().map(str::to_string))
+    }
+
+    /// Moves the current object of `addr` into its deposed objects under
+    /// `key`, and persists that before the replacement is created.
+    fn depose(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
+        let mut w = self.writer.lock().unwrap();
+        let Some(inst) = w.state.get_mut(addr) else { return Ok(()) };
+        if inst.attributes.is_null() {
+            return Ok(());
+        }
+        let attributes = std::mem::take(&mut inst.attributes);
+        let private = std::mem::take(&mut inst.private);
+        inst.deposed.push(DeposedObject { key: key.to_string(), attributes, private });
+        persist(&mut w)
+    }
+
+    /// Undoes [`Self::depose`] when the replacement made no object.
+    fn restore_deposed(&self, addr: &InstanceAddr, key: &str) {
+        let mut w = self.writer.lock().unwrap();
+        let Some(inst) = w.state.get_mut(addr) else { return };
+        if !inst.attributes.is_null() {
+            return;
+        }
+        let Some(pos) = inst.deposed.iter().position(|d| d.key == key) else { return };
+        let old = inst.deposed.remove(pos);
+        inst.attributes = old.attributes;
+        inst.private = old.private;
+        if let Err(e) = persist(&mut w) {
+            self.report.lock().unwrap().errors.extend(e);
+        }
     }
 
     /// Destroys the current object: a delete, or the first half of a replace.
     fn destroy(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+        self.delete_object(change, &change.prior, &change.prior_private)?;
+        {
+            let mut w = self.writer.lock().unwrap();
+            w.state.forget_current(&change.addr);
+            persist(&mut w)?;
+        }
+        self.report.lock().unwrap().destroyed += 1;
+        Ok(())
+    }
+
+    /// Destroys a deposed object: the old object of a create_before_destroy
+    /// replace in this run, or one left by an earlier run.
+    fn destroy_deposed(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
+        let (change, prior, private) = match self.applier.plan.deposed_change(addr, key) {
+            Some(c) => (c, c.prior.clone(), c.prior_private.clone()),
+            None => {
+                let c = self.change(addr);
+                (c, c.prior.clone(), c.prior_private.clone())
+            }
+        };
+        self.delete_object(change, &prior, &private)?;
+        {
+            let mut w = self.writer.lock().unwrap();
+            w.state.forget_deposed(addr, key);
+            persist(&mut w)?;
+        }
+        self.report.lock().unwrap().destroyed += 1;
+        Ok(())
+    }
+
+    /// Asks the provider to delete an object and checks the answer.
+    fn delete_object(&self, change: &ResourceChange, prior: &Value, private: &[u8]) -> Result<(), Vec<Diagnostic>> {
         let provider = self.provider(change);
         let location = Self::location(change);
-        progress(&change.addr, &format!("Destroying...{}", id_suffix(&change.prior)));
-        let started = Instant::now();
         let request = ApplyRequest {
             type_name: change.addr.resource.type_name.clone(),
-            prior_state: change.prior.clone(),
+            prior_state: prior.clone(),
             planned_state: Value::Null,
             config: Value::Null,
-            planned_private: change.prior_private.clone(),
+            planned_private: private.to_vec(),
             idempotency_key: self.idempotency_key(change),
         };
         let response = provider
@@ -293,13 +421,6 @@ impl Shared {
             };
             return Err(vec![plan::invalid_answer(provider.name(), &change.addr, "an invalid delete result", &[v])]);
         }
-        {
-            let mut w = self.writer.lock().unwrap();
-            w.state.remove(&change.addr);
-            persist(&mut w)?;
-        }
-        self.report.lock().unwrap().destroyed += 1;
-        progress(&change.addr, &format!("Destruction complete after {}", elapsed(started)));
         Ok(())
     }
 
@@ -323,6 +444,7 @@ impl Shared {
             private: private.to_vec(),
             dependencies: change.dependencies.iter().map(ToString::to_string).collect(),
             status,
+            create_before_destroy: change.create_before_destroy,
             deposed,
         });
         persist(&mut w)
@@ -372,18 +494,35 @@ fn persist(w: &mut StateWriter) -> Result<(), Vec<Diagnostic>> {
     backend.write(state).map_err(|e| vec![Diagnostic::error(format!("Failed to write the state: {e}"))])
 }
 
-fn progress(addr: &InstanceAddr, message: &str) {
-    println!("{addr}: {message}");
+/// The identifying fields of a node's events.
+struct NodeEvent {
+    address: String,
+    action: &'static str,
+    deposed: Option<String>,
+    replace: bool,
 }
 
-fn elapsed(started: Instant) -> String {
-    format!("{}s", started.elapsed().as_secs())
-}
+impl NodeEvent {
+    fn start(&self) -> Event {
+        Event::NodeStart {
+            address: self.address.clone(),
+            action: self.action.to_string(),
+            deposed: self.deposed.is_some(),
+            deposed_key: self.deposed.clone(),
+            replace: self.replace,
+        }
+    }
 
-/// ` [id=…]` when the object has an id attribute.
-fn id_suffix(v: &Value) -> String {
-    match v.get_attr("id").as_str() {
-        Some(id) => format!(" [id={id}]"),
-        None => String::new(),
+    fn finish(self, outcome: Outcome, duration_ms: u64, id: Option<String>) -> Event {
+        Event::NodeFinish {
+            address: self.address,
+            action: self.action.to_string(),
+            deposed: self.deposed.is_some(),
+            deposed_key: self.deposed,
+            replace: self.replace,
+            outcome,
+            duration_ms,
+            id,
+        }
     }
 }

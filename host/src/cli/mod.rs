@@ -10,11 +10,14 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
+use std::sync::Arc;
+
 use crate::apply::Applier;
+use crate::apply::events::{Event, EventSink, Human, JsonLines};
 use crate::config::{self, Config};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::graph::DependencyGraph;
-use crate::plan::{Plan, PlanOptions, Planner, Providers};
+use crate::plan::{Action, Plan, PlanOptions, Planner, Providers};
 use crate::registry;
 use crate::runtime::Runtime;
 use crate::schema::{Block, Nesting, ProviderSchema};
@@ -132,6 +135,55 @@ struct RunFlags {
     /// Do not ask providers whether objects changed outside cairn.
     #[arg(long = "refresh", default_value_t = true, action = clap::ArgAction::Set)]
     refresh: bool,
+    /// Write the run as a stream of JSON objects, one a line, instead of
+    /// the human output (apply and destroy then need -auto-approve).
+    #[arg(long)]
+    json: bool,
+}
+
+impl RunFlags {
+    /// Where this run's events go.
+    fn sink(&self) -> Arc<dyn EventSink> {
+        if self.json { Arc::new(JsonLines::new(std::io::stdout())) } else { Arc::new(Human) }
+    }
+}
+
+/// Runs a planning command; with -json, its errors become `diagnostic`
+/// events and a failed `summary` instead of text on standard error.
+fn json_run(command: &str, run: &RunFlags, body: impl FnOnce(&Arc<dyn EventSink>) -> Result<i32>) -> Result<i32> {
+    let events = run.sink();
+    if run.json {
+        events.emit(Event::RunStart {
+            command: command.to_string(),
+            cairn_version: env!("CARGO_PKG_VERSION").to_string(),
+            parallelism: run.parallelism,
+        });
+    }
+    let result = body(&events);
+    if !run.json {
+        return result;
+    }
+    match result {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            let diags = match e.downcast_ref::<Diagnostics>() {
+                Some(d) => d.0.clone(),
+                None => vec![Diagnostic::error(format!("{e:#}"))],
+            };
+            for d in &diags {
+                events.diagnostic(d);
+            }
+            events.emit(Event::Summary {
+                command: command.to_string(),
+                outcome: "failed".to_string(),
+                added: 0,
+                changed: 0,
+                destroyed: 0,
+                errors: diags.iter().filter(|d| d.is_error()).count(),
+            });
+            Ok(1)
+        }
+    }
 }
 
 /// Runs the command line; returns the process exit code.
@@ -222,7 +274,14 @@ impl Workspace {
         registry::start(runtime, &self.config, &names, &self.variables, intent).map_err(diagnostics)
     }
 
-    fn plan(&self, providers: &Providers, state: &State, run: &RunFlags, destroy: bool) -> Result<Plan> {
+    fn plan(
+        &self,
+        providers: &Providers,
+        state: &State,
+        run: &RunFlags,
+        destroy: bool,
+        events: &dyn EventSink,
+    ) -> Result<Plan> {
         let planner = Planner {
             config: &self.config,
             graph: &self.graph,
@@ -233,7 +292,7 @@ impl Workspace {
         };
         let plan = planner.plan().map_err(diagnostics)?;
         for w in &plan.warnings {
-            eprintln!("{w}\n");
+            events.diagnostic(w);
         }
         Ok(plan)
     }
@@ -296,33 +355,93 @@ struct Planned {
 
 /// Loads the configuration, locks and reads the state, starts the
 /// providers, plans and prints the plan.
-fn plan_and_show(common: &Common, run: &RunFlags, destroy: bool, intent: registry::Intent) -> Result<Planned> {
+fn plan_and_show(
+    common: &Common,
+    run: &RunFlags,
+    destroy: bool,
+    intent: registry::Intent,
+    events: &dyn EventSink,
+) -> Result<Planned> {
     let ws = Workspace::load(common)?;
     let backend = LocalBackend::open(&ws.state_path)?;
     let state = backend.read()?;
     let runtime = Runtime::new()?;
     let providers = ws.start_providers(&runtime, &state, intent)?;
-    let plan = ws.plan(&providers, &state, run, destroy)?;
-    print!("{}", render_plan(&plan, &providers, ws.colors));
+    let plan = ws.plan(&providers, &state, run, destroy, events)?;
+    if run.json {
+        for c in plan.changes.iter().filter(|c| c.action != Action::NoOp) {
+            events.emit(Event::PlannedChange {
+                address: c.addr.to_string(),
+                action: c.action.to_string(),
+                create_before_destroy: c.create_before_destroy,
+                deposed_key: c.deposed.clone(),
+            });
+        }
+        let (add, change, destroy) = plan.counts();
+        events.emit(Event::ChangeSummary { add, change, destroy });
+    } else {
+        print!("{}", render_plan(&plan, &providers, ws.colors));
+    }
     Ok(Planned { ws, backend, state, providers, plan })
 }
 
 fn plan(common: &Common, run: &RunFlags, detailed_exitcode: bool, destroy: bool) -> Result<i32> {
-    let planned = plan_and_show(common, run, destroy, registry::Intent::Inspect)?;
-    Ok(if detailed_exitcode && planned.plan.has_changes() { 2 } else { 0 })
+    json_run("plan", run, |events| {
+        let planned = plan_and_show(common, run, destroy, registry::Intent::Inspect, events.as_ref())?;
+        let changes = planned.plan.has_changes();
+        if run.json {
+            events.emit(Event::Summary {
+                command: "plan".to_string(),
+                outcome: if changes { "success" } else { "no_changes" }.to_string(),
+                added: 0,
+                changed: 0,
+                destroyed: 0,
+                errors: 0,
+            });
+        }
+        Ok(if detailed_exitcode && changes { 2 } else { 0 })
+    })
 }
 
 fn apply(common: &Common, run: &RunFlags, auto_approve: bool, destroy: bool) -> Result<i32> {
+    let command = if destroy { "destroy" } else { "apply" };
+    json_run(command, run, |events| apply_with(common, run, auto_approve, destroy, events))
+}
+
+fn apply_with(
+    common: &Common,
+    run: &RunFlags,
+    auto_approve: bool,
+    destroy: bool,
+    events: &Arc<dyn EventSink>,
+) -> Result<i32> {
+    let command = if destroy { "destroy" } else { "apply" };
+    if run.json && !auto_approve {
+        bail!("-json needs -auto-approve: there is no one to type 'yes' in a JSON stream");
+    }
     let Planned { ws, backend, state, providers, plan } =
-        plan_and_show(common, run, destroy, registry::Intent::Change)?;
+        plan_and_show(common, run, destroy, registry::Intent::Change, events.as_ref())?;
+    let summary = |outcome: &str, report: Option<&crate::apply::ApplyReport>| Event::Summary {
+        command: command.to_string(),
+        outcome: outcome.to_string(),
+        added: report.map_or(0, |r| r.added),
+        changed: report.map_or(0, |r| r.changed),
+        destroyed: report.map_or(0, |r| r.destroyed),
+        errors: report.map_or(0, |r| r.errors.len()),
+    };
     if !plan.has_changes() {
+        if run.json {
+            events.emit(summary("no_changes", None));
+        }
         return Ok(0);
     }
     if !auto_approve && !confirm(destroy)? {
         println!("\nApply cancelled.");
         return Ok(1);
     }
-    println!();
+    if !run.json {
+        println!();
+    }
     let colors = ws.colors;
     let applier = Applier {
         config: ws.config,
@@ -331,9 +450,14 @@ fn apply(common: &Common, run: &RunFlags, auto_approve: bool, destroy: bool) -> 
         plan,
         variables: ws.variables,
         parallelism: run.parallelism,
+        events: Arc::clone(events),
     };
     let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (report, _state) = tokio.block_on(applier.apply(state, backend));
+    if run.json {
+        events.emit(summary(if report.errors.is_empty() { "success" } else { "failed" }, Some(&report)));
+        return Ok(if report.errors.is_empty() { 0 } else { 1 });
+    }
     if !report.errors.is_empty() {
         eprintln!(
             "{} {} error(s); the state records everything that finished.",
@@ -444,9 +568,10 @@ fn graph(common: &Common, kind: &str) -> Result<i32> {
             let state = LocalBackend::open_read_only(&ws.state_path).read()?;
             let runtime = Runtime::new()?;
             let providers = ws.start_providers(&runtime, &state, registry::Intent::Inspect)?;
-            let run = RunFlags { parallelism: 10, refresh: true };
-            let plan = ws.plan(&providers, &state, &run, false)?;
-            print!("{}", crate::apply::graph::to_dot(&crate::apply::graph::build(&plan, &ws.graph)));
+            let run = RunFlags { parallelism: 10, refresh: true, json: false };
+            let plan = ws.plan(&providers, &state, &run, false, &Human)?;
+            let g = crate::apply::graph::build(&plan, &ws.graph).map_err(|d| diagnostics(vec![d]))?;
+            print!("{}", crate::apply::graph::to_dot(&g, &plan));
         }
         other => bail!("unknown graph type {other:?}: use plain or apply"),
     }

@@ -107,14 +107,21 @@ pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: C
     let (symbol, headline) = match change.action {
         Action::Create => (colors.green("  +"), "will be created".to_string()),
         Action::Update => (colors.yellow("  ~"), "will be updated in-place".to_string()),
-        Action::Delete => (colors.red("  -"), "will be destroyed".to_string()),
+        Action::Delete => match &change.deposed {
+            Some(key) => (colors.red("  -"), format!("(deposed object {key}) will be destroyed")),
+            None => (colors.red("  -"), "will be destroyed".to_string()),
+        },
         Action::Read => (colors.cyan(" <="), "will be read during apply".to_string()),
         Action::Replace => {
             let why = match &change.replace_reason {
                 Some(ReplaceReason::Tainted) => "is tainted, so must be replaced",
                 _ => "must be replaced",
             };
-            (format!("{}/{}", colors.red("-"), colors.green("+")), why.to_string())
+            if change.create_before_destroy {
+                (format!("{}/{}", colors.green("+"), colors.red("-")), format!("{why} (create before destroy)"))
+            } else {
+                (format!("{}/{}", colors.red("-"), colors.green("+")), why.to_string())
+            }
         }
         Action::NoOp => ("   ".to_string(), "has no changes".to_string()),
     };

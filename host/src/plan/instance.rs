@@ -71,6 +71,9 @@ impl InstancePlanner<'_> {
             planned_private: response.planned_private,
             replace_reason: reason,
             dependencies: self.dependencies.to_vec(),
+            prior_dependencies: self.prior.map(super::state_dependencies).unwrap_or_default(),
+            create_before_destroy: self.resource.lifecycle.create_before_destroy,
+            deposed: None,
             schema_version: self.schema.version,
             location: Some(self.resource.location.clone()),
         });
@@ -183,6 +186,9 @@ impl InstancePlanner<'_> {
             planned_private: Vec::new(),
             replace_reason: None,
             dependencies: self.dependencies.to_vec(),
+            prior_dependencies: Vec::new(),
+            create_before_destroy: false,
+            deposed: None,
             schema_version: self.schema.version,
             location: Some(self.resource.location.clone()),
         });

@@ -94,8 +94,22 @@ pub struct ResourceChange {
     pub planned_private: Vec<u8>,
     /// Why a replace is a replace.
     pub replace_reason: Option<ReplaceReason>,
-    /// Resources this one depends on (for ordering destroys).
+    /// Resources the new object depends on (from the configuration; for a
+    /// delete, from the state).
     pub dependencies: Vec<ResourceAddr>,
+    /// Resources the existing object depended on when it was last applied
+    /// (from the state): destroying it waits for their dependents' destroys
+    /// and comes before their creates and updates.
+    pub prior_dependencies: Vec<ResourceAddr>,
+    /// Whether a replace creates the new object before destroying the old
+    /// one: the resource's `lifecycle`, the state's record of it for an
+    /// object no longer configured, or inherited from a dependent that has
+    /// it (see [`crate::apply::graph::inherit_create_before_destroy`]).
+    pub create_before_destroy: bool,
+    /// For the delete of a deposed object (an old object of an earlier
+    /// create_before_destroy replacement whose delete has not succeeded
+    /// yet): its key. `None` for a change of the current object.
+    pub deposed: Option<String>,
     /// The schema version of the resource type.
     pub schema_version: u64,
     /// Where the resource is declared, when it is.
@@ -169,9 +183,14 @@ impl Plan {
             || self.outputs.values().any(|o| o.prior.as_ref() != Some(&o.value))
     }
 
-    /// The change of one instance.
+    /// The change of one instance's current object.
     pub fn change(&self, addr: &InstanceAddr) -> Option<&ResourceChange> {
-        self.changes.iter().find(|c| &c.addr == addr)
+        self.changes.iter().find(|c| &c.addr == addr && c.deposed.is_none())
+    }
+
+    /// The delete of one of an instance's deposed objects.
+    pub fn deposed_change(&self, addr: &InstanceAddr, key: &str) -> Option<&ResourceChange> {
+        self.changes.iter().find(|c| &c.addr == addr && c.deposed.as_deref() == Some(key))
     }
 }
 
@@ -209,6 +228,8 @@ impl Planner<'_> {
             self.plan_configuration(&mut plan, &mut errors);
         }
         self.plan_orphans(&mut plan, &mut errors);
+        self.plan_deposed(&mut plan, &mut errors);
+        crate::apply::graph::inherit_create_before_destroy(&mut plan.changes);
         if errors.is_empty() { Ok(plan) } else { Err(errors) }
     }
 
@@ -315,7 +336,8 @@ impl Planner<'_> {
                 schema,
                 resource,
                 addr: &addr,
-                prior: self.state.get(&addr),
+                // Null attributes: only deposed objects are left.
+                prior: self.state.get(&addr).filter(|i| !i.attributes.is_null()),
                 dependencies: &dependencies,
                 skip_refresh: self.options.skip_refresh,
             };
@@ -378,7 +400,53 @@ impl Planner<'_> {
         }
     }
 
+    /// Plans the deletion of every deposed object in the state: old objects
+    /// of create_before_destroy replacements whose delete has not succeeded.
+    fn plan_deposed(&self, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        for inst in self.state.resources.iter().filter(|i| !i.deposed.is_empty()) {
+            let Some(provider) = self.providers.get(&inst.provider) else {
+                errors.push(Diagnostic::error(format!(
+                    "Provider {:?} is needed to destroy deposed objects of {}, but it is not available",
+                    inst.provider, inst.addr
+                )));
+                continue;
+            };
+            for d in &inst.deposed {
+                let object = InstanceState {
+                    attributes: d.attributes.clone(),
+                    private: d.private.clone(),
+                    deposed: Vec::new(),
+                    ..inst.clone()
+                };
+                match instance::decode_prior(provider.as_ref(), &object) {
+                    Ok(prior) => plan.changes.push(ResourceChange {
+                        addr: inst.addr.clone(),
+                        provider: inst.provider.clone(),
+                        action: Action::Delete,
+                        prior,
+                        planned: Value::Null,
+                        config: Value::Null,
+                        prior_private: d.private.clone(),
+                        planned_private: Vec::new(),
+                        replace_reason: None,
+                        dependencies: state_dependencies(inst),
+                        prior_dependencies: state_dependencies(inst),
+                        create_before_destroy: true,
+                        deposed: Some(d.key.clone()),
+                        schema_version: inst.schema_version,
+                        location: None,
+                    }),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+    }
+
     fn plan_delete(&self, inst: &InstanceState, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        if inst.attributes.is_null() {
+            // No current object: only deposed ones, planned apart.
+            return;
+        }
         let Some(provider) = self.providers.get(&inst.provider) else {
             errors.push(Diagnostic::error(format!(
                 "Provider {:?} is needed to destroy {}, but it is not available",
@@ -403,12 +471,10 @@ impl Planner<'_> {
                     prior_private: inst.private.clone(),
                     planned_private: Vec::new(),
                     replace_reason: None,
-                    dependencies: inst
-                        .dependencies
-                        .iter()
-                        .filter_map(|d| d.parse::<InstanceAddr>().ok())
-                        .map(|a| a.resource)
-                        .collect(),
+                    dependencies: state_dependencies(inst),
+                    prior_dependencies: state_dependencies(inst),
+                    create_before_destroy: inst.create_before_destroy,
+                    deposed: None,
                     schema_version: inst.schema_version,
                     location: resource.map(|r| r.location.clone()),
                 })
@@ -416,6 +482,11 @@ impl Planner<'_> {
             Err(d) => errors.push(d),
         }
     }
+}
+
+/// The resources an instance in state depended on when it was last applied.
+pub fn state_dependencies(inst: &InstanceState) -> Vec<ResourceAddr> {
+    inst.dependencies.iter().filter_map(|d| d.parse::<InstanceAddr>().ok()).map(|a| a.resource).collect()
 }
 
 /// The instance key of an address as a value for `count.index`/`each.key`.

@@ -119,6 +119,7 @@ fn state_with(addr: &str, attrs: serde_json::Value, status: InstanceStatus) -> S
         private: Vec::new(),
         dependencies: Vec::new(),
         status,
+        create_before_destroy: false,
         deposed: Vec::new(),
     });
     state

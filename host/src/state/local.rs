@@ -275,6 +275,7 @@ mod tests {
             private: Vec::new(),
             dependencies: Vec::new(),
             status: InstanceStatus::Ready,
+            create_before_destroy: false,
             deposed: Vec::new(),
         }
     }
@@ -290,6 +291,7 @@ mod tests {
             private: vec![0, 1, 2, 254, 255],
             dependencies: vec!["local_file.site".to_string()],
             status: InstanceStatus::Tainted,
+            create_before_destroy: false,
             deposed: vec![DeposedObject {
                 key: "00000001".to_string(),
                 attributes: serde_json::json!({"id": "old"}),

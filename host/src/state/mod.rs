@@ -85,6 +85,12 @@ pub struct InstanceState {
     /// Whether the object is usable or must be replaced.
     #[serde(default)]
     pub status: InstanceStatus,
+    /// Whether a replacement of this object creates the new one first: set
+    /// by the resource's `lifecycle` or inherited from a dependent, and kept
+    /// here so that the object is destroyed in the right order after its
+    /// configuration is gone. Omitted when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub create_before_destroy: bool,
     /// Old objects of a create_before_destroy replacement that still exist
     /// and wait for deletion; omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -164,6 +170,35 @@ impl State {
         // A linear search: `resources` is public and may be unsorted between
         // writes, and states are small enough that it does not matter.
         self.resources.iter().find(|r| &r.addr == addr)
+    }
+
+    /// The instance at `addr` to change in place, if it exists.
+    pub fn get_mut(&mut self, addr: &InstanceAddr) -> Option<&mut InstanceState> {
+        self.resources.iter_mut().find(|r| &r.addr == addr)
+    }
+
+    /// Forgets the current object of the instance at `addr`: the whole
+    /// instance, or, while deposed objects of it remain, only its
+    /// attributes (null attributes mean "no current object").
+    pub fn forget_current(&mut self, addr: &InstanceAddr) {
+        let Some(inst) = self.get_mut(addr) else { return };
+        if inst.deposed.is_empty() {
+            self.remove(addr);
+        } else {
+            inst.attributes = serde_json::Value::Null;
+            inst.private.clear();
+            inst.status = InstanceStatus::Ready;
+        }
+    }
+
+    /// Forgets one deposed object of the instance at `addr`, and the
+    /// instance itself when nothing of it is left.
+    pub fn forget_deposed(&mut self, addr: &InstanceAddr, key: &str) {
+        let Some(inst) = self.get_mut(addr) else { return };
+        inst.deposed.retain(|d| d.key != key);
+        if inst.deposed.is_empty() && inst.attributes.is_null() {
+            self.remove(addr);
+        }
     }
 
     /// Records `inst`, replacing the instance at the same address if any.
@@ -357,6 +392,7 @@ mod tests {
             private: Vec::new(),
             dependencies: Vec::new(),
             status: InstanceStatus::Ready,
+            create_before_destroy: false,
             deposed: Vec::new(),
         }
     }

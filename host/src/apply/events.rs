@@ -1,0 +1,233 @@
+//! What a run reports while it goes: the [`Event`]s of plan, apply and
+//! destroy, and the two ways of showing them — human progress lines
+//! ([`Human`]) and the `-json` stream of one JSON object a line
+//! ([`JsonLines`]).
+//!
+//! Every event has a `type`. A run writes, in order: `run_start`; for a
+//! plan, one `planned_change` per change and a `change_summary`; while
+//! applying, `node_start` and `node_finish` for every operation on an
+//! object (a node that never ran because something before it failed gets
+//! a `node_finish` with outcome `skipped` and no `node_start`);
+//! `diagnostic` for every error and warning, when it happens; and last a
+//! `summary`. Lines are written whole and in the order the events
+//! happened, so a consumer can read the order of operations off the stream.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use super::executor::Outcome;
+use crate::diag::{Diagnostic, Severity};
+
+/// One thing that happened during a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The run begins.
+    RunStart {
+        /// `plan`, `apply` or `destroy`.
+        command: String,
+        /// The cairn version.
+        cairn_version: String,
+        /// Most operations running at once.
+        parallelism: usize,
+    },
+    /// One change of the plan.
+    PlannedChange {
+        /// The instance address.
+        address: String,
+        /// `create`, `update`, `replace`, `delete` or `read`.
+        action: String,
+        /// For a replace: create the new object before destroying the old one.
+        create_before_destroy: bool,
+        /// The key of the deposed object this change destroys, if it is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        deposed_key: Option<String>,
+    },
+    /// The plan's totals.
+    ChangeSummary {
+        /// Objects to create (a replace counts here and in `destroy`).
+        add: usize,
+        /// Objects to update in place.
+        change: usize,
+        /// Objects to destroy.
+        destroy: usize,
+    },
+    /// An operation on an object starts.
+    NodeStart {
+        /// The instance address.
+        address: String,
+        /// `create`, `update`, `delete` or `read`.
+        action: String,
+        /// Whether the object operated on is a deposed one.
+        deposed: bool,
+        /// Its deposed key, when it is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        deposed_key: Option<String>,
+        /// Whether the operation is half of a replace.
+        replace: bool,
+    },
+    /// An operation on an object ended (or was skipped).
+    NodeFinish {
+        /// The instance address.
+        address: String,
+        /// `create`, `update`, `delete` or `read`.
+        action: String,
+        /// Whether the object operated on is a deposed one.
+        deposed: bool,
+        /// Its deposed key, when it is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        deposed_key: Option<String>,
+        /// Whether the operation is half of a replace.
+        replace: bool,
+        /// `done`, `failed` or `skipped`.
+        outcome: Outcome,
+        /// How long it ran, in milliseconds (0 when skipped).
+        duration_ms: u64,
+        /// The object's `id` attribute after the operation, when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// An error or a warning.
+    Diagnostic {
+        /// `error` or `warning`.
+        severity: String,
+        /// One line.
+        summary: String,
+        /// More, possibly empty.
+        detail: String,
+        /// `file:line` in the configuration, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        location: Option<String>,
+        /// The attribute, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+    },
+    /// The run ended.
+    Summary {
+        /// `plan`, `apply` or `destroy`.
+        command: String,
+        /// `success`, `no_changes`, `cancelled` or `failed`.
+        outcome: String,
+        /// Objects created.
+        added: usize,
+        /// Objects updated.
+        changed: usize,
+        /// Objects destroyed.
+        destroyed: usize,
+        /// Number of errors.
+        errors: usize,
+    },
+}
+
+impl Event {
+    /// The event of a diagnostic.
+    pub fn diagnostic(d: &Diagnostic) -> Event {
+        Event::Diagnostic {
+            severity: match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            }
+            .to_string(),
+            summary: d.summary.clone(),
+            detail: d.detail.clone(),
+            location: d.location.as_ref().map(ToString::to_string),
+            path: d.path.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+/// Where events go. Implementations are called from many threads at once.
+pub trait EventSink: Send + Sync {
+    /// Reports one event.
+    fn emit(&self, event: Event);
+
+    /// Reports a diagnostic; by default as a `diagnostic` event.
+    fn diagnostic(&self, d: &Diagnostic) {
+        self.emit(Event::diagnostic(d));
+    }
+}
+
+/// The `-json` stream: each event as one line of JSON.
+pub struct JsonLines<W: Write + Send> {
+    out: Mutex<W>,
+}
+
+impl<W: Write + Send> JsonLines<W> {
+    /// Writes events to `out`.
+    pub fn new(out: W) -> JsonLines<W> {
+        JsonLines { out: Mutex::new(out) }
+    }
+
+    /// The writer back, when done.
+    pub fn into_inner(self) -> W {
+        self.out.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<W: Write + Send> EventSink for JsonLines<W> {
+    fn emit(&self, event: Event) {
+        let line = serde_json::to_string(&event).expect("events are plain data");
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        // A closed stdout is not worth failing an apply for: the state is
+        // the record of what happened.
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+/// Progress lines for people, as Terraform prints them
+/// (`local_file.a: Creating...`); diagnostics go to standard error.
+/// Run-level events are printed by the command itself.
+pub struct Human;
+
+impl EventSink for Human {
+    fn emit(&self, event: Event) {
+        match event {
+            Event::NodeStart { address, action, deposed_key, .. } => {
+                let what = deposed_suffix(&deposed_key);
+                let verb = match action.as_str() {
+                    "create" => "Creating...",
+                    "update" => "Modifying...",
+                    "delete" => "Destroying...",
+                    _ => "Reading...",
+                };
+                println!("{address}{what}: {verb}");
+            }
+            Event::NodeFinish { address, action, deposed_key, outcome, duration_ms, id, .. } => {
+                if outcome != Outcome::Done {
+                    return;
+                }
+                let what = deposed_suffix(&deposed_key);
+                let verb = match action.as_str() {
+                    "create" => "Creation",
+                    "update" => "Modifications",
+                    "delete" => "Destruction",
+                    _ => "Read",
+                };
+                let id = id.map(|id| format!(" [id={id}]")).unwrap_or_default();
+                println!("{address}{what}: {verb} complete after {}s{id}", duration_ms / 1000);
+            }
+            _ => {}
+        }
+    }
+
+    fn diagnostic(&self, d: &Diagnostic) {
+        eprintln!("{d}\n");
+    }
+}
+
+fn deposed_suffix(key: &Option<String>) -> String {
+    key.as_ref().map(|k| format!(" (deposed object {k})")).unwrap_or_default()
+}
+
+/// Collects events in memory: for tests.
+#[derive(Default)]
+pub struct Collect(pub Mutex<Vec<Event>>);
+
+impl EventSink for Collect {
+    fn emit(&self, event: Event) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(event);
+    }
+}
