@@ -64,6 +64,14 @@ impl Run {
         self
     }
 
+    /// Standard output read as the `-json` event stream: one object a line.
+    pub fn events(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}\n{}", self.all())))
+            .collect()
+    }
+
     /// Panics unless the run failed with exit code 1.
     pub fn failure(self) -> Run {
         assert_eq!(self.code, 1, "cairn should have failed:\n{}", self.all());
@@ -197,4 +205,10 @@ pub fn bundled_component(name: &str) -> PathBuf {
     cairn_binary();
     assert!(wasm.exists(), "{} does not exist", wasm.display());
     wasm
+}
+
+/// The `recorder` test provider's component (`providers/testing/recorder`),
+/// built from source once per test process.
+pub fn recorder_component() -> PathBuf {
+    cairn::runtime::testing::build_component("cairn-provider-recorder")
 }

@@ -1,0 +1,149 @@
+//! The `recorder` test provider: objects that are files in a directory the
+//! operator grants, and a log of every operation, so that tests can see
+//! what the host did and in which order, and make operations fail.
+//!
+//! Provider block: `dir` (default `"log"`), the granted read-write
+//! directory it works in.
+//!
+//! Resource `recorder_thing`:
+//! - `name` (required; a change replaces the object), `keeper` (optional;
+//!   a change replaces the object), `value` (optional; changes in place),
+//!   `sleep_ms` (optional; every create, update and delete sleeps that
+//!   long), computed `id` (`<name>-<8 random hex digits>`, new for every
+//!   object).
+//! - An object exists while the file `<dir>/objects/<id>` does; refresh
+//!   reports it gone when that file is missing, and deleting a missing
+//!   object succeeds ("already gone").
+//! - Every operation appends one line to `<dir>/ops.log`:
+//!   `<op> <name> <id> <idempotency key>`, op being `create`, `update`,
+//!   `delete`, `delete-gone` or `fail-create`, `fail-update`, `fail-delete`.
+//! - The file `<dir>/fail-<op>-<name>` (op `create`, `update` or `delete`)
+//!   makes that operation fail with an error, without changing anything.
+
+#![warn(missing_docs)]
+
+use std::io::Write as _;
+
+use cairn_sdk::{
+    ApplyRequest, ApplyResponse, Attr, Diagnostic, PlanRequest, PlanResponse, Provider, ProviderSchema, ReadRequest,
+    Schema, Value,
+};
+
+/// The provider, with its working directory.
+pub struct Recorder {
+    dir: String,
+}
+
+impl Provider for Recorder {
+    fn schema() -> ProviderSchema {
+        ProviderSchema::new()
+            .provider(Schema::new(0).attribute(
+                "dir",
+                Attr::string().optional().description("The granted directory to work in; default \"log\"."),
+            ))
+            .resource(
+                "recorder_thing",
+                Schema::new(0)
+                    .description("An object recorded as a file; every operation is logged.")
+                    .attribute("name", Attr::string().required().description("Changing it replaces the object."))
+                    .attribute("keeper", Attr::string().optional().description("Changing it replaces the object."))
+                    .attribute("value", Attr::string().optional().description("Changes in place."))
+                    .attribute("sleep_ms", Attr::number().optional().description("Sleep this long in every apply."))
+                    .attribute("id", Attr::string().computed().description("<name>-<random hex>, new per object.")),
+            )
+    }
+
+    fn configure(config: Value) -> Result<Self, Vec<Diagnostic>> {
+        Ok(Recorder { dir: config.get_attr("dir").as_str().unwrap_or("log").to_owned() })
+    }
+
+    fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
+        Ok(PlanResponse::from_proposed(&req).requires_replace(["name", "keeper"]))
+    }
+
+    fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
+        let sleep = req.planned_state.get_attr("sleep_ms").as_i64().or(req.prior_state.get_attr("sleep_ms").as_i64());
+        if let Some(ms) = sleep.filter(|ms| *ms > 0) {
+            std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+        }
+        let key = &req.idempotency_key;
+        if req.is_delete() {
+            let name = req.prior_state.get_attr("name").as_str().unwrap_or_default();
+            let id = req.prior_state.get_attr("id").as_str().unwrap_or_default();
+            self.fail_if("delete", name, id, key)?;
+            let object = format!("{}/objects/{id}", self.dir);
+            if std::fs::remove_file(&object).is_err() {
+                self.log("delete-gone", name, id, key)?;
+            } else {
+                self.log("delete", name, id, key)?;
+            }
+            return Ok(ApplyResponse::deleted());
+        }
+        let name = req.planned_state.get_attr("name").as_str().unwrap_or_default().to_owned();
+        let mut state = req.planned_state.clone();
+        if req.is_create() {
+            let id = format!("{name}-{}", random_hex());
+            self.fail_if("create", &name, &id, key)?;
+            state.set_attr("id", req.planned_or("id", || Value::from(id)));
+        } else {
+            let id = req.prior_state.get_attr("id").as_str().unwrap_or_default();
+            self.fail_if("update", &name, id, key)?;
+        }
+        let id = state.get_attr("id").as_str().unwrap_or_default().to_owned();
+        let object = format!("{}/objects/{id}", self.dir);
+        std::fs::create_dir_all(format!("{}/objects", self.dir)).map_err(|e| io_error(&object, e))?;
+        std::fs::write(&object, state.get_attr("value").as_str().unwrap_or_default())
+            .map_err(|e| io_error(&object, e))?;
+        self.log(if req.is_create() { "create" } else { "update" }, &name, &id, key)?;
+        Ok(ApplyResponse::new(state))
+    }
+
+    fn read(&self, req: ReadRequest) -> Result<Option<Value>, Vec<Diagnostic>> {
+        let id = req.current_state.get_attr("id").as_str().unwrap_or_default();
+        let exists = std::fs::metadata(format!("{}/objects/{id}", self.dir)).is_ok();
+        Ok(exists.then_some(req.current_state))
+    }
+}
+
+impl Recorder {
+    /// Appends one line to the log.
+    fn log(&self, op: &str, name: &str, id: &str, key: &str) -> Result<(), Vec<Diagnostic>> {
+        let path = format!("{}/ops.log", self.dir);
+        let mut file =
+            std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(|e| io_error(&path, e))?;
+        file.write_all(format!("{op} {name} {id} {key}\n").as_bytes()).map_err(|e| io_error(&path, e))?;
+        Ok(())
+    }
+
+    /// Fails (and logs `fail-<op>`) when the marker file for `op` on `name` exists.
+    fn fail_if(&self, op: &str, name: &str, id: &str, key: &str) -> Result<(), Vec<Diagnostic>> {
+        if std::fs::metadata(format!("{}/fail-{op}-{name}", self.dir)).is_ok() {
+            self.log(&format!("fail-{op}"), name, id, key)?;
+            return Err(Diagnostic::error(format!("recorder: {op} of {name} failed, as asked")).into());
+        }
+        Ok(())
+    }
+}
+
+fn io_error(path: &str, e: std::io::Error) -> Vec<Diagnostic> {
+    Diagnostic::error(format!("recorder: {path}: {e}")).into()
+}
+
+/// 8 random hex digits from WASI random.
+fn random_hex() -> String {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).expect("WASI random is available");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+cairn_sdk::export_provider!(Recorder);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_is_well_formed() {
+        Recorder::schema().check().unwrap();
+    }
+}

@@ -1,0 +1,275 @@
+//! The order of operations of `seeds/terraform-destroying.md` (and the
+//! dependent replacements of `seeds/pulumi-resource-registration.md`),
+//! end to end: apply a configuration of the `recorder` test provider,
+//! change it, apply again with `-json`, and read the order off the event
+//! stream (checked against the provider's own log of what it was asked).
+
+use cairn_e2e::{Run, Workdir, recorder_component};
+use serde_json::Value;
+
+const HEADER: &str = r#"
+terraform {
+  required_providers {
+    recorder = { source = "./recorder.wasm" }
+  }
+}
+
+provider "recorder" {
+  sandbox {
+    read_write = ["./log"]
+  }
+}
+
+variable "ka" {
+  default = "1"
+}
+"#;
+
+/// A working directory with the recorder provider and `config`.
+fn workdir(config: &str) -> Workdir {
+    let w = Workdir::new();
+    std::fs::copy(recorder_component(), w.path().join("recorder.wasm")).unwrap();
+    std::fs::create_dir_all(w.path().join("log")).unwrap();
+    w.write("main.tf", &format!("{HEADER}{config}"));
+    w
+}
+
+/// Applies `before`, then `after` with `args`, and returns the second
+/// apply's events.
+fn change(before: &str, after: &str, args: &[&str]) -> (Workdir, Events) {
+    let w = workdir(before);
+    w.cairn(&["apply", "-auto-approve"]).success();
+    w.write("main.tf", &format!("{HEADER}{after}"));
+    let mut full = vec!["apply", "-auto-approve", "-json"];
+    full.extend_from_slice(args);
+    let run = w.cairn(&full).success();
+    (w, Events::of(&run))
+}
+
+/// A `-json` stream with questions about its order.
+struct Events {
+    events: Vec<Value>,
+    text: String,
+}
+
+impl Events {
+    fn of(run: &Run) -> Events {
+        Events { events: run.events(), text: run.all() }
+    }
+
+    fn position(&self, kind: &str, node: &str) -> usize {
+        let (address, action) = node.rsplit_once(' ').unwrap();
+        self.events
+            .iter()
+            .position(|e| e["type"] == kind && e["address"] == address && e["action"] == action)
+            .unwrap_or_else(|| panic!("no {kind} of {node}:\n{}", self.text))
+    }
+
+    /// Asserts that each node (`"<address> <action>"`) finished before the next started.
+    fn order(&self, nodes: &[&str]) {
+        for w in nodes.windows(2) {
+            let (finish, start) = (self.position("node_finish", w[0]), self.position("node_start", w[1]));
+            assert!(finish < start, "{} must finish before {} starts:\n{}", w[0], w[1], self.operations().join("\n"));
+        }
+    }
+
+    /// The node starts, as `"<address> <action>[ deposed]"`, in order.
+    fn operations(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "node_start")
+            .map(|e| {
+                let deposed = if e["deposed"] == true { " deposed" } else { "" };
+                format!("{} {}{deposed}", e["address"].as_str().unwrap(), e["action"].as_str().unwrap())
+            })
+            .collect()
+    }
+
+    fn never(&self, node: &str) {
+        let (address, action) = node.rsplit_once(' ').unwrap();
+        assert!(
+            !self.events.iter().any(|e| e["type"] == "node_start" && e["address"] == address && e["action"] == action),
+            "{node} must not happen:\n{}",
+            self.operations().join("\n")
+        );
+    }
+}
+
+/// The provider's log: `(op, name)` in the order it did them.
+fn ops(w: &Workdir) -> Vec<(String, String)> {
+    w.read("log/ops.log")
+        .lines()
+        .map(|l| {
+            let mut f = l.split(' ');
+            (f.next().unwrap().to_string(), f.next().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// `a` and `b`, `b` referring to `a` in `b_attr`, `a_lifecycle` and
+/// `b_lifecycle` inside their blocks.
+fn pair(b_attr: &str, a_lifecycle: &str, b_lifecycle: &str) -> String {
+    format!(
+        r#"
+resource "recorder_thing" "a" {{
+  name   = "a"
+  keeper = var.ka
+  {a_lifecycle}
+}}
+
+resource "recorder_thing" "b" {{
+  name    = "b"
+  {b_attr} = recorder_thing.a.id
+  {b_lifecycle}
+}}
+"#
+    )
+}
+
+const CBD: &str = "lifecycle {\n    create_before_destroy = true\n  }";
+
+#[test]
+fn replace_all_destroys_dependents_first_and_creates_dependencies_first() {
+    let config = pair("keeper", "", "");
+    let (w, events) = change(&config, &config, &["-var", "ka=2"]);
+    events.order(&[
+        "recorder_thing.b delete",
+        "recorder_thing.a delete",
+        "recorder_thing.a create",
+        "recorder_thing.b create",
+    ]);
+    let names: Vec<String> = ops(&w).iter().skip(2).map(|(op, n)| format!("{op} {n}")).collect();
+    assert_eq!(names, ["delete b", "delete a", "create a", "create b"]);
+}
+
+#[test]
+fn replacing_one_updates_its_dependent_after_the_replacement_exists() {
+    let config = pair("value", "", "");
+    let (w, events) = change(&config, &config, &["-var", "ka=2"]);
+    events.order(&["recorder_thing.a delete", "recorder_thing.a create", "recorder_thing.b update"]);
+    events.never("recorder_thing.b delete");
+    let new_a = w.attributes("recorder_thing.a")["id"].clone();
+    assert_eq!(w.attributes("recorder_thing.b")["value"], new_a);
+}
+
+#[test]
+fn only_dependents_that_are_really_replaced_are_destroyed_first() {
+    // b's keeper follows a (so b is replaced), c's value does (so c is updated).
+    let config = format!(
+        "{}\nresource \"recorder_thing\" \"c\" {{\n  name  = \"c\"\n  value = recorder_thing.a.id\n}}\n",
+        pair("keeper", "", "")
+    );
+    let (_w, events) = change(&config, &config, &["-var", "ka=2"]);
+    events.order(&[
+        "recorder_thing.b delete",
+        "recorder_thing.a delete",
+        "recorder_thing.a create",
+        "recorder_thing.b create",
+    ]);
+    events.order(&["recorder_thing.a create", "recorder_thing.c update"]);
+    events.never("recorder_thing.c delete");
+}
+
+#[test]
+fn destroying_a_dependent_comes_before_updating_its_dependency() {
+    let before = pair("value", "", "");
+    let after = "resource \"recorder_thing\" \"a\" {\n  name   = \"a\"\n  keeper = var.ka\n  value  = \"new\"\n}\n";
+    let (_w, events) = change(&before, after, &[]);
+    events.order(&["recorder_thing.b delete", "recorder_thing.a update"]);
+}
+
+#[test]
+fn create_before_destroy_on_the_dependency_of_a_replace_all() {
+    let config = pair("keeper", CBD, "");
+    let (w, events) = change(&config, &config, &["-var", "ka=2"]);
+    events.order(&["recorder_thing.a create", "recorder_thing.b create", "recorder_thing.a delete"]);
+    events.order(&["recorder_thing.b delete", "recorder_thing.b create"]);
+    events.order(&["recorder_thing.b delete", "recorder_thing.a delete"]);
+    assert!(events.operations().contains(&"recorder_thing.a delete deposed".to_string()), "{}", events.text);
+    let state = w.state().unwrap();
+    assert!(state.to_string().contains("\"create_before_destroy\":true"), "{state:#}");
+    assert!(!state.to_string().contains("\"deposed\""), "no deposed object is left: {state:#}");
+}
+
+#[test]
+fn create_before_destroy_on_the_dependency_updates_the_dependent_before_the_old_object_goes() {
+    let config = pair("value", CBD, "");
+    let (w, events) = change(&config, &config, &["-var", "ka=2"]);
+    events.order(&["recorder_thing.a create", "recorder_thing.b update", "recorder_thing.a delete"]);
+    // The provider saw the same: the old a went last.
+    let last = ops(&w).last().cloned().unwrap();
+    assert_eq!(last, ("delete".to_string(), "a".to_string()));
+}
+
+#[test]
+fn create_before_destroy_is_inherited_by_what_it_depends_on() {
+    let config = pair("keeper", "", CBD);
+    let (_w, events) = change(&config, &config, &["-var", "ka=2"]);
+    events.order(&[
+        "recorder_thing.a create",
+        "recorder_thing.b create",
+        "recorder_thing.b delete",
+        "recorder_thing.a delete",
+    ]);
+    let ops = events.operations();
+    assert!(ops.contains(&"recorder_thing.a delete deposed".to_string()), "a inherited it:\n{}", ops.join("\n"));
+}
+
+#[test]
+fn removing_a_create_before_destroy_dependency_updates_the_dependent_first() {
+    let before = pair("value", CBD, "");
+    let after = "resource \"recorder_thing\" \"b\" {\n  name  = \"b\"\n  value = \"standalone\"\n}\n";
+    let (_w, events) = change(&before, after, &[]);
+    events.order(&["recorder_thing.b update", "recorder_thing.a delete"]);
+}
+
+#[test]
+fn apply_graph_shows_the_create_before_destroy_order() {
+    let w = workdir(&pair("keeper", CBD, ""));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let dot = w.cairn(&["graph", "-type=apply", "-var", "ka=2"]).success().stdout;
+    assert!(dot.contains("[label=\"recorder_thing.a create\"]"), "{dot}");
+    assert!(dot.contains("\"recorder_thing.a\" -> \"recorder_thing.b\""), "{dot}");
+    let deposed =
+        dot.lines().find(|l| l.contains("(destroy deposed") && l.contains("label")).unwrap_or_else(|| panic!("{dot}"));
+    let node = deposed.trim().split('"').nth(1).unwrap();
+    assert!(dot.contains(&format!("\"recorder_thing.b\" -> \"{node}\"")), "{dot}");
+}
+
+#[test]
+fn the_json_stream_has_a_start_a_summary_and_every_node() {
+    let w = workdir(&pair("value", "", ""));
+    let run = w.cairn(&["apply", "-auto-approve", "-json"]).success();
+    let events = run.events();
+    assert_eq!(events[0]["type"], "run_start", "{}", run.all());
+    assert_eq!(events[0]["command"], "apply");
+    let last = events.last().unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["outcome"].as_str(), last["added"].as_u64()),
+        (Some("summary"), Some("success"), Some(2))
+    );
+    let planned: Vec<&Value> = events.iter().filter(|e| e["type"] == "planned_change").collect();
+    assert_eq!(planned.len(), 2, "{}", run.all());
+    let finish = events.iter().find(|e| e["type"] == "node_finish" && e["address"] == "recorder_thing.b").unwrap();
+    assert_eq!(finish["action"], "create");
+    assert_eq!(finish["outcome"], "done");
+    assert_eq!(finish["deposed"], false);
+    assert!(finish["duration_ms"].is_u64());
+    assert!(finish["id"].as_str().unwrap().starts_with("b-"));
+    // No human text in the stream.
+    assert!(!run.stdout.contains("Apply complete"), "{}", run.all());
+
+    let plan = w.cairn(&["plan", "-json"]).success();
+    let last = plan.events().last().cloned().unwrap();
+    assert_eq!(last["outcome"], "no_changes", "{}", plan.all());
+    // Without -auto-approve there is no one to ask.
+    let refused = w.cairn(&["destroy", "-json"]).failure();
+    assert!(
+        refused
+            .events()
+            .iter()
+            .any(|e| e["type"] == "diagnostic" && e["summary"].as_str().unwrap().contains("-auto-approve")),
+        "{}",
+        refused.all()
+    );
+}
