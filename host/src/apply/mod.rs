@@ -98,11 +98,21 @@ impl Applier {
         for (addr, v) in &self.plan.data_values {
             values.set(addr, v.clone());
         }
+        let mut writer = StateWriter { state, backend };
+        // A state never written yet is written before any provider call, so
+        // that its lineage — part of every idempotency key — survives a
+        // first apply that records nothing, and a retry sends the same keys.
+        if writer.state.serial == 0
+            && let Err(e) = persist(&mut writer)
+        {
+            self.events.diagnostic(&e[0]);
+            return (ApplyReport { errors: e, ..ApplyReport::default() }, writer.state);
+        }
         let shared = Arc::new(Shared {
-            lineage: state.lineage.clone(),
+            lineage: writer.state.lineage.clone(),
             applier: self,
             values: Mutex::new((values, BTreeMap::new())),
-            writer: Mutex::new(StateWriter { state, backend }),
+            writer: Mutex::new(writer),
             report: Mutex::new(ApplyReport::default()),
         });
         let parallelism = shared.applier.parallelism;
@@ -362,8 +372,20 @@ impl Shared {
     }
 
     /// Destroys the current object: a delete, or the first half of a replace.
+    /// When the delete fails, the object stays in the state marked as being
+    /// destroyed, and the next apply deletes it again.
     fn destroy(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
-        self.delete_object(change, &change.prior, &change.prior_private)?;
+        if let Err(e) = self.delete_object(change, None, &change.prior, &change.prior_private) {
+            let mut w = self.writer.lock().unwrap();
+            if let Some(inst) = w.state.get_mut(&change.addr)
+                && !inst.attributes.is_null()
+                && inst.status != InstanceStatus::Destroying
+            {
+                inst.status = InstanceStatus::Destroying;
+                persist(&mut w)?;
+            }
+            return Err(e);
+        }
         {
             let mut w = self.writer.lock().unwrap();
             w.state.forget_current(&change.addr);
@@ -383,7 +405,7 @@ impl Shared {
                 (c, c.prior.clone(), c.prior_private.clone())
             }
         };
-        self.delete_object(change, &prior, &private)?;
+        self.delete_object(change, Some(key), &prior, &private)?;
         {
             let mut w = self.writer.lock().unwrap();
             w.state.forget_deposed(addr, key);
@@ -394,7 +416,13 @@ impl Shared {
     }
 
     /// Asks the provider to delete an object and checks the answer.
-    fn delete_object(&self, change: &ResourceChange, prior: &Value, private: &[u8]) -> Result<(), Vec<Diagnostic>> {
+    fn delete_object(
+        &self,
+        change: &ResourceChange,
+        deposed: Option<&str>,
+        prior: &Value,
+        private: &[u8],
+    ) -> Result<(), Vec<Diagnostic>> {
         let provider = self.provider(change);
         let location = Self::location(change);
         let request = ApplyRequest {
@@ -403,7 +431,7 @@ impl Shared {
             planned_state: Value::Null,
             config: Value::Null,
             planned_private: private.to_vec(),
-            idempotency_key: self.idempotency_key(change),
+            idempotency_key: self.delete_key(change, deposed, prior),
         };
         let response = provider
             .apply_resource(request)
@@ -450,14 +478,15 @@ impl Shared {
         persist(&mut w)
     }
 
-    /// Stable for every retry of the same planned change.
+    /// The idempotency key of the create or update of a change.
     fn idempotency_key(&self, change: &ResourceChange) -> String {
-        let mut h = Sha256::new();
-        h.update(self.lineage.as_bytes());
-        h.update(change.addr.to_string().as_bytes());
-        h.update(change.action.to_string().as_bytes());
-        h.update(value::to_json(&change.planned).to_string().as_bytes());
-        hex::encode(&h.finalize()[..16])
+        let op = if change.action == Action::Update { "update" } else { "create" };
+        idempotency_key(&self.lineage, &change.addr, None, op, &change.planned)
+    }
+
+    /// The idempotency key of deleting `prior`, an object of a change.
+    fn delete_key(&self, change: &ResourceChange, deposed: Option<&str>, prior: &Value) -> String {
+        idempotency_key(&self.lineage, &change.addr, deposed, "delete", prior)
     }
 
     /// Evaluates outputs with the final values and records them.
@@ -487,6 +516,21 @@ impl Shared {
         }
         self.report.lock().unwrap().outputs = outputs;
     }
+}
+
+/// The key passed to the provider with one operation: the same for every
+/// retry of the same planned change — the same instance (and deposed
+/// object), the same kind of operation (create, update, delete) and the
+/// same planned new object (for a delete, the same object deleted) — so
+/// that a provider can recognise an object an earlier, interrupted call
+/// made. A create that follows a failed one of a replace is the same create.
+pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>, op: &str, object: &Value) -> String {
+    let mut h = Sha256::new();
+    for part in [lineage, &addr.to_string(), deposed.unwrap_or(""), op, &value::to_json(object).to_string()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    hex::encode(&h.finalize()[..16])
 }
 
 fn persist(w: &mut StateWriter) -> Result<(), Vec<Diagnostic>> {

@@ -528,7 +528,11 @@ fn show(common: &Common, json: bool) -> Result<i32> {
             Some(s) => value::from_json(&inst.attributes, &s.block.implied_type()).unwrap_or(Value::Null),
             None => value::from_json_untyped(&inst.attributes),
         };
-        let tainted = if inst.status == crate::state::InstanceStatus::Tainted { " (tainted)" } else { "" };
+        let tainted = match inst.status {
+            crate::state::InstanceStatus::Tainted => " (tainted)",
+            crate::state::InstanceStatus::Destroying => " (being destroyed)",
+            crate::state::InstanceStatus::Ready => "",
+        };
         println!("# {}:{tainted}", inst.addr);
         let name = inst.addr.to_string();
         let label = name.split_once('.').map_or("", |(_, n)| n);

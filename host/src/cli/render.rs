@@ -109,12 +109,16 @@ pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: C
         Action::Update => (colors.yellow("  ~"), "will be updated in-place".to_string()),
         Action::Delete => match &change.deposed {
             Some(key) => (colors.red("  -"), format!("(deposed object {key}) will be destroyed")),
+            None if change.replace_reason == Some(ReplaceReason::Destroying) => {
+                (colors.red("  -"), "will be destroyed (again: its delete failed)".to_string())
+            }
             None => (colors.red("  -"), "will be destroyed".to_string()),
         },
         Action::Read => (colors.cyan(" <="), "will be read during apply".to_string()),
         Action::Replace => {
             let why = match &change.replace_reason {
                 Some(ReplaceReason::Tainted) => "is tainted, so must be replaced",
+                Some(ReplaceReason::Destroying) => "is being destroyed (its delete failed), so must be replaced",
                 _ => "must be replaced",
             };
             if change.create_before_destroy {

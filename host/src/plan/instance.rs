@@ -32,13 +32,9 @@ impl InstancePlanner<'_> {
     /// Plans a managed instance; returns the value references to it see.
     pub fn plan_managed(&self, ctx: &EvalContext, plan: &mut Plan) -> Result<Value, Vec<Diagnostic>> {
         let mut config = config::decode_body(&self.resource.body, &self.schema.block, ctx)?;
-        let (mut prior, mut prior_private, tainted) = match self.prior {
-            None => (Value::Null, Vec::new(), false),
-            Some(inst) => (
-                decode_prior(self.provider, inst).map_err(|d| vec![d])?,
-                inst.private.clone(),
-                inst.status == InstanceStatus::Tainted,
-            ),
+        let (mut prior, mut prior_private, status) = match self.prior {
+            None => (Value::Null, Vec::new(), InstanceStatus::Ready),
+            Some(inst) => (decode_prior(self.provider, inst).map_err(|d| vec![d])?, inst.private.clone(), inst.status),
         };
         if !prior.is_null() && !self.skip_refresh {
             (prior, prior_private) = self.refresh(prior, prior_private, plan)?;
@@ -50,7 +46,7 @@ impl InstancePlanner<'_> {
         }
         self.validate(&config, plan)?;
         let mut response = self.call_plan(&prior, &config, &prior_private, plan)?;
-        let (action, reason) = self.decide(&prior, tainted, &response);
+        let (action, reason) = self.decide(&prior, status, &response);
         if action == Action::Replace {
             if self.resource.lifecycle.prevent_destroy {
                 return Err(vec![prevent_destroy_error(self.addr, &self.resource.location)]);
@@ -81,12 +77,19 @@ impl InstancePlanner<'_> {
     }
 
     /// Chooses the action from the prior state and the provider's plan.
-    fn decide(&self, prior: &Value, tainted: bool, response: &PlanResponse) -> (Action, Option<ReplaceReason>) {
+    fn decide(
+        &self,
+        prior: &Value,
+        status: InstanceStatus,
+        response: &PlanResponse,
+    ) -> (Action, Option<ReplaceReason>) {
         if prior.is_null() {
             return (Action::Create, None);
         }
-        if tainted {
-            return (Action::Replace, Some(ReplaceReason::Tainted));
+        match status {
+            InstanceStatus::Tainted => return (Action::Replace, Some(ReplaceReason::Tainted)),
+            InstanceStatus::Destroying => return (Action::Replace, Some(ReplaceReason::Destroying)),
+            InstanceStatus::Ready => {}
         }
         let forcing: Vec<Path> =
             response.requires_replace.iter().filter(|p| prior.at(p) != response.planned_state.at(p)).cloned().collect();

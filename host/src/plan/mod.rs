@@ -69,6 +69,8 @@ impl fmt::Display for Action {
 pub enum ReplaceReason {
     /// An earlier create failed part-way.
     Tainted,
+    /// An earlier delete failed: the object is being destroyed.
+    Destroying,
     /// These attributes cannot change in place.
     RequiresReplace(Vec<Path>),
 }
@@ -470,7 +472,9 @@ impl Planner<'_> {
                     config: Value::Null,
                     prior_private: inst.private.clone(),
                     planned_private: Vec::new(),
-                    replace_reason: None,
+                    // Not a replace: for the plan output, a delete retried.
+                    replace_reason: (inst.status == crate::state::InstanceStatus::Destroying)
+                        .then_some(ReplaceReason::Destroying),
                     dependencies: state_dependencies(inst),
                     prior_dependencies: state_dependencies(inst),
                     create_before_destroy: inst.create_before_destroy,

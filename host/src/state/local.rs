@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::lock::StateLock;
-use super::{CAIRN_VERSION, FORMAT_VERSION, State, StateError};
+use super::{CAIRN_VERSION, FORMAT_VERSION, OLDEST_FORMAT_VERSION, State, StateError};
 
 /// The state file's name, in the configuration directory.
 pub const DEFAULT_STATE_FILE: &str = "cairn.state.json";
@@ -171,7 +171,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
     // The version first: a newer format may not parse as this one, and
     // "use a newer cairn" helps where a complaint about some field would not.
     let header: FormatHeader = serde_json::from_slice(bytes).map_err(invalid)?;
-    if header.format_version != FORMAT_VERSION {
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&header.format_version) {
         return Err(StateError::UnsupportedVersion {
             path: path.to_path_buf(),
             found: header.format_version,
@@ -328,7 +328,7 @@ mod tests {
         assert_eq!(x2.deposed[0].private, b"old secret");
 
         let text = fs::read_to_string(backend.path()).unwrap();
-        assert!(text.starts_with("{\n  \"format_version\": 1,\n  \"cairn_version\": "), "{text}");
+        assert!(text.starts_with("{\n  \"format_version\": 2,\n  \"cairn_version\": "), "{text}");
         assert!(text.ends_with("}\n"));
         assert!(text.contains("\"big\": 9223372036854775807"), "{text}");
         assert!(text.contains("\"private\": \"AAEC/v8=\""), "{text}");
@@ -476,15 +476,31 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_state_is_read_and_written_back_as_the_current_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let v1 = r#"{"format_version": 1, "cairn_version": "0.1.0", "serial": 3, "lineage": "l",
+            "resources": [{"addr": "null_resource.a", "provider": "null", "schema_version": 0,
+            "attributes": {"id": "1"}, "status": "tainted"}]}"#;
+        fs::write(&path, v1).unwrap();
+        let mut backend = LocalBackend::open(&path).unwrap();
+        let mut state = backend.read().unwrap();
+        assert_eq!(state.resources[0].status, crate::state::InstanceStatus::Tainted);
+        assert!(!state.resources[0].create_before_destroy);
+        backend.write(&mut state).unwrap();
+        assert!(fs::read_to_string(&path).unwrap().contains(&format!("\"format_version\": {FORMAT_VERSION}")));
+    }
+
+    #[test]
     fn a_newer_format_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = state_path(&dir);
-        let newer = "{\"format_version\": 2, \"objects\": {}}";
+        let newer = "{\"format_version\": 3, \"objects\": {}}";
         fs::write(&path, newer).unwrap();
         let mut backend = LocalBackend::open(&path).unwrap();
         let err = backend.read().unwrap_err();
-        assert!(matches!(err, StateError::UnsupportedVersion { found: 2, supported: 1, .. }), "{err:?}");
-        assert!(err.to_string().contains("has format_version 2"), "{err}");
+        assert!(matches!(err, StateError::UnsupportedVersion { found: 3, supported: 2, .. }), "{err:?}");
+        assert!(err.to_string().contains("has format_version 3"), "{err}");
         assert!(backend.write(&mut State::new()).is_err());
         assert_eq!(fs::read_to_string(&path).unwrap(), newer);
     }

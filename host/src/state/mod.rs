@@ -30,7 +30,15 @@ pub use lock::LockHolder;
 ///
 /// Bump it on any change an older cairn would misread, and teach
 /// [`LocalBackend::read`] to upgrade the older versions.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// - 1: the first format.
+/// - 2: adds the instance status `destroying` (an object whose delete
+///   failed) and the optional `create_before_destroy` flag. A version 1
+///   file is a valid version 2 file, so it is read as it is.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest state file format this cairn reads.
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
 
 /// The version of cairn, recorded in every state it writes.
 pub const CAIRN_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -107,6 +115,10 @@ pub enum InstanceStatus {
     /// Exists, but its creation did not finish (or the user asked for its
     /// replacement); the next plan replaces it.
     Tainted,
+    /// Its delete was asked for and failed: it may be partly deleted. The
+    /// next apply deletes it again (or, while it is still configured,
+    /// replaces it, deleting it first).
+    Destroying,
 }
 
 /// An old object kept after a create_before_destroy replacement created its
@@ -300,7 +312,7 @@ pub enum StateError {
     },
     /// The state file was written in a format this cairn does not know.
     #[error(
-        "the state {} has format_version {found}, but this cairn ({}) reads only format_version {supported}; use a newer cairn",
+        "the state {} has format_version {found}, but this cairn ({}) reads format_version {supported} and older; use a newer cairn",
         .path.display(), CAIRN_VERSION
     )]
     UnsupportedVersion {
