@@ -273,3 +273,35 @@ fn the_json_stream_has_a_start_a_summary_and_every_node() {
         refused.all()
     );
 }
+
+/// The most node operations running at once, read off the event stream.
+fn most_at_once(events: &Events) -> usize {
+    let (mut now, mut most) = (0usize, 0usize);
+    for e in &events.events {
+        if e["type"] == "node_start" {
+            now += 1;
+            most = most.max(now);
+        } else if e["type"] == "node_finish" && e["outcome"] != "skipped" {
+            now -= 1;
+        }
+    }
+    most
+}
+
+#[test]
+fn a_provider_s_max_concurrency_bounds_its_operations() {
+    let things: String = (0..4)
+        .map(|i| format!("resource \"recorder_thing\" \"t{i}\" {{\n  name = \"t{i}\"\n  sleep_ms = 20\n}}\n"))
+        .collect();
+    let w = workdir(&things);
+    let limited =
+        w.read("main.tf").replace("provider \"recorder\" {", "provider \"recorder\" {\n  max_concurrency = 1");
+    w.write("main.tf", &limited);
+    let run = w.cairn(&["apply", "-auto-approve", "-json", "-parallelism=4"]).success();
+    let events = Events::of(&run);
+    assert_eq!(events.operations().len(), 4, "{}", events.text);
+    assert_eq!(most_at_once(&events), 1, "{}", events.operations().join("\n"));
+    // The provider's own configuration never sees the argument.
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all());
+}

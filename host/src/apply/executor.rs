@@ -28,21 +28,59 @@ pub enum Outcome {
     Skipped,
 }
 
+/// How many steps may run at once: in all, and within named groups (the
+/// steps of one provider, for its `max_concurrency`).
+#[derive(Debug, Clone, Default)]
+pub struct Limits {
+    /// Most steps running at once (`-parallelism`); at least 1 is used.
+    pub parallelism: usize,
+    /// Most steps of one group running at once.
+    pub per_group: BTreeMap<String, usize>,
+}
+
 /// Runs every step of `graph` with `work`, at most `parallelism` at once.
 /// A panic in `work` counts as a failure of that step.
 pub async fn walk<F>(graph: &ApplyGraph, parallelism: usize, work: F) -> BTreeMap<NodeIndex, Outcome>
 where
     F: Fn(&Step) -> bool + Send + Sync + 'static,
 {
+    walk_limited(graph, &Limits { parallelism, per_group: BTreeMap::new() }, |_| None, work).await
+}
+
+/// Runs every step of `graph` with `work` within `limits`, `group` naming
+/// the group of a step (if any). A step whose group is full waits while
+/// later ready steps of other groups start. A panic in `work` counts as a
+/// failure of that step.
+pub async fn walk_limited<F, G>(graph: &ApplyGraph, limits: &Limits, group: G, work: F) -> BTreeMap<NodeIndex, Outcome>
+where
+    F: Fn(&Step) -> bool + Send + Sync + 'static,
+    G: Fn(&Step) -> Option<String>,
+{
     let work = Arc::new(work);
+    let groups: BTreeMap<NodeIndex, String> =
+        graph.node_indices().filter_map(|n| group(&graph[n]).map(|g| (n, g))).collect();
+    let mut active: BTreeMap<&str, usize> = BTreeMap::new();
     let mut waiting_on: BTreeMap<NodeIndex, usize> =
         graph.node_indices().map(|n| (n, graph.edges_directed(n, Direction::Incoming).count())).collect();
     let mut ready: VecDeque<NodeIndex> = waiting_on.iter().filter(|(_, c)| **c == 0).map(|(n, _)| *n).collect();
     let mut outcomes: BTreeMap<NodeIndex, Outcome> = BTreeMap::new();
     let mut running = JoinSet::new();
     loop {
-        while running.len() < parallelism.max(1) {
-            let Some(n) = ready.pop_front() else { break };
+        let mut i = 0;
+        while running.len() < limits.parallelism.max(1) && i < ready.len() {
+            let n = ready[i];
+            let g = groups.get(&n).map(String::as_str);
+            if let Some(g) = g
+                && let Some(limit) = limits.per_group.get(g)
+                && active.get(g).copied().unwrap_or(0) >= (*limit).max(1)
+            {
+                i += 1;
+                continue;
+            }
+            ready.remove(i);
+            if let Some(g) = g {
+                *active.entry(g).or_default() += 1;
+            }
             let step = graph[n].clone();
             let work = Arc::clone(&work);
             running.spawn_blocking(move || {
@@ -52,6 +90,9 @@ where
         }
         let Some(joined) = running.join_next().await else { break };
         let (n, ok) = joined.expect("step tasks are never cancelled, and panics are caught inside them");
+        if let Some(g) = groups.get(&n) {
+            *active.get_mut(g.as_str()).expect("counted when started") -= 1;
+        }
         outcomes.insert(n, if ok { Outcome::Done } else { Outcome::Failed });
         if ok {
             for e in graph.edges_directed(n, Direction::Outgoing) {
@@ -134,5 +175,55 @@ mod tests {
         .await;
         let (_, max) = *active.lock().unwrap();
         assert!((2..=3).contains(&max), "max concurrent steps {max}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_group_limit_holds_its_steps_back_but_not_others() {
+        let mut g = ApplyGraph::new();
+        for i in 0..6 {
+            g.add_node(step(&format!("p{i}")));
+        }
+        for i in 0..2 {
+            g.add_node(step(&format!("q{i}")));
+        }
+        // (running p, most p at once, most steps at once)
+        let active = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
+        let counter = Arc::clone(&active);
+        let limits = Limits { parallelism: 8, per_group: [("p".to_string(), 2)].into() };
+        let outcomes = walk_limited(
+            &g,
+            &limits,
+            |s| Some(if s.to_string().starts_with("t.p") { "p" } else { "q" }.to_string()),
+            move |s| {
+                let is_p = s.to_string().starts_with("t.p");
+                {
+                    let mut a = counter.lock().unwrap();
+                    a.3 += 1;
+                    a.2 = a.2.max(a.3);
+                    if is_p {
+                        a.0 += 1;
+                        a.1 = a.1.max(a.0);
+                    }
+                }
+                // Wait until a q step overlaps, or give up after a while.
+                for _ in 0..200 {
+                    if counter.lock().unwrap().2 >= 3 {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                let mut a = counter.lock().unwrap();
+                a.3 -= 1;
+                if is_p {
+                    a.0 -= 1;
+                }
+                true
+            },
+        )
+        .await;
+        assert!(outcomes.values().all(|o| *o == Outcome::Done));
+        let (_, max_p, max_all, _) = *active.lock().unwrap();
+        assert_eq!(max_p, 2, "the p group never exceeds its limit");
+        assert!(max_all >= 3, "q steps run beside the p steps: {max_all}");
     }
 }

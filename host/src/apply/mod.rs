@@ -115,9 +115,22 @@ impl Applier {
             writer: Mutex::new(writer),
             report: Mutex::new(ApplyReport::default()),
         });
-        let parallelism = shared.applier.parallelism;
+        let limits = executor::Limits {
+            parallelism: shared.applier.parallelism,
+            per_group: shared
+                .applier
+                .config
+                .providers
+                .iter()
+                .filter_map(|p| Some((p.name.clone(), usize::try_from(p.max_concurrency?).unwrap_or(usize::MAX))))
+                .collect(),
+        };
         let worker = Arc::clone(&shared);
-        let outcomes = executor::walk(&apply_graph, parallelism, move |step| worker.run(step)).await;
+        let group = |step: &Step| {
+            let addr = step.addr()?;
+            shared.applier.plan.changes.iter().find(|c| &c.addr == addr).map(|c| c.provider.clone())
+        };
+        let outcomes = executor::walk_limited(&apply_graph, &limits, group, move |step| worker.run(step)).await;
         for (n, outcome) in outcomes {
             if outcome == Outcome::Skipped
                 && let Some(node) = shared.node_event(&apply_graph[n])

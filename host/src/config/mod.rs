@@ -150,6 +150,9 @@ pub struct ProviderConfig {
     pub body: Body,
     /// What the provider's sandbox grants.
     pub sandbox: SandboxConfig,
+    /// `max_concurrency = N`: at most N operations of this provider run at
+    /// once during apply, whatever `-parallelism` allows.
+    pub max_concurrency: Option<u64>,
     /// The block header.
     pub location: Location,
 }

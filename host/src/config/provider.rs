@@ -30,12 +30,15 @@ pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<D
     // Terraform's old place for a version constraint; versions are pinned
     // by the lock file's hashes instead, so it is accepted and ignored.
     take_attribute(&mut body, "version");
+    // Read by cairn, like the sandbox: the executor's limit for this provider.
+    let max_concurrency =
+        take_attribute(&mut body, "max_concurrency").and_then(|attr| literal_positive(&attr, dir, diags));
     let mut sandboxes = take_blocks(&mut body, "sandbox").into_iter();
     let sandbox = sandboxes.next().map(|b| sandbox(&b, dir, diags)).unwrap_or_default();
     for extra in sandboxes {
         diags.push(error_at("Duplicate sandbox block", "A provider may have only one sandbox block.", &extra.location));
     }
-    ProviderConfig { name, body, sandbox, location }
+    ProviderConfig { name, body, sandbox, max_concurrency, location }
 }
 
 /// The `sandbox { … }` grants: literal values only.
@@ -238,6 +241,17 @@ provider "random" {}
         assert_eq!((s.memory_mb, s.timeout_seconds), (Some(256), Some(30)));
         assert_eq!(s.location.as_ref().unwrap().line, 5);
         assert_eq!(config.provider("random").unwrap().sandbox, SandboxConfig::default());
+    }
+
+    #[test]
+    fn max_concurrency_is_read_by_cairn_and_not_passed_to_the_provider() {
+        let (_dir, config) = load_main("provider \"local\" {\n  max_concurrency = 3\n}\nprovider \"random\" {}\n");
+        let local = config.provider("local").unwrap();
+        assert_eq!(local.max_concurrency, Some(3));
+        assert!(local.body.attributes.is_empty());
+        assert_eq!(config.provider("random").unwrap().max_concurrency, None);
+        let errors = load_errors("provider \"local\" {\n  max_concurrency = 0\n}\n");
+        assert!(errors[0].starts_with("Error: main.tf:2: Invalid value"), "{errors:?}");
     }
 
     #[test]
