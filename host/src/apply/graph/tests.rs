@@ -43,7 +43,7 @@ fn change(name: &str, action: Action, deps: &[&str], cbd: bool) -> ResourceChang
         prior_private: Vec::new(),
         planned_private: Vec::new(),
         replace_reason: None,
-        dependencies: if action == Action::Delete { deps.clone() } else { deps.clone() },
+        dependencies: deps.clone(),
         prior_dependencies: if action == Action::Create { Vec::new() } else { deps },
         create_before_destroy: cbd,
         deposed: None,
