@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::addr::{InstanceAddr, Mode};
+use crate::addr::{InstanceAddr, Mode, ResourceAddr};
 use crate::config::{self, Config, EvalContext};
 use crate::contract;
 use crate::diag::{Diagnostic, Location};
@@ -61,19 +61,28 @@ pub struct Applier {
     pub events: Arc<dyn EventSink>,
 }
 
-/// The state and where it is written, shared by all steps.
-struct StateWriter {
+/// The state as the steps change it, and how many changes it has had.
+struct Live {
     state: State,
+    generation: u64,
+}
+
+/// Where the state is written, and the generation of the last write.
+struct Disk {
     backend: LocalBackend,
+    written: u64,
 }
 
 /// What steps share while the walk runs.
 struct Shared {
     applier: Applier,
     values: Mutex<(ResourceValues, BTreeMap<String, Value>)>,
-    writer: Mutex<StateWriter>,
+    live: Mutex<Live>,
+    disk: Mutex<Disk>,
     report: Mutex<ApplyReport>,
     lineage: String,
+    /// Where each instance's current-object change is in the plan.
+    current: BTreeMap<InstanceAddr, usize>,
 }
 
 impl Applier {
@@ -98,21 +107,31 @@ impl Applier {
         for (addr, v) in &self.plan.data_values {
             values.set(addr, v.clone());
         }
-        let mut writer = StateWriter { state, backend };
+        let (mut state, mut backend) = (state, backend);
         // A state never written yet is written before any provider call, so
         // that its lineage — part of every idempotency key — survives a
         // first apply that records nothing, and a retry sends the same keys.
-        if writer.state.serial == 0
-            && let Err(e) = persist(&mut writer)
+        if state.serial == 0
+            && let Err(e) = backend.write(&mut state)
         {
-            self.events.diagnostic(&e[0]);
-            return (ApplyReport { errors: e, ..ApplyReport::default() }, writer.state);
+            let d = write_failed(&e);
+            self.events.diagnostic(&d);
+            return (ApplyReport { errors: vec![d], ..ApplyReport::default() }, state);
         }
         let shared = Arc::new(Shared {
-            lineage: writer.state.lineage.clone(),
+            lineage: state.lineage.clone(),
+            current: self
+                .plan
+                .changes
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.deposed.is_none())
+                .map(|(i, c)| (c.addr.clone(), i))
+                .collect(),
             applier: self,
             values: Mutex::new((values, BTreeMap::new())),
-            writer: Mutex::new(writer),
+            live: Mutex::new(Live { state, generation: 0 }),
+            disk: Mutex::new(Disk { backend, written: 0 }),
             report: Mutex::new(ApplyReport::default()),
         });
         let limits = executor::Limits {
@@ -128,7 +147,12 @@ impl Applier {
         let worker = Arc::clone(&shared);
         let group = |step: &Step| {
             let addr = step.addr()?;
-            shared.applier.plan.changes.iter().find(|c| &c.addr == addr).map(|c| c.provider.clone())
+            let plan = &shared.applier.plan;
+            let change = match shared.current.get(addr) {
+                Some(i) => plan.changes.get(*i),
+                None => plan.changes.iter().find(|c| &c.addr == addr),
+            };
+            change.map(|c| c.provider.clone())
         };
         let outcomes = executor::walk_limited(&apply_graph, &limits, group, move |step| worker.run(step)).await;
         for (n, outcome) in outcomes {
@@ -140,9 +164,9 @@ impl Applier {
         }
         shared.finish_outputs();
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
-        let writer = shared.writer.into_inner().unwrap_or_else(|e| e.into_inner());
+        let live = shared.live.into_inner().unwrap_or_else(|e| e.into_inner());
         let report = shared.report.into_inner().unwrap_or_else(|e| e.into_inner());
-        (report, writer.state)
+        (report, live.state)
     }
 }
 
@@ -214,7 +238,7 @@ impl Shared {
     }
 
     fn change(&self, addr: &InstanceAddr) -> &ResourceChange {
-        self.applier.plan.change(addr).expect("every step comes from a planned change")
+        &self.applier.plan.changes[self.current[addr]]
     }
 
     fn provider(&self, change: &ResourceChange) -> &dyn Provider {
@@ -234,20 +258,31 @@ impl Shared {
     }
 
     fn eval_local(&self, name: &str) -> Result<(), Vec<Diagnostic>> {
-        let ctx = self.eval_context(None);
+        let needs = self.applier.graph.resource_dependencies(&crate::graph::Node::Local(name.to_string()));
+        let ctx = self.eval_context(None, Some(&needs));
         let v = config::eval(&self.applier.config.locals[name].expr, &ctx)?;
         self.values.lock().unwrap().1.insert(name.to_string(), v);
         Ok(())
     }
 
-    /// The evaluation context with every value known so far, set up for one
-    /// instance's `count.index`/`each`.
-    fn eval_context(&self, instance: Option<&InstanceAddr>) -> EvalContext {
+    /// The evaluation context with the values known so far of the resources
+    /// in `needs` (all of them for `None`), set up for one instance's
+    /// `count.index`/`each`. Copying only what an expression can refer to
+    /// keeps a step's cost independent of the size of the configuration.
+    fn eval_context(&self, instance: Option<&InstanceAddr>, needs: Option<&[ResourceAddr]>) -> EvalContext {
         let (values, locals) = &*self.values.lock().unwrap();
+        let resources = match needs {
+            None => values.snapshot(),
+            Some(needs) => needs
+                .iter()
+                .filter(|a| self.applier.plan.expansions.contains_key(*a))
+                .map(|a| (a.clone(), values.resource_value(a)))
+                .collect(),
+        };
         let mut ctx = EvalContext {
             variables: self.applier.variables.clone(),
             locals: locals.clone(),
-            resources: values.snapshot(),
+            resources,
             ..EvalContext::new(&self.applier.config.dir)
         };
         if let Some(addr) = instance
@@ -269,7 +304,11 @@ impl Shared {
             .iter()
             .find(|r| r.addr == change.addr.resource)
             .expect("a create, update or read comes from the configuration");
-        let mut config = config::decode_body(&resource.body, &schema.block, &self.eval_context(Some(&change.addr)))?;
+        let mut config = config::decode_body(
+            &resource.body,
+            &schema.block,
+            &self.eval_context(Some(&change.addr), Some(&change.dependencies)),
+        )?;
         if !change.prior.is_null() && change.action == Action::Update {
             for path in &resource.lifecycle.ignore_changes {
                 config = plan::with_value_at(&config, path.steps(), change.prior.at(path));
@@ -357,29 +396,26 @@ impl Shared {
     /// Moves the current object of `addr` into its deposed objects under
     /// `key`, and persists that before the replacement is created.
     fn depose(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
-        let mut w = self.writer.lock().unwrap();
-        let Some(inst) = w.state.get_mut(addr) else { return Ok(()) };
-        if inst.attributes.is_null() {
-            return Ok(());
-        }
-        let attributes = std::mem::take(&mut inst.attributes);
-        let private = std::mem::take(&mut inst.private);
-        inst.deposed.push(DeposedObject { key: key.to_string(), attributes, private });
-        persist(&mut w)
+        self.change_state(|state| {
+            let Some(inst) = state.get_mut(addr).filter(|i| !i.attributes.is_null()) else { return false };
+            let attributes = std::mem::take(&mut inst.attributes);
+            let private = std::mem::take(&mut inst.private);
+            inst.deposed.push(DeposedObject { key: key.to_string(), attributes, private });
+            true
+        })
     }
 
     /// Undoes [`Self::depose`] when the replacement made no object.
     fn restore_deposed(&self, addr: &InstanceAddr, key: &str) {
-        let mut w = self.writer.lock().unwrap();
-        let Some(inst) = w.state.get_mut(addr) else { return };
-        if !inst.attributes.is_null() {
-            return;
-        }
-        let Some(pos) = inst.deposed.iter().position(|d| d.key == key) else { return };
-        let old = inst.deposed.remove(pos);
-        inst.attributes = old.attributes;
-        inst.private = old.private;
-        if let Err(e) = persist(&mut w) {
+        let restored = self.change_state(|state| {
+            let Some(inst) = state.get_mut(addr).filter(|i| i.attributes.is_null()) else { return false };
+            let Some(pos) = inst.deposed.iter().position(|d| d.key == key) else { return false };
+            let old = inst.deposed.remove(pos);
+            inst.attributes = old.attributes;
+            inst.private = old.private;
+            true
+        });
+        if let Err(e) = restored {
             self.report.lock().unwrap().errors.extend(e);
         }
     }
@@ -389,21 +425,19 @@ impl Shared {
     /// destroyed, and the next apply deletes it again.
     fn destroy(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
         if let Err(e) = self.delete_object(change, None, &change.prior, &change.prior_private) {
-            let mut w = self.writer.lock().unwrap();
-            if let Some(inst) = w.state.get_mut(&change.addr)
-                && !inst.attributes.is_null()
-                && inst.status != InstanceStatus::Destroying
-            {
-                inst.status = InstanceStatus::Destroying;
-                persist(&mut w)?;
-            }
+            self.change_state(|state| match state.get_mut(&change.addr) {
+                Some(inst) if !inst.attributes.is_null() && inst.status != InstanceStatus::Destroying => {
+                    inst.status = InstanceStatus::Destroying;
+                    true
+                }
+                _ => false,
+            })?;
             return Err(e);
         }
-        {
-            let mut w = self.writer.lock().unwrap();
-            w.state.forget_current(&change.addr);
-            persist(&mut w)?;
-        }
+        self.change_state(|state| {
+            state.forget_current(&change.addr);
+            true
+        })?;
         self.report.lock().unwrap().destroyed += 1;
         Ok(())
     }
@@ -419,11 +453,10 @@ impl Shared {
             }
         };
         self.delete_object(change, Some(key), &prior, &private)?;
-        {
-            let mut w = self.writer.lock().unwrap();
-            w.state.forget_deposed(addr, key);
-            persist(&mut w)?;
-        }
+        self.change_state(|state| {
+            state.forget_deposed(addr, key);
+            true
+        })?;
         self.report.lock().unwrap().destroyed += 1;
         Ok(())
     }
@@ -475,9 +508,7 @@ impl Shared {
         status: InstanceStatus,
     ) -> Result<(), Vec<Diagnostic>> {
         let attributes = value::to_json_typed(new_state, &schema.block.implied_type());
-        let mut w = self.writer.lock().unwrap();
-        let deposed = w.state.get(&change.addr).map(|i| i.deposed.clone()).unwrap_or_default();
-        w.state.set(InstanceState {
+        let mut inst = InstanceState {
             addr: change.addr.clone(),
             provider: change.provider.clone(),
             schema_version: schema.version,
@@ -486,9 +517,44 @@ impl Shared {
             dependencies: change.dependencies.iter().map(ToString::to_string).collect(),
             status,
             create_before_destroy: change.create_before_destroy,
-            deposed,
-        });
-        persist(&mut w)
+            deposed: Vec::new(),
+        };
+        self.change_state(move |state| {
+            inst.deposed = state.get(&change.addr).map(|i| i.deposed.clone()).unwrap_or_default();
+            state.set(inst);
+            true
+        })
+    }
+
+    /// Changes the state with `f` (which says whether it changed anything)
+    /// and returns once a write that includes the change is on disk.
+    ///
+    /// Writes are grouped: while one write is under way, the steps that
+    /// finish queue their changes, and the next write carries all of them,
+    /// so a step waits for at most two writes however many finish at once,
+    /// and no step continues before its change is persisted.
+    fn change_state(&self, f: impl FnOnce(&mut State) -> bool) -> Result<(), Vec<Diagnostic>> {
+        let generation = {
+            let mut live = self.live.lock().unwrap();
+            if !f(&mut live.state) {
+                return Ok(());
+            }
+            live.generation += 1;
+            live.generation
+        };
+        let mut disk = self.disk.lock().unwrap();
+        if disk.written >= generation {
+            return Ok(());
+        }
+        let (mut snapshot, covers) = {
+            let live = self.live.lock().unwrap();
+            (live.state.clone(), live.generation)
+        };
+        disk.backend.write(&mut snapshot).map_err(|e| vec![write_failed(&e)])?;
+        // The next write must carry the serial just written.
+        self.live.lock().unwrap().state.serial = snapshot.serial;
+        disk.written = covers;
+        Ok(())
     }
 
     /// The idempotency key of the create or update of a change.
@@ -505,7 +571,7 @@ impl Shared {
     /// Evaluates outputs with the final values and records them.
     fn finish_outputs(&self) {
         let config = &self.applier.config;
-        let ctx = self.eval_context(None);
+        let ctx = self.eval_context(None, None);
         let mut outputs = BTreeMap::new();
         if !self.applier.plan.destroy {
             for (name, output) in &config.outputs {
@@ -516,15 +582,15 @@ impl Shared {
                 }
             }
         }
-        let mut w = self.writer.lock().unwrap();
-        let before = w.state.outputs.clone();
-        w.state.outputs.retain(|name, _| !self.applier.plan.destroy && config.outputs.contains_key(name));
-        for (name, (v, sensitive)) in &outputs {
-            w.state.outputs.insert(name.clone(), OutputState::new(v, *sensitive));
-        }
-        if w.state.outputs != before
-            && let Err(e) = persist(&mut w)
-        {
+        let written = self.change_state(|state| {
+            let before = state.outputs.clone();
+            state.outputs.retain(|name, _| !self.applier.plan.destroy && config.outputs.contains_key(name));
+            for (name, (v, sensitive)) in &outputs {
+                state.outputs.insert(name.clone(), OutputState::new(v, *sensitive));
+            }
+            state.outputs != before
+        });
+        if let Err(e) = written {
             self.report.lock().unwrap().errors.extend(e);
         }
         self.report.lock().unwrap().outputs = outputs;
@@ -546,9 +612,8 @@ pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>
     hex::encode(&h.finalize()[..16])
 }
 
-fn persist(w: &mut StateWriter) -> Result<(), Vec<Diagnostic>> {
-    let StateWriter { state, backend } = w;
-    backend.write(state).map_err(|e| vec![Diagnostic::error(format!("Failed to write the state: {e}"))])
+fn write_failed(e: &crate::state::StateError) -> Diagnostic {
+    Diagnostic::error(format!("Failed to write the state: {e}"))
 }
 
 /// The identifying fields of a node's events.
@@ -583,3 +648,6 @@ impl NodeEvent {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,246 @@
+//! How close the executor gets to a graph's critical path.
+//!
+//! Random DAGs of 1,000 resources, applied by the real [`Applier`] (re-plan,
+//! contract checks, state persisted after every resource) with an
+//! in-process provider whose create sleeps 10 ms, at parallelism 10 and 64.
+//! For each it prints the measured wall time, the lower bound
+//! `max(longest chain, ceil(N / P)) × 10 ms` and their ratio.
+//!
+//! ```sh
+//! cargo bench -p cairn --bench apply_dag            # optimised
+//! cargo bench -p cairn --bench apply_dag --profile dev
+//! ```
+//!
+//! Options (after `--`): `--resources N` (default 1000), `--sleep-ms MS`
+//! (10), `--parallelism P` (repeatable; default 10 and 64), `--seed S`.
+//! It prints numbers, not pass or fail.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cairn::apply::{Applier, Event, EventSink};
+use cairn::diag::Diagnostic;
+use cairn::graph::DependencyGraph;
+use cairn::plan::{PlanOptions, Planner, Providers};
+use cairn::provider::{ApplyRequest, ApplyResponse, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse};
+use cairn::schema::{Attribute, Block, ProviderSchema, Schema};
+use cairn::state::{LocalBackend, State};
+use cairn::value::{Type, Value};
+
+/// `bench_thing`: `name`, `deps` (ids of other things), computed `id`;
+/// create sleeps.
+struct Sleepy {
+    schema: ProviderSchema,
+    sleep: Duration,
+}
+
+impl Sleepy {
+    fn new(sleep: Duration) -> Sleepy {
+        let attr = |ty: Type, required: bool, computed: bool| Attribute {
+            ty,
+            required,
+            optional: !required && !computed,
+            computed,
+            sensitive: false,
+            description: String::new(),
+        };
+        let block = Block {
+            attributes: [
+                ("name".to_string(), attr(Type::String, true, false)),
+                ("deps".to_string(), attr(Type::List(Box::new(Type::String)), false, false)),
+                ("id".to_string(), attr(Type::String, false, true)),
+            ]
+            .into(),
+            ..Block::default()
+        };
+        let schema = ProviderSchema {
+            resources: [("bench_thing".to_string(), Schema { version: 0, block })].into(),
+            ..ProviderSchema::default()
+        };
+        Sleepy { schema, sleep }
+    }
+}
+
+impl Provider for Sleepy {
+    fn name(&self) -> &str {
+        "bench"
+    }
+    fn schema(&self) -> &ProviderSchema {
+        &self.schema
+    }
+    fn validate_resource(&self, _: &str, _: &Value) -> CallResult<Vec<Diagnostic>> {
+        Ok(Vec::new())
+    }
+    fn plan_resource(&self, r: PlanRequest) -> CallResult<PlanResponse> {
+        let mut planned = r.proposed_new_state;
+        if let Value::Object(m) = &mut planned
+            && m.get("id").is_none_or(Value::is_null)
+        {
+            m.insert("id".into(), Value::Unknown);
+        }
+        Ok(PlanResponse { planned_state: planned, ..PlanResponse::default() })
+    }
+    fn apply_resource(&self, r: ApplyRequest) -> CallResult<ApplyResponse> {
+        let mut state = r.planned_state;
+        if let Value::Object(m) = &mut state {
+            std::thread::sleep(self.sleep);
+            let name = m.get("name").cloned().unwrap_or(Value::Null);
+            m.insert("id".into(), name);
+        }
+        Ok(ApplyResponse { new_state: state, ..ApplyResponse::default() })
+    }
+    fn read_resource(&self, _: &str, current: &Value, private: &[u8]) -> CallResult<ReadResponse> {
+        Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() })
+    }
+    fn read_data_source(&self, _: &str, c: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
+        Ok((c.clone(), Vec::new()))
+    }
+    fn upgrade_state(&self, _: &str, _: u64, _: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
+        unreachable!("no upgrades")
+    }
+}
+
+/// Drops every event.
+struct Quiet;
+
+impl EventSink for Quiet {
+    fn emit(&self, _: Event) {}
+    fn diagnostic(&self, _: &Diagnostic) {}
+}
+
+/// A small deterministic generator (xorshift64*), so runs are comparable.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random DAG: each resource depends on up to three earlier ones, chosen
+/// mostly among the recent ones so that chains get long. Returns the
+/// dependencies of each resource and the longest chain, in resources.
+fn random_dag(n: usize, seed: u64) -> (Vec<Vec<usize>>, usize) {
+    let mut rng = Rng(seed.max(1));
+    let mut deps = Vec::with_capacity(n);
+    let mut depth = vec![1usize; n];
+    for i in 0..n {
+        let mut d: Vec<usize> = Vec::new();
+        if i > 0 {
+            for _ in 0..rng.below(4) {
+                let window = (i as u64).min(60);
+                let j = i - 1 - rng.below(window) as usize;
+                if !d.contains(&j) {
+                    d.push(j);
+                }
+            }
+        }
+        depth[i] = 1 + d.iter().map(|j| depth[*j]).max().unwrap_or(0);
+        deps.push(d);
+    }
+    let longest = depth.iter().copied().max().unwrap_or(0);
+    (deps, longest)
+}
+
+fn config_text(deps: &[Vec<usize>]) -> String {
+    let mut out = String::new();
+    for (i, d) in deps.iter().enumerate() {
+        let refs: Vec<String> = d.iter().map(|j| format!("bench_thing.r{j}.id")).collect();
+        let _ = writeln!(
+            out,
+            "resource \"bench_thing\" \"r{i}\" {{\n  name = \"r{i}\"\n  deps = [{}]\n}}",
+            refs.join(", ")
+        );
+    }
+    out
+}
+
+struct Options {
+    resources: usize,
+    sleep_ms: u64,
+    parallelism: Vec<usize>,
+    seed: u64,
+}
+
+fn options() -> Options {
+    let mut o = Options { resources: 1000, sleep_ms: 10, parallelism: Vec::new(), seed: 42 };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value =
+            || args.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or_else(|| panic!("{a} needs a number"));
+        match a.as_str() {
+            "--resources" => o.resources = value() as usize,
+            "--sleep-ms" => o.sleep_ms = value(),
+            "--parallelism" => o.parallelism.push(value() as usize),
+            "--seed" => o.seed = value(),
+            // `cargo bench` passes --bench; ignore what is not ours.
+            _ => {}
+        }
+    }
+    if o.parallelism.is_empty() {
+        o.parallelism = vec![10, 64];
+    }
+    o
+}
+
+fn main() {
+    let o = options();
+    let (deps, longest) = random_dag(o.resources, o.seed);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("main.tf"), config_text(&deps)).unwrap();
+    let config = cairn::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", cairn::diag::Diagnostics(d)));
+    let provider: Arc<dyn Provider> = Arc::new(Sleepy::new(Duration::from_millis(o.sleep_ms)));
+    let providers: Providers = [("bench".to_string(), provider)].into();
+    println!(
+        "{} resources, longest chain {longest}, create sleeps {} ms, {} worker threads",
+        o.resources,
+        o.sleep_ms,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!("{:>11} {:>10} {:>10} {:>7}", "parallelism", "wall", "bound", "ratio");
+    for p in &o.parallelism {
+        let graph = DependencyGraph::build(&config).expect("acyclic");
+        let state_path = dir.path().join(format!("p{p}.state.json"));
+        let backend = LocalBackend::open(&state_path).expect("state");
+        let state = State::new();
+        let planner = Planner {
+            config: &config,
+            graph: &graph,
+            providers: &providers,
+            state: &state,
+            variables: BTreeMap::new(),
+            options: PlanOptions::default(),
+        };
+        let plan = planner.plan().unwrap_or_else(|d| panic!("{}", cairn::diag::Diagnostics(d)));
+        let applier = Applier {
+            config: config.clone(),
+            graph,
+            providers: providers.clone(),
+            plan,
+            variables: BTreeMap::new(),
+            parallelism: *p,
+            events: Arc::new(Quiet),
+        };
+        let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        let started = Instant::now();
+        let (report, _) = tokio.block_on(applier.apply(state, backend));
+        let wall = started.elapsed();
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        assert_eq!(report.added, o.resources);
+        let bound = Duration::from_millis(o.sleep_ms) * longest.max(o.resources.div_ceil(*p)) as u32;
+        println!(
+            "{p:>11} {:>9.3}s {:>9.3}s {:>7.3}",
+            wall.as_secs_f64(),
+            bound.as_secs_f64(),
+            wall.as_secs_f64() / bound.as_secs_f64()
+        );
+    }
+}
