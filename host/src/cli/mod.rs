@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use std::sync::Arc;
 
 use crate::apply::Applier;
-use crate::apply::events::{Event, EventSink, Human, JsonLines};
+use crate::apply::events::{Event, EventSink, Human, JsonLines, Live};
 use crate::config::{self, Config};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::graph::DependencyGraph;
@@ -144,7 +144,14 @@ struct RunFlags {
 impl RunFlags {
     /// Where this run's events go.
     fn sink(&self) -> Arc<dyn EventSink> {
-        if self.json { Arc::new(JsonLines::new(std::io::stdout())) } else { Arc::new(Human) }
+        if self.json {
+            Arc::new(JsonLines::new(std::io::stdout()))
+        } else if std::io::stdout().is_terminal() && std::env::var_os("TERM").is_some_and(|t| t != "dumb") {
+            let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100);
+            Arc::new(Live::new(width))
+        } else {
+            Arc::new(Human)
+        }
     }
 }
 
