@@ -253,10 +253,9 @@ fn a_violation_at_apply_fails_that_resource_and_its_dependents_only() {
     }
 }
 
-/// A provider that leaves an unknown in its new state is refused, but the
-/// message is not the host's own contract message: the Rust SDK notices the
-/// unknown first and reports it as an error of the provider's answer, and
-/// the host reports a failed answer's errors instead of checking it further.
+/// A provider that leaves an unknown in its new state is refused with the
+/// host's own contract message. The Rust SDK notices the unknown first and
+/// reports it as an error of the provider's answer; the host shows that too.
 #[test]
 fn an_unknown_left_after_apply_fails_that_resource_and_its_dependents_only() {
     let broken_type = "violations_unknown_after_apply";
@@ -269,7 +268,13 @@ fn an_unknown_left_after_apply_fails_that_resource_and_its_dependents_only() {
     let line = line_of(&main_tf, &format!("resource \"{broken_type}\" \"x\""));
     let expected = format!("Error: main.tf:{line}: {SDK_UNKNOWN_ERROR}");
     assert!(run.stderr.contains(&expected), "expected\n{expected}\nin:\n{}", run.all());
-    assert_eq!(error_count(&run), 1, "{}", run.all());
+    let host = format!(
+        "Error: main.tf:{line}: provider \"violations\" produced an inconsistent result after apply for \
+         {broken_type}.x: .id: the new state leaves this value unknown (rule: a new state must not contain unknown values)"
+    );
+    assert!(run.stderr.contains(&host), "expected\n{host}\nin:\n{}", run.all());
+    assert!(run.stderr.contains("This is a bug in the provider"), "{}", run.all());
+    assert_eq!(error_count(&run), 2, "the SDK's error and the host's: {}", run.all());
     let mut addresses = w.addresses();
     addresses.sort();
     assert_eq!(addresses, ["null_resource.before", "null_resource.independent", "violations_ok.independent"]);
@@ -316,7 +321,8 @@ fn an_update_refused_at_apply_keeps_the_old_attributes() {
         if broken_type == unknown.0 {
             let line = line_of(&main_tf, &format!("resource \"{broken_type}\" \"x\""));
             assert!(run.stderr.contains(&format!("Error: main.tf:{line}: {SDK_UNKNOWN_ERROR}")), "{}", run.all());
-            assert_eq!(error_count(&run), 1, "{}", run.all());
+            assert!(run.stderr.contains(".id: the new state leaves this value unknown"), "{}", run.all());
+            assert_eq!(error_count(&run), 2, "the SDK's error and the host's: {}", run.all());
         } else {
             assert_refused_at_apply(&run, &main_tf, broken_type, start, end);
         }
