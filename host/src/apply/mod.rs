@@ -397,3 +397,6 @@ fn id_suffix(v: &Value) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests;
