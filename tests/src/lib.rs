@@ -1,8 +1,8 @@
 //! Support for cairn's end-to-end tests: the real `cairn` binary, run on
 //! temporary copies of configurations, with the real provider components.
 //!
-//! The binary is built once per test process (`cargo build -p cairn`, a
-//! no-op when it is up to date), in the same profile as the tests.
+//! The binary is built once per test process (a no-op when it is up to
+//! date), in the same profile and with the same features as the tests.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -15,8 +15,13 @@ pub fn cairn_binary() -> &'static Path {
         // target/<profile>/deps/<test binary> → target/<profile>
         let exe = std::env::current_exe().expect("the test binary knows its path");
         let profile_dir = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+        // `cargo test --workspace --no-run` builds the binary (the host
+        // crate has integration tests) with exactly the features of the
+        // README's test command, so under that command it is a no-op; a
+        // plain `cargo build -p cairn` would unify features differently and
+        // rebuild wasmtime for minutes.
         let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "-p", "cairn", "--bin", "cairn"]);
+        build.args(["test", "--workspace", "--no-run", "--quiet"]);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
         }
