@@ -5,7 +5,7 @@
 //! what is already gone succeeds; a deposed object whose delete failed is
 //! kept and retried; a retried operation gets the same idempotency key.
 
-use cairn_e2e::{Run, Workdir, recorder_component};
+use cairn_e2e::{Run, Workdir};
 use serde_json::Value;
 
 const HEADER: &str = r#"
@@ -28,7 +28,7 @@ variable "ka" {
 
 fn workdir(config: &str) -> Workdir {
     let w = Workdir::new();
-    std::fs::copy(recorder_component(), w.path().join("recorder.wasm")).unwrap();
+    w.install_provider("recorder", "cairn-provider-recorder");
     std::fs::create_dir_all(w.path().join("log")).unwrap();
     configure(&w, config);
     w

@@ -4,7 +4,7 @@
 //! change it, apply again with `-json`, and read the order off the event
 //! stream (checked against the provider's own log of what it was asked).
 
-use cairn_e2e::{Run, Workdir, recorder_component};
+use cairn_e2e::{Run, Workdir};
 use serde_json::Value;
 
 const HEADER: &str = r#"
@@ -28,7 +28,7 @@ variable "ka" {
 /// A working directory with the recorder provider and `config`.
 fn workdir(config: &str) -> Workdir {
     let w = Workdir::new();
-    std::fs::copy(recorder_component(), w.path().join("recorder.wasm")).unwrap();
+    w.install_provider("recorder", "cairn-provider-recorder");
     std::fs::create_dir_all(w.path().join("log")).unwrap();
     w.write("main.tf", &format!("{HEADER}{config}"));
     w

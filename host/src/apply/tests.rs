@@ -1,19 +1,129 @@
-//! The applier with an in-process provider: what is on disk when.
+//! The executor with an in-process fake provider: what reaches the state,
+//! in which order, and what happens after a failure.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::*;
+use crate::graph::DependencyGraph;
+use crate::plan::{PlanOptions, Planner};
 use crate::provider::{CallResult, PlanRequest, PlanResponse, ReadResponse};
 use crate::schema::{Attribute, Block, ProviderSchema};
+use crate::state::LocalBackend;
+use crate::testing::Fake;
 use crate::value::Type;
+
+/// Drops every event.
+struct Quiet;
+
+impl EventSink for Quiet {
+    fn emit(&self, _: Event) {}
+    fn diagnostic(&self, _: &Diagnostic) {}
+}
+
+/// Plans and applies `hcl` over `state` in a fresh directory; returns the
+/// report, the new state and the calls the provider saw.
+fn run(hcl: &str, state: State, fake: Fake, destroy: bool) -> (ApplyReport, State, Vec<(String, &'static str)>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
+    let config = crate::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
+    let graph = DependencyGraph::build(&config).unwrap();
+    let fake = Arc::new(fake);
+    let providers: Providers = [("fake".to_string(), Arc::clone(&fake) as Arc<dyn Provider>)].into();
+    let plan = Planner {
+        config: &config,
+        graph: &graph,
+        providers: &providers,
+        state: &state,
+        variables: BTreeMap::new(),
+        options: PlanOptions { destroy, skip_refresh: false },
+    }
+    .plan()
+    .unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
+    let backend = LocalBackend::open(&dir.path().join("cairn.state.json")).unwrap();
+    let applier =
+        Applier { config, graph, providers, plan, variables: BTreeMap::new(), parallelism: 4, events: Arc::new(Quiet) };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (report, state) = runtime.block_on(applier.apply(state, backend));
+    (report, state, fake.calls())
+}
+
+const CHAIN: &str = r#"
+resource "fake_thing" "a" {
+  name = "a"
+}
+resource "fake_thing" "b" {
+  name = "b-${fake_thing.a.id}"
+}
+resource "fake_thing" "c" {
+  name = "c"
+}
+"#;
+
+fn position(calls: &[(String, &'static str)], name: &str, kind: &str) -> usize {
+    calls
+        .iter()
+        .position(|(n, k)| n == name && *k == kind)
+        .unwrap_or_else(|| panic!("no {kind} of {name} in {calls:?}"))
+}
+
+#[test]
+fn creates_follow_dependencies_and_destroys_reverse_them() {
+    let (report, state, calls) = run(CHAIN, State::new(), Fake::new(), false);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!((report.added, report.changed, report.destroyed), (3, 0, 0));
+    assert!(position(&calls, "a", "create") < position(&calls, "b-id-a", "create"));
+    let b = state.get(&"fake_thing.b".parse().unwrap()).unwrap();
+    assert_eq!(b.attributes["name"], "b-id-a", "b was planned with an unknown and applied with a's real id");
+    assert_eq!(b.dependencies, vec!["fake_thing.a".to_string()]);
+
+    let (report, state, calls) = run(CHAIN, state, Fake::new(), true);
+    assert_eq!(report.destroyed, 3);
+    assert!(state.resources.is_empty());
+    assert!(position(&calls, "b-id-a", "delete") < position(&calls, "a", "delete"), "{calls:?}");
+}
+
+#[test]
+fn a_failed_create_is_tainted_its_dependents_never_start_and_the_rest_completes() {
+    let fake = Fake { fail_create: vec!["a".to_string()], ..Fake::new() };
+    let (report, state, calls) = run(CHAIN, State::new(), fake, false);
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    assert!(report.errors[0].summary.contains("creating a failed half-way"), "{}", report.errors[0]);
+    let a = state.get(&"fake_thing.a".parse().unwrap()).expect("the partial object is recorded");
+    assert_eq!(a.status, InstanceStatus::Tainted);
+    assert!(state.get(&"fake_thing.b".parse().unwrap()).is_none());
+    assert!(!calls.iter().any(|(n, _)| n.starts_with("b-")), "b depends on a and must not start: {calls:?}");
+    assert!(state.get(&"fake_thing.c".parse().unwrap()).is_some(), "independent c completes");
+
+    // The next run replaces the tainted object: destroy, then create.
+    let (report, state, calls) = run(CHAIN, state, Fake::new(), false);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(position(&calls, "a", "delete") < position(&calls, "a", "create"), "{calls:?}");
+    assert_eq!(state.get(&"fake_thing.a".parse().unwrap()).unwrap().status, InstanceStatus::Ready);
+    assert!(state.get(&"fake_thing.b".parse().unwrap()).is_some());
+}
+
+#[test]
+fn a_replace_destroys_before_it_creates_and_updates_what_refers_to_it() {
+    let (_, state, _) = run(CHAIN, State::new(), Fake::new(), false);
+    let renamed = CHAIN.replace("name = \"a\"", "name = \"a2\"");
+    let (report, state, calls) = run(&renamed, state, Fake::new(), false);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    // a is replaced; b's name contains a's id, which changes, so b is replaced too.
+    assert!(position(&calls, "b-id-a", "delete") < position(&calls, "a", "delete"), "{calls:?}");
+    assert!(position(&calls, "a", "delete") < position(&calls, "a2", "create"), "{calls:?}");
+    assert!(position(&calls, "a2", "create") < position(&calls, "b-id-a2", "create"), "{calls:?}");
+    assert_eq!(state.get(&"fake_thing.b".parse().unwrap()).unwrap().attributes["name"], "b-id-a2");
+}
+
+/// One create: (name, its deps, the deps found in the state file then).
+type Seen = (String, Vec<String>, Vec<String>);
 
 /// `fake_thing`: `name`, `deps` (list of strings), computed `id`. Its apply
 /// reads the state file and records which of the thing's `deps` it found.
 struct Watcher {
     schema: ProviderSchema,
     state_file: std::path::PathBuf,
-    /// (name, deps, deps found in the state file at the time of its create)
-    seen: Mutex<Vec<(String, Vec<String>, Vec<String>)>>,
+    seen: Mutex<Vec<Seen>>,
 }
 
 impl Watcher {
@@ -88,13 +198,6 @@ impl Provider for Watcher {
     }
 }
 
-struct Quiet;
-
-impl EventSink for Quiet {
-    fn emit(&self, _: Event) {}
-    fn diagnostic(&self, _: &Diagnostic) {}
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_dependency_is_on_disk_before_its_dependents_start() {
     // Fans of independent things finishing together, each feeding the next
@@ -125,13 +228,13 @@ async fn every_dependency_is_on_disk_before_its_dependents_start() {
     let provider: Arc<dyn Provider> = watcher.clone();
     let providers: Providers = [("fake".to_string(), provider)].into();
     let state = State::new();
-    let planner = plan::Planner {
+    let planner = Planner {
         config: &config,
         graph: &graph,
         providers: &providers,
         state: &state,
         variables: BTreeMap::new(),
-        options: plan::PlanOptions::default(),
+        options: PlanOptions::default(),
     };
     let plan = planner.plan().unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
     let applier = Applier {

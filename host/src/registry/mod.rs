@@ -115,7 +115,8 @@ fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> R
 }
 
 /// Whether a run may change things: only then are granted read-write
-/// directories created, so that validate and plan leave no trace.
+/// directories created and writable, so that validate and plan leave no
+/// trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {
     /// validate, plan, show.
@@ -135,11 +136,18 @@ pub fn start(
     let mut providers = BTreeMap::new();
     let mut errors = Vec::new();
     for name in names {
-        let started = load(runtime, config, name).and_then(|l| {
-            if intent == Intent::Change {
-                l.sandbox
+        let started = load(runtime, config, name).and_then(|mut l| {
+            match intent {
+                Intent::Change => l
+                    .sandbox
                     .create_writable_dirs()
-                    .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}"))])?;
+                    .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}"))])?,
+                // Planning may read what a provider wrote, never write: the
+                // operator approved no change yet.
+                Intent::Inspect => {
+                    let writable = std::mem::take(&mut l.sandbox.read_write);
+                    l.sandbox.read_only.extend(writable.into_iter().filter(|g| g.host.is_dir()));
+                }
             }
             configure(config, name, l, variables)
         });
