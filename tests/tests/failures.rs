@@ -259,3 +259,25 @@ fn a_deposed_object_whose_delete_failed_stays_deposed_and_is_retried() {
     let failed = ops_named(&w, "fail-delete");
     assert_eq!(failed[0][3], deletes[0][3], "the retried delete of the deposed object carries the same key");
 }
+
+#[test]
+fn a_create_before_destroy_replacement_that_fails_leaves_the_old_object_current() {
+    let cbd = "keeper = var.ka\n  lifecycle {\n    create_before_destroy = true\n  }";
+    let w = workdir(&[thing("a", cbd), thing("b", "value = recorder_thing.a.id")].concat());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = w.state().unwrap()["resources"].clone();
+    marker(&w, "fail-create-a");
+    let run = w.cairn(&["apply", "-auto-approve", "-json", "-var", "ka=2"]).failure();
+    let events = run.events();
+    assert_eq!(
+        finish(&events, "recorder_thing.a").iter().map(|e| e["outcome"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["failed", "skipped"],
+        "{}",
+        run.all()
+    );
+    assert_eq!(finish(&events, "recorder_thing.b")[0]["outcome"], "skipped");
+    assert_eq!(w.state().unwrap()["resources"], before, "the old object is current again, nothing deposed");
+    unmark(&w, "fail-create-a");
+    w.cairn(&["apply", "-auto-approve", "-var", "ka=2"]).success();
+    assert!(!w.state_text().contains("\"deposed\""), "{}", w.state_text());
+}
