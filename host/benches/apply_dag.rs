@@ -2,7 +2,8 @@
 //!
 //! Random DAGs of 1,000 resources, applied by the real [`Applier`] (re-plan,
 //! contract checks, state persisted after every resource) with an
-//! in-process provider whose create sleeps 10 ms, at parallelism 10 and 64.
+//! in-process provider whose create waits 10 ms on a timer (holding no
+//! thread), at parallelism 10 and 64.
 //! For each it prints the measured wall time, the lower bound
 //! `max(longest chain, ceil(N / P)) × 10 ms` and their ratio.
 //!
@@ -14,7 +15,9 @@
 //! Options (after `--`): `--resources N` (default 1000), `--sleep-ms MS`
 //! (10), `--parallelism P` (repeatable; default 10 and 64), `--seed S`,
 //! `--state-dir DIR` (where the state file is written, default a temporary
-//! directory: a tmpfs such as `/dev/shm` leaves out the disk's `fsync`).
+//! directory: a tmpfs such as `/dev/shm` leaves out the disk's `fsync`),
+//! `--blocking` (the create holds its thread while it sleeps, as a
+//! provider without `Provider::apply_resource_async` does).
 //! It prints numbers, not pass or fail, and how many state writes there were.
 
 use std::collections::BTreeMap;
@@ -26,20 +29,23 @@ use cairn::apply::{Applier, Event, EventSink};
 use cairn::diag::Diagnostic;
 use cairn::graph::DependencyGraph;
 use cairn::plan::{PlanOptions, Planner, Providers};
-use cairn::provider::{ApplyRequest, ApplyResponse, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse};
+use cairn::provider::{
+    ApplyRequest, ApplyResponse, CallFuture, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse,
+};
 use cairn::schema::{Attribute, Block, ProviderSchema, Schema};
 use cairn::state::{LocalBackend, State};
 use cairn::value::{Type, Value};
 
 /// `bench_thing`: `name`, `deps` (ids of other things), computed `id`;
-/// create sleeps.
+/// create sleeps, awaiting a timer (or, `blocking`, holding its thread).
 struct Sleepy {
     schema: ProviderSchema,
     sleep: Duration,
+    blocking: bool,
 }
 
 impl Sleepy {
-    fn new(sleep: Duration) -> Sleepy {
+    fn new(sleep: Duration, blocking: bool) -> Sleepy {
         let attr = |ty: Type, required: bool, computed: bool| Attribute {
             ty,
             required,
@@ -61,7 +67,7 @@ impl Sleepy {
             resources: [("bench_thing".to_string(), Schema { version: 0, block })].into(),
             ..ProviderSchema::default()
         };
-        Sleepy { schema, sleep }
+        Sleepy { schema, sleep, blocking }
     }
 }
 
@@ -92,6 +98,20 @@ impl Provider for Sleepy {
             m.insert("id".into(), name);
         }
         Ok(ApplyResponse { new_state: state, ..ApplyResponse::default() })
+    }
+    fn apply_resource_async(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
+        Box::pin(async move {
+            if self.blocking {
+                return tokio::task::block_in_place(|| self.apply_resource(r));
+            }
+            tokio::time::sleep(self.sleep).await;
+            let mut state = r.planned_state;
+            if let Value::Object(m) = &mut state {
+                let name = m.get("name").cloned().unwrap_or(Value::Null);
+                m.insert("id".into(), name);
+            }
+            Ok(ApplyResponse { new_state: state, ..ApplyResponse::default() })
+        })
     }
     fn read_resource(&self, _: &str, current: &Value, private: &[u8]) -> CallResult<ReadResponse> {
         Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() })
@@ -166,6 +186,7 @@ fn config_text(deps: &[Vec<usize>]) -> String {
 }
 
 struct Options {
+    blocking: bool,
     state_dir: Option<std::path::PathBuf>,
     resources: usize,
     sleep_ms: u64,
@@ -174,9 +195,14 @@ struct Options {
 }
 
 fn options() -> Options {
-    let mut o = Options { state_dir: None, resources: 1000, sleep_ms: 10, parallelism: Vec::new(), seed: 42 };
+    let mut o =
+        Options { blocking: false, state_dir: None, resources: 1000, sleep_ms: 10, parallelism: Vec::new(), seed: 42 };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
+        if a == "--blocking" {
+            o.blocking = true;
+            continue;
+        }
         if a == "--state-dir" {
             o.state_dir = args.next().map(Into::into);
             continue;
@@ -204,7 +230,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     std::fs::write(dir.path().join("main.tf"), config_text(&deps)).unwrap();
     let config = cairn::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", cairn::diag::Diagnostics(d)));
-    let provider: Arc<dyn Provider> = Arc::new(Sleepy::new(Duration::from_millis(o.sleep_ms)));
+    let provider: Arc<dyn Provider> = Arc::new(Sleepy::new(Duration::from_millis(o.sleep_ms), o.blocking));
     let providers: Providers = [("bench".to_string(), provider)].into();
     println!(
         "{} resources, longest chain {longest}, create sleeps {} ms, {} worker threads",

@@ -2,8 +2,8 @@
 //!
 //! The planner and executor only ever talk to this trait, so they run the
 //! same against a WebAssembly component (see `runtime`) and against an
-//! in-process fake in tests. Calls are blocking; the executor runs them on
-//! blocking threads.
+//! in-process fake in tests. Calls are blocking, except
+//! [`Provider::apply_resource_async`], which the executor awaits.
 
 use crate::diag::Diagnostic;
 use crate::schema::ProviderSchema;
@@ -92,6 +92,9 @@ pub struct CallError {
 /// The result of a provider call.
 pub type CallResult<T> = Result<T, CallError>;
 
+/// A provider call that may wait without holding a thread.
+pub type CallFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = CallResult<T>> + Send + 'a>>;
+
 /// A configured provider, ready to serve calls. Implementations must allow
 /// concurrent calls (the executor runs independent resources in parallel).
 pub trait Provider: Send + Sync {
@@ -109,6 +112,16 @@ pub trait Provider: Send + Sync {
 
     /// Applies a create, update or delete.
     fn apply_resource(&self, request: ApplyRequest) -> CallResult<ApplyResponse>;
+
+    /// [`Provider::apply_resource`] as a future, which the executor awaits.
+    /// A provider that waits on I/O or timers overrides it, so that a
+    /// waiting call holds no thread and many can be in flight at once. The
+    /// default runs the blocking call in place
+    /// ([`tokio::task::block_in_place`]), which needs a multi-threaded
+    /// tokio runtime.
+    fn apply_resource_async(&self, request: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
+        Box::pin(async move { tokio::task::block_in_place(|| self.apply_resource(request)) })
+    }
 
     /// Refreshes an object.
     fn read_resource(&self, type_name: &str, current_state: &Value, private: &[u8]) -> CallResult<ReadResponse>;

@@ -1,12 +1,13 @@
 //! Walks an apply graph on tokio: every step starts as soon as all the steps
-//! before it have finished, up to a parallelism limit. Steps run on blocking
-//! threads because provider calls are synchronous.
+//! before it have finished, up to a parallelism limit (and per-group
+//! limits). Each step is a task, which holds a thread only while it works,
+//! not while it waits on a provider.
 //!
 //! When a step fails, nothing after it starts; independent steps still run
 //! to completion.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::panic::AssertUnwindSafe;
+use std::future::Future;
 use std::sync::Arc;
 
 use petgraph::Direction;
@@ -38,25 +39,42 @@ pub struct Limits {
     pub per_group: BTreeMap<String, usize>,
 }
 
-/// Runs every step of `graph` with `work`, at most `parallelism` at once.
-/// A panic in `work` counts as a failure of that step.
+/// Runs every step of `graph` with the blocking `work`, at most
+/// `parallelism` at once. A panic in `work` counts as a failure of that step.
 pub async fn walk<F>(graph: &ApplyGraph, parallelism: usize, work: F) -> BTreeMap<NodeIndex, Outcome>
 where
     F: Fn(&Step) -> bool + Send + Sync + 'static,
 {
-    walk_limited(graph, &Limits { parallelism, per_group: BTreeMap::new() }, |_| None, work).await
+    let work = Arc::new(work);
+    let limits = Limits { parallelism, per_group: BTreeMap::new() };
+    walk_limited(
+        graph,
+        &limits,
+        |_| None,
+        move |step| {
+            let work = Arc::clone(&work);
+            async move { tokio::task::spawn_blocking(move || work(&step)).await.unwrap_or(false) }
+        },
+    )
+    .await
 }
 
-/// Runs every step of `graph` with `work` within `limits`, `group` naming
-/// the group of a step (if any). A step whose group is full waits while
-/// later ready steps of other groups start. A panic in `work` counts as a
-/// failure of that step.
-pub async fn walk_limited<F, G>(graph: &ApplyGraph, limits: &Limits, group: G, work: F) -> BTreeMap<NodeIndex, Outcome>
+/// Runs every step of `graph` as the task `work(step)` within `limits`,
+/// `group` naming the group of a step (if any). A step whose group is full
+/// waits while later ready steps of other groups start. A step's task holds
+/// no thread while it waits, so many steps can be in flight on few threads.
+/// A panic in a task counts as a failure of that step.
+pub async fn walk_limited<F, Fut, G>(
+    graph: &ApplyGraph,
+    limits: &Limits,
+    group: G,
+    work: F,
+) -> BTreeMap<NodeIndex, Outcome>
 where
-    F: Fn(&Step) -> bool + Send + Sync + 'static,
+    F: Fn(Step) -> Fut,
+    Fut: Future<Output = bool> + Send + 'static,
     G: Fn(&Step) -> Option<String>,
 {
-    let work = Arc::new(work);
     let groups: BTreeMap<NodeIndex, String> =
         graph.node_indices().filter_map(|n| group(&graph[n]).map(|g| (n, g))).collect();
     let mut active: BTreeMap<&str, usize> = BTreeMap::new();
@@ -65,6 +83,7 @@ where
     let mut ready: VecDeque<NodeIndex> = waiting_on.iter().filter(|(_, c)| **c == 0).map(|(n, _)| *n).collect();
     let mut outcomes: BTreeMap<NodeIndex, Outcome> = BTreeMap::new();
     let mut running = JoinSet::new();
+    let mut tasks: BTreeMap<tokio::task::Id, NodeIndex> = BTreeMap::new();
     loop {
         let mut i = 0;
         while running.len() < limits.parallelism.max(1) && i < ready.len() {
@@ -81,15 +100,16 @@ where
             if let Some(g) = g {
                 *active.entry(g).or_default() += 1;
             }
-            let step = graph[n].clone();
-            let work = Arc::clone(&work);
-            running.spawn_blocking(move || {
-                let ok = std::panic::catch_unwind(AssertUnwindSafe(|| work(&step))).unwrap_or(false);
-                (n, ok)
-            });
+            let handle = running.spawn(work(graph[n].clone()));
+            tasks.insert(handle.id(), n);
         }
-        let Some(joined) = running.join_next().await else { break };
-        let (n, ok) = joined.expect("step tasks are never cancelled, and panics are caught inside them");
+        let Some(joined) = running.join_next_with_id().await else { break };
+        // A task that panicked failed; tasks are never cancelled.
+        let (id, ok) = match joined {
+            Ok((id, ok)) => (id, ok),
+            Err(e) => (e.id(), false),
+        };
+        let n = tasks.remove(&id).expect("every task is a step");
         if let Some(g) = groups.get(&n) {
             *active.get_mut(g.as_str()).expect("counted when started") -= 1;
         }
@@ -195,29 +215,32 @@ mod tests {
             &limits,
             |s| Some(if s.to_string().starts_with("t.p") { "p" } else { "q" }.to_string()),
             move |s| {
-                let is_p = s.to_string().starts_with("t.p");
-                {
+                let counter = Arc::clone(&counter);
+                async move {
+                    let is_p = s.to_string().starts_with("t.p");
+                    {
+                        let mut a = counter.lock().unwrap();
+                        a.3 += 1;
+                        a.2 = a.2.max(a.3);
+                        if is_p {
+                            a.0 += 1;
+                            a.1 = a.1.max(a.0);
+                        }
+                    }
+                    // Wait until a q step overlaps, or give up after a while.
+                    for _ in 0..200 {
+                        if counter.lock().unwrap().2 >= 3 {
+                            break;
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
                     let mut a = counter.lock().unwrap();
-                    a.3 += 1;
-                    a.2 = a.2.max(a.3);
+                    a.3 -= 1;
                     if is_p {
-                        a.0 += 1;
-                        a.1 = a.1.max(a.0);
+                        a.0 -= 1;
                     }
+                    true
                 }
-                // Wait until a q step overlaps, or give up after a while.
-                for _ in 0..200 {
-                    if counter.lock().unwrap().2 >= 3 {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
-                let mut a = counter.lock().unwrap();
-                a.3 -= 1;
-                if is_p {
-                    a.0 -= 1;
-                }
-                true
             },
         )
         .await;

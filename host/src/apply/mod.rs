@@ -154,7 +154,11 @@ impl Applier {
             };
             change.map(|c| c.provider.clone())
         };
-        let outcomes = executor::walk_limited(&apply_graph, &limits, group, move |step| worker.run(step)).await;
+        let outcomes = executor::walk_limited(&apply_graph, &limits, group, move |step| {
+            let worker = Arc::clone(&worker);
+            async move { worker.run(step).await }
+        })
+        .await;
         for (n, outcome) in outcomes {
             if outcome == Outcome::Skipped
                 && let Some(node) = shared.node_event(&apply_graph[n])
@@ -172,23 +176,26 @@ impl Applier {
 
 impl Shared {
     /// Runs one step; reports it and records errors in the report.
-    /// Returns success.
-    fn run(&self, step: &Step) -> bool {
+    /// Returns success. The provider's apply is awaited; the rest (
+    /// evaluation, contract checks, state writes) runs in place as blocking
+    /// work.
+    async fn run(&self, step: Step) -> bool {
+        let step = &step;
         let node = self.node_event(step);
         if let Some(node) = &node {
             self.applier.events.emit(node.start());
         }
         let started = Instant::now();
         let result = match step {
-            Step::Local(name) => self.eval_local(name).map(|()| None),
-            Step::Destroy(addr, None) => self.destroy(self.change(addr)).map(|()| None),
-            Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key).map(|()| None),
+            Step::Local(name) => blocking(|| self.eval_local(name)).map(|()| None),
+            Step::Destroy(addr, None) => self.destroy(self.change(addr)).await.map(|()| None),
+            Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key).await.map(|()| None),
             Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
                     Action::NoOp => Ok(None),
-                    Action::Read => self.read_data(change).map(|()| None),
-                    _ => self.create_or_update(change, depose.as_deref()),
+                    Action::Read => blocking(|| self.read_data(change)).map(|()| None),
+                    _ => self.create_or_update(change, depose.as_deref()).await,
                 }
             }
         };
@@ -331,42 +338,60 @@ impl Shared {
     /// create_before_destroy replace: the current object becomes deposed
     /// under that key first, and comes back if no new object was made.
     /// Returns the new object's id, if it has one.
-    fn create_or_update(
+    async fn create_or_update(
         &self,
         change: &ResourceChange,
         depose: Option<&str>,
     ) -> Result<Option<String>, Vec<Diagnostic>> {
         if let Some(key) = depose {
-            self.depose(&change.addr, key)?;
+            blocking(|| self.depose(&change.addr, key))?;
         }
-        let result = self.create_or_update_object(change);
+        let result = self.create_or_update_object(change).await;
         if let (Some(key), Err(_)) = (depose, &result) {
-            self.restore_deposed(&change.addr, key);
+            blocking(|| self.restore_deposed(&change.addr, key));
         }
         result
     }
 
-    fn create_or_update_object(&self, change: &ResourceChange) -> Result<Option<String>, Vec<Diagnostic>> {
+    async fn create_or_update_object(&self, change: &ResourceChange) -> Result<Option<String>, Vec<Diagnostic>> {
         let provider = self.provider(change);
         let schema = self.schema(provider, &change.addr);
         let location = Self::location(change);
         let creating = change.action != Action::Update;
-        let config = self.config_now(change, schema)?;
-        let replanned =
-            plan::replan_and_check(provider, schema, change, &config).map_err(|e| e.into_diagnostics(&location))?;
-        let prior = if creating { Value::Null } else { change.prior.clone() };
-        let request = ApplyRequest {
-            type_name: change.addr.resource.type_name.clone(),
-            prior_state: prior,
-            planned_state: replanned.planned_state.clone(),
-            config,
-            planned_private: replanned.planned_private,
-            idempotency_key: self.idempotency_key(change),
-        };
+        let (request, planned) = blocking(|| {
+            let config = self.config_now(change, schema)?;
+            let replanned =
+                plan::replan_and_check(provider, schema, change, &config).map_err(|e| e.into_diagnostics(&location))?;
+            let prior = if creating { Value::Null } else { change.prior.clone() };
+            let request = ApplyRequest {
+                type_name: change.addr.resource.type_name.clone(),
+                prior_state: prior,
+                planned_state: replanned.planned_state.clone(),
+                config,
+                planned_private: replanned.planned_private,
+                idempotency_key: self.idempotency_key(change),
+            };
+            Ok::<_, Vec<Diagnostic>>((request, replanned.planned_state))
+        })?;
         let response = provider
-            .apply_resource(request)
+            .apply_resource_async(request)
+            .await
             .map_err(|e| CheckedCallError::Call(change.addr.clone(), Box::new(e)).into_diagnostics(&location))?;
-        let violations = contract::check_compatible(&schema.block, &replanned.planned_state, &response.new_state, true);
+        blocking(|| self.finish_apply(change, schema, creating, &planned, response))
+    }
+
+    /// Checks a create's or update's answer and records the new object.
+    fn finish_apply(
+        &self,
+        change: &ResourceChange,
+        schema: &Schema,
+        creating: bool,
+        planned: &Value,
+        response: crate::provider::ApplyResponse,
+    ) -> Result<Option<String>, Vec<Diagnostic>> {
+        let provider = self.provider(change);
+        let location = Self::location(change);
+        let violations = contract::check_compatible(&schema.block, planned, &response.new_state, true);
         let what = "an inconsistent result after apply";
         if response.diagnostics.iter().any(Diagnostic::is_error) {
             // A create that failed part-way but returned an object of the
@@ -433,20 +458,24 @@ impl Shared {
     /// Destroys the current object: a delete, or the first half of a replace.
     /// When the delete fails, the object stays in the state marked as being
     /// destroyed, and the next apply deletes it again.
-    fn destroy(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
-        if let Err(e) = self.delete_object(change, None, &change.prior, &change.prior_private) {
-            self.change_state(|state| match state.get_mut(&change.addr) {
-                Some(inst) if !inst.attributes.is_null() && inst.status != InstanceStatus::Destroying => {
-                    inst.status = InstanceStatus::Destroying;
-                    true
-                }
-                _ => false,
+    async fn destroy(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+        if let Err(e) = self.delete_object(change, None, &change.prior, &change.prior_private).await {
+            blocking(|| {
+                self.change_state(|state| match state.get_mut(&change.addr) {
+                    Some(inst) if !inst.attributes.is_null() && inst.status != InstanceStatus::Destroying => {
+                        inst.status = InstanceStatus::Destroying;
+                        true
+                    }
+                    _ => false,
+                })
             })?;
             return Err(e);
         }
-        self.change_state(|state| {
-            state.forget_current(&change.addr);
-            true
+        blocking(|| {
+            self.change_state(|state| {
+                state.forget_current(&change.addr);
+                true
+            })
         })?;
         self.report.lock().unwrap().destroyed += 1;
         Ok(())
@@ -454,7 +483,7 @@ impl Shared {
 
     /// Destroys a deposed object: the old object of a create_before_destroy
     /// replace in this run, or one left by an earlier run.
-    fn destroy_deposed(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
+    async fn destroy_deposed(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
         let (change, prior, private) = match self.applier.plan.deposed_change(addr, key) {
             Some(c) => (c, c.prior.clone(), c.prior_private.clone()),
             None => {
@@ -462,17 +491,19 @@ impl Shared {
                 (c, c.prior.clone(), c.prior_private.clone())
             }
         };
-        self.delete_object(change, Some(key), &prior, &private)?;
-        self.change_state(|state| {
-            state.forget_deposed(addr, key);
-            true
+        self.delete_object(change, Some(key), &prior, &private).await?;
+        blocking(|| {
+            self.change_state(|state| {
+                state.forget_deposed(addr, key);
+                true
+            })
         })?;
         self.report.lock().unwrap().destroyed += 1;
         Ok(())
     }
 
     /// Asks the provider to delete an object and checks the answer.
-    fn delete_object(
+    async fn delete_object(
         &self,
         change: &ResourceChange,
         deposed: Option<&str>,
@@ -490,7 +521,8 @@ impl Shared {
             idempotency_key: self.delete_key(change, deposed, prior),
         };
         let response = provider
-            .apply_resource(request)
+            .apply_resource_async(request)
+            .await
             .map_err(|e| CheckedCallError::Call(change.addr.clone(), Box::new(e)).into_diagnostics(&location))?;
         if response.diagnostics.iter().any(Diagnostic::is_error) {
             return Err(
@@ -620,6 +652,12 @@ pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>
         h.update(part.as_bytes());
     }
     hex::encode(&h.finalize()[..16])
+}
+
+/// Runs blocking work (evaluation, contract checks, state writes) from a
+/// step's task without stalling the other tasks of the runtime's thread.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    tokio::task::block_in_place(f)
 }
 
 fn write_failed(e: &crate::state::StateError) -> Diagnostic {

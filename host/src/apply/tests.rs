@@ -259,3 +259,100 @@ async fn every_dependency_is_on_disk_before_its_dependents_start() {
     assert_eq!(on_disk.resources.len(), 48);
     assert_eq!(on_disk.serial, state.serial, "the state returned is the one on disk");
 }
+
+/// `fake_thing` whose apply waits, without a thread, until every one of
+/// `expected` calls is in flight at once.
+struct Waiter {
+    fake: Fake,
+    expected: usize,
+    barrier: tokio::sync::Barrier,
+    /// (in flight now, most in flight at once, calls that gave up waiting)
+    counts: Mutex<(usize, usize, usize)>,
+}
+
+impl Provider for Waiter {
+    fn name(&self) -> &str {
+        "fake"
+    }
+    fn schema(&self) -> &ProviderSchema {
+        self.fake.schema()
+    }
+    fn validate_resource(&self, t: &str, c: &Value) -> CallResult<Vec<Diagnostic>> {
+        self.fake.validate_resource(t, c)
+    }
+    fn plan_resource(&self, r: PlanRequest) -> CallResult<PlanResponse> {
+        self.fake.plan_resource(r)
+    }
+    fn apply_resource(&self, _: ApplyRequest) -> CallResult<crate::provider::ApplyResponse> {
+        unreachable!("the executor awaits apply_resource_async")
+    }
+    fn apply_resource_async(&self, r: ApplyRequest) -> crate::provider::CallFuture<'_, crate::provider::ApplyResponse> {
+        Box::pin(async move {
+            {
+                let mut c = self.counts.lock().unwrap();
+                c.0 += 1;
+                c.1 = c.1.max(c.0);
+            }
+            // Only a guard against hanging if calls cannot all be in
+            // flight; the assertion is on the counts.
+            if tokio::time::timeout(std::time::Duration::from_secs(120), self.barrier.wait()).await.is_err() {
+                self.counts.lock().unwrap().2 += 1;
+            }
+            self.counts.lock().unwrap().0 -= 1;
+            self.fake.apply_resource(r)
+        })
+    }
+    fn read_resource(&self, t: &str, c: &Value, p: &[u8]) -> CallResult<ReadResponse> {
+        self.fake.read_resource(t, c, p)
+    }
+    fn read_data_source(&self, t: &str, c: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
+        self.fake.read_data_source(t, c)
+    }
+    fn upgrade_state(&self, t: &str, v: u64, raw: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
+        self.fake.upgrade_state(t, v, raw)
+    }
+}
+
+#[test]
+fn calls_waiting_on_a_provider_hold_no_thread() {
+    const N: usize = 256;
+    let hcl: String = (0..N).map(|i| format!("resource \"fake_thing\" \"t{i}\" {{\n  name = \"t{i}\"\n}}\n")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
+    let config = crate::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
+    let graph = DependencyGraph::build(&config).unwrap();
+    let waiter = Arc::new(Waiter {
+        fake: Fake::new(),
+        expected: N,
+        barrier: tokio::sync::Barrier::new(N),
+        counts: Mutex::new((0, 0, 0)),
+    });
+    let providers: Providers = [("fake".to_string(), Arc::clone(&waiter) as Arc<dyn Provider>)].into();
+    let state = State::new();
+    let plan = Planner {
+        config: &config,
+        graph: &graph,
+        providers: &providers,
+        state: &state,
+        variables: BTreeMap::new(),
+        options: PlanOptions::default(),
+    }
+    .plan()
+    .unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
+    let backend = LocalBackend::open(&dir.path().join("cairn.state.json")).unwrap();
+    let applier =
+        Applier { config, graph, providers, plan, variables: BTreeMap::new(), parallelism: N, events: Arc::new(Quiet) };
+    // Two workers and at most four threads for blocking work: far fewer
+    // threads than calls.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (report, state) = runtime.block_on(applier.apply(state, backend));
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(state.resources.len(), N);
+    let (_, most, gave_up) = *waiter.counts.lock().unwrap();
+    assert_eq!((most, gave_up), (waiter.expected, 0), "all {N} calls were in flight at once on 6 threads");
+}
