@@ -88,6 +88,9 @@ struct Shared {
 impl Applier {
     /// Carries out the plan, writing `state` through `backend` after every
     /// finished step. Returns what happened; errors are in the report.
+    ///
+    /// Must run on a multi-threaded tokio runtime: steps do their blocking
+    /// work in place ([`tokio::task::block_in_place`]).
     pub async fn apply(self, state: State, backend: LocalBackend) -> (ApplyReport, State) {
         let apply_graph = match graph::build(&self.plan, &self.graph) {
             Ok(g) => g,
