@@ -45,12 +45,15 @@ fn warnings(run: &Run) -> Vec<String> {
 fn hostile_applies_fail_only_their_resource() {
     let w = Workdir::new();
     let sandbox = "    memory  = \"256 MiB\"\n    timeout = \"2s\"";
-    w.write("main.tf", &config(sandbox, "resource \"zoo_ok\" \"before\" {\n  needle = \"kept\"\n}\n"));
+    // A resource that behaves when created, and that an update breaks.
+    let existing = |phase: &str| format!("resource \"zoo_panic\" \"existing\" {{\n  phase = \"{phase}\"\n}}\n");
+    let before = format!("resource \"zoo_ok\" \"before\" {{\n  needle = \"kept\"\n}}\n{}", existing("never"));
+    w.write("main.tf", &config(sandbox, &before));
     w.cairn(&["apply", "-auto-approve"]).success();
-    let before = w.state_text();
     let kept = w.attributes("zoo_ok.before");
+    assert_eq!(w.attributes("zoo_panic.existing")["phase"], "never");
 
-    let mut resources = String::from("resource \"zoo_ok\" \"before\" {\n  needle = \"kept\"\n}\n");
+    let mut resources = format!("resource \"zoo_ok\" \"before\" {{\n  needle = \"kept\"\n}}\n{}", existing("apply"));
     resources.push_str("resource \"zoo_ok\" \"other\" {\n  needle = \"finished\"\n}\n");
     for hostile in ["loop", "oom", "recurse", "panic", "big", "deep"] {
         resources.push_str(&format!("resource \"zoo_{hostile}\" \"bad\" {{\n  phase = \"apply\"\n}}\n"));
@@ -65,16 +68,21 @@ fn hostile_applies_fail_only_their_resource() {
             "provider \"zoo\" exceeded its memory limit of 256 MiB while applying zoo_oom.bad",
             "provider \"zoo\" overflowed its stack (unbounded recursion?) while applying zoo_recurse.bad",
             "provider \"zoo\" panicked: zoo: deliberate panic in zoo_panic while applying zoo_panic.bad",
+            "provider \"zoo\" panicked: zoo: deliberate panic in zoo_panic while applying zoo_panic.existing",
             "provider \"zoo\" returned an answer of 100.0 MiB, more than the limit of 32 MiB while applying zoo_big.bad",
             "provider \"zoo\" returned a malformed value: nested deeper than the limit of 256 levels (a cycle?) while applying zoo_deep.bad",
         ],
     );
     let mut addresses = w.addresses();
     addresses.sort();
-    assert_eq!(addresses, ["zoo_ok.before", "zoo_ok.other"], "only the well-behaved resources are in the state");
+    assert_eq!(
+        addresses,
+        ["zoo_ok.before", "zoo_ok.other", "zoo_panic.existing"],
+        "only the well-behaved resources and the one that existed are in the state"
+    );
     assert_eq!(w.attributes("zoo_ok.before"), kept);
+    assert_eq!(w.attributes("zoo_panic.existing")["phase"], "never", "the failed update left the state alone");
     assert_eq!(w.attributes("zoo_ok.other")["needle"], "finished");
-    assert_ne!(w.state_text(), before, "the finished resource was saved");
 }
 
 #[test]
@@ -125,9 +133,14 @@ fn a_provider_cannot_leave_its_grants() {
         "data/etc/passwd".to_string(),
         "data/ok.txt".to_string(),
     ];
-    let writes = [outside.display().to_string(), "data/new.txt".to_string(), "out/fine.txt".to_string()];
+    let writes = [
+        outside.display().to_string(),
+        "escaped.txt".to_string(),
+        "data/new.txt".to_string(),
+        "out/fine.txt".to_string(),
+    ];
     let resource = format!(
-        "resource \"zoo_probe\" \"escape\" {{\n  read    = {reads:?}\n  write   = {writes:?}\n  env     = [\"ZOO_SECRET\", \"ZOO_GRANTED\"]\n  connect = [\"127.0.0.1:{port}\"]\n}}\n",
+        "resource \"zoo_probe\" \"escape\" {{\n  read    = {reads:?}\n  write   = {writes:?}\n  env     = [\"ZOO_SECRET\", \"ZOO_GRANTED\"]\n  connect = [\"127.0.0.1:{port}\", \"localhost:{port}\"]\n}}\n",
     );
     w.write("main.tf", &config(sandbox, &resource));
     let home_env = home.display().to_string();
@@ -144,15 +157,18 @@ fn a_provider_cannot_leave_its_grants() {
         reads[..8].iter().zip(outcomes).map(|(path, outcome)| format!("read {path}: {outcome}")).collect();
     expected.push("read data/ok.txt: ok (4 bytes)".into());
     expected.push(format!("write {}: {absent}", outside.display()));
+    expected.push(format!("write escaped.txt: {absent}"));
     expected.push(format!("write data/new.txt: {refused}"));
     expected.push("write out/fine.txt: ok".into());
     expected.push("env ZOO_SECRET: failed: environment variable not found".into());
     expected.push("env ZOO_GRANTED: ok (7 chars)".into());
     expected.push(format!("connect 127.0.0.1:{port}: failed: Permission denied (os error 2)"));
+    expected
+        .push(format!("connect localhost:{port}: failed: failed to lookup address information: Non-recoverable error"));
     for line in &expected {
         assert!(seen.iter().any(|s| s.ends_with(line.as_str())), "{line:?} not among the warnings:\n{}", run.all());
     }
-    assert!(!outside.exists() && !w.exists("data/new.txt"));
+    assert!(!outside.exists() && !w.exists("escaped.txt") && !w.exists("data/new.txt"));
     assert_eq!(w.read("out/fine.txt"), "escaped");
     assert!(w.addresses().contains(&"zoo_probe.escape".to_string()));
     listener.set_nonblocking(true).unwrap();

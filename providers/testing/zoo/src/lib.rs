@@ -14,7 +14,8 @@
 //!   not what it finds). Each outcome is a warning, `"<op> <what>: ok…"` or
 //!   `"<op> <what>: failed: <error>"`; the plan goes on normally;
 //! - the hostile types below misbehave in `plan-resource`, or in
-//!   `apply-resource` when their `phase` attribute is `"apply"`:
+//!   `apply-resource` when their `phase` attribute is `"apply"`, or not at
+//!   all when it is `"never"` (to create one that a later update breaks):
 //! - `zoo_loop` never returns; `zoo_oom` allocates until memory runs out;
 //!   `zoo_recurse` recurses without end; `zoo_panic` panics;
 //! - `zoo_big` answers a planned state holding a 100 MiB string;
@@ -81,7 +82,7 @@ impl Guest for Zoo {
         let mut planned_state = request.proposed_new_state.clone();
         if request.type_name == "zoo_probe" {
             diagnostics = probe(&request.config);
-        } else if !applying(&request.config)
+        } else if phase(&request.config).is_none()
             && let Some(answer) = misbehave(&request.type_name)
         {
             planned_state = answer;
@@ -91,7 +92,7 @@ impl Guest for Zoo {
 
     fn apply_resource(request: ApplyRequest) -> ApplyResponse {
         let mut new_state = request.planned_state;
-        if applying(&request.config)
+        if phase(&request.config) == Some("apply")
             && let Some(answer) = misbehave(&request.type_name)
         {
             new_state = answer;
@@ -116,9 +117,12 @@ impl Guest for Zoo {
     }
 }
 
-/// Whether the configuration says to misbehave at apply time.
-fn applying(config: &Value) -> bool {
-    matches!(attr(config, "phase"), Some(Node { kind: ValueNode::Text(phase), .. }) if phase == "apply")
+/// The `phase` attribute: `"apply"`, `"never"`, or none (misbehave in plan).
+fn phase(config: &Value) -> Option<&str> {
+    match attr(config, "phase") {
+        Some(Node { kind: ValueNode::Text(phase), .. }) => Some(phase),
+        _ => None,
+    }
 }
 
 /// What the hostile resource type `type_name` does; some answer a value.
