@@ -11,7 +11,7 @@
 //! Raw sockets and name lookup stay denied (see `sandbox`): the host, not
 //! the provider, resolves the granted host name and connects.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
@@ -21,13 +21,13 @@ use super::sandbox::HttpGrant;
 pub(crate) struct HttpPolicy {
     provider: std::sync::Arc<str>,
     grants: Vec<HttpGrant>,
-    /// The call timeout: no request waits longer than a call may run.
-    timeout: Duration,
+    /// When the call in progress must end: no request waits past it.
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl HttpPolicy {
-    pub(crate) fn new(provider: std::sync::Arc<str>, grants: Vec<HttpGrant>, timeout: Duration) -> HttpPolicy {
-        HttpPolicy { provider, grants, timeout }
+    pub(crate) fn new(provider: std::sync::Arc<str>, grants: Vec<HttpGrant>, deadline: Option<Instant>) -> HttpPolicy {
+        HttpPolicy { provider, grants, deadline }
     }
 
     /// The grant a request to `uri` falls under, if any.
@@ -42,9 +42,14 @@ impl HttpPolicy {
         self.grants.iter().find(|g| g.matches(scheme, host, port))
     }
 
-    /// The request's timeouts, none longer than a call.
-    fn bounded(&self, options: Option<RequestOptions>) -> RequestOptions {
-        let cap = |t: Option<Duration>| Some(t.map_or(self.timeout, |t| t.min(self.timeout)));
+    /// The request's timeouts, none past the call's deadline (plus one epoch
+    /// tick, so that the deadline's trap, not the request, ends the call).
+    fn bounded(&self, options: Option<RequestOptions>, now: Instant) -> RequestOptions {
+        let left = self.deadline.map(|d| d.saturating_duration_since(now) + super::engine::EPOCH_TICK);
+        let cap = |t: Option<Duration>| match (t, left) {
+            (Some(t), Some(left)) => Some(t.min(left)),
+            (t, left) => t.or(left),
+        };
         let options = options.unwrap_or_default();
         RequestOptions {
             connect_timeout: cap(options.connect_timeout),
@@ -84,7 +89,7 @@ impl WasiHttpHooks for HttpPolicy {
             }
         }
         tracing::debug!(provider = %self.provider, "HTTP {} {}", request.method(), request.uri());
-        let options = self.bounded(options);
+        let options = self.bounded(options, Instant::now());
         drop(fut);
         Box::new(async move {
             use http_body_util::BodyExt;
@@ -113,7 +118,7 @@ mod tests {
             port: 8080,
             headers: vec![("authorization".into(), "Bearer s3cret".into())],
         };
-        HttpPolicy::new("p".into(), vec![grant], Duration::from_secs(5))
+        HttpPolicy::new("p".into(), vec![grant], None)
     }
 
     #[test]
@@ -128,16 +133,24 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_are_capped_at_the_call_timeout() {
-        let policy = policy();
-        let options = policy.bounded(Some(RequestOptions {
-            connect_timeout: Some(Duration::from_secs(600)),
-            first_byte_timeout: Some(Duration::from_secs(1)),
-            between_bytes_timeout: None,
-        }));
-        assert_eq!(options.connect_timeout, Some(Duration::from_secs(5)));
+    fn timeouts_end_at_the_call_deadline() {
+        let mut policy = policy();
+        let now = Instant::now();
+        policy.deadline = Some(now + Duration::from_secs(5));
+        let options = policy.bounded(
+            Some(RequestOptions {
+                connect_timeout: Some(Duration::from_secs(600)),
+                first_byte_timeout: Some(Duration::from_secs(1)),
+                between_bytes_timeout: None,
+            }),
+            now,
+        );
+        let left = Duration::from_secs(5) + super::super::engine::EPOCH_TICK;
+        assert_eq!(options.connect_timeout, Some(left));
         assert_eq!(options.first_byte_timeout, Some(Duration::from_secs(1)));
-        assert_eq!(options.between_bytes_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(options.between_bytes_timeout, Some(left));
+        let late = policy.bounded(None, now + Duration::from_secs(60));
+        assert_eq!(late.connect_timeout, Some(super::super::engine::EPOCH_TICK));
     }
 
     #[test]

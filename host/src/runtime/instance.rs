@@ -177,15 +177,17 @@ impl Instance {
             .memories(MAX_MEMORIES)
             .table_elements(MAX_TABLE_ELEMENTS)
             .build();
+        // Until the first call, the deadline is instantiation's.
+        let deadline = clock::deadline_after(sandbox.call_timeout);
         let state = StoreState {
             provider: provider.clone(),
             wasi,
             http: WasiHttpCtx::new(),
-            http_policy: HttpPolicy::new(provider.clone(), sandbox.http.clone(), sandbox.call_timeout),
+            http_policy: HttpPolicy::new(provider.clone(), sandbox.http.clone(), deadline),
             table: ResourceTable::new(),
             limits: Limits { inner: limits, memory_limit: sandbox.memory_limit, hit_memory_limit: false },
             output,
-            call_deadline: clock::deadline_after(sandbox.call_timeout),
+            call_deadline: deadline,
             sleep_cut_short: false,
         };
         let mut store = Store::new(pre.engine(), state);
@@ -214,6 +216,7 @@ impl Instance {
         state.limits.hit_memory_limit = false;
         state.sleep_cut_short = false;
         state.call_deadline = clock::deadline_after(self.timeout);
+        state.http_policy.deadline = state.call_deadline;
         self.store.set_epoch_deadline(deadline_ticks(self.timeout));
         let result = f(self.world.cairn_provider_provider(), &mut self.store);
         let state = self.store.data();
