@@ -21,3 +21,6 @@ pub mod runtime;
 pub mod schema;
 pub mod state;
 pub mod value;
+
+#[cfg(test)]
+mod testing;

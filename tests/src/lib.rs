@@ -1,8 +1,8 @@
 //! Support for cairn's end-to-end tests: the real `cairn` binary, run on
 //! temporary copies of configurations, with the real provider components.
 //!
-//! The binary is built once per test process (`cargo build -p cairn`, a
-//! no-op when it is up to date), in the same profile as the tests.
+//! The binary is built once per test process (a no-op when it is up to
+//! date), in the same profile and with the same features as the tests.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -15,8 +15,13 @@ pub fn cairn_binary() -> &'static Path {
         // target/<profile>/deps/<test binary> → target/<profile>
         let exe = std::env::current_exe().expect("the test binary knows its path");
         let profile_dir = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps");
+        // `cargo test --workspace --no-run` builds the binary (the host
+        // crate has integration tests) with exactly the features of the
+        // README's test command, so under that command it is a no-op; a
+        // plain `cargo build -p cairn` would unify features differently and
+        // rebuild wasmtime for minutes.
         let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "-p", "cairn", "--bin", "cairn"]);
+        build.args(["test", "--workspace", "--no-run", "--quiet"]);
         // Cargo gives this test process the package's CARGO_PKG_* and
         // CARGO_MANIFEST_* variables. Build scripts that declare them with
         // rerun-if-env-changed (ring does) would then rerun on every switch
@@ -132,6 +137,23 @@ impl Workdir {
         self.path().join(name).exists()
     }
 
+    /// Builds the provider crate `package` and copies its component into
+    /// the directory as `<name>.wasm`, for a `required_providers` entry
+    /// `name = { source = "./<name>.wasm" }` (see [`required_providers`]).
+    pub fn install_provider(&self, name: &str, package: &str) {
+        let to = self.path().join(format!("{name}.wasm"));
+        std::fs::copy(component(package), &to).unwrap_or_else(|e| panic!("copying {package} to {}: {e}", to.display()));
+    }
+
+    /// Rewrites the state file with `edit` applied to its JSON: for setting
+    /// up a state that no well-behaved run would produce.
+    pub fn edit_state(&self, edit: impl FnOnce(&mut serde_json::Value)) {
+        let mut state = self.state().expect("there is a state to edit");
+        edit(&mut state);
+        let text = serde_json::to_string_pretty(&state).unwrap();
+        std::fs::write(self.path().join("cairn.state.json"), text).unwrap();
+    }
+
     /// Runs `cairn ARGS DIR` and waits for it.
     pub fn cairn(&self, args: &[&str]) -> Run {
         self.cairn_env(args, &[])
@@ -199,12 +221,21 @@ fn shared_cache_dir() -> PathBuf {
     exe.parent().and_then(Path::parent).unwrap().join("cairn-test-cache")
 }
 
-/// The component of a bundled provider, as built by the host's build script.
+/// The component of a bundled provider (`null`, `local`, `random`), built
+/// from source as the host's build script builds it.
 pub fn bundled_component(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.ancestors().nth(3).expect("tests run from target/<profile>/deps");
-    let wasm = target.join(format!("wasm-providers/wasm32-wasip2/wasm-provider/cairn_provider_{name}.wasm"));
-    cairn_binary();
-    assert!(wasm.exists(), "{} does not exist", wasm.display());
-    wasm
+    component(&format!("cairn-provider-{name}"))
+}
+
+/// The component of the provider crate `package` of this workspace (e.g.
+/// `cairn-provider-violations`), built from source once per test process.
+pub fn component(package: &str) -> PathBuf {
+    cairn::runtime::testing::build_component(package)
+}
+
+/// A `terraform { required_providers { … } }` block declaring each local
+/// name's source as `./<name>.wasm`, as [`Workdir::install_provider`] puts it.
+pub fn required_providers(names: &[&str]) -> String {
+    let entries: String = names.iter().map(|n| format!("    {n} = {{ source = \"./{n}.wasm\" }}\n")).collect();
+    format!("terraform {{\n  required_providers {{\n{entries}  }}\n}}\n")
 }

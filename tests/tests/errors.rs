@@ -39,7 +39,10 @@ fn a_reference_to_an_undeclared_resource_names_file_and_line() {
     let broken = format!(
         "{BASE}\nresource \"local_file\" \"f\" {{\n  filename = \"out/f\"\n  content  = random_id.nope.hex\n}}\n"
     );
-    fails_without_touching_state(&broken, &["main.tf:14", "Reference to undeclared resource", "\"random_id\" \"nope\""]);
+    fails_without_touching_state(
+        &broken,
+        &["main.tf:14", "Reference to undeclared resource", "\"random_id\" \"nope\""],
+    );
 }
 
 #[test]

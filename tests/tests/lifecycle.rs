@@ -43,6 +43,8 @@ fn apply_creates_files_and_random_values_then_plans_no_changes() {
     w.write("main.tf", FILES);
     let run = w.cairn(&["apply", "-auto-approve"]).success();
     assert!(run.stdout.contains("Plan: 3 to add, 0 to change, 0 to destroy."), "{}", run.all());
+    let at = |line: &str| run.stdout.find(line).unwrap_or_else(|| panic!("no {line:?} in\n{}", run.all()));
+    assert!(at("random_id.x: Creation complete") < at("local_file.site: Creating"), "{}", run.all());
     assert!(run.stdout.contains("Apply complete! Resources: 3 added, 0 changed, 0 destroyed."), "{}", run.all());
 
     let hex = w.attributes("random_id.x")["hex"].as_str().unwrap().to_string();
@@ -111,6 +113,9 @@ fn destroy_removes_everything_and_leaves_an_empty_state() {
 
     let run = w.cairn(&["destroy", "-auto-approve"]).success();
     assert!(run.stdout.contains("Destroy complete! Resources: 3 destroyed."), "{}", run.all());
+    // Reverse dependency order: the file that shows the id goes first.
+    let at = |line: &str| run.stdout.find(line).unwrap_or_else(|| panic!("no {line:?} in\n{}", run.all()));
+    assert!(at("local_file.site: Destruction complete") < at("random_id.x: Destroying"), "{}", run.all());
     assert!(!w.exists("out/site.txt"));
     assert!(!w.exists("out/static.txt"));
     let state = w.state().unwrap();

@@ -231,7 +231,8 @@ impl Shared {
         let response = provider
             .apply_resource(request)
             .map_err(|e| CheckedCallError::Call(change.addr.clone(), Box::new(e)).into_diagnostics(&location))?;
-        let valid = contract::check_compatible(&schema.block, &replanned.planned_state, &response.new_state, true);
+        let violations = contract::check_compatible(&schema.block, &replanned.planned_state, &response.new_state, true);
+        let what = "an inconsistent result after apply";
         if response.diagnostics.iter().any(Diagnostic::is_error) {
             // A create that failed part-way but returned an object of the
             // right shape is recorded as tainted, so that the next plan
@@ -241,13 +242,22 @@ impl Shared {
             if creating && !response.new_state.is_null() && recordable {
                 self.record(change, schema, &response.new_state, &response.private, InstanceStatus::Tainted)?;
             }
-            return Err(
-                CheckedCallError::Reported(change.addr.clone(), response.diagnostics).into_diagnostics(&location)
-            );
+            let mut errors =
+                CheckedCallError::Reported(change.addr.clone(), response.diagnostics).into_diagnostics(&location);
+            // Unknowns and wrong types are the provider's bug even in a
+            // failed answer, so say so in the host's words too. (A changed
+            // value is not: a failed update answers with the old object.)
+            let bugs: Vec<_> = violations
+                .into_iter()
+                .filter(|v| v.rule == contract::RULE_NO_UNKNOWNS || v.rule == contract::RULE_TYPE)
+                .collect();
+            if !bugs.is_empty() {
+                errors.push(plan::invalid_answer(provider.name(), &change.addr, what, &bugs).at(&location));
+            }
+            return Err(errors);
         }
-        if !valid.is_empty() {
-            let what = "an inconsistent result after apply";
-            return Err(vec![plan::invalid_answer(provider.name(), &change.addr, what, &valid).at(&location)]);
+        if !violations.is_empty() {
+            return Err(vec![plan::invalid_answer(provider.name(), &change.addr, what, &violations).at(&location)]);
         }
         self.record(change, schema, &response.new_state, &response.private, InstanceStatus::Ready)?;
         self.values.lock().unwrap().0.set(&change.addr, response.new_state.clone());
@@ -387,3 +397,6 @@ fn id_suffix(v: &Value) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -205,7 +205,9 @@ impl Planner<'_> {
     pub fn plan(&self) -> Result<Plan, Vec<Diagnostic>> {
         let mut plan = Plan { destroy: self.options.destroy, ..Plan::default() };
         let mut errors = Vec::new();
-        if !self.options.destroy {
+        if self.options.destroy {
+            plan.removed_outputs = self.state.outputs.keys().cloned().collect();
+        } else {
             self.plan_configuration(&mut plan, &mut errors);
         }
         self.plan_orphans(&mut plan, &mut errors);

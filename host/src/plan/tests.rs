@@ -1,84 +1,14 @@
 //! Planning decisions, tested with an in-process fake provider.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::*;
-use crate::provider::{ApplyRequest, ApplyResponse, CallResult, PlanRequest, PlanResponse, ReadResponse};
-use crate::schema::{Attribute, Block, ProviderSchema, Schema};
 use crate::state::InstanceStatus;
-use crate::value::Type;
+use crate::testing::Fake;
 
-/// A provider with one resource type, `fake_thing`: `name` (required,
-/// changes force replacement), `size` (optional), computed `id`.
-/// `break_plan` makes it plan a different `size` than configured.
-struct Fake {
-    schema: ProviderSchema,
-    break_plan: bool,
-    planned: Mutex<Vec<Value>>,
-}
-
-fn attr(ty: Type, required: bool, optional: bool, computed: bool) -> Attribute {
-    Attribute { ty, required, optional, computed, sensitive: false, description: String::new() }
-}
-
-impl Fake {
-    fn new(break_plan: bool) -> Arc<Fake> {
-        let block = Block {
-            attributes: [
-                ("name".to_string(), attr(Type::String, true, false, false)),
-                ("size".to_string(), attr(Type::Number, false, true, false)),
-                ("id".to_string(), attr(Type::String, false, false, true)),
-            ]
-            .into(),
-            ..Default::default()
-        };
-        let schema = ProviderSchema {
-            resources: [("fake_thing".to_string(), Schema { version: 0, block })].into(),
-            ..Default::default()
-        };
-        Arc::new(Fake { schema, break_plan, planned: Mutex::new(Vec::new()) })
-    }
-}
-
-impl Provider for Fake {
-    fn name(&self) -> &str {
-        "fake"
-    }
-    fn schema(&self) -> &ProviderSchema {
-        &self.schema
-    }
-    fn validate_resource(&self, _: &str, _: &Value) -> CallResult<Vec<Diagnostic>> {
-        Ok(Vec::new())
-    }
-    fn plan_resource(&self, r: PlanRequest) -> CallResult<PlanResponse> {
-        let Value::Object(mut planned) = r.proposed_new_state.clone() else { unreachable!() };
-        if planned["id"].is_null() {
-            planned.insert("id".into(), Value::Unknown);
-        }
-        if self.break_plan {
-            planned.insert("size".into(), Value::int(99));
-        }
-        let planned = Value::Object(planned);
-        self.planned.lock().unwrap().push(planned.clone());
-        Ok(PlanResponse {
-            planned_state: planned,
-            requires_replace: vec![Path::root().attr("name")],
-            ..Default::default()
-        })
-    }
-    fn apply_resource(&self, r: ApplyRequest) -> CallResult<ApplyResponse> {
-        Ok(ApplyResponse { new_state: r.planned_state, ..Default::default() })
-    }
-    fn read_resource(&self, _: &str, current: &Value, private: &[u8]) -> CallResult<ReadResponse> {
-        Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() })
-    }
-    fn read_data_source(&self, _: &str, c: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
-        Ok((c.clone(), Vec::new()))
-    }
-    fn upgrade_state(&self, _: &str, _: u64, _: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
-        unreachable!("no schema upgrades in these tests")
-    }
+fn fake(break_plan: bool) -> Arc<Fake> {
+    Arc::new(Fake { break_plan, ..Fake::new() })
 }
 
 struct Setup {
@@ -132,7 +62,7 @@ const ONE: &str = "resource \"fake_thing\" \"a\" {\n  name = \"n\"\n  size = 1\n
 
 #[test]
 fn creates_what_the_state_lacks() {
-    let s = setup(ONE, Fake::new(false));
+    let s = setup(ONE, fake(false));
     let plan = plan_with(&s, &State::new(), false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.a"), Action::Create);
     assert_eq!(plan.counts(), (1, 0, 0));
@@ -141,7 +71,7 @@ fn creates_what_the_state_lacks() {
 
 #[test]
 fn plans_no_op_when_nothing_changed() {
-    let s = setup(ONE, Fake::new(false));
+    let s = setup(ONE, fake(false));
     let state =
         state_with("fake_thing.a", serde_json::json!({"name": "n", "size": 1, "id": "x"}), InstanceStatus::Ready);
     let plan = plan_with(&s, &state, false).unwrap();
@@ -151,7 +81,7 @@ fn plans_no_op_when_nothing_changed() {
 
 #[test]
 fn updates_in_place_and_replaces_on_requires_replace() {
-    let s = setup(ONE, Fake::new(false));
+    let s = setup(ONE, fake(false));
     let state =
         state_with("fake_thing.a", serde_json::json!({"name": "n", "size": 2, "id": "x"}), InstanceStatus::Ready);
     let plan = plan_with(&s, &state, false).unwrap();
@@ -169,7 +99,7 @@ fn updates_in_place_and_replaces_on_requires_replace() {
 
 #[test]
 fn replaces_tainted_objects() {
-    let s = setup(ONE, Fake::new(false));
+    let s = setup(ONE, fake(false));
     let state =
         state_with("fake_thing.a", serde_json::json!({"name": "n", "size": 1, "id": "x"}), InstanceStatus::Tainted);
     let plan = plan_with(&s, &state, false).unwrap();
@@ -179,7 +109,7 @@ fn replaces_tainted_objects() {
 
 #[test]
 fn deletes_what_the_configuration_dropped_and_everything_on_destroy() {
-    let s = setup(ONE, Fake::new(false));
+    let s = setup(ONE, fake(false));
     let mut state =
         state_with("fake_thing.gone", serde_json::json!({"name": "g", "size": null, "id": "y"}), InstanceStatus::Ready);
     state.set(
@@ -197,8 +127,7 @@ fn deletes_what_the_configuration_dropped_and_everything_on_destroy() {
 #[test]
 fn unknown_values_flow_into_dependents() {
     let hcl = format!("{ONE}resource \"fake_thing\" \"b\" {{\n  name = \"b-${{fake_thing.a.id}}\"\n}}\n");
-    let fake = Fake::new(false);
-    let s = setup(&hcl, Arc::clone(&fake));
+    let s = setup(&hcl, fake(false));
     let plan = plan_with(&s, &State::new(), false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.b"), Action::Create);
     let b = plan.change(&"fake_thing.b".parse().unwrap()).unwrap();
@@ -208,7 +137,7 @@ fn unknown_values_flow_into_dependents() {
 
 #[test]
 fn an_invalid_plan_is_refused_naming_provider_resource_path_and_rule() {
-    let s = setup(ONE, Fake::new(true));
+    let s = setup(ONE, fake(true));
     let errors = plan_with(&s, &State::new(), false).unwrap_err();
     let text = errors[0].to_string();
     assert!(
@@ -225,7 +154,7 @@ fn an_invalid_plan_is_refused_naming_provider_resource_path_and_rule() {
 #[test]
 fn count_expands_into_keyed_instances() {
     let hcl = "resource \"fake_thing\" \"c\" {\n  count = 2\n  name = \"n${count.index}\"\n}\n";
-    let s = setup(hcl, Fake::new(false));
+    let s = setup(hcl, fake(false));
     let plan = plan_with(&s, &State::new(), false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.c[0]"), Action::Create);
     let c1 = plan.change(&"fake_thing.c[1]".parse().unwrap()).unwrap();
@@ -235,7 +164,7 @@ fn count_expands_into_keyed_instances() {
 #[test]
 fn prevent_destroy_stops_a_replace() {
     let hcl = "resource \"fake_thing\" \"a\" {\n  name = \"new\"\n  lifecycle {\n    prevent_destroy = true\n  }\n}\n";
-    let s = setup(hcl, Fake::new(false));
+    let s = setup(hcl, fake(false));
     let state =
         state_with("fake_thing.a", serde_json::json!({"name": "old", "size": null, "id": "x"}), InstanceStatus::Ready);
     let errors = plan_with(&s, &state, false).unwrap_err();

@@ -181,7 +181,8 @@ fn http_headers(
 }
 
 /// Whether a run may change things: only then are granted read-write
-/// directories created, so that validate and plan leave no trace.
+/// directories created and writable, so that validate and plan leave no
+/// trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {
     /// validate, plan, show.
@@ -222,10 +223,17 @@ pub fn start(
             for (grant, headers) in l.sandbox.http.iter_mut().zip(headers.remove(name).unwrap_or_default()) {
                 grant.headers = headers;
             }
-            if intent == Intent::Change {
-                l.sandbox
+            match intent {
+                Intent::Change => l
+                    .sandbox
                     .create_writable_dirs()
-                    .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}"))])?;
+                    .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}"))])?,
+                // Planning may read what a provider wrote, never write: the
+                // operator approved no change yet.
+                Intent::Inspect => {
+                    let writable = std::mem::take(&mut l.sandbox.read_write);
+                    l.sandbox.read_only.extend(writable.into_iter().filter(|g| g.host.is_dir()));
+                }
             }
             configure(config, name, l, variables)
         });

@@ -106,7 +106,7 @@ impl cairn::provider::log::Host for StoreState {
 impl cairn::provider::types::Host for StoreState {}
 
 /// wasmtime's store limits, plus a record of whether a memory hit the cap,
-/// so that a trap after a failed allocation reads "ran out of memory".
+/// so that a trap after a failed allocation reads "exceeded its memory limit".
 struct Limits {
     inner: StoreLimits,
     memory_limit: u64,
