@@ -102,8 +102,7 @@ fn a_hostile_provider_call_fails_that_resource_with_a_clear_diagnostic() {
         for command in [&["plan"][..], &["apply", "-auto-approve"]] {
             let run = assert_clean_failure(w.cairn(command));
             let line = line_of(&main_tf, &format!("resource \"{hostile}\" \"x\""));
-            let expected =
-                format!("Error: main.tf:{line}: provider \"misbehave\" {what} while planning {hostile}.x");
+            let expected = format!("Error: main.tf:{line}: provider \"misbehave\" {what} while planning {hostile}.x");
             // Only the hostile resource fails: the others (`misbehave_ok.after`
             // among them, which errs when planned by an instance that was
             // never configured) were planned; its dependent was skipped.
