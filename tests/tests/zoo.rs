@@ -55,7 +55,7 @@ fn hostile_applies_fail_only_their_resource() {
 
     let mut resources = format!("resource \"zoo_ok\" \"before\" {{\n  needle = \"kept\"\n}}\n{}", existing("apply"));
     resources.push_str("resource \"zoo_ok\" \"other\" {\n  needle = \"finished\"\n}\n");
-    for hostile in ["loop", "oom", "recurse", "panic", "big", "deep"] {
+    for hostile in ["loop", "oom", "recurse", "panic", "big", "deep", "alias"] {
         resources.push_str(&format!("resource \"zoo_{hostile}\" \"bad\" {{\n  phase = \"apply\"\n}}\n"));
     }
     w.write("main.tf", &config(sandbox, &resources));
@@ -71,6 +71,7 @@ fn hostile_applies_fail_only_their_resource() {
             "provider \"zoo\" panicked: zoo: deliberate panic in zoo_panic while applying zoo_panic.existing",
             "provider \"zoo\" returned an answer of 100.0 MiB, more than the limit of 32 MiB while applying zoo_big.bad",
             "provider \"zoo\" returned a malformed value: nested deeper than the limit of 256 levels (a cycle?) while applying zoo_deep.bad",
+            "provider \"zoo\" handed the host more than 128 MiB at once (an answer, or a host call's arguments) while applying zoo_alias.bad",
         ],
     );
     let mut addresses = w.addresses();
@@ -274,7 +275,7 @@ fn inspect_shows_what_a_provider_could_ask_for() {
     assert_eq!(run.code, 0, "{}", run.all());
     for expected in [
         "provider \"cairn_provider_zoo\"",
-        "resource types:\n  zoo_big\n",
+        "resource types:\n  zoo_alias\n  zoo_big\n",
         "  zoo_probe\n",
         "data sources:\n  (none)\n",
         "wasi:http/outgoing-handler@0.2.12",

@@ -3,15 +3,16 @@
 //! bytes, so that an answer over the sandbox's limit is rejected before the
 //! host decodes it or does anything else with it.
 //!
-//! What this bounds, honestly: wasmtime copies (lifts) a whole answer into
-//! host memory when the export returns, before the host sees it. The lifted
-//! answer is built from the instance's linear memory, which the memory limit
-//! caps, so an answer that is one big string or list cannot be larger than
-//! the instance's memory. The size check then stops such an answer from
-//! going further (decoding, contract checks, state). It does not stop the
-//! lifting itself: the canonical ABI lets many strings of an answer point at
-//! the same bytes of guest memory, and wasmtime copies each one, so a
-//! hostile provider can make the lifted copy larger than its own memory.
+//! What is bounded, and where: wasmtime copies (lifts) a whole answer into
+//! host memory when the export returns, before the host sees it. That copy
+//! is bounded by the store's hostcall fuel (see `instance`): wasmtime counts
+//! every string's bytes and every list's elements as it copies, and stops
+//! with an error past the fuel (128 MiB, or `max_answer_bytes` if larger) —
+//! even for a crafted answer whose many strings all point at the same bytes
+//! of guest memory, which would otherwise copy far more than the instance's
+//! memory cap. An answer that fits the fuel is then measured here and
+//! rejected over `max_answer_bytes` before anything else (decoding, contract
+//! checks, state) touches it.
 
 use std::mem::size_of;
 

@@ -192,6 +192,15 @@ impl Instance {
         };
         let mut store = Store::new(pre.engine(), state);
         store.limiter(|state| &mut state.limits);
+        // wasmtime bounds what it copies out of the instance in one go (an
+        // answer, or the arguments of a host call) by its "hostcall fuel":
+        // strings by their bytes, lists by their elements' host size. Even a
+        // crafted answer whose strings all alias the same guest bytes then
+        // stops there. Never less than wasmtime's default, so that host calls
+        // work as they would anywhere; an answer over `max_answer_bytes` but
+        // under this is copied, measured and rejected by `call`.
+        let fuel = usize::try_from(sandbox.max_answer_bytes).unwrap_or(usize::MAX).max(store.hostcall_fuel());
+        store.set_hostcall_fuel(fuel);
         store.epoch_deadline_trap();
         // Start functions run during instantiation: they get a deadline too.
         store.set_epoch_deadline(deadline_ticks(sandbox.call_timeout));
@@ -199,7 +208,7 @@ impl Instance {
             Ok(world) => {
                 Ok(Instance { store, world, timeout: sandbox.call_timeout, max_answer_bytes: sandbox.max_answer_bytes })
             }
-            Err(e) => Err(failure(provider, "instantiate", &e, store.data(), sandbox.call_timeout)),
+            Err(e) => Err(failure(provider, "instantiate", &e, store.data(), sandbox.call_timeout, fuel)),
         }
     }
 
@@ -219,6 +228,7 @@ impl Instance {
         state.http_policy.deadline = state.call_deadline;
         self.store.set_epoch_deadline(deadline_ticks(self.timeout));
         let result = f(self.world.cairn_provider_provider(), &mut self.store);
+        let fuel = self.store.hostcall_fuel();
         let state = self.store.data();
         state.output.end_call();
         match result {
@@ -240,7 +250,7 @@ impl Instance {
             }
             Err(e) => {
                 tracing::debug!(provider = %state.provider, operation, "provider call failed: {e:?}");
-                Err(failure(&state.provider, operation, &e, state, self.timeout))
+                Err(failure(&state.provider, operation, &e, state, self.timeout, fuel))
             }
         }
     }
@@ -249,6 +259,10 @@ impl Instance {
 fn time_limit(timeout: Duration) -> String {
     format!("exceeded its time limit of {}", human_duration(timeout))
 }
+
+/// How wasmtime says that an instance handed the host more data at once than
+/// the store's hostcall fuel allows.
+const TOO_MUCH_DATA: &str = "too much data is being copied between the host and the guest";
 
 /// What went wrong, in words a user understands, with the provider's last
 /// lines of standard error (a panic message, an allocator's complaint) as
@@ -259,6 +273,7 @@ fn failure(
     error: &wasmtime::Error,
     state: &StoreState,
     timeout: Duration,
+    fuel: usize,
 ) -> CallError {
     let trap = error.downcast_ref::<Trap>();
     let stderr = state.output.recent_stderr();
@@ -266,6 +281,11 @@ fn failure(
         time_limit(timeout)
     } else if state.limits.hit_memory_limit {
         format!("exceeded its memory limit of {}", human_bytes(state.limits.memory_limit))
+    } else if format!("{error:#}").contains(TOO_MUCH_DATA) {
+        format!(
+            "handed the host more than {} at once (an answer, or a host call's arguments)",
+            human_bytes(fuel as u64)
+        )
     } else if let Some(panic) = panic_message(&stderr) {
         format!("panicked: {panic}")
     } else if let Some(Trap::StackOverflow) = trap {

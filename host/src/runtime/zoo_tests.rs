@@ -54,6 +54,19 @@ fn an_answer_over_the_size_limit_is_rejected() {
 }
 
 #[test]
+fn an_answer_of_aliased_strings_is_refused_while_it_is_copied() {
+    // 1,000 strings over the same 1 MiB: wasmtime stops copying at its
+    // hostcall fuel (128 MiB, at least max_answer_bytes) instead of copying 1 GiB.
+    let provider = zoo(Sandbox::default());
+    let err = plan(&*provider, "zoo_alias", Value::Null).unwrap_err();
+    assert_eq!(
+        err.message, "handed the host more than 128 MiB at once (an answer, or a host call's arguments)",
+        "{err}"
+    );
+    assert_healthy(&*provider);
+}
+
+#[test]
 fn an_answer_nested_too_deep_is_rejected() {
     let provider = zoo(Sandbox::default());
     let err = plan(&*provider, "zoo_deep", Value::Null).unwrap_err();

@@ -20,6 +20,8 @@
 //!   `zoo_recurse` recurses without end; `zoo_panic` panics;
 //! - `zoo_big` answers a planned state holding a 100 MiB string;
 //! - `zoo_deep` answers a value nested 10,000 levels deep;
+//! - `zoo_alias` answers 1,000 strings that all point at the same 1 MiB of
+//!   its memory: 1 GiB once copied, from 1 MiB of guest memory;
 //! - `zoo_flood` writes 100,000 lines to standard error, 100,000 through the
 //!   log import and one 1 MiB line, then plans normally.
 //!
@@ -46,6 +48,7 @@ const RESOURCE_TYPES: &[&str] = &[
     "zoo_panic",
     "zoo_big",
     "zoo_deep",
+    "zoo_alias",
     "zoo_flood",
 ];
 
@@ -137,6 +140,7 @@ fn misbehave(type_name: &str) -> Option<Value> {
         "zoo_panic" => panic!("zoo: deliberate panic in {type_name}"),
         "zoo_big" => Some(big_value()),
         "zoo_deep" => Some(deep_value(10_000)),
+        "zoo_alias" => Some(aliased_value(1000, 1 << 20)),
         "zoo_flood" => {
             flood();
             None
@@ -185,6 +189,25 @@ fn deep_value(depth: u32) -> Value {
         nodes.push(Node { kind: ValueNode::List(vec![i + 1]), sensitive: false });
     }
     nodes.push(Node { kind: ValueNode::Text("bottom".to_string()), sensitive: false });
+    Value { nodes }
+}
+
+/// `{ payload = [s, s, …] }` with `count` strings that share the same `len`
+/// bytes: the canonical ABI copies each one, so the host would copy
+/// `count * len` bytes. The aliases are never dropped (they would free the
+/// same memory many times): the host either refuses the answer before the
+/// post-return function runs, or the instance is thrown away.
+fn aliased_value(count: u32, len: usize) -> Value {
+    let shared = std::mem::ManuallyDrop::new("z".repeat(len));
+    let mut nodes = vec![
+        Node { kind: ValueNode::Object(vec![("payload".to_string(), 1)]), sensitive: false },
+        Node { kind: ValueNode::List((2..count + 2).collect()), sensitive: false },
+    ];
+    for _ in 0..count {
+        // SAFETY: deliberately not: every alias claims the one buffer.
+        let alias = unsafe { String::from_raw_parts(shared.as_ptr() as *mut u8, shared.len(), shared.capacity()) };
+        nodes.push(Node { kind: ValueNode::Text(alias), sensitive: false });
+    }
     Value { nodes }
 }
 
