@@ -164,4 +164,9 @@ fn the_quickstart_example_applies() {
     let summary = &w.state().unwrap()["outputs"]["summary"]["value"];
     assert_eq!(summary["run_id"], run_id.as_str());
     w.cairn(&["plan", "-detailed-exitcode"]).success();
+
+    let run = w.cairn(&["destroy", "-auto-approve"]).success();
+    assert!(run.stdout.contains("Destroy complete! Resources: 4 destroyed."), "{}", run.all());
+    assert!(!w.exists("out/hello.txt"));
+    assert!(w.addresses().is_empty());
 }

@@ -55,7 +55,9 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> ApplyGraph {
     for (addr, idx) in &applies {
         node_steps.entry(Node::Resource(addr.resource.clone())).or_default().push(*idx);
     }
-    for node in deps.topo_order() {
+    // Locals are evaluated for the configuration's creates and updates; a
+    // destroy plan has none, and what locals refer to is going away.
+    for node in deps.topo_order().into_iter().filter(|_| !plan.destroy) {
         if let Node::Local(name) = &node {
             node_steps.insert(node.clone(), vec![g.add_node(Step::Local(name.clone()))]);
         }
