@@ -78,15 +78,64 @@ pub struct ReadResponse {
 
 /// A failure of the call itself (trap, timeout, oversized answer), as
 /// opposed to an error the provider reported in its diagnostics.
+///
+/// It reads as a sentence about the provider: `provider "evil" exceeded its
+/// memory limit of 64 MiB while planning` — and, through
+/// [`CallError::about`], names the resource instance the call was for.
 #[derive(Debug, thiserror::Error)]
-#[error("provider {provider:?} failed during {operation}: {message}")]
 pub struct CallError {
     /// The provider's local name.
     pub provider: String,
     /// Which export was being called.
     pub operation: &'static str,
-    /// What happened (e.g. "wasm trap: out of bounds memory access", "timed out after 30s").
+    /// What happened, as a verb phrase with the provider as its subject:
+    /// "exceeded its time limit of 30s", "panicked: index out of bounds".
     pub message: String,
+    /// More lines for the curious (the provider's last lines of standard
+    /// error), or empty.
+    pub detail: String,
+}
+
+impl CallError {
+    /// The error of a call to `provider`'s `operation` with no detail.
+    pub fn new(provider: impl Into<String>, operation: &'static str, message: impl Into<String>) -> CallError {
+        CallError { provider: provider.into(), operation, message: message.into(), detail: String::new() }
+    }
+
+    /// The one-line summary for a call made for the resource instance
+    /// `addr`: `provider "evil" exceeded its memory limit of 64 MiB while
+    /// planning evil_thing.x`.
+    pub fn about(&self, addr: &dyn std::fmt::Display) -> String {
+        format!("provider {:?} {} while {} {addr}", self.provider, self.message, activity(self.operation).1)
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "provider {:?} {} while {}", self.provider, self.message, activity(self.operation).0)?;
+        if !self.detail.is_empty() {
+            write!(f, "\n{}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a provider was doing during `operation`, alone and before the
+/// address of the resource instance it was doing it for.
+fn activity(operation: &str) -> (&str, &str) {
+    match operation {
+        "instantiate" => ("starting", "starting an instance for"),
+        "schema" => ("reading its schema", "reading its schema for"),
+        "configure" => ("being configured", "configuring an instance for"),
+        "validate-resource" => ("validating", "validating"),
+        "plan-resource" => ("planning", "planning"),
+        "apply-resource" => ("applying", "applying"),
+        "read-resource" => ("refreshing", "refreshing"),
+        "import-resource" => ("importing", "importing"),
+        "read-data-source" => ("reading a data source", "reading"),
+        "upgrade-state" => ("upgrading a state", "upgrading the state of"),
+        other => (other, other),
+    }
 }
 
 /// The result of a provider call.

@@ -22,6 +22,16 @@ pub fn cairn_binary() -> &'static Path {
         // rebuild wasmtime for minutes.
         let mut build = Command::new(env!("CARGO"));
         build.args(["test", "--workspace", "--no-run", "--quiet"]);
+        // Cargo gives this test process the package's CARGO_PKG_* and
+        // CARGO_MANIFEST_* variables. Build scripts that declare them with
+        // rerun-if-env-changed (ring does) would then rerun on every switch
+        // between `cargo test` and this build; the outer cargo has none.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("CARGO_PKG_") || name.starts_with("CARGO_MANIFEST_") || name == "CARGO_CRATE_NAME" {
+                build.env_remove(&*name);
+            }
+        }
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
         }

@@ -294,14 +294,13 @@ fn a_provider_s_max_concurrency_bounds_its_operations() {
         .map(|i| format!("resource \"recorder_thing\" \"t{i}\" {{\n  name = \"t{i}\"\n  sleep_ms = 20\n}}\n"))
         .collect();
     let w = workdir(&things);
-    let limited =
-        w.read("main.tf").replace("provider \"recorder\" {", "provider \"recorder\" {\n  max_concurrency = 1");
+    let limited = w.read("main.tf").replace("  sandbox {", "  sandbox {\n    max_concurrency = 1");
     w.write("main.tf", &limited);
     let run = w.cairn(&["apply", "-auto-approve", "-json", "-parallelism=4"]).success();
     let events = Events::of(&run);
     assert_eq!(events.operations().len(), 4, "{}", events.text);
     assert_eq!(most_at_once(&events), 1, "{}", events.operations().join("\n"));
-    // The provider's own configuration never sees the argument.
+    // The provider's configuration is unchanged by it.
     let plan = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{}", plan.all());
 }

@@ -144,7 +144,10 @@ impl Applier {
                 .config
                 .providers
                 .iter()
-                .filter_map(|p| Some((p.name.clone(), usize::try_from(p.max_concurrency?).unwrap_or(usize::MAX))))
+                .filter_map(|p| {
+                    let limit = p.sandbox.max_concurrency?;
+                    Some((p.name.clone(), usize::try_from(limit).unwrap_or(usize::MAX)))
+                })
                 .collect(),
         };
         let worker = Arc::clone(&shared);

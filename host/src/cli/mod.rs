@@ -107,6 +107,12 @@ enum ProvidersCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show what a provider component is and what it could ask for, without
+    /// granting it anything: its resource types and the WIT imports it uses.
+    Inspect {
+        /// The provider's `.wasm` file.
+        file: PathBuf,
+    },
 }
 
 /// Flags every command takes.
@@ -242,6 +248,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Show { common, json } => show(&common, json),
         Command::Graph { common, kind } => graph(&common, &kind),
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers_schema(&common, json),
+        Command::Providers { command: ProvidersCommand::Inspect { file } } => providers_inspect(&file),
     }
 }
 
@@ -609,6 +616,65 @@ fn providers_schema(common: &Common, json: bool) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&serde_json::Value::Object(out))?);
     }
     Ok(0)
+}
+
+fn providers_inspect(file: &std::path::Path) -> Result<i32> {
+    let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let name = file.file_stem().map_or_else(|| "provider".to_string(), |s| s.to_string_lossy().into_owned());
+    let runtime = Runtime::new()?;
+    let loaded = runtime.load(&name, &wasm)?;
+    // Nothing granted: no files, no environment, no network.
+    let schema = loaded.schema(&crate::runtime::Sandbox::default())?;
+    println!("provider {name:?}");
+    println!("  file:    {}", file.display());
+    println!("  sha256:  {}", hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&wasm)));
+    println!("  version: not declared (the cairn:provider@0.1.0 ABI has no version; the sha256 identifies it)");
+    for (kind, table) in [("resource types", &schema.resources), ("data sources", &schema.data_sources)] {
+        println!("\n{kind}:");
+        if table.is_empty() {
+            println!("  (none)");
+        }
+        for type_name in table.keys() {
+            println!("  {type_name}");
+        }
+    }
+    println!("\nimports (what it could ask for; each works only as far as its sandbox grants):");
+    let imports = loaded.imports();
+    let width = imports.iter().map(String::len).max().unwrap_or(0);
+    for import in &imports {
+        println!("  {import:width$}  {}", capability(import));
+    }
+    Ok(0)
+}
+
+/// What an import gives a provider, and what decides how far it reaches.
+fn capability(import: &str) -> &'static str {
+    let interface = import.split('@').next().unwrap_or(import);
+    match interface {
+        "cairn:provider/log" => "log lines (to the host's log, rate-limited)",
+        "cairn:provider/types" => "the provider ABI's types",
+        "wasi:filesystem/types" | "wasi:filesystem/preopens" => {
+            "files: only the directories granted with read_only / read_write"
+        }
+        "wasi:cli/environment" => "environment variables: only those granted with env",
+        "wasi:http/outgoing-handler" => "outgoing HTTP: only the origins granted with http { url = … }",
+        "wasi:http/types" => "HTTP requests and responses (see outgoing-handler)",
+        "wasi:sockets/tcp"
+        | "wasi:sockets/udp"
+        | "wasi:sockets/tcp-create-socket"
+        | "wasi:sockets/udp-create-socket" => "raw sockets: always denied",
+        "wasi:sockets/ip-name-lookup" => "name lookup: always denied",
+        "wasi:sockets/network" | "wasi:sockets/instance-network" => "networks: none granted, ever",
+        "wasi:cli/stdout" | "wasi:cli/stderr" => "output: to the host's log, rate-limited",
+        "wasi:cli/stdin" => "standard input: always empty",
+        "wasi:cli/exit" => "exit: ends the call as a crash",
+        "wasi:clocks/monotonic-clock" => "a clock (waits end at the call's deadline)",
+        "wasi:clocks/wall-clock" => "the time of day",
+        "wasi:random/random" | "wasi:random/insecure" | "wasi:random/insecure-seed" => "random numbers",
+        "wasi:io/poll" | "wasi:io/streams" | "wasi:io/error" => "streams and polling (for the above)",
+        _ if interface.starts_with("wasi:cli/terminal") => "terminal queries: never a terminal",
+        _ => "unknown to cairn: linking fails unless the host provides it",
+    }
 }
 
 fn schema_text(name: &str, schema: &ProviderSchema) -> String {

@@ -150,9 +150,6 @@ pub struct ProviderConfig {
     pub body: Body,
     /// What the provider's sandbox grants.
     pub sandbox: SandboxConfig,
-    /// `max_concurrency = N`: at most N operations of this provider run at
-    /// once during apply, whatever `-parallelism` allows.
-    pub max_concurrency: Option<u64>,
     /// The block header.
     pub location: Location,
 }
@@ -171,12 +168,37 @@ pub struct SandboxConfig {
     pub env: Vec<(String, Location)>,
     /// Hosts the provider may reach over outgoing HTTP (`allowed_hosts`).
     pub allowed_hosts: Vec<(String, Location)>,
-    /// Memory cap in MiB.
-    pub memory_mb: Option<u64>,
-    /// Wall-clock timeout per call in seconds.
-    pub timeout_seconds: Option<u64>,
+    /// Memory cap per instance in bytes (`memory`, or `memory_mb`).
+    pub memory: Option<u64>,
+    /// Wall-clock timeout per call (`timeout`, or `timeout_seconds`).
+    pub timeout: Option<std::time::Duration>,
+    /// The most calls (instances) at once (`max_concurrency`); apply also
+    /// runs at most this many operations of the provider at once.
+    pub max_concurrency: Option<u64>,
+    /// The largest answer one call may return, in bytes (`max_answer_size`).
+    pub max_answer_size: Option<u64>,
+    /// The deepest value an answer may hold (`max_answer_depth`).
+    pub max_answer_depth: Option<u64>,
+    /// The `http { url = … headers = { … } }` grants.
+    pub http: Vec<HttpGrantConfig>,
     /// The `sandbox` block, when there is one.
     pub location: Option<Location>,
+}
+
+/// One `http { … }` grant of a sandbox: outgoing HTTP to one origin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpGrantConfig {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// The host name, lower case; `*.example.com` matches every subdomain.
+    pub host: String,
+    /// The port (the scheme's default when not written).
+    pub port: u16,
+    /// The `headers` expression (may refer to variables): a map of header
+    /// names to values the host adds to every request to this origin.
+    pub headers: Option<Expression>,
+    /// The `http` block.
+    pub location: Location,
 }
 
 /// Where a provider comes from: an entry of `required_providers`.

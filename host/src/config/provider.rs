@@ -12,9 +12,27 @@ use super::blocks::{
     expect_no_labels, literal, literal_positive, literal_strings, reject_dynamic_blocks, take_attribute, take_blocks,
     unsupported_argument, unsupported_block,
 };
-use super::{Block, ProviderConfig, ProviderRequirement, SandboxConfig, error_at};
+use super::{Attribute, Block, HttpGrantConfig, ProviderConfig, ProviderRequirement, SandboxConfig, error_at};
 
-const SANDBOX_ARGUMENTS: &[&str] = &["read_write", "read_only", "env", "allowed_hosts", "memory_mb", "timeout_seconds"];
+const SANDBOX_ARGUMENTS: &[&str] = &[
+    "read_write",
+    "read_only",
+    "env",
+    "memory",
+    "timeout",
+    "max_concurrency",
+    "max_answer_size",
+    "max_answer_depth",
+    "allowed_hosts",
+    "memory_mb",
+    "timeout_seconds",
+];
+
+/// The most instances (parallel calls) one provider may be given.
+const MAX_CONCURRENCY: u64 = 64;
+
+/// The deepest answer nesting an operator may allow (the host's own limit).
+const MAX_ANSWER_DEPTH: u64 = 256;
 
 /// A provider configuration from its block; `name` is its checked label.
 pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> ProviderConfig {
@@ -30,21 +48,20 @@ pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<D
     // Terraform's old place for a version constraint; versions are pinned
     // by the lock file's hashes instead, so it is accepted and ignored.
     take_attribute(&mut body, "version");
-    // Read by cairn, like the sandbox: the executor's limit for this provider.
-    let max_concurrency =
-        take_attribute(&mut body, "max_concurrency").and_then(|attr| literal_positive(&attr, dir, diags));
     let mut sandboxes = take_blocks(&mut body, "sandbox").into_iter();
     let sandbox = sandboxes.next().map(|b| sandbox(&b, dir, diags)).unwrap_or_default();
     for extra in sandboxes {
         diags.push(error_at("Duplicate sandbox block", "A provider may have only one sandbox block.", &extra.location));
     }
-    ProviderConfig { name, body, sandbox, max_concurrency, location }
+    ProviderConfig { name, body, sandbox, location }
 }
 
 /// The `sandbox { … }` grants: literal values only.
 fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> SandboxConfig {
     expect_no_labels(block, diags);
     let mut sandbox = SandboxConfig { location: Some(block.location.clone()), ..SandboxConfig::default() };
+    // The settings written so far, for those with two spellings.
+    let mut written = Vec::new();
     for attr in &block.body.attributes {
         match attr.name.as_str() {
             "read_write" => sandbox.read_write = literal_strings(attr, dir, diags),
@@ -62,15 +79,241 @@ fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> SandboxCon
                 }
             }
             "allowed_hosts" => sandbox.allowed_hosts = literal_strings(attr, dir, diags),
-            "memory_mb" => sandbox.memory_mb = literal_positive(attr, dir, diags),
-            "timeout_seconds" => sandbox.timeout_seconds = literal_positive(attr, dir, diags),
+            "memory" | "memory_mb" => {
+                let bytes = if attr.name == "memory" {
+                    literal_size(attr, dir, diags)
+                } else {
+                    literal_positive(attr, dir, diags).map(|mb| mb.saturating_mul(1 << 20))
+                };
+                set_once(&mut sandbox.memory, bytes, &mut written, attr, "memory", diags);
+            }
+            "timeout" | "timeout_seconds" => {
+                let timeout = if attr.name == "timeout" {
+                    literal_duration(attr, dir, diags)
+                } else {
+                    literal_positive(attr, dir, diags).map(std::time::Duration::from_secs)
+                };
+                set_once(&mut sandbox.timeout, timeout, &mut written, attr, "timeout", diags);
+            }
+            "max_concurrency" => {
+                sandbox.max_concurrency = literal_at_most(attr, dir, MAX_CONCURRENCY, diags);
+            }
+            "max_answer_size" => sandbox.max_answer_size = literal_size(attr, dir, diags),
+            "max_answer_depth" => {
+                sandbox.max_answer_depth = literal_at_most(attr, dir, MAX_ANSWER_DEPTH, diags);
+            }
             _ => diags.push(unsupported_argument(attr, "sandbox", SANDBOX_ARGUMENTS)),
         }
     }
     for nested in &block.body.blocks {
-        diags.push(unsupported_block(nested, "sandbox", &[]));
+        if nested.type_name == "http" {
+            if let Some(grant) = http_grant(nested, dir, diags) {
+                sandbox.http.push(grant);
+            }
+        } else {
+            diags.push(unsupported_block(nested, "sandbox", &["http"]));
+        }
     }
     sandbox
+}
+
+/// Sets a setting that has two spellings (`memory` and `memory_mb`), with an
+/// error when both are written.
+fn set_once<T>(
+    slot: &mut Option<T>,
+    value: Option<T>,
+    written: &mut Vec<&'static str>,
+    attr: &Attribute,
+    name: &'static str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if written.contains(&name) {
+        diags.push(error_at(
+            "Duplicate sandbox setting",
+            format!("The {name} is set twice; write it once, as \"{name}\"."),
+            &attr.location,
+        ));
+    }
+    written.push(name);
+    if value.is_some() {
+        *slot = value;
+    }
+}
+
+/// A whole number from 1 to `max`.
+fn literal_at_most(attr: &Attribute, dir: &Path, max: u64, diags: &mut Vec<Diagnostic>) -> Option<u64> {
+    let n = literal_positive(attr, dir, diags)?;
+    if n > max {
+        diags.push(error_at(
+            "Invalid value",
+            format!("The \"{}\" argument must be at most {max}, got {n}.", attr.name),
+            &attr.location,
+        ));
+        return None;
+    }
+    Some(n)
+}
+
+/// A size in bytes: a number of MiB (`64`), or a string with a unit
+/// (`"64 MiB"`, `"1GiB"`, `"512 KiB"`, `"100 bytes"`).
+fn literal_size(attr: &Attribute, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<u64> {
+    let what = format!("\"{}\" argument", attr.name);
+    let value = literal(&attr.expr, dir, &what).map_err(|d| diags.extend(d)).ok()?;
+    let parsed = match &value {
+        Value::Number(n) => n.as_i64().filter(|i| *i > 0).map(|mb| (mb as u64).saturating_mul(1 << 20)),
+        Value::String(s) => parse_size(s),
+        _ => None,
+    };
+    if parsed.is_none() {
+        diags.push(error_at(
+            "Invalid value",
+            format!(
+                "The {what} must be a size: a whole number of MiB, or a string such as \"64 MiB\" or \"1 GiB\"; got {}.",
+                value.to_hcl()
+            ),
+            &attr.location,
+        ));
+    }
+    parsed
+}
+
+/// `"64 MiB"` → 64 << 20. Units: bytes, KiB, MiB, GiB (case-insensitive).
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok().filter(|n| *n > 0)?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" | "byte" | "bytes" => 0,
+        "kib" => 10,
+        "mib" => 20,
+        "gib" => 30,
+        _ => return None,
+    };
+    number.checked_mul(1 << shift)
+}
+
+/// A duration: a number of seconds (`30`), or a string with a unit
+/// (`"30s"`, `"2m"`, `"500ms"`).
+fn literal_duration(attr: &Attribute, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<std::time::Duration> {
+    let what = format!("\"{}\" argument", attr.name);
+    let value = literal(&attr.expr, dir, &what).map_err(|d| diags.extend(d)).ok()?;
+    let parsed = match &value {
+        Value::Number(n) => n.as_i64().filter(|i| *i > 0).map(|s| std::time::Duration::from_secs(s as u64)),
+        Value::String(s) => parse_duration(s),
+        _ => None,
+    };
+    if parsed.is_none() {
+        diags.push(error_at(
+            "Invalid value",
+            format!(
+                "The {what} must be a duration: a whole number of seconds, or a string such as \"30s\", \"2m\" or \"500ms\"; got {}.",
+                value.to_hcl()
+            ),
+            &attr.location,
+        ));
+    }
+    parsed
+}
+
+/// `"30s"` → 30 seconds. Units: ms, s, m.
+fn parse_duration(text: &str) -> Option<std::time::Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok().filter(|n| *n > 0)?;
+    match unit.trim() {
+        "ms" => Some(std::time::Duration::from_millis(number)),
+        "s" => Some(std::time::Duration::from_secs(number)),
+        "m" => Some(std::time::Duration::from_secs(number.checked_mul(60)?)),
+        _ => None,
+    }
+}
+
+/// An `http { url = "https://api.example.com" headers = { … } }` block.
+fn http_grant(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<HttpGrantConfig> {
+    expect_no_labels(block, diags);
+    for nested in &block.body.blocks {
+        diags.push(unsupported_block(nested, "http", &[]));
+    }
+    let mut url = None;
+    let mut headers = None;
+    for attr in &block.body.attributes {
+        match attr.name.as_str() {
+            "url" => url = Some(attr),
+            // Evaluated when the provider starts: header values are usually
+            // secrets, so they come from variables.
+            "headers" => headers = Some(attr.expr.clone()),
+            _ => diags.push(unsupported_argument(attr, "http", &["url", "headers"])),
+        }
+    }
+    let Some(url_attr) = url else {
+        diags.push(error_at(
+            "Missing required argument",
+            "An http block needs a url, such as url = \"https://api.example.com\".",
+            &block.location,
+        ));
+        return None;
+    };
+    let what = "\"url\" argument";
+    let value = literal(&url_attr.expr, dir, what).map_err(|d| diags.extend(d)).ok()?;
+    let parsed = match &value {
+        Value::String(s) => parse_origin(s),
+        other => Err(format!("a string is required, got {}", other.to_hcl())),
+    };
+    match parsed {
+        Ok((scheme, host, port)) => {
+            Some(HttpGrantConfig { scheme, host, port, headers, location: block.location.clone() })
+        }
+        Err(e) => {
+            diags.push(error_at("Invalid value", format!("The {what} is not valid: {e}."), &url_attr.location));
+            None
+        }
+    }
+}
+
+/// `https://API.example.com` → ("https", "api.example.com", 443). Only an
+/// origin: a scheme (http or https), a host (`*.` allowed first) and an
+/// optional port; no user, path, query or fragment.
+pub(crate) fn parse_origin(url: &str) -> Result<(String, String, u16), String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!("{url:?} is not a URL such as \"https://api.example.com\""));
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return Err(format!("the scheme {scheme:?} is not http or https")),
+    };
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    if authority.contains(['/', '?', '#', '@']) {
+        return Err(format!("{url:?} must be only an origin (scheme://host:port), without user, path or query"));
+    }
+    // `[::1]:8080` keeps the brackets of its IPv6 address in the host.
+    let port_at = match authority.rfind(']') {
+        Some(end) => authority[end..].find(':').map(|i| end + i),
+        None => authority.rfind(':'),
+    };
+    let (host, port) = match port_at {
+        Some(at) => {
+            let port = &authority[at + 1..];
+            let port: u16 = port.parse().map_err(|_| format!("the port {port:?} is not a number from 1 to 65535"))?;
+            if port == 0 {
+                return Err("the port 0 is not a port".to_string());
+            }
+            (&authority[..at], port)
+        }
+        None => (authority, default_port),
+    };
+    let host = host.to_ascii_lowercase();
+    let name = host.strip_prefix("*.").unwrap_or(&host);
+    let valid = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '[' | ']' | ':'))
+        && !name.contains('*');
+    if !valid {
+        return Err(format!("{host:?} is not a host name"));
+    }
+    Ok((scheme, host, port))
 }
 
 /// A `terraform { … }` or `cairn { … }` block: `required_providers` entries
@@ -238,20 +481,91 @@ provider "random" {}
         assert_eq!(names(&s.read_only), [("./templates".to_string(), 7)]);
         assert_eq!(names(&s.env), [("HOME".to_string(), 8)]);
         assert_eq!(names(&s.allowed_hosts), [("api.example.com".to_string(), 9)]);
-        assert_eq!((s.memory_mb, s.timeout_seconds), (Some(256), Some(30)));
+        assert_eq!((s.memory, s.timeout), (Some(256 << 20), Some(std::time::Duration::from_secs(30))));
         assert_eq!(s.location.as_ref().unwrap().line, 5);
         assert_eq!(config.provider("random").unwrap().sandbox, SandboxConfig::default());
     }
 
     #[test]
-    fn max_concurrency_is_read_by_cairn_and_not_passed_to_the_provider() {
-        let (_dir, config) = load_main("provider \"local\" {\n  max_concurrency = 3\n}\nprovider \"random\" {}\n");
-        let local = config.provider("local").unwrap();
-        assert_eq!(local.max_concurrency, Some(3));
-        assert!(local.body.attributes.is_empty());
-        assert_eq!(config.provider("random").unwrap().max_concurrency, None);
-        let errors = load_errors("provider \"local\" {\n  max_concurrency = 0\n}\n");
-        assert!(errors[0].starts_with("Error: main.tf:2: Invalid value"), "{errors:?}");
+    fn sandbox_limits_and_http_grants() {
+        let (_dir, config) = load_main(
+            r#"variable "token" {}
+provider "local" {
+  sandbox {
+    memory           = "64 MiB"
+    timeout          = "500ms"
+    max_concurrency  = 2
+    max_answer_size  = 1
+    max_answer_depth = 32
+    http {
+      url     = "https://API.example.com/"
+      headers = { Authorization = var.token }
+    }
+    http {
+      url = "http://127.0.0.1:8080"
+    }
+  }
+}
+"#,
+        );
+        let s = &config.provider("local").unwrap().sandbox;
+        assert_eq!((s.memory, s.timeout), (Some(64 << 20), Some(std::time::Duration::from_millis(500))));
+        assert_eq!((s.max_concurrency, s.max_answer_size, s.max_answer_depth), (Some(2), Some(1 << 20), Some(32)));
+        let origins: Vec<_> = s.http.iter().map(|h| (h.scheme.as_str(), h.host.as_str(), h.port)).collect();
+        assert_eq!(origins, [("https", "api.example.com", 443), ("http", "127.0.0.1", 8080)]);
+        assert!(s.http[0].headers.is_some() && s.http[1].headers.is_none());
+    }
+
+    #[test]
+    fn sizes_durations_and_origins() {
+        assert_eq!(parse_size("1GiB"), Some(1 << 30));
+        assert_eq!(parse_size("512 kib"), Some(512 << 10));
+        assert_eq!(parse_size("100 bytes"), Some(100));
+        assert_eq!(parse_size("0 MiB"), None);
+        assert_eq!(parse_size("1 MB"), None);
+        assert_eq!(parse_duration("2m"), Some(std::time::Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5s"), None);
+        assert_eq!(parse_origin("http://[::1]:81"), Ok(("http".into(), "[::1]".into(), 81)));
+        assert_eq!(parse_origin("https://*.example.com"), Ok(("https".into(), "*.example.com".into(), 443)));
+        for bad in
+            ["ftp://x", "example.com", "https://x/path", "https://u@x", "https://x:0", "https://x:http", "https://"]
+        {
+            assert!(parse_origin(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sandbox_limit_errors() {
+        let errors = load_errors(
+            r#"provider "local" {
+  sandbox {
+    memory          = "lots"
+    memory_mb       = 64
+    timeout         = "1h"
+    max_concurrency = 1000
+    max_answer_depth = 10000
+    http {
+      url = "https://example.com/v1"
+    }
+    http {
+      headers = {}
+    }
+  }
+}
+"#,
+        );
+        let expected = [
+            "Error: main.tf:3: Invalid value\n  The \"memory\" argument must be a size",
+            "Error: main.tf:4: Duplicate sandbox setting",
+            "Error: main.tf:5: Invalid value\n  The \"timeout\" argument must be a duration",
+            "Error: main.tf:6: Invalid value\n  The \"max_concurrency\" argument must be at most 64, got 1000.",
+            "Error: main.tf:7: Invalid value\n  The \"max_answer_depth\" argument must be at most 256",
+            "Error: main.tf:9: Invalid value\n  The \"url\" argument is not valid: \"https://example.com/v1\" must be only an origin",
+            "Error: main.tf:11: Missing required argument",
+        ];
+        for e in expected {
+            assert!(errors.iter().any(|shown| shown.starts_with(e)), "missing {e:?} in:\n{}", errors.join("\n"));
+        }
     }
 
     #[test]

@@ -159,7 +159,7 @@ impl InstancePlanner<'_> {
     }
 
     fn call_failed(&self, e: CallError) -> Vec<Diagnostic> {
-        vec![Diagnostic::error(format!("{}: {e}", self.addr)).at(&self.resource.location)]
+        vec![call_failed(self.addr, &e).at(&self.resource.location)]
     }
 
     /// Plans a data source: read now when its configuration is known and
@@ -213,11 +213,17 @@ impl CheckedCallError {
     /// The diagnostics to show, located at the resource's declaration.
     pub fn into_diagnostics(self, location: &Location) -> Vec<Diagnostic> {
         match self {
-            CheckedCallError::Call(addr, e) => vec![Diagnostic::error(format!("{addr}: {e}")).at(location)],
+            CheckedCallError::Call(addr, e) => vec![call_failed(&addr, &e).at(location)],
             CheckedCallError::Reported(addr, diags) => diags.into_iter().map(|d| located(d, &addr, location)).collect(),
             CheckedCallError::Contract(d) => vec![d.at(location)],
         }
     }
+}
+
+/// The error of a provider call for `addr` that failed: what happened in
+/// one line, the provider's last words (if any) as the detail.
+fn call_failed(addr: &InstanceAddr, e: &CallError) -> Diagnostic {
+    Diagnostic::error(e.about(addr)).with_detail(e.detail.clone())
 }
 
 /// Calls `plan_resource` with the proposed new state and checks the answer:

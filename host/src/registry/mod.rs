@@ -9,7 +9,7 @@ use crate::config::{self, Config, EvalContext, ProviderConfig};
 use crate::diag::{Diagnostic, Location};
 use crate::plan::Providers;
 use crate::provider::Provider;
-use crate::runtime::{self, LoadedProvider, Runtime, Sandbox};
+use crate::runtime::{self, HttpGrant, LoadedProvider, Runtime, Sandbox};
 use crate::schema::ProviderSchema;
 use crate::state::State;
 use crate::value::Value;
@@ -97,21 +97,87 @@ fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> R
         return Err(vec![
             Diagnostic::error(format!("provider {name:?}: sandbox.allowed_hosts ({host:?}) is not supported yet"))
                 .at(at)
-                .with_detail("Providers have no network access in this version of cairn; remove allowed_hosts."),
+                .with_detail(
+                    "Grant outgoing HTTP with a block per origin instead: http { url = \"https://api.example.com\" }.",
+                ),
         ]);
+    }
+    for grant in &s.http {
+        let (scheme, host, port) = (grant.scheme.clone(), grant.host.clone(), grant.port);
+        // The headers are added by `start`, once variables have values.
+        sandbox.http.push(HttpGrant { scheme, host, port, headers: Vec::new() });
     }
     for (var, _) in &s.env {
         if let Ok(v) = std::env::var(var) {
             sandbox.env.push((var.clone(), v));
         }
     }
-    if let Some(mb) = s.memory_mb {
-        sandbox.memory_limit = mb << 20;
+    if let Some(bytes) = s.memory {
+        sandbox.memory_limit = bytes;
     }
-    if let Some(secs) = s.timeout_seconds {
-        sandbox.call_timeout = std::time::Duration::from_secs(secs);
+    if let Some(timeout) = s.timeout {
+        sandbox.call_timeout = timeout;
+    }
+    if let Some(n) = s.max_concurrency {
+        sandbox.max_concurrency = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(bytes) = s.max_answer_size {
+        sandbox.max_answer_bytes = bytes;
+    }
+    if let Some(depth) = s.max_answer_depth {
+        sandbox.max_answer_depth = usize::try_from(depth).unwrap_or(usize::MAX);
     }
     Ok(sandbox)
+}
+
+/// The headers of each `http` grant of provider `name`'s sandbox, evaluated
+/// with the run's variables (they are usually secrets, from variables).
+fn http_headers(
+    config: &Config,
+    name: &str,
+    variables: &BTreeMap<String, Value>,
+) -> Result<Vec<Vec<(String, String)>>, Vec<Diagnostic>> {
+    let Some(block) = config.providers.iter().find(|p| p.name == name) else { return Ok(Vec::new()) };
+    let ctx = EvalContext { variables: variables.clone(), ..EvalContext::new(&config.dir) };
+    let mut all = Vec::new();
+    let mut errors = Vec::new();
+    for grant in &block.sandbox.http {
+        let Some(expr) = &grant.headers else {
+            all.push(Vec::new());
+            continue;
+        };
+        let invalid = |detail: String| {
+            Diagnostic::error(format!("provider {name:?}: invalid headers for {}://{}", grant.scheme, grant.host))
+                .with_detail(detail)
+                .at(&expr.location)
+        };
+        let entries = match config::eval(expr, &ctx) {
+            Ok(Value::Object(entries) | Value::Map(entries)) => entries,
+            Ok(other) => {
+                errors.push(invalid(format!("headers must be a map of strings, got {}.", other.to_hcl())));
+                continue;
+            }
+            Err(d) => {
+                errors.extend(d);
+                continue;
+            }
+        };
+        let mut headers = Vec::new();
+        for (header, value) in entries {
+            let Value::String(value) = value else {
+                // Never print the value: it is likely a secret.
+                errors.push(invalid(format!("the value of header {header:?} must be a known string.")));
+                continue;
+            };
+            let mut check = HttpGrant { scheme: String::new(), host: String::new(), port: 0, headers: Vec::new() };
+            match check.add_header(&header, &value) {
+                Ok(()) => headers.extend(check.headers),
+                Err(e) => errors.push(invalid(format!("{e}."))),
+            }
+        }
+        all.push(headers);
+    }
+    if errors.is_empty() { Ok(all) } else { Err(errors) }
 }
 
 /// Whether a run may change things: only then are granted read-write
@@ -135,8 +201,28 @@ pub fn start(
 ) -> Result<Providers, Vec<Diagnostic>> {
     let mut providers = BTreeMap::new();
     let mut errors = Vec::new();
+    // Every sandbox (directories, headers) is checked before any provider runs.
+    let mut headers = BTreeMap::new();
+    for name in names {
+        if let Err(d) = sandbox_for(config, name, config.providers.iter().find(|p| &p.name == name)) {
+            errors.extend(d);
+            continue;
+        }
+        match http_headers(config, name, variables) {
+            Ok(h) => {
+                headers.insert(name.clone(), h);
+            }
+            Err(d) => errors.extend(d),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
     for name in names {
         let started = load(runtime, config, name).and_then(|mut l| {
+            for (grant, headers) in l.sandbox.http.iter_mut().zip(headers.remove(name).unwrap_or_default()) {
+                grant.headers = headers;
+            }
             match intent {
                 Intent::Change => l
                     .sandbox

@@ -2,9 +2,10 @@
 //!
 //! Epoch interruption stops a provider only while it runs WebAssembly code;
 //! a provider blocked in the host (sleeping, or polling a clock) would hold
-//! its call, and the thread, until it wakes. A sleep is the only way a
-//! provider can block for long in this host (stdin is closed, there is no
-//! network), so the clock's subscriptions end at the call's deadline (plus
+//! its call, and the thread, until it wakes. Stdin is closed and HTTP
+//! requests end at the deadline (see `http`), so a sleep is the other way a
+//! provider can block for long in this host: the clock's subscriptions end
+//! at the call's deadline (plus
 //! one epoch tick): the provider wakes early and the call fails as timed
 //! out, whether the epoch deadline traps it first or it returns an answer
 //! built on a sleep it did not get.

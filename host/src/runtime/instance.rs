@@ -10,12 +10,15 @@ use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::clocks::WasiClocksCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::answer::AnswerSize;
 use super::bindings::exports::cairn::provider::provider::Guest;
 use super::bindings::{ProviderWorld, ProviderWorldPre, cairn};
 use super::clock;
 use super::engine::deadline_ticks;
-use super::output::GuestOutput;
+use super::http::HttpPolicy;
+use super::output::{GuestOutput, MAX_LINE};
 use super::sandbox::Sandbox;
 use crate::provider::CallError;
 
@@ -32,6 +35,8 @@ const MAX_TABLE_ELEMENTS: usize = 1 << 20;
 pub(crate) struct StoreState {
     provider: Arc<str>,
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    http_policy: HttpPolicy,
     table: ResourceTable,
     limits: Limits,
     output: GuestOutput,
@@ -64,10 +69,27 @@ impl WasiView for StoreState {
     }
 }
 
+impl WasiHttpView for StoreState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.http_policy }
+    }
+}
+
 /// The host's `log` import: lines become `tracing` events.
 impl cairn::provider::log::Host for StoreState {
-    fn log(&mut self, level: cairn::provider::log::Level, message: String) {
+    fn log(&mut self, level: cairn::provider::log::Level, mut message: String) {
         use cairn::provider::log::Level;
+        if !self.output.admit() {
+            return;
+        }
+        if message.len() > MAX_LINE {
+            let mut end = MAX_LINE;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+            message.push_str(&format!(" … (line cut at {MAX_LINE} bytes)"));
+        }
         let provider = &*self.provider;
         // tracing needs the level as a constant at each call site.
         match level {
@@ -84,7 +106,7 @@ impl cairn::provider::log::Host for StoreState {
 impl cairn::provider::types::Host for StoreState {}
 
 /// wasmtime's store limits, plus a record of whether a memory hit the cap,
-/// so that a trap after a failed allocation reads "ran out of memory".
+/// so that a trap after a failed allocation reads "exceeded its memory limit".
 struct Limits {
     inner: StoreLimits,
     memory_limit: u64,
@@ -117,12 +139,13 @@ impl ResourceLimiter for Limits {
     }
 }
 
-/// The linker every provider is instantiated with: WASI p2 (which only
-/// reaches what the sandbox grants; its clock's sleeps end at the call
-/// deadline) and the host's `log`.
+/// The linker every provider is instantiated with: WASI p2 and wasi:http
+/// (which only reach what the sandbox grants; the clock's sleeps end at the
+/// call deadline) and the host's `log`.
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
     clock::shadow_monotonic_clock(&mut linker, StoreState::clock_view)?;
     ProviderWorld::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |state| state)?;
     Ok(linker)
@@ -133,6 +156,7 @@ pub(crate) struct Instance {
     store: Store<StoreState>,
     world: ProviderWorld,
     timeout: Duration,
+    max_answer_bytes: u64,
 }
 
 impl Instance {
@@ -142,9 +166,9 @@ impl Instance {
         provider: &Arc<str>,
         sandbox: &Sandbox,
     ) -> Result<Instance, CallError> {
-        let error = |message: String| CallError { provider: provider.to_string(), operation: "instantiate", message };
+        let error = |message: String| CallError::new(&**provider, "instantiate", message);
         let output = GuestOutput::new(provider.clone());
-        let wasi = sandbox.wasi_ctx(&output).map_err(error)?;
+        let wasi = sandbox.wasi_ctx(&output).map_err(|e| error(format!("could not be started: {e}")))?;
         let memory_limit = usize::try_from(sandbox.memory_limit).unwrap_or(usize::MAX);
         let limits = StoreLimitsBuilder::new()
             .memory_size(memory_limit)
@@ -153,29 +177,45 @@ impl Instance {
             .memories(MAX_MEMORIES)
             .table_elements(MAX_TABLE_ELEMENTS)
             .build();
+        // Until the first call, the deadline is instantiation's.
+        let deadline = clock::deadline_after(sandbox.call_timeout);
         let state = StoreState {
             provider: provider.clone(),
             wasi,
+            http: WasiHttpCtx::new(),
+            http_policy: HttpPolicy::new(provider.clone(), sandbox.http.clone(), deadline),
             table: ResourceTable::new(),
             limits: Limits { inner: limits, memory_limit: sandbox.memory_limit, hit_memory_limit: false },
             output,
-            call_deadline: clock::deadline_after(sandbox.call_timeout),
+            call_deadline: deadline,
             sleep_cut_short: false,
         };
         let mut store = Store::new(pre.engine(), state);
         store.limiter(|state| &mut state.limits);
+        // wasmtime bounds what it copies out of the instance in one go (an
+        // answer, or the arguments of a host call) by its "hostcall fuel":
+        // strings by their bytes, lists by their elements' host size. Even a
+        // crafted answer whose strings all alias the same guest bytes then
+        // stops there. Never less than wasmtime's default, so that host calls
+        // work as they would anywhere; an answer over `max_answer_bytes` but
+        // under this is copied, measured and rejected by `call`.
+        let fuel = usize::try_from(sandbox.max_answer_bytes).unwrap_or(usize::MAX).max(store.hostcall_fuel());
+        store.set_hostcall_fuel(fuel);
         store.epoch_deadline_trap();
         // Start functions run during instantiation: they get a deadline too.
         store.set_epoch_deadline(deadline_ticks(sandbox.call_timeout));
         match pre.instantiate(&mut store) {
-            Ok(world) => Ok(Instance { store, world, timeout: sandbox.call_timeout }),
-            Err(e) => Err(error(failure_message(&e, store.data(), sandbox.call_timeout))),
+            Ok(world) => {
+                Ok(Instance { store, world, timeout: sandbox.call_timeout, max_answer_bytes: sandbox.max_answer_bytes })
+            }
+            Err(e) => Err(failure(provider, "instantiate", &e, store.data(), sandbox.call_timeout, fuel)),
         }
     }
 
-    /// Calls `f` on the provider's exports with the call deadline set. On
-    /// error the instance must be thrown away: its state is unknown.
-    pub(crate) fn call<R>(
+    /// Calls `f` on the provider's exports with the call deadline set, and
+    /// checks the size of the answer. On error the instance must be thrown
+    /// away: its state is unknown.
+    pub(crate) fn call<R: AnswerSize>(
         &mut self,
         operation: &'static str,
         f: impl FnOnce(&Guest, &mut Store<StoreState>) -> wasmtime::Result<R>,
@@ -185,45 +225,93 @@ impl Instance {
         state.limits.hit_memory_limit = false;
         state.sleep_cut_short = false;
         state.call_deadline = clock::deadline_after(self.timeout);
+        state.http_policy.deadline = state.call_deadline;
         self.store.set_epoch_deadline(deadline_ticks(self.timeout));
         let result = f(self.world.cairn_provider_provider(), &mut self.store);
+        let fuel = self.store.hostcall_fuel();
         let state = self.store.data();
-        state.output.flush();
-        let message = match result {
-            Ok(answer) if !state.sleep_cut_short => return Ok(answer),
+        state.output.end_call();
+        match result {
             // An answer built on a sleep the provider did not get is no answer.
-            Ok(_) => format!("timed out after {}", human_duration(self.timeout)),
+            Ok(_) if state.sleep_cut_short => {
+                Err(CallError::new(&*state.provider, operation, time_limit(self.timeout)))
+            }
+            Ok(answer) => {
+                let size = answer.answer_size() as u64;
+                if size > self.max_answer_bytes {
+                    let message = format!(
+                        "returned an answer of {}, more than the limit of {}",
+                        human_size(size),
+                        human_bytes(self.max_answer_bytes)
+                    );
+                    return Err(CallError::new(&*state.provider, operation, message));
+                }
+                Ok(answer)
+            }
             Err(e) => {
                 tracing::debug!(provider = %state.provider, operation, "provider call failed: {e:?}");
-                failure_message(&e, state, self.timeout)
+                Err(failure(&state.provider, operation, &e, state, self.timeout, fuel))
             }
-        };
-        Err(CallError { provider: state.provider.to_string(), operation, message })
+        }
     }
 }
 
+fn time_limit(timeout: Duration) -> String {
+    format!("exceeded its time limit of {}", human_duration(timeout))
+}
+
+/// How wasmtime says that an instance handed the host more data at once than
+/// the store's hostcall fuel allows.
+const TOO_MUCH_DATA: &str = "too much data is being copied between the host and the guest";
+
 /// What went wrong, in words a user understands, with the provider's last
-/// lines of standard error (a panic message, an allocator's complaint).
-fn failure_message(error: &wasmtime::Error, state: &StoreState, timeout: Duration) -> String {
+/// lines of standard error (a panic message, an allocator's complaint) as
+/// the detail.
+fn failure(
+    provider: &str,
+    operation: &'static str,
+    error: &wasmtime::Error,
+    state: &StoreState,
+    timeout: Duration,
+    fuel: usize,
+) -> CallError {
     let trap = error.downcast_ref::<Trap>();
-    let mut message = if state.timed_out(trap) {
-        format!("timed out after {}", human_duration(timeout))
+    let stderr = state.output.recent_stderr();
+    let message = if state.timed_out(trap) {
+        time_limit(timeout)
     } else if state.limits.hit_memory_limit {
-        format!("ran out of memory (limit {})", human_bytes(state.limits.memory_limit))
+        format!("exceeded its memory limit of {}", human_bytes(state.limits.memory_limit))
+    } else if format!("{error:#}").contains(TOO_MUCH_DATA) {
+        format!(
+            "handed the host more than {} at once (an answer, or a host call's arguments)",
+            human_bytes(fuel as u64)
+        )
+    } else if let Some(panic) = panic_message(&stderr) {
+        format!("panicked: {panic}")
+    } else if let Some(Trap::StackOverflow) = trap {
+        "overflowed its stack (unbounded recursion?)".to_string()
     } else if let Some(trap) = trap {
         format!("crashed: {trap}")
     } else {
         format!("crashed: {error:#}")
     };
-    let stderr = state.output.recent_stderr();
+    let mut detail = String::new();
     if !stderr.is_empty() {
-        message.push_str("\nprovider stderr:");
-        for line in stderr {
-            message.push_str("\n  ");
-            message.push_str(&line);
+        detail.push_str("provider stderr:");
+        for line in stderr.iter().filter(|l| !l.trim().is_empty()) {
+            detail.push_str("\n  ");
+            detail.push_str(line);
         }
     }
-    message
+    CallError { provider: provider.to_string(), operation, message, detail }
+}
+
+/// The message of a Rust panic in the provider's standard error: the line
+/// after `thread '…' panicked at src/lib.rs:1:2:`.
+fn panic_message(stderr: &[String]) -> Option<String> {
+    let at = stderr.iter().position(|line| line.contains(" panicked at "))?;
+    let message = stderr.get(at + 1).map(|l| l.trim().to_string()).unwrap_or_default();
+    Some(if message.is_empty() { "(no message)".to_string() } else { message })
 }
 
 /// `60s`, `1.5s`, `250ms`.
@@ -237,8 +325,19 @@ fn human_duration(d: Duration) -> String {
     }
 }
 
+/// An answer's size: `100.0 MiB`, `12.5 KiB`, `300 bytes`.
+fn human_size(n: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (size, unit) in UNITS {
+        if n >= size {
+            return format!("{:.1} {unit}", n as f64 / size as f64);
+        }
+    }
+    format!("{n} bytes")
+}
+
 /// `512 MiB`, `1 GiB`, `1000 bytes`.
-fn human_bytes(n: u64) -> String {
+pub(crate) fn human_bytes(n: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (size, unit) in UNITS {
         if n >= size && n.is_multiple_of(size) {
@@ -261,5 +360,17 @@ mod tests {
         assert_eq!(human_duration(Duration::from_secs(60)), "60s");
         assert_eq!(human_duration(Duration::from_millis(250)), "250ms");
         assert_eq!(human_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(human_size(100 << 20), "100.0 MiB");
+        assert_eq!(human_size(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn panic_messages_are_found_in_stderr() {
+        let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let two_lines = lines(&["noise", "thread '<unnamed>' panicked at src/lib.rs:9:5:", "boom here", "note: x"]);
+        assert_eq!(panic_message(&two_lines).as_deref(), Some("boom here"));
+        let last = lines(&["thread 'main' panicked at src/lib.rs:9:5:"]);
+        assert_eq!(panic_message(&last).as_deref(), Some("(no message)"));
+        assert_eq!(panic_message(&lines(&["nothing"])), None);
     }
 }

@@ -17,11 +17,13 @@
 //! let plan = provider.plan_resource(request)?;
 //! ```
 
+mod answer;
 mod bindings;
 mod builtin;
 mod cache;
 mod clock;
 mod engine;
+mod http;
 mod instance;
 mod output;
 mod pool;
@@ -42,7 +44,9 @@ use wasmtime::component::Linker;
 pub use builtin::{BUILTIN_NAMES, builtin};
 pub use engine::EPOCH_TICK;
 pub use pool::MAX_INSTANCES;
-pub use sandbox::{DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY_LIMIT, Grant, Sandbox};
+pub use sandbox::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MEMORY_LIMIT, Grant, HttpGrant, MAX_ANSWER_DEPTH, Sandbox,
+};
 
 use self::bindings::ProviderWorldPre;
 use self::cache::ComponentCache;
@@ -140,6 +144,17 @@ impl LoadedProvider {
         &self.name
     }
 
+    /// What the component imports, by WIT name (`wasi:filesystem/types@0.2.12`,
+    /// `cairn:provider/log@0.1.0`, …): everything it could ask the host for,
+    /// whether or not a sandbox grants it. Sorted.
+    pub fn imports(&self) -> Vec<String> {
+        let component = self.pre.instance_pre().component();
+        let mut names: Vec<String> =
+            component.component_type().imports(&self.shared.engine).map(|(name, _)| name.to_string()).collect();
+        names.sort();
+        names
+    }
+
     /// Whether the compiled code came from the cache (rather than Cranelift).
     pub fn from_cache(&self) -> bool {
         self.from_cache
@@ -153,11 +168,8 @@ impl LoadedProvider {
 
     fn fetch_schema(&self, instance: &mut Instance) -> Result<ProviderSchema, CallError> {
         let schema = instance.call("schema", |guest, store| guest.call_schema(store))?;
-        wire::provider_schema_from_wire(&schema).map_err(|e| CallError {
-            provider: self.name.to_string(),
-            operation: "schema",
-            message: format!("provider returned a malformed schema: {e}"),
-        })
+        wire::provider_schema_from_wire(&schema)
+            .map_err(|e| CallError::new(&*self.name, "schema", format!("returned a malformed schema: {e}")))
     }
 
     /// Configures the provider with its `provider` block `config` (null when
@@ -190,3 +202,5 @@ fn to_anyhow(error: wasmtime::Error) -> anyhow::Error {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod zoo_tests;

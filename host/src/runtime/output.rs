@@ -5,6 +5,11 @@
 //!
 //! Nothing a provider prints ever reaches the host's own stdout or stderr,
 //! where it would corrupt `-json` output or the plan display.
+//!
+//! A provider cannot flood the log: a line is cut at [`MAX_LINE`] bytes, and
+//! one call logs at most [`MAX_LINES_PER_CALL`] lines (standard output,
+//! standard error and the `log` import together); the rest are counted and
+//! reported in one `… N lines dropped` line when the call ends.
 
 use std::collections::VecDeque;
 use std::io;
@@ -18,9 +23,13 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 /// How many lines of standard error a crash message quotes.
 const RECENT_LINES: usize = 10;
 
-/// A line longer than this is cut into pieces, so that a provider printing
-/// without newlines cannot make the host buffer without bound.
-const MAX_LINE: usize = 16 * 1024;
+/// A line longer than this is cut there (the rest of it is dropped), so that
+/// a provider printing without newlines cannot make the host buffer without
+/// bound.
+pub(crate) const MAX_LINE: usize = 16 * 1024;
+
+/// The most lines one call may log; later ones are only counted.
+pub(crate) const MAX_LINES_PER_CALL: usize = 1000;
 
 /// How much a provider may write in one go (the WASI `check-write` permit).
 const WRITE_PERMIT: usize = 64 * 1024;
@@ -31,13 +40,23 @@ pub(crate) struct GuestOutput {
     provider: Arc<str>,
     stdout: Arc<Mutex<LineBuffer>>,
     stderr: Arc<Mutex<LineBuffer>>,
+    budget: Arc<Mutex<LineBudget>>,
 }
 
-/// Bytes not yet ending in a newline, and the recent complete lines.
+/// Bytes not yet ending in a newline (and whether the line was already cut
+/// there), and the recent complete lines.
 #[derive(Default)]
 struct LineBuffer {
     partial: Vec<u8>,
+    cut: bool,
     recent: VecDeque<String>,
+}
+
+/// How many lines the current call logged, and how many it was not allowed to.
+#[derive(Default)]
+struct LineBudget {
+    logged: usize,
+    dropped: usize,
 }
 
 /// Which stream a line came from.
@@ -59,29 +78,54 @@ impl Stream {
 impl GuestOutput {
     /// The output of an instance of provider `provider`.
     pub(crate) fn new(provider: Arc<str>) -> GuestOutput {
-        GuestOutput { provider, stdout: Arc::default(), stderr: Arc::default() }
+        GuestOutput { provider, stdout: Arc::default(), stderr: Arc::default(), budget: Arc::default() }
+    }
+
+    /// Whether the current call may log one more line; counts it either way.
+    pub(crate) fn admit(&self) -> bool {
+        admit(&self.budget)
     }
 
     /// The stream to give WASI as standard output.
     pub(crate) fn stdout(&self) -> LogStream {
-        LogStream { provider: self.provider.clone(), stream: Stream::Stdout, buffer: self.stdout.clone() }
+        LogStream {
+            provider: self.provider.clone(),
+            stream: Stream::Stdout,
+            buffer: self.stdout.clone(),
+            budget: self.budget.clone(),
+        }
     }
 
     /// The stream to give WASI as standard error.
     pub(crate) fn stderr(&self) -> LogStream {
-        LogStream { provider: self.provider.clone(), stream: Stream::Stderr, buffer: self.stderr.clone() }
+        LogStream {
+            provider: self.provider.clone(),
+            stream: Stream::Stderr,
+            buffer: self.stderr.clone(),
+            budget: self.budget.clone(),
+        }
     }
 
     /// Forget the previous call's lines: called before each call.
     pub(crate) fn start_call(&self) {
         lock(&self.stderr).recent.clear();
         lock(&self.stdout).recent.clear();
+        *lock(&self.budget) = LineBudget::default();
     }
 
-    /// Log what is left of unterminated lines: called after each call.
-    pub(crate) fn flush(&self) {
+    /// Log what is left of unterminated lines, and how many lines were
+    /// dropped: called after each call.
+    pub(crate) fn end_call(&self) {
         self.stdout().flush_partial();
         self.stderr().flush_partial();
+        let dropped = std::mem::take(&mut *lock(&self.budget)).dropped;
+        if dropped > 0 {
+            tracing::warn!(
+                target: "cairn::provider",
+                provider = %self.provider,
+                "… {dropped} lines dropped (a provider call may log at most {MAX_LINES_PER_CALL} lines)"
+            );
+        }
     }
 
     /// The last lines the current call wrote to standard error.
@@ -90,7 +134,18 @@ impl GuestOutput {
     }
 }
 
-fn lock(buffer: &Mutex<LineBuffer>) -> std::sync::MutexGuard<'_, LineBuffer> {
+fn admit(budget: &Mutex<LineBudget>) -> bool {
+    let mut budget = lock(budget);
+    if budget.logged < MAX_LINES_PER_CALL {
+        budget.logged += 1;
+        true
+    } else {
+        budget.dropped += 1;
+        false
+    }
+}
+
+fn lock<T>(buffer: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // The buffer stays consistent even if a holder panicked (it cannot:
     // nothing here panics), so a poisoned lock is still usable.
     buffer.lock().unwrap_or_else(PoisonError::into_inner)
@@ -102,6 +157,7 @@ pub(crate) struct LogStream {
     provider: Arc<str>,
     stream: Stream,
     buffer: Arc<Mutex<LineBuffer>>,
+    budget: Arc<Mutex<LineBudget>>,
 }
 
 impl LogStream {
@@ -112,12 +168,10 @@ impl LogStream {
             if byte == b'\n' {
                 let line = std::mem::take(&mut buffer.partial);
                 self.emit(&mut buffer, &line);
-            } else {
+            } else if buffer.partial.len() < MAX_LINE {
                 buffer.partial.push(byte);
-                if buffer.partial.len() >= MAX_LINE {
-                    let line = std::mem::take(&mut buffer.partial);
-                    self.emit(&mut buffer, &line);
-                }
+            } else {
+                buffer.cut = true;
             }
         }
     }
@@ -125,20 +179,26 @@ impl LogStream {
     /// Logs an unterminated last line, if any.
     fn flush_partial(&self) {
         let mut buffer = lock(&self.buffer);
-        if !buffer.partial.is_empty() {
+        if !buffer.partial.is_empty() || buffer.cut {
             let line = std::mem::take(&mut buffer.partial);
             self.emit(&mut buffer, &line);
         }
     }
 
+    /// Logs one line (if the call's budget allows) and remembers it.
     fn emit(&self, buffer: &mut LineBuffer, line: &[u8]) {
         let text = String::from_utf8_lossy(line);
-        let text = text.strip_suffix('\r').unwrap_or(&text);
-        tracing::debug!(target: "cairn::provider", provider = %self.provider, stream = self.stream.name(), "{text}");
+        let mut text = text.strip_suffix('\r').unwrap_or(&text).to_string();
+        if std::mem::take(&mut buffer.cut) {
+            text.push_str(&format!(" … (line cut at {MAX_LINE} bytes)"));
+        }
+        if admit(&self.budget) {
+            tracing::debug!(target: "cairn::provider", provider = %self.provider, stream = self.stream.name(), "{text}");
+        }
         if buffer.recent.len() == RECENT_LINES {
             buffer.recent.pop_front();
         }
-        buffer.recent.push_back(text.to_string());
+        buffer.recent.push_back(text);
     }
 }
 
@@ -206,7 +266,7 @@ mod tests {
         OutputStream::write(&mut err, bytes::Bytes::from_static(b"first\r\nsec")).unwrap();
         OutputStream::write(&mut err, bytes::Bytes::from_static(b"ond\nthird")).unwrap();
         assert_eq!(output.recent_stderr(), ["first", "second"]);
-        output.flush();
+        output.end_call();
         assert_eq!(output.recent_stderr(), ["first", "second", "third"]);
         output.start_call();
         assert!(output.recent_stderr().is_empty());
@@ -223,6 +283,25 @@ mod tests {
         assert_eq!(recent.len(), RECENT_LINES);
         assert_eq!(recent.last().unwrap(), &format!("line {}", RECENT_LINES + 4));
         err.write_bytes(&vec![b'x'; MAX_LINE * 2 + 1]);
-        assert_eq!(output.recent_stderr().last().unwrap().len(), MAX_LINE);
+        err.write_bytes(b"\nnext\n");
+        let recent = output.recent_stderr();
+        let cut = &recent[recent.len() - 2];
+        assert!(cut.starts_with(&"x".repeat(MAX_LINE)) && cut.ends_with("(line cut at 16384 bytes)"), "{cut}");
+        assert_eq!(recent.last().unwrap(), "next");
+    }
+
+    #[test]
+    fn a_call_logs_a_bounded_number_of_lines() {
+        let output = GuestOutput::new("p".into());
+        output.start_call();
+        let out = output.stdout();
+        for i in 0..(MAX_LINES_PER_CALL + 50) {
+            out.write_bytes(format!("line {i}\n").as_bytes());
+        }
+        assert!(!output.admit(), "the budget is spent, for the log import too");
+        assert_eq!(lock(&output.budget).dropped, 51);
+        output.end_call();
+        assert_eq!(lock(&output.budget).dropped, 0, "the count is reported and reset");
+        assert!(output.admit(), "the next call has a fresh budget");
     }
 }

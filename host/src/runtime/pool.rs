@@ -12,6 +12,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use wasmtime::Store;
 
 use super::Shared;
+use super::answer::AnswerSize;
 use super::bindings::ProviderWorldPre;
 use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider as api;
@@ -26,7 +27,8 @@ use crate::schema::ProviderSchema;
 use crate::value::Value;
 
 /// The most instances of one configured provider that exist at once, and so
-/// the most calls to it that run in parallel.
+/// the most calls to it that run in parallel, unless its sandbox says
+/// otherwise (`max_concurrency`).
 pub const MAX_INSTANCES: usize = 8;
 
 /// A provider component, configured, serving calls.
@@ -77,7 +79,7 @@ impl WasmProvider {
     }
 
     /// Runs one export call on a pooled instance.
-    fn call<R>(
+    fn call<R: AnswerSize>(
         &self,
         operation: &'static str,
         f: impl FnOnce(&api::Guest, &mut Store<StoreState>) -> wasmtime::Result<R>,
@@ -91,15 +93,15 @@ impl WasmProvider {
         result
     }
 
-    /// An idle instance, a new one, or (when [`MAX_INSTANCES`] are busy) the
-    /// next one returned.
+    /// An idle instance, a new one, or (when the sandbox's `max_concurrency`
+    /// are busy) the next one returned.
     fn checkout(&self) -> CallResult<Instance> {
         let mut state = self.lock();
         loop {
             if let Some(instance) = state.idle.pop() {
                 return Ok(instance);
             }
-            if state.live < MAX_INSTANCES {
+            if state.live < self.sandbox.max_concurrency.max(1) {
                 state.live += 1;
                 drop(state);
                 return self.new_instance().inspect_err(|_| self.forget_one());
@@ -114,10 +116,9 @@ impl WasmProvider {
         let diagnostics = instance.call("configure", |guest, store| guest.call_configure(store, &self.config))?;
         let diagnostics = wire::diagnostics_from_wire(&diagnostics);
         if Diagnostics::has_errors(&diagnostics) {
-            return Err(self.error(
-                "configure",
-                format!("rejected its configuration on a new instance:\n{}", Diagnostics(diagnostics)),
-            ));
+            let mut error = self.error("configure", "rejected its configuration on a new instance".to_string());
+            error.detail = Diagnostics(diagnostics).to_string();
+            return Err(error);
         }
         Ok(instance)
     }
@@ -144,16 +145,16 @@ impl WasmProvider {
     }
 
     fn error(&self, operation: &'static str, message: String) -> CallError {
-        CallError { provider: self.name.to_string(), operation, message }
+        CallError::new(&*self.name, operation, message)
     }
 
     /// A provider answer that does not decode.
     fn malformed(&self, operation: &'static str, error: WireError) -> CallError {
-        self.error(operation, format!("provider returned a malformed value: {error}"))
+        self.error(operation, format!("returned a malformed value: {error}"))
     }
 
     fn decode(&self, operation: &'static str, value: &wit::Value) -> CallResult<Value> {
-        wire::value_from_wire(value).map_err(|e| self.malformed(operation, e))
+        wire::value_from_wire_within(value, self.sandbox.max_answer_depth).map_err(|e| self.malformed(operation, e))
     }
 }
 

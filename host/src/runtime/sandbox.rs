@@ -18,6 +18,13 @@ pub const DEFAULT_MEMORY_LIMIT: u64 = 512 << 20;
 /// The default time limit of one provider call.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The default limit on the size of one answer (see `answer`).
+pub const DEFAULT_MAX_ANSWER_BYTES: u64 = 32 << 20;
+
+/// The deepest nesting a value in an answer may have; also the default.
+/// The host's own code recurses over values, so it is not raised.
+pub const MAX_ANSWER_DEPTH: usize = super::wire::MAX_DEPTH;
+
 /// What a provider may touch and use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
@@ -31,6 +38,66 @@ pub struct Sandbox {
     pub memory_limit: u64,
     /// The longest one call may run.
     pub call_timeout: Duration,
+    /// The largest answer one call may return, in bytes as the host holds
+    /// it (every node and every string counted).
+    pub max_answer_bytes: u64,
+    /// The deepest a value in an answer may be nested (at most
+    /// [`MAX_ANSWER_DEPTH`]).
+    pub max_answer_depth: usize,
+    /// The most instances of the provider at once, and so the most calls
+    /// to it that run in parallel.
+    pub max_concurrency: usize,
+    /// The origins the provider may send HTTP requests to (wasi:http), with
+    /// the headers the host adds to them. No raw sockets, no name lookup.
+    pub http: Vec<HttpGrant>,
+}
+
+/// Outgoing HTTP granted to one origin: `scheme://host:port`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpGrant {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// A lower-case host name or address; `*.example.com` matches every
+    /// name ending in `.example.com`.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// Headers the host sets on every request to this origin, replacing any
+    /// the provider set. The provider never sees them.
+    pub headers: Vec<(String, String)>,
+}
+
+impl HttpGrant {
+    /// Whether a request to `scheme://host:port` is granted by this.
+    pub fn matches(&self, scheme: &str, host: &str, port: u16) -> bool {
+        let host = host.to_ascii_lowercase();
+        let host_matches = match self.host.strip_prefix("*.") {
+            Some(domain) => host.strip_suffix(domain).is_some_and(|sub| sub.len() > 1 && sub.ends_with('.')),
+            None => host == self.host,
+        };
+        scheme.eq_ignore_ascii_case(&self.scheme) && host_matches && port == self.port
+    }
+
+    /// Adds a header the host sets on every granted request; fails when it
+    /// cannot be sent as an HTTP header.
+    pub fn add_header(&mut self, name: &str, value: &str) -> Result<(), String> {
+        super::http::valid_header(name, value)?;
+        self.headers.push((name.to_ascii_lowercase(), value.to_string()));
+        Ok(())
+    }
+
+    /// `https://api.example.com:443`.
+    pub fn origin(&self) -> String {
+        format!("{}://{}:{}", self.scheme, self.host, self.port)
+    }
+}
+
+/// Header values are secrets: never printed.
+impl std::fmt::Debug for HttpGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("HttpGrant").field("origin", &self.origin()).field("header_names", &names).finish()
+    }
 }
 
 /// One directory granted to a provider.
@@ -53,6 +120,10 @@ impl Default for Sandbox {
             env: Vec::new(),
             memory_limit: DEFAULT_MEMORY_LIMIT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            max_answer_depth: MAX_ANSWER_DEPTH,
+            max_concurrency: super::pool::MAX_INSTANCES,
+            http: Vec::new(),
         }
     }
 }
@@ -217,6 +288,23 @@ mod tests {
         let grant = Grant::resolve(&std::path::absolute("some/config").unwrap(), "../shared").unwrap();
         assert!(grant.host.is_absolute());
         assert_eq!(grant.guest, "../shared");
+    }
+
+    #[test]
+    fn http_grants_match_their_origin_only() {
+        let grant =
+            |host: &str| HttpGrant { scheme: "https".into(), host: host.into(), port: 443, headers: Vec::new() };
+        let api = grant("api.example.com");
+        assert!(api.matches("https", "API.example.com", 443));
+        assert!(!api.matches("http", "api.example.com", 443));
+        assert!(!api.matches("https", "api.example.com", 8443));
+        assert!(!api.matches("https", "api.example.com.evil.net", 443));
+        let any = grant("*.example.com");
+        assert!(any.matches("https", "a.b.example.com", 443));
+        assert!(!any.matches("https", "example.com", 443));
+        assert!(!any.matches("https", "evilexample.com", 443));
+        let secret = HttpGrant { headers: vec![("authorization".into(), "hunter2".into())], ..api };
+        assert!(!format!("{secret:?}").contains("hunter2"));
     }
 
     #[test]

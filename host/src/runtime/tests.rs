@@ -89,7 +89,7 @@ fn an_endless_loop_times_out_and_the_provider_recovers() {
     let provider = misbehave(Sandbox { call_timeout: Duration::from_secs(1), ..Sandbox::default() });
     let err = plan(&*provider, "misbehave_loop", Value::Null).unwrap_err();
     assert_eq!((err.provider.as_str(), err.operation), ("misbehave", "plan-resource"));
-    assert_eq!(err.message, "timed out after 1s");
+    assert_eq!(err.message, "exceeded its time limit of 1s");
     assert_healthy(&*provider);
 }
 
@@ -100,7 +100,7 @@ fn a_long_sleep_times_out_and_the_provider_recovers() {
     // deadline. (Should that break, this test takes an hour.)
     let provider = misbehave(Sandbox { call_timeout: Duration::from_secs(1), ..Sandbox::default() });
     let err = plan(&*provider, "misbehave_sleep", Value::Null).unwrap_err();
-    assert_eq!(err.message, "timed out after 1s");
+    assert_eq!(err.message, "exceeded its time limit of 1s");
     assert_healthy(&*provider);
 }
 
@@ -108,7 +108,8 @@ fn a_long_sleep_times_out_and_the_provider_recovers() {
 fn running_out_of_memory_is_reported_and_the_provider_recovers() {
     let provider = misbehave(Sandbox { memory_limit: 64 << 20, ..Sandbox::default() });
     let err = plan(&*provider, "misbehave_oom", Value::Null).unwrap_err();
-    assert!(err.message.starts_with("ran out of memory (limit 64 MiB)"), "{err}");
+    assert_eq!(err.message, "exceeded its memory limit of 64 MiB");
+    assert!(err.to_string().starts_with("provider \"misbehave\" exceeded its memory limit of 64 MiB while planning"));
     assert_healthy(&*provider);
 }
 
@@ -116,8 +117,8 @@ fn running_out_of_memory_is_reported_and_the_provider_recovers() {
 fn a_panic_is_a_crash_with_the_panic_message() {
     let provider = misbehave(Sandbox::default());
     let err = plan(&*provider, "misbehave_panic", Value::Null).unwrap_err();
-    assert!(err.message.starts_with("crashed: wasm trap: "), "{err}");
-    assert!(err.message.contains("misbehave: deliberate panic in plan"), "{err}");
+    assert_eq!(err.message, "panicked: misbehave: deliberate panic in plan", "{err}");
+    assert!(err.detail.starts_with("provider stderr:\n  thread '<unnamed>'"), "{err}");
     assert_healthy(&*provider);
 }
 
@@ -125,7 +126,7 @@ fn a_panic_is_a_crash_with_the_panic_message() {
 fn a_malformed_answer_is_rejected() {
     let provider = misbehave(Sandbox::default());
     let err = plan(&*provider, "misbehave_malformed", Value::Null).unwrap_err();
-    assert!(err.message.contains("provider returned a malformed value: node index 7 out of range"), "{err}");
+    assert!(err.message.starts_with("returned a malformed value: node index 7 out of range"), "{err}");
     assert_healthy(&*provider);
 }
 

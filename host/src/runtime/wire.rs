@@ -93,12 +93,19 @@ fn index_u32(at: usize) -> u32 {
 
 /// Decodes a value a provider returned. Sensitive marks are ignored: the host
 /// decides what is sensitive from the schema.
+#[cfg(test)]
 pub fn value_from_wire(value: &wit::Value) -> Result<Value, WireError> {
+    value_from_wire_within(value, MAX_DEPTH)
+}
+
+/// [`value_from_wire`] with a lower depth limit (the sandbox's
+/// `max_answer_depth`; never more than [`MAX_DEPTH`]).
+pub fn value_from_wire_within(value: &wit::Value, max_depth: usize) -> Result<Value, WireError> {
     if value.nodes.is_empty() {
         return Ok(Value::Null);
     }
     check_node_count(value.nodes.len())?;
-    let mut decoder = Decoder { nodes: &value.nodes, budget: MAX_DECODED_NODES };
+    let mut decoder = Decoder { nodes: &value.nodes, budget: MAX_DECODED_NODES, max_depth: max_depth.min(MAX_DEPTH) };
     decoder.value(0, 0)
 }
 
@@ -113,13 +120,14 @@ fn check_node_count(count: usize) -> Result<(), WireError> {
 struct Decoder<'a, N> {
     nodes: &'a [N],
     budget: usize,
+    max_depth: usize,
 }
 
 impl<'a, N> Decoder<'a, N> {
     /// The node at `at`, after checking the index, the depth and the budget.
     fn node(&mut self, at: u32, depth: usize) -> Result<&'a N, WireError> {
-        if depth > MAX_DEPTH {
-            return malformed(format!("nested deeper than {MAX_DEPTH} levels (a cycle?)"));
+        if depth > self.max_depth {
+            return malformed(format!("nested deeper than the limit of {} levels (a cycle?)", self.max_depth));
         }
         self.budget = match self.budget.checked_sub(1) {
             Some(left) => left,
@@ -177,7 +185,7 @@ pub fn type_from_wire(ty: &wit::TypeExpr) -> Result<Type, WireError> {
         return malformed("an empty type");
     }
     check_node_count(ty.nodes.len())?;
-    let mut decoder = Decoder { nodes: &ty.nodes, budget: MAX_DECODED_NODES };
+    let mut decoder = Decoder { nodes: &ty.nodes, budget: MAX_DECODED_NODES, max_depth: MAX_DEPTH };
     decoder.ty(0, 0)
 }
 
@@ -238,7 +246,7 @@ pub fn schema_from_wire(schema: &wit::Schema) -> Result<Schema, WireError> {
         return malformed("a schema without a top-level block");
     }
     check_node_count(schema.blocks.len())?;
-    let mut decoder = Decoder { nodes: &schema.blocks, budget: MAX_DECODED_NODES };
+    let mut decoder = Decoder { nodes: &schema.blocks, budget: MAX_DECODED_NODES, max_depth: MAX_DEPTH };
     Ok(Schema { version: schema.version, block: decoder.block(0, 0)? })
 }
 
@@ -433,6 +441,21 @@ mod tests {
             .collect();
         let err = value_from_wire(&wit::Value { nodes }).unwrap_err();
         assert!(err.0.contains("more than"), "{err}");
+    }
+
+    #[test]
+    fn the_depth_limit_can_be_lowered_but_not_raised() {
+        // [[[[null]]]]: four levels below the root.
+        let nodes: Vec<_> =
+            (0..4u32).map(|i| node(wit::ValueNode::List(vec![i + 1]))).chain([node(wit::ValueNode::Null)]).collect();
+        let value = wit::Value { nodes };
+        assert!(value_from_wire_within(&value, 4).is_ok());
+        let err = value_from_wire_within(&value, 3).unwrap_err();
+        assert_eq!(err.0, "nested deeper than the limit of 3 levels (a cycle?)");
+        let deep: Vec<_> =
+            (0..300u32).map(|i| node(wit::ValueNode::List(vec![i + 1]))).chain([node(wit::ValueNode::Null)]).collect();
+        let err = value_from_wire_within(&wit::Value { nodes: deep }, 10_000).unwrap_err();
+        assert!(err.0.contains(&format!("limit of {MAX_DEPTH} levels")), "{err}");
     }
 
     #[test]

@@ -1,0 +1,196 @@
+//! The runtime against the zoo's hostile providers
+//! (`providers/testing/zoo`): answers too big or too deep, log floods,
+//! unbounded recursion, and outgoing HTTP under the sandbox's grants.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use super::*;
+use crate::provider::{CallResult, PlanRequest, PlanResponse};
+
+fn zoo_wasm() -> &'static [u8] {
+    static WASM: OnceLock<Vec<u8>> = OnceLock::new();
+    WASM.get_or_init(|| std::fs::read(testing::build_component("cairn-provider-zoo")).unwrap())
+}
+
+fn zoo(sandbox: Sandbox) -> Arc<dyn Provider> {
+    let runtime = Runtime::with_cache_dir(None).unwrap();
+    let loaded = runtime.load("zoo", zoo_wasm()).unwrap();
+    loaded.configure(sandbox, Value::Null).unwrap()
+}
+
+fn plan(provider: &dyn Provider, type_name: &str, config: Value) -> CallResult<PlanResponse> {
+    provider.plan_resource(PlanRequest {
+        type_name: type_name.to_string(),
+        prior_state: Value::Null,
+        proposed_new_state: config.clone(),
+        config,
+        prior_private: Vec::new(),
+    })
+}
+
+fn assert_healthy(provider: &dyn Provider) {
+    let config = Value::object([("needle", Value::string("x"))]);
+    assert_eq!(plan(provider, "zoo_ok", config.clone()).unwrap().planned_state, config);
+}
+
+fn summaries(answer: &PlanResponse) -> Vec<String> {
+    answer.diagnostics.iter().map(|d| d.summary.clone()).collect()
+}
+
+#[test]
+fn an_answer_over_the_size_limit_is_rejected() {
+    let provider = zoo(Sandbox::default());
+    let err = plan(&*provider, "zoo_big", Value::Null).unwrap_err();
+    assert_eq!(err.message, "returned an answer of 100.0 MiB, more than the limit of 32 MiB");
+    assert_healthy(&*provider);
+
+    let provider = zoo(Sandbox { max_answer_bytes: 1 << 20, ..Sandbox::default() });
+    let err = plan(&*provider, "zoo_big", Value::Null).unwrap_err();
+    assert_eq!(err.message, "returned an answer of 100.0 MiB, more than the limit of 1 MiB");
+    assert_healthy(&*provider);
+}
+
+#[test]
+fn an_answer_of_aliased_strings_is_refused_while_it_is_copied() {
+    // 1,000 strings over the same 1 MiB: wasmtime stops copying at its
+    // hostcall fuel (128 MiB, at least max_answer_bytes) instead of copying 1 GiB.
+    let provider = zoo(Sandbox::default());
+    let err = plan(&*provider, "zoo_alias", Value::Null).unwrap_err();
+    assert_eq!(
+        err.message, "handed the host more than 128 MiB at once (an answer, or a host call's arguments)",
+        "{err}"
+    );
+    assert_healthy(&*provider);
+}
+
+#[test]
+fn an_answer_nested_too_deep_is_rejected() {
+    let provider = zoo(Sandbox::default());
+    let err = plan(&*provider, "zoo_deep", Value::Null).unwrap_err();
+    assert_eq!(err.message, "returned a malformed value: nested deeper than the limit of 256 levels (a cycle?)");
+    assert_healthy(&*provider);
+
+    let provider = zoo(Sandbox { max_answer_depth: 2, ..Sandbox::default() });
+    let nested = Value::object([("needle", Value::List(vec![Value::List(vec![Value::string("x")])]))]);
+    let err = plan(&*provider, "zoo_ok", nested).unwrap_err();
+    assert!(err.message.ends_with("nested deeper than the limit of 2 levels (a cycle?)"), "{err}");
+}
+
+#[test]
+fn unbounded_recursion_is_a_stack_overflow() {
+    let provider = zoo(Sandbox::default());
+    let err = plan(&*provider, "zoo_recurse", Value::Null).unwrap_err();
+    assert_eq!(err.message, "overflowed its stack (unbounded recursion?)", "{err}");
+    assert_healthy(&*provider);
+}
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_log_flood_is_cut_to_a_bounded_number_of_lines() {
+    let provider = zoo(Sandbox::default());
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        plan(&*provider, "zoo_flood", Value::Null).unwrap();
+    });
+    let logged = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let flood_lines = logged.lines().filter(|l| l.contains("zoo: flood line")).count();
+    assert_eq!(flood_lines, output::MAX_LINES_PER_CALL);
+    // 100,000 lines on stderr, 100,000 logged, one long line: all but the
+    // first 1000 are dropped and counted.
+    let dropped = 200_001 - output::MAX_LINES_PER_CALL;
+    let summary = format!("… {dropped} lines dropped (a provider call may log at most 1000 lines)");
+    assert!(logged.contains(&summary), "no {summary:?} in the last lines:\n{}", tail(&logged));
+    assert!(logged.len() < 1 << 20, "the log holds {} bytes", logged.len());
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join("\n")
+}
+
+/// A one-shot HTTP server on 127.0.0.1: answers `hello` to every request and
+/// keeps the requests' heads.
+struct Server {
+    port: u16,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                seen.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
+            }
+        });
+        Server { port, requests }
+    }
+}
+
+#[test]
+fn http_goes_only_to_granted_origins_with_host_held_headers() {
+    let granted = Server::start();
+    let ungranted = TcpListener::bind("127.0.0.1:0").unwrap();
+    let ungranted_port = ungranted.local_addr().unwrap().port();
+    let secret = "Bearer zoo-s3cret-token";
+    let mut grant = HttpGrant { scheme: "http".into(), host: "127.0.0.1".into(), port: granted.port, headers: vec![] };
+    grant.add_header("Authorization", secret).unwrap();
+    let provider = zoo(Sandbox { http: vec![grant], call_timeout: Duration::from_secs(20), ..Sandbox::default() });
+    let granted_url = format!("http://127.0.0.1:{}/granted", granted.port);
+    let ungranted_url = format!("http://127.0.0.1:{ungranted_port}/stolen");
+    let shifted: String = secret.bytes().map(|b| char::from(b + 1)).collect();
+    let config = Value::object([
+        ("http", Value::List(vec![Value::string(&granted_url), Value::string(&ungranted_url)])),
+        ("connect", Value::List(vec![Value::string(format!("127.0.0.1:{ungranted_port}"))])),
+        ("needle", Value::string(shifted)),
+    ]);
+    let answer = plan(&*provider, "zoo_probe", config).unwrap();
+    assert_eq!(
+        summaries(&answer),
+        [
+            format!("connect 127.0.0.1:{ungranted_port}: failed: Permission denied (os error 2)"),
+            format!("http {granted_url}: ok (status 200, body \"hello\", request headers seen: [])"),
+            format!("http {ungranted_url}: failed: ErrorCode::HttpRequestDenied"),
+            "memory search: not found".to_string(),
+        ]
+    );
+    let requests = granted.requests.lock().unwrap();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert!(requests[0].starts_with("GET /granted HTTP/1.1\r\n"), "{}", requests[0]);
+    assert!(requests[0].contains(&format!("authorization: {secret}\r\n")), "{}", requests[0]);
+    ungranted.set_nonblocking(true).unwrap();
+    let err = ungranted.accept().map(|_| ()).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "the ungranted listener saw a connection");
+}

@@ -1,0 +1,289 @@
+//! The zoo: hostile providers (`providers/testing/zoo`) run by the real
+//! `cairn` binary. Each test asserts the exact outcome: the error names the
+//! provider, the resource and the cause; the other resources finish; the
+//! state stays valid and unchanged for the failed resource; cairn exits
+//! with code 1 (never a signal).
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cairn_e2e::{Run, Workdir, cairn_binary};
+
+fn zoo_wasm() -> &'static PathBuf {
+    static WASM: OnceLock<PathBuf> = OnceLock::new();
+    WASM.get_or_init(|| cairn::runtime::testing::build_component("cairn-provider-zoo"))
+}
+
+/// A configuration using the zoo with `sandbox` as its sandbox block's body.
+fn config(sandbox: &str, resources: &str) -> String {
+    format!(
+        "terraform {{\n  required_providers {{\n    zoo = {{ source = {:?} }}\n  }}\n}}\n\nprovider \"zoo\" {{\n  sandbox {{\n{sandbox}\n  }}\n}}\n\n{resources}",
+        zoo_wasm().display().to_string()
+    )
+}
+
+/// Asserts that a run failed the way a failed resource must: exit code 1,
+/// every expected line among the errors, and a state that is valid JSON.
+fn assert_failed_cleanly(w: &Workdir, run: &Run, expected: &[&str]) {
+    assert_eq!(run.code, 1, "cairn must fail with exit code 1, not crash:\n{}", run.all());
+    for line in expected {
+        assert!(run.stderr.contains(line), "{line:?} not in:\n{}", run.all());
+    }
+    w.state(); // panics unless valid JSON
+}
+
+/// The warnings a run printed, with their `Warning: ` prefix removed.
+fn warnings(run: &Run) -> Vec<String> {
+    let all = format!("{}\n{}", run.stdout, run.stderr);
+    all.lines().filter_map(|l| l.trim().strip_prefix("Warning: ")).map(str::to_string).collect()
+}
+
+#[test]
+fn hostile_applies_fail_only_their_resource() {
+    let w = Workdir::new();
+    let sandbox = "    memory  = \"256 MiB\"\n    timeout = \"2s\"";
+    // A resource that behaves when created, and that an update breaks.
+    let existing = |phase: &str| format!("resource \"zoo_panic\" \"existing\" {{\n  phase = \"{phase}\"\n}}\n");
+    let before = format!("resource \"zoo_ok\" \"before\" {{\n  needle = \"kept\"\n}}\n{}", existing("never"));
+    w.write("main.tf", &config(sandbox, &before));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let kept = w.attributes("zoo_ok.before");
+    assert_eq!(w.attributes("zoo_panic.existing")["phase"], "never");
+
+    let mut resources = format!("resource \"zoo_ok\" \"before\" {{\n  needle = \"kept\"\n}}\n{}", existing("apply"));
+    resources.push_str("resource \"zoo_ok\" \"other\" {\n  needle = \"finished\"\n}\n");
+    for hostile in ["loop", "oom", "recurse", "panic", "big", "deep", "alias"] {
+        resources.push_str(&format!("resource \"zoo_{hostile}\" \"bad\" {{\n  phase = \"apply\"\n}}\n"));
+    }
+    w.write("main.tf", &config(sandbox, &resources));
+    let run = w.cairn(&["apply", "-auto-approve"]);
+    assert_failed_cleanly(
+        &w,
+        &run,
+        &[
+            "provider \"zoo\" exceeded its time limit of 2s while applying zoo_loop.bad",
+            "provider \"zoo\" exceeded its memory limit of 256 MiB while applying zoo_oom.bad",
+            "provider \"zoo\" overflowed its stack (unbounded recursion?) while applying zoo_recurse.bad",
+            "provider \"zoo\" panicked: zoo: deliberate panic in zoo_panic while applying zoo_panic.bad",
+            "provider \"zoo\" panicked: zoo: deliberate panic in zoo_panic while applying zoo_panic.existing",
+            "provider \"zoo\" returned an answer of 100.0 MiB, more than the limit of 32 MiB while applying zoo_big.bad",
+            "provider \"zoo\" returned a malformed value: nested deeper than the limit of 256 levels (a cycle?) while applying zoo_deep.bad",
+            "provider \"zoo\" handed the host more than 128 MiB at once (an answer, or a host call's arguments) while applying zoo_alias.bad",
+        ],
+    );
+    let mut addresses = w.addresses();
+    addresses.sort();
+    assert_eq!(
+        addresses,
+        ["zoo_ok.before", "zoo_ok.other", "zoo_panic.existing"],
+        "only the well-behaved resources and the one that existed are in the state"
+    );
+    assert_eq!(w.attributes("zoo_ok.before"), kept);
+    assert_eq!(w.attributes("zoo_panic.existing")["phase"], "never", "the failed update left the state alone");
+    assert_eq!(w.attributes("zoo_ok.other")["needle"], "finished");
+}
+
+#[test]
+fn a_fresh_instance_serves_the_call_after_a_crash() {
+    // One instance at a time: after each crash the pool must make a new
+    // one. The planner walks independent resources in address order, so
+    // zoo_tail.after is planned after the hostile ones.
+    let w = Workdir::new();
+    let sandbox = "    memory          = 64\n    max_concurrency = 1";
+    let resources =
+        "resource \"zoo_oom\" \"bad\" {}\nresource \"zoo_panic\" \"bad\" {}\nresource \"zoo_tail\" \"after\" {}\n";
+    w.write("main.tf", &config(sandbox, resources));
+    let run = w.cairn(&["plan"]);
+    assert_failed_cleanly(
+        &w,
+        &run,
+        &[
+            "provider \"zoo\" exceeded its memory limit of 64 MiB while planning zoo_oom.bad",
+            "provider \"zoo\" panicked: zoo: deliberate panic in zoo_panic while planning zoo_panic.bad",
+        ],
+    );
+    assert_eq!(run.stderr.matches("Error: ").count(), 2, "zoo_tail.after planned fine:\n{}", run.all());
+    assert!(w.state().is_none(), "planning wrote no state");
+}
+
+#[test]
+fn a_provider_cannot_leave_its_grants() {
+    let w = Workdir::new();
+    let root = w.path().canonicalize().unwrap();
+    w.write("secret.txt", "top secret");
+    w.write("data/ok.txt", "fine");
+    w.write("home/.ssh/id_rsa", "PRIVATE KEY");
+    std::os::unix::fs::symlink("../secret.txt", w.path().join("data/link")).unwrap();
+    std::os::unix::fs::symlink("/etc", w.path().join("data/etc")).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let home = root.join("home");
+    let outside = root.join("outside.txt");
+    let sandbox = "    read_only  = [\"./data\"]\n    read_write = [\"./out\"]\n    env        = [\"ZOO_GRANTED\"]";
+    let reads = [
+        "/etc/passwd".to_string(),
+        format!("{}/.ssh/id_rsa", home.display()),
+        "~/.ssh/id_rsa".to_string(),
+        "data/../secret.txt".to_string(),
+        "../secret.txt".to_string(),
+        format!("{}/secret.txt", root.display()),
+        "data/link".to_string(),
+        "data/etc/passwd".to_string(),
+        "data/ok.txt".to_string(),
+    ];
+    let writes = [
+        outside.display().to_string(),
+        "escaped.txt".to_string(),
+        "data/new.txt".to_string(),
+        "out/fine.txt".to_string(),
+    ];
+    let resource = format!(
+        "resource \"zoo_probe\" \"escape\" {{\n  read    = {reads:?}\n  write   = {writes:?}\n  env     = [\"ZOO_SECRET\", \"ZOO_GRANTED\"]\n  connect = [\"127.0.0.1:{port}\", \"localhost:{port}\"]\n}}\n",
+    );
+    w.write("main.tf", &config(sandbox, &resource));
+    let home_env = home.display().to_string();
+    let env = [("HOME", home_env.as_str()), ("ZOO_SECRET", "hunter2"), ("ZOO_GRANTED", "granted")];
+    let run = w.cairn_env(&["apply", "-auto-approve"], &env).success();
+    let seen = warnings(&run);
+    // No such file: outside every grant there is nothing to find. Not
+    // permitted: a path inside a grant that leads out of it (`..`, a
+    // symlink), or a write into a read-only grant.
+    let absent = "failed: No such file or directory (os error 44)";
+    let refused = "failed: Operation not permitted (os error 63)";
+    let outcomes = [absent, absent, absent, refused, absent, absent, refused, refused];
+    let mut expected: Vec<String> =
+        reads[..8].iter().zip(outcomes).map(|(path, outcome)| format!("read {path}: {outcome}")).collect();
+    expected.push("read data/ok.txt: ok (4 bytes)".into());
+    expected.push(format!("write {}: {absent}", outside.display()));
+    expected.push(format!("write escaped.txt: {absent}"));
+    expected.push(format!("write data/new.txt: {refused}"));
+    expected.push("write out/fine.txt: ok".into());
+    expected.push("env ZOO_SECRET: failed: environment variable not found".into());
+    expected.push("env ZOO_GRANTED: ok (7 chars)".into());
+    expected.push(format!("connect 127.0.0.1:{port}: failed: Permission denied (os error 2)"));
+    expected
+        .push(format!("connect localhost:{port}: failed: failed to lookup address information: Non-recoverable error"));
+    for line in &expected {
+        assert!(seen.iter().any(|s| s.ends_with(line.as_str())), "{line:?} not among the warnings:\n{}", run.all());
+    }
+    assert!(!outside.exists() && !w.exists("escaped.txt") && !w.exists("data/new.txt"));
+    assert_eq!(w.read("out/fine.txt"), "escaped");
+    assert!(w.addresses().contains(&"zoo_probe.escape".to_string()));
+    listener.set_nonblocking(true).unwrap();
+    let err = listener.accept().map(|_| ()).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "the listener saw a connection");
+}
+
+/// A one-request-at-a-time HTTP server on 127.0.0.1 answering `hello`,
+/// keeping the head of every request.
+fn serve() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let seen = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            seen.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
+        }
+    });
+    (port, requests)
+}
+
+#[test]
+fn http_reaches_only_granted_origins_with_host_held_headers() {
+    let (port, requests) = serve();
+    let ungranted = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = ungranted.local_addr().unwrap().port();
+    let secret = "Bearer zoo-e2e-s3cret";
+    // The provider looks for the secret in its own memory; it is given it
+    // shifted by one so that it does not find its own copy of the needle.
+    let needle: String = secret.bytes().map(|b| char::from(b + 1)).collect();
+    let w = Workdir::new();
+    let sandbox = format!(
+        "    timeout = \"20s\"\n    http {{\n      url     = \"http://127.0.0.1:{port}\"\n      headers = {{ Authorization = var.token }}\n    }}"
+    );
+    let resource = format!(
+        "variable \"token\" {{\n  sensitive = true\n}}\n\nresource \"zoo_probe\" \"web\" {{\n  http   = [\"http://127.0.0.1:{port}/granted\", \"http://127.0.0.1:{other}/stolen\", \"http://localhost:{port}/renamed\"]\n  needle = {needle:?}\n}}\n"
+    );
+    w.write("main.tf", &config(&sandbox, &resource));
+    let var = format!("token={secret}");
+    let run = w.cairn(&["plan", "-var", &var]).success();
+    let seen = warnings(&run);
+    for line in [
+        format!("http http://127.0.0.1:{port}/granted: ok (status 200, body \"hello\", request headers seen: [])"),
+        format!("http http://127.0.0.1:{other}/stolen: failed: ErrorCode::HttpRequestDenied"),
+        format!("http http://localhost:{port}/renamed: failed: ErrorCode::HttpRequestDenied"),
+        "memory search: not found".to_string(),
+    ] {
+        assert!(seen.iter().any(|s| s.ends_with(line.as_str())), "{line:?} not among the warnings:\n{}", run.all());
+    }
+    assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret), "the secret was printed:\n{}", run.all());
+    let requests = requests.lock().unwrap();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert!(requests[0].starts_with("GET /granted HTTP/1.1\r\n"), "{}", requests[0]);
+    assert!(requests[0].contains(&format!("authorization: {secret}\r\n")), "{}", requests[0]);
+    ungranted.set_nonblocking(true).unwrap();
+    let err = ungranted.accept().map(|_| ()).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "the ungranted listener saw a connection");
+}
+
+#[test]
+fn a_log_flood_is_cut_short() {
+    let w = Workdir::new();
+    w.write("main.tf", &config("", "resource \"zoo_flood\" \"noisy\" {}\n"));
+    let run = w.cairn_env(&["plan"], &[("CAIRN_LOG", "cairn::provider=debug")]).success();
+    let flood = run.stderr.lines().filter(|l| l.contains("zoo: flood line")).count();
+    assert_eq!(flood, 1000, "one call logs at most 1000 lines");
+    let dropped = "… 199001 lines dropped (a provider call may log at most 1000 lines)";
+    assert!(run.stderr.contains(dropped), "no {dropped:?} in the output");
+    assert!(run.stderr.len() < 1 << 20, "cairn printed {} bytes", run.stderr.len());
+}
+
+#[test]
+fn sandbox_mistakes_are_errors_before_any_provider_runs() {
+    let w = Workdir::new();
+    let sandbox = "    read_only = [\"./missing\"]\n    memroy    = \"64 MiB\"";
+    w.write("main.tf", &config(sandbox, "resource \"zoo_panic\" \"never\" {}\n"));
+    let run = w.cairn(&["plan"]);
+    assert_failed_cleanly(
+        &w,
+        &run,
+        &["An argument named \"memroy\" is not expected in a sandbox block. Did you mean \"memory\"?"],
+    );
+    assert!(!run.stderr.contains("panicked"), "the provider ran:\n{}", run.all());
+
+    w.write("main.tf", &config("    read_only = [\"./missing\"]", "resource \"zoo_panic\" \"never\" {}\n"));
+    let run = w.cairn(&["plan"]);
+    assert_failed_cleanly(&w, &run, &["the read-only directory \"./missing\""]);
+    assert!(!run.stderr.contains("panicked"), "the provider ran:\n{}", run.all());
+}
+
+#[test]
+fn inspect_shows_what_a_provider_could_ask_for() {
+    let output = Command::new(cairn_binary()).args(["providers", "inspect"]).arg(zoo_wasm()).output().unwrap();
+    let run: Run = output.into();
+    assert_eq!(run.code, 0, "{}", run.all());
+    for expected in [
+        "provider \"cairn_provider_zoo\"",
+        "resource types:\n  zoo_alias\n  zoo_big\n",
+        "  zoo_probe\n",
+        "data sources:\n  (none)\n",
+        "wasi:http/outgoing-handler@0.2.12",
+        "outgoing HTTP: only the origins granted with http { url = … }",
+        "files: only the directories granted with read_only / read_write",
+        "environment variables: only those granted with env",
+        "cairn:provider/log@0.1.0",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected:?} not in:\n{}", run.stdout);
+    }
+}
