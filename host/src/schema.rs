@@ -79,6 +79,23 @@ pub struct NestedBlock {
     pub max_items: u32,
 }
 
+impl Attribute {
+    /// A required attribute of type `ty`.
+    pub fn required(ty: Type) -> Attribute {
+        Attribute { required: true, optional: false, ..Attribute::optional(ty) }
+    }
+
+    /// An optional attribute of type `ty`.
+    pub fn optional(ty: Type) -> Attribute {
+        Attribute { ty, required: false, optional: true, computed: false, sensitive: false, description: String::new() }
+    }
+
+    /// A computed-only attribute of type `ty`, set by the provider.
+    pub fn computed(ty: Type) -> Attribute {
+        Attribute { optional: false, computed: true, ..Attribute::optional(ty) }
+    }
+}
+
 impl Block {
     /// The object type of a value of this block.
     pub fn implied_type(&self) -> Type {

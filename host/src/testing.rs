@@ -24,18 +24,14 @@ pub struct Fake {
     pub calls: Mutex<Vec<(String, &'static str)>>,
 }
 
-fn attr(ty: Type, required: bool, optional: bool, computed: bool) -> Attribute {
-    Attribute { ty, required, optional, computed, sensitive: false, description: String::new() }
-}
-
 impl Fake {
     /// The well-behaved fake.
     pub fn new() -> Fake {
         let block = Block {
             attributes: [
-                ("name".to_string(), attr(Type::String, true, false, false)),
-                ("size".to_string(), attr(Type::Number, false, true, false)),
-                ("id".to_string(), attr(Type::String, false, false, true)),
+                ("name".to_string(), Attribute::required(Type::String)),
+                ("size".to_string(), Attribute::optional(Type::Number)),
+                ("id".to_string(), Attribute::computed(Type::String)),
             ]
             .into(),
             ..Default::default()

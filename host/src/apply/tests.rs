@@ -128,19 +128,11 @@ struct Watcher {
 
 impl Watcher {
     fn new(state_file: std::path::PathBuf) -> Watcher {
-        let attr = |ty: Type, required: bool, computed: bool| Attribute {
-            ty,
-            required,
-            optional: !required && !computed,
-            computed,
-            sensitive: false,
-            description: String::new(),
-        };
         let block = Block {
             attributes: [
-                ("name".to_string(), attr(Type::String, true, false)),
-                ("deps".to_string(), attr(Type::List(Box::new(Type::String)), false, false)),
-                ("id".to_string(), attr(Type::String, false, true)),
+                ("name".to_string(), Attribute::required(Type::String)),
+                ("deps".to_string(), Attribute::optional(Type::List(Box::new(Type::String)))),
+                ("id".to_string(), Attribute::computed(Type::String)),
             ]
             .into(),
             ..Block::default()
