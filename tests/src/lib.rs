@@ -247,3 +247,41 @@ pub fn required_providers(names: &[&str]) -> String {
     let entries: String = names.iter().map(|n| format!("    {n} = {{ source = \"./{n}.wasm\" }}\n")).collect();
     format!("terraform {{\n  required_providers {{\n{entries}  }}\n}}\n")
 }
+
+/// The start of every configuration of the `recorder` test provider: its
+/// source, a grant of `./log` (where it keeps objects and its log of
+/// operations), and a variable `ka` tests use to force replacements.
+pub const RECORDER_HEADER: &str = r#"
+terraform {
+  required_providers {
+    recorder = { source = "./recorder.wasm" }
+  }
+}
+
+provider "recorder" {
+  sandbox {
+    read_write = ["./log"]
+  }
+}
+
+variable "ka" {
+  default = "1"
+}
+"#;
+
+/// A working directory with the recorder provider and `config` (after
+/// [`RECORDER_HEADER`]) as its configuration.
+pub fn recorder_workdir(config: &str) -> Workdir {
+    let w = Workdir::new();
+    w.install_provider("recorder", "cairn-provider-recorder");
+    std::fs::create_dir_all(w.path().join("log")).unwrap();
+    w.configure_recorder(config);
+    w
+}
+
+impl Workdir {
+    /// Replaces the configuration with `config` after [`RECORDER_HEADER`].
+    pub fn configure_recorder(&self, config: &str) {
+        self.write("main.tf", &format!("{RECORDER_HEADER}{config}"));
+    }
+}

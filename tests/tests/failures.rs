@@ -5,38 +5,8 @@
 //! what is already gone succeeds; a deposed object whose delete failed is
 //! kept and retried; a retried operation gets the same idempotency key.
 
-use cairn_e2e::{Run, Workdir};
+use cairn_e2e::{Run, Workdir, recorder_workdir as workdir};
 use serde_json::Value;
-
-const HEADER: &str = r#"
-terraform {
-  required_providers {
-    recorder = { source = "./recorder.wasm" }
-  }
-}
-
-provider "recorder" {
-  sandbox {
-    read_write = ["./log"]
-  }
-}
-
-variable "ka" {
-  default = "1"
-}
-"#;
-
-fn workdir(config: &str) -> Workdir {
-    let w = Workdir::new();
-    w.install_provider("recorder", "cairn-provider-recorder");
-    std::fs::create_dir_all(w.path().join("log")).unwrap();
-    configure(&w, config);
-    w
-}
-
-fn configure(w: &Workdir, config: &str) {
-    w.write("main.tf", &format!("{HEADER}{config}"));
-}
 
 fn thing(name: &str, extra: &str) -> String {
     format!("resource \"recorder_thing\" \"{name}\" {{\n  name = \"{name}\"\n  {extra}\n}}\n")
@@ -133,7 +103,7 @@ fn a_retried_create_gets_the_same_idempotency_key() {
     assert_eq!((ops[0][0].as_str(), ops[1][0].as_str()), ("fail-create", "create"), "{ops:?}");
     assert_eq!(ops[0][3], ops[1][3], "the retry carries the first attempt's key: {ops:?}");
     // A different planned change gets a different key.
-    configure(&w, &thing("a", "value = \"w\""));
+    w.configure_recorder(&thing("a", "value = \"w\""));
     w.cairn(&["apply", "-auto-approve"]).success();
     let update = ops_named(&w, "update");
     assert_ne!(update[0][3], ops[1][3]);
@@ -148,7 +118,7 @@ fn a_failed_delete_stays_in_state_being_destroyed_and_the_next_apply_retries_it(
     let w = workdir(&[thing("a", ""), thing("keep", "")].concat());
     w.cairn(&["apply", "-auto-approve"]).success();
     marker(&w, "fail-delete-a");
-    configure(&w, &thing("keep", ""));
+    w.configure_recorder(&thing("keep", ""));
     let run = w.cairn(&["apply", "-auto-approve"]).failure();
     assert!(run.stderr.contains("delete of a failed"), "{}", run.all());
     assert_eq!(status(&w, "recorder_thing.a"), "destroying", "{}", w.state_text());
@@ -194,7 +164,7 @@ fn deleting_what_is_already_gone_succeeds() {
     w.cairn(&["apply", "-auto-approve"]).success();
     let id = w.attributes("recorder_thing.a")["id"].as_str().unwrap().to_string();
     std::fs::remove_file(w.path().join("log/objects").join(&id)).unwrap();
-    configure(&w, &thing("keep", ""));
+    w.configure_recorder(&thing("keep", ""));
     let run = w.cairn(&["apply", "-auto-approve", "-json"]).success();
     let events = run.events();
     let f = finish(&events, "recorder_thing.a");

@@ -4,42 +4,15 @@
 //! change it, apply again with `-json`, and read the order off the event
 //! stream (checked against the provider's own log of what it was asked).
 
-use cairn_e2e::{Run, Workdir};
+use cairn_e2e::{Run, Workdir, recorder_workdir as workdir};
 use serde_json::Value;
-
-const HEADER: &str = r#"
-terraform {
-  required_providers {
-    recorder = { source = "./recorder.wasm" }
-  }
-}
-
-provider "recorder" {
-  sandbox {
-    read_write = ["./log"]
-  }
-}
-
-variable "ka" {
-  default = "1"
-}
-"#;
-
-/// A working directory with the recorder provider and `config`.
-fn workdir(config: &str) -> Workdir {
-    let w = Workdir::new();
-    w.install_provider("recorder", "cairn-provider-recorder");
-    std::fs::create_dir_all(w.path().join("log")).unwrap();
-    w.write("main.tf", &format!("{HEADER}{config}"));
-    w
-}
 
 /// Applies `before`, then `after` with `args`, and returns the second
 /// apply's events.
 fn change(before: &str, after: &str, args: &[&str]) -> (Workdir, Events) {
     let w = workdir(before);
     w.cairn(&["apply", "-auto-approve"]).success();
-    w.write("main.tf", &format!("{HEADER}{after}"));
+    w.configure_recorder(after);
     let mut full = vec!["apply", "-auto-approve", "-json"];
     full.extend_from_slice(args);
     let run = w.cairn(&full).success();
