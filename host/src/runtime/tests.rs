@@ -143,7 +143,21 @@ fn a_rejected_configuration_is_reported() {
     assert_eq!(diagnostics[0].summary, "configuration rejected");
 }
 
-/// Captures `tracing` output of the current thread.
+/// The `tracing` output (debug and up, no colours) of `f`, run on this thread.
+pub(super) fn capture_logs(f: impl FnOnce()) -> String {
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, f);
+    let bytes = capture.0.lock().unwrap().clone();
+    String::from_utf8(bytes).unwrap()
+}
+
+/// Where [`capture_logs`] collects output.
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<u8>>>);
 
@@ -161,17 +175,9 @@ impl Write for Capture {
 #[test]
 fn output_and_logs_land_in_tracing() {
     let provider = misbehave(Sandbox::default());
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    tracing::subscriber::with_default(subscriber, || {
+    let logged = capture_logs(|| {
         plan(&*provider, "misbehave_chatty", Value::Null).unwrap();
     });
-    let logged = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
     for expected in [
         r#"DEBUG cairn::provider: chatty: hello on stdout provider=misbehave stream="stdout""#,
         r#"DEBUG cairn::provider: chatty: hello on stderr provider=misbehave stream="stderr""#,

@@ -87,34 +87,12 @@ fn unbounded_recursion_is_a_stack_overflow() {
     assert_healthy(&*provider);
 }
 
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn a_log_flood_is_cut_to_a_bounded_number_of_lines() {
     let provider = zoo(Sandbox::default());
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    tracing::subscriber::with_default(subscriber, || {
+    let logged = super::tests::capture_logs(|| {
         plan(&*provider, "zoo_flood", Value::Null).unwrap();
     });
-    let logged = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
     let flood_lines = logged.lines().filter(|l| l.contains("zoo: flood line")).count();
     assert_eq!(flood_lines, output::MAX_LINES_PER_CALL);
     // 100,000 lines on stderr, 100,000 logged, one long line: all but the
