@@ -183,7 +183,7 @@ mod tests {
                 a.0 += 1;
                 a.1 = a.1.max(a.0);
             }
-            for _ in 0..200 {
+            for _ in 0..2000 {
                 if counter.lock().unwrap().1 >= 2 {
                     break;
                 }
@@ -228,7 +228,7 @@ mod tests {
                         }
                     }
                     // Wait until a q step overlaps, or give up after a while.
-                    for _ in 0..200 {
+                    for _ in 0..2000 {
                         if counter.lock().unwrap().2 >= 3 {
                             break;
                         }
