@@ -235,21 +235,7 @@ mod tests {
 
     fn plan(prior: Value, config: Value) -> PlanResponse {
         let schema = Local::schema().resource_schema("local_file").unwrap().clone();
-        let mut proposed = config.clone();
-        for name in schema.computed_attributes() {
-            if config.get_attr(name).is_null() {
-                proposed.set_attr(name, prior.get_attr(name).clone());
-            }
-        }
-        let req = PlanRequest {
-            type_name: "local_file".into(),
-            schema,
-            prior_state: prior,
-            proposed_new_state: proposed,
-            config,
-            prior_private: Vec::new(),
-        };
-        Local.plan(req).unwrap()
+        Local.plan(PlanRequest::proposed("local_file", schema, prior, config)).unwrap()
     }
 
     fn apply(prior: Value, planned: Value) -> Result<ApplyResponse, Vec<Diagnostic>> {

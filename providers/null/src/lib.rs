@@ -107,20 +107,7 @@ mod tests {
 
     fn plan(type_name: &str, prior: Value, config: Value) -> PlanResponse {
         let schema = Null::schema().resource_schema(type_name).unwrap().clone();
-        // The host's proposed new state: config over prior computed values.
-        let mut proposed = config.clone();
-        for name in schema.computed_attributes() {
-            proposed.set_attr(name, prior.get_attr(name).clone());
-        }
-        let req = PlanRequest {
-            type_name: type_name.into(),
-            schema,
-            prior_state: prior,
-            proposed_new_state: proposed,
-            config,
-            prior_private: Vec::new(),
-        };
-        Null.plan(req).unwrap()
+        Null.plan(PlanRequest::proposed(type_name, schema, prior, config)).unwrap()
     }
 
     fn data(input: Value, triggers: Value, output: Value, id: Value) -> Value {

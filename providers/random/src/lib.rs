@@ -270,21 +270,7 @@ mod tests {
 
     fn plan(type_name: &str, prior: Value, config: Value) -> PlanResponse {
         let schema = Random::schema().resource_schema(type_name).unwrap().clone();
-        let mut proposed = config.clone();
-        for name in schema.computed_attributes() {
-            if config.get_attr(name).is_null() {
-                proposed.set_attr(name, prior.get_attr(name).clone());
-            }
-        }
-        let req = PlanRequest {
-            type_name: type_name.into(),
-            schema,
-            prior_state: prior,
-            proposed_new_state: proposed,
-            config,
-            prior_private: Vec::new(),
-        };
-        Random.plan(req).unwrap()
+        Random.plan(PlanRequest::proposed(type_name, schema, prior, config)).unwrap()
     }
 
     fn create(type_name: &str, config: Value) -> Value {

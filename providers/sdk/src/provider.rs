@@ -122,6 +122,27 @@ pub struct PlanRequest {
 }
 
 impl PlanRequest {
+    /// The request the host sends for `config` over `prior` (null for a
+    /// create): the proposed new state takes the configured values, and the
+    /// prior value of each computed top-level attribute the configuration
+    /// leaves null. For a provider's unit tests.
+    pub fn proposed(type_name: &str, schema: Schema, prior: Value, config: Value) -> PlanRequest {
+        let mut proposed = config.clone();
+        for name in schema.computed_attributes() {
+            if config.get_attr(name).is_null() {
+                proposed.set_attr(name, prior.get_attr(name).clone());
+            }
+        }
+        PlanRequest {
+            type_name: type_name.to_string(),
+            schema,
+            prior_state: prior,
+            proposed_new_state: proposed,
+            config,
+            prior_private: Vec::new(),
+        }
+    }
+
     /// Is this the plan of a new object?
     pub fn is_create(&self) -> bool {
         self.prior_state.is_null()
@@ -353,22 +374,7 @@ mod tests {
     }
 
     fn request(prior: Value, config: Value) -> PlanRequest {
-        // The host's proposed new state: config, with prior values for
-        // computed attributes the config leaves null.
-        let mut proposed = config.clone();
-        for name in schema().computed_attributes() {
-            if config.get_attr(name).is_null() {
-                proposed.set_attr(name, prior.get_attr(name).clone());
-            }
-        }
-        PlanRequest {
-            type_name: "t".into(),
-            schema: schema(),
-            prior_state: prior,
-            proposed_new_state: proposed,
-            config,
-            prior_private: b"p".to_vec(),
-        }
+        PlanRequest { prior_private: b"p".to_vec(), ..PlanRequest::proposed("t", schema(), prior, config) }
     }
 
     fn config(content: &str) -> Value {
