@@ -15,12 +15,18 @@ fn misbehave_wasm() -> &'static [u8] {
 }
 
 fn misbehave(sandbox: Sandbox) -> Arc<dyn Provider> {
+    configured("misbehave", misbehave_wasm(), sandbox)
+}
+
+/// Test component `wasm` loaded (without a disk cache) and configured with null.
+pub(super) fn configured(name: &str, wasm: &[u8], sandbox: Sandbox) -> Arc<dyn Provider> {
     let runtime = Runtime::with_cache_dir(None).unwrap();
-    let loaded = runtime.load("misbehave", misbehave_wasm()).unwrap();
+    let loaded = runtime.load(name, wasm).unwrap();
     loaded.configure(sandbox, Value::Null).unwrap()
 }
 
-fn plan(provider: &dyn Provider, type_name: &str, config: Value) -> CallResult<PlanResponse> {
+/// Plans a create of `type_name` with `config`.
+pub(super) fn plan(provider: &dyn Provider, type_name: &str, config: Value) -> CallResult<PlanResponse> {
     provider.plan_resource(PlanRequest {
         type_name: type_name.to_string(),
         prior_state: Value::Null,

@@ -7,8 +7,9 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use super::tests::plan;
 use super::*;
-use crate::provider::{CallResult, PlanRequest, PlanResponse};
+use crate::provider::PlanResponse;
 
 fn zoo_wasm() -> &'static [u8] {
     static WASM: OnceLock<Vec<u8>> = OnceLock::new();
@@ -16,19 +17,7 @@ fn zoo_wasm() -> &'static [u8] {
 }
 
 fn zoo(sandbox: Sandbox) -> Arc<dyn Provider> {
-    let runtime = Runtime::with_cache_dir(None).unwrap();
-    let loaded = runtime.load("zoo", zoo_wasm()).unwrap();
-    loaded.configure(sandbox, Value::Null).unwrap()
-}
-
-fn plan(provider: &dyn Provider, type_name: &str, config: Value) -> CallResult<PlanResponse> {
-    provider.plan_resource(PlanRequest {
-        type_name: type_name.to_string(),
-        prior_state: Value::Null,
-        proposed_new_state: config.clone(),
-        config,
-        prior_private: Vec::new(),
-    })
+    super::tests::configured("zoo", zoo_wasm(), sandbox)
 }
 
 fn assert_healthy(provider: &dyn Provider) {
