@@ -4,11 +4,10 @@
 //! state stays valid and unchanged for the failed resource; cairn exits
 //! with code 1 (never a signal).
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use cairn_e2e::{Run, Workdir, cairn_binary};
 
@@ -177,31 +176,9 @@ fn a_provider_cannot_leave_its_grants() {
     assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "the listener saw a connection");
 }
 
-/// A one-request-at-a-time HTTP server on 127.0.0.1 answering `hello`,
-/// keeping the head of every request.
-fn serve() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
-            seen.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
-        }
-    });
-    (port, requests)
-}
-
 #[test]
 fn http_reaches_only_granted_origins_with_host_held_headers() {
-    let (port, requests) = serve();
+    let cairn::runtime::testing::HttpServer { port, requests } = cairn::runtime::testing::HttpServer::start();
     let ungranted = TcpListener::bind("127.0.0.1:0").unwrap();
     let other = ungranted.local_addr().unwrap().port();
     let secret = "Bearer zoo-e2e-s3cret";

@@ -3,8 +3,10 @@
 //! runtime's own tests and by the end-to-end tests in `tests/`.
 
 use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::wasm_build;
 
@@ -31,4 +33,36 @@ pub fn build_component(package: &str) -> PathBuf {
     let path = wasm_build::build_component(&cargo, workspace, target_dir, package).unwrap_or_else(|e| panic!("{e}"));
     built.insert(package.to_string(), path.clone());
     path
+}
+
+/// A plain HTTP server on 127.0.0.1 for sandbox tests: it answers `hello` to
+/// every request, one at a time, and keeps the head of each request it saw.
+pub struct HttpServer {
+    /// The port it listens on.
+    pub port: u16,
+    /// The head (request line and headers) of every request, in order.
+    pub requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl HttpServer {
+    /// Starts the server on a thread that lives as long as the process.
+    pub fn start() -> HttpServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port is free");
+        let port = listener.local_addr().expect("a bound listener has an address").port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                seen.lock().unwrap_or_else(PoisonError::into_inner).push(String::from_utf8_lossy(&head).into_owned());
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
+            }
+        });
+        HttpServer { port, requests }
+    }
 }

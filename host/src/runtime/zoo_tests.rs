@@ -2,9 +2,8 @@
 //! (`providers/testing/zoo`): answers too big or too deep, log floods,
 //! unbounded recursion, and outgoing HTTP under the sandbox's grants.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::tests::plan;
@@ -97,38 +96,9 @@ fn tail(text: &str) -> String {
     lines[lines.len().saturating_sub(5)..].join("\n")
 }
 
-/// A one-shot HTTP server on 127.0.0.1: answers `hello` to every request and
-/// keeps the requests' heads.
-struct Server {
-    port: u16,
-    requests: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    fn start() -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = requests.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                    head.push(byte[0]);
-                }
-                seen.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
-                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
-            }
-        });
-        Server { port, requests }
-    }
-}
-
 #[test]
 fn http_goes_only_to_granted_origins_with_host_held_headers() {
-    let granted = Server::start();
+    let granted = testing::HttpServer::start();
     let ungranted = TcpListener::bind("127.0.0.1:0").unwrap();
     let ungranted_port = ungranted.local_addr().unwrap().port();
     let secret = "Bearer zoo-s3cret-token";
