@@ -41,17 +41,7 @@ fn plan_with(s: &Setup, state: &State, destroy: bool) -> Result<Plan, Vec<Diagno
 
 fn state_with(addr: &str, attrs: serde_json::Value, status: InstanceStatus) -> State {
     let mut state = State::new();
-    state.set(InstanceState {
-        addr: addr.parse().unwrap(),
-        provider: "fake".into(),
-        schema_version: 0,
-        attributes: attrs,
-        private: Vec::new(),
-        dependencies: Vec::new(),
-        status,
-        create_before_destroy: false,
-        deposed: Vec::new(),
-    });
+    state.set(InstanceState { status, ..InstanceState::new(addr.parse().unwrap(), "fake", 0, attrs) });
     state
 }
 

@@ -267,17 +267,7 @@ mod tests {
     }
 
     fn instance(addr: &str) -> InstanceState {
-        InstanceState {
-            addr: addr.parse().unwrap(),
-            provider: "local".to_string(),
-            schema_version: 0,
-            attributes: serde_json::json!({"id": addr}),
-            private: Vec::new(),
-            dependencies: Vec::new(),
-            status: InstanceStatus::Ready,
-            create_before_destroy: false,
-            deposed: Vec::new(),
-        }
+        InstanceState::new(addr.parse().unwrap(), "local", 0, serde_json::json!({"id": addr}))
     }
 
     /// A state using every field.

@@ -105,6 +105,29 @@ pub struct InstanceState {
     pub deposed: Vec<DeposedObject>,
 }
 
+impl InstanceState {
+    /// A ready instance with no private bytes, dependencies or deposed
+    /// objects; set the other fields with struct update syntax.
+    pub fn new(
+        addr: InstanceAddr,
+        provider: &str,
+        schema_version: u64,
+        attributes: serde_json::Value,
+    ) -> InstanceState {
+        InstanceState {
+            addr,
+            provider: provider.to_string(),
+            schema_version,
+            attributes,
+            private: Vec::new(),
+            dependencies: Vec::new(),
+            status: InstanceStatus::Ready,
+            create_before_destroy: false,
+            deposed: Vec::new(),
+        }
+    }
+}
+
 /// Whether a resource instance's object can be trusted.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -396,17 +419,7 @@ mod tests {
     use crate::addr::ResourceAddr;
 
     fn inst(addr: &str) -> InstanceState {
-        InstanceState {
-            addr: addr.parse().unwrap(),
-            provider: "local".to_string(),
-            schema_version: 0,
-            attributes: serde_json::json!({"id": addr}),
-            private: Vec::new(),
-            dependencies: Vec::new(),
-            status: InstanceStatus::Ready,
-            create_before_destroy: false,
-            deposed: Vec::new(),
-        }
+        InstanceState::new(addr.parse().unwrap(), "local", 0, serde_json::json!({"id": addr}))
     }
 
     #[test]
