@@ -7,28 +7,20 @@ use std::time::Duration;
 
 use wasmtime::{Config, Engine};
 
-/// How often the epoch advances; the resolution of call deadlines.
+/// How often the epoch advances: the resolution of call deadlines, and how
+/// long a computing provider runs before it lets other calls have its thread.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// The engine every provider of a runtime is compiled for and runs in.
 pub(crate) fn new_engine() -> wasmtime::Result<Engine> {
     let mut config = Config::new();
-    // Deadlines: a store traps once the epoch passes its deadline, so a
+    // Every epoch tick interrupts running WebAssembly: the store's callback
+    // then yields to the executor, or traps past the call's deadline, so a
     // provider stuck in a loop is stopped without cooperating.
     config.epoch_interruption(true);
     // The default on-demand allocator: instances are few and long-lived (a
     // pool per provider), so a pooling allocator's sizing is not worth it.
     Engine::new(&config)
-}
-
-/// The most ticks a deadline may be away (over a year): wasmtime adds the
-/// deadline to the current epoch, which must not overflow.
-const MAX_DEADLINE_TICKS: u64 = u32::MAX as u64;
-
-/// The number of epoch ticks in `timeout`, rounded up, at least one.
-pub(crate) fn deadline_ticks(timeout: Duration) -> u64 {
-    let ticks = timeout.as_nanos().div_ceil(EPOCH_TICK.as_nanos()).max(1);
-    u64::try_from(ticks).unwrap_or(u64::MAX).min(MAX_DEADLINE_TICKS)
 }
 
 /// A thread that advances the engine's epoch every [`EPOCH_TICK`] until the
@@ -66,14 +58,6 @@ impl Drop for EpochTicker {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn deadlines_round_up_to_whole_ticks() {
-        assert_eq!(deadline_ticks(Duration::from_secs(60)), 6000);
-        assert_eq!(deadline_ticks(Duration::from_millis(15)), 2);
-        assert_eq!(deadline_ticks(Duration::ZERO), 1);
-        assert_eq!(deadline_ticks(Duration::MAX), MAX_DEADLINE_TICKS);
-    }
 
     #[test]
     fn the_ticker_stops_when_dropped() {

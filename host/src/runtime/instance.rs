@@ -2,24 +2,32 @@
 //! log sink) with the instantiated component, and the one way to call into
 //! it — with a deadline, turning every failure into a [`CallError`] a user
 //! can read.
+//!
+//! Calls are asynchronous: a provider waiting on a timer or on HTTP is a
+//! pending future, not a blocked thread, and a provider computing yields to
+//! the executor at every epoch tick, so a few threads carry many calls.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
 use wasmtime_wasi::clocks::WasiClocksCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::answer::AnswerSize;
+use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider::Guest;
 use super::bindings::{ProviderWorld, ProviderWorldPre, cairn};
 use super::clock;
-use super::engine::deadline_ticks;
 use super::http::HttpPolicy;
 use super::output::{GuestOutput, MAX_LINE};
 use super::sandbox::Sandbox;
+use super::wire;
+use crate::diag::Diagnostic;
 use crate::provider::CallError;
 
 /// How many core instances, tables and memories one component may create.
@@ -141,15 +149,26 @@ impl ResourceLimiter for Limits {
 
 /// The linker every provider is instantiated with: WASI p2 and wasi:http
 /// (which only reach what the sandbox grants; the clock's sleeps end at the
-/// call deadline) and the host's `log`.
+/// call deadline) and the host's `log`. Blocking WASI calls are
+/// asynchronous host functions: they wait without holding a thread.
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     clock::shadow_monotonic_clock(&mut linker, StoreState::clock_view)?;
     ProviderWorld::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |state| state)?;
     Ok(linker)
 }
+
+/// One export call of an instance: given the exports and the store, the
+/// future of the call. (A boxed future, so that calls stay `Send`.)
+pub(crate) type ExportCall<R> = Box<
+    dyn for<'a> FnOnce(
+            &'a Guest,
+            &'a mut Store<StoreState>,
+        ) -> Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>
+        + Send,
+>;
 
 /// An instantiated provider, ready for calls.
 pub(crate) struct Instance {
@@ -161,7 +180,7 @@ pub(crate) struct Instance {
 
 impl Instance {
     /// A fresh instance of `pre` in `sandbox`.
-    pub(crate) fn new(
+    pub(crate) async fn new(
         pre: &ProviderWorldPre<StoreState>,
         provider: &Arc<str>,
         sandbox: &Sandbox,
@@ -201,10 +220,15 @@ impl Instance {
         // under this is copied, measured and rejected by `call`.
         let fuel = usize::try_from(sandbox.max_answer_bytes).unwrap_or(usize::MAX).max(store.hostcall_fuel());
         store.set_hostcall_fuel(fuel);
-        store.epoch_deadline_trap();
+        // At every epoch tick the provider yields to the executor, so that a
+        // busy provider shares its thread; past the call's deadline it traps.
+        store.epoch_deadline_callback(|store| {
+            let past = store.data().call_deadline.is_some_and(|d| Instant::now() >= d);
+            Ok(if past { UpdateDeadline::Interrupt } else { UpdateDeadline::Yield(1) })
+        });
         // Start functions run during instantiation: they get a deadline too.
-        store.set_epoch_deadline(deadline_ticks(sandbox.call_timeout));
-        match pre.instantiate(&mut store) {
+        store.set_epoch_deadline(1);
+        match pre.instantiate_async(&mut store).await {
             Ok(world) => {
                 Ok(Instance { store, world, timeout: sandbox.call_timeout, max_answer_bytes: sandbox.max_answer_bytes })
             }
@@ -212,13 +236,13 @@ impl Instance {
         }
     }
 
-    /// Calls `f` on the provider's exports with the call deadline set, and
-    /// checks the size of the answer. On error the instance must be thrown
-    /// away: its state is unknown.
-    pub(crate) fn call<R: AnswerSize>(
+    /// Makes the export call `f` with the call deadline set, and checks the
+    /// size of the answer. On error the instance must be thrown away: its
+    /// state is unknown.
+    pub(crate) async fn call<R: AnswerSize>(
         &mut self,
         operation: &'static str,
-        f: impl FnOnce(&Guest, &mut Store<StoreState>) -> wasmtime::Result<R>,
+        f: ExportCall<R>,
     ) -> Result<R, CallError> {
         let state = self.store.data_mut();
         state.output.start_call();
@@ -226,8 +250,8 @@ impl Instance {
         state.sleep_cut_short = false;
         state.call_deadline = clock::deadline_after(self.timeout);
         state.http_policy.deadline = state.call_deadline;
-        self.store.set_epoch_deadline(deadline_ticks(self.timeout));
-        let result = f(self.world.cairn_provider_provider(), &mut self.store);
+        self.store.set_epoch_deadline(1);
+        let result = f(self.world.cairn_provider_provider(), &mut self.store).await;
         let fuel = self.store.hostcall_fuel();
         let state = self.store.data();
         state.output.end_call();
@@ -253,6 +277,16 @@ impl Instance {
                 Err(failure(&state.provider, operation, &e, state, self.timeout, fuel))
             }
         }
+    }
+}
+
+impl Instance {
+    /// Calls `configure` with the `provider` block `config`; returns what the
+    /// provider said about it.
+    pub(crate) async fn configure(&mut self, config: wit::Value) -> Result<Vec<Diagnostic>, CallError> {
+        let call: ExportCall<_> = Box::new(move |g, s| Box::pin(async move { g.call_configure(s, &config).await }));
+        let answer = self.call("configure", call).await?;
+        Ok(wire::diagnostics_from_wire(&answer))
     }
 }
 

@@ -9,6 +9,12 @@
 //! (`instance`, `pool`), and the providers bundled into the binary
 //! ([`builtin`]).
 //!
+//! Calls into a provider are asynchronous (wasmtime's async support): the
+//! executor awaits [`Provider::apply_resource_async`], and a provider that
+//! waits on a timer or on HTTP is a pending future, not a blocked thread,
+//! so hundreds of calls can be in flight on a few threads. The blocking
+//! methods of [`Provider`] wait for the same futures.
+//!
 //! ```text
 //! let runtime = Runtime::new()?;
 //! let loaded = runtime.load("local", builtin("local").unwrap())?;
@@ -34,6 +40,7 @@ pub mod testing;
 mod wasm_build;
 mod wire;
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -162,12 +169,14 @@ impl LoadedProvider {
 
     /// The provider's schema, from a throwaway instance in `sandbox`.
     pub fn schema(&self, sandbox: &Sandbox) -> Result<ProviderSchema, CallError> {
-        let mut instance = Instance::new(&self.pre, &self.name, sandbox)?;
-        self.fetch_schema(&mut instance)
+        block_on(async {
+            let mut instance = Instance::new(&self.pre, &self.name, sandbox).await?;
+            self.fetch_schema(&mut instance).await
+        })
     }
 
-    fn fetch_schema(&self, instance: &mut Instance) -> Result<ProviderSchema, CallError> {
-        let schema = instance.call("schema", |guest, store| guest.call_schema(store))?;
+    async fn fetch_schema(&self, instance: &mut Instance) -> Result<ProviderSchema, CallError> {
+        let schema = instance.call("schema", Box::new(|g, s| Box::pin(g.call_schema(s)))).await?;
         wire::provider_schema_from_wire(&schema)
             .map_err(|e| CallError::new(&*self.name, "schema", format!("returned a malformed schema: {e}")))
     }
@@ -176,11 +185,14 @@ impl LoadedProvider {
     /// there is none), to run in `sandbox`. Warnings the provider gives are
     /// logged.
     pub fn configure(&self, sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
-        let mut first = Instance::new(&self.pre, &self.name, &sandbox)?;
-        let schema = self.fetch_schema(&mut first)?;
+        block_on(self.configure_async(sandbox, config))
+    }
+
+    async fn configure_async(&self, sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
+        let mut first = Instance::new(&self.pre, &self.name, &sandbox).await?;
+        let schema = self.fetch_schema(&mut first).await?;
         let config = wire::value_to_wire(&config);
-        let answer = first.call("configure", |guest, store| guest.call_configure(store, &config))?;
-        let diagnostics = wire::diagnostics_from_wire(&answer);
+        let diagnostics = first.configure(config.clone()).await?;
         if Diagnostics::has_errors(&diagnostics) {
             return Err(ConfigureError::Diagnostics { provider: self.name.to_string(), diagnostics });
         }
@@ -190,6 +202,30 @@ impl LoadedProvider {
         let parts =
             Parts { name: self.name.clone(), pre: self.pre.clone(), sandbox, config, shared: self.shared.clone() };
         Ok(Arc::new(WasmProvider::new(parts, schema, first)))
+    }
+}
+
+/// Waits for `future`, a provider call, from blocking code: on a
+/// multi-threaded tokio runtime in place of the current task
+/// ([`tokio::task::block_in_place`]), elsewhere on wasmtime-wasi's own
+/// runtime (whose I/O and timers the WASI host functions need).
+pub(crate) fn block_on<F>(future: F) -> F::Output
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| handle.block_on(future))
+        }
+        // A current-thread runtime cannot block in place: wait on a thread
+        // of our own, outside it.
+        Ok(_) => std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| wasmtime_wasi::runtime::in_tokio(future));
+            waiter.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        }),
+        Err(_) => wasmtime_wasi::runtime::in_tokio(future),
     }
 }
 

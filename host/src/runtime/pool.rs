@@ -1,27 +1,28 @@
 //! A configured provider ([`WasmProvider`]): the [`Provider`] trait over a
 //! pool of configured instances of one component.
 //!
-//! A call takes an idle instance, or creates one (instantiate, then
-//! `configure` with the provider's configuration) while fewer than
-//! [`MAX_INSTANCES`] exist, or waits for one to come back. An instance whose
-//! call failed (trap, timeout, out of memory) is thrown away; the next call
-//! gets a fresh one.
+//! A call takes one of the provider's `max_concurrency` permits (waiting,
+//! without a thread, while all are taken), then an idle instance or a new
+//! one (instantiated, then `configure`d with the provider's configuration).
+//! An instance whose call failed (trap, timeout, out of memory) is thrown
+//! away; the next call gets a fresh one. Calls are asynchronous; the
+//! blocking methods of [`Provider`] wait for them with [`super::block_on`].
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use wasmtime::Store;
+use tokio::sync::Semaphore;
 
-use super::Shared;
 use super::answer::AnswerSize;
 use super::bindings::ProviderWorldPre;
 use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider as api;
-use super::instance::{Instance, StoreState};
+use super::instance::{ExportCall, Instance, StoreState};
 use super::sandbox::Sandbox;
 use super::wire::{self, WireError};
+use super::{Shared, block_on};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::{
-    ApplyRequest, ApplyResponse, CallError, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse,
+    ApplyRequest, ApplyResponse, CallError, CallFuture, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse,
 };
 use crate::schema::ProviderSchema;
 use crate::value::Value;
@@ -44,15 +45,11 @@ pub(crate) struct WasmProvider {
     _shared: Arc<Shared>,
 }
 
-/// Idle instances and the count of all instances, idle or busy.
+/// The instances of a provider not in use, and one permit for each
+/// instance that may be in use at once.
 struct Pool {
-    state: Mutex<PoolState>,
-    returned: Condvar,
-}
-
-struct PoolState {
-    idle: Vec<Instance>,
-    live: usize,
+    idle: Mutex<Vec<Instance>>,
+    permits: Semaphore,
 }
 
 /// Everything needed to make a configured provider from its first instance.
@@ -67,81 +64,46 @@ pub(crate) struct Parts {
 impl WasmProvider {
     /// A provider whose first instance, `first`, is already configured.
     pub(crate) fn new(parts: Parts, schema: ProviderSchema, first: Instance) -> WasmProvider {
+        let permits = parts.sandbox.max_concurrency.clamp(1, Semaphore::MAX_PERMITS);
         WasmProvider {
             name: parts.name,
             schema,
             pre: parts.pre,
             sandbox: parts.sandbox,
             config: parts.config,
-            pool: Pool { state: Mutex::new(PoolState { idle: vec![first], live: 1 }), returned: Condvar::new() },
+            pool: Pool { idle: Mutex::new(vec![first]), permits: Semaphore::new(permits) },
             _shared: parts.shared,
         }
     }
 
-    /// Runs one export call on a pooled instance.
-    fn call<R: AnswerSize>(
-        &self,
-        operation: &'static str,
-        f: impl FnOnce(&api::Guest, &mut Store<StoreState>) -> wasmtime::Result<R>,
-    ) -> CallResult<R> {
-        let mut instance = self.checkout()?;
-        let result = instance.call(operation, f);
-        match result {
-            Ok(_) => self.checkin(instance),
-            Err(_) => self.discard(instance),
+    /// Runs one export call on a pooled instance, waiting for a permit
+    /// first when `max_concurrency` calls are running.
+    async fn call<R: AnswerSize>(&self, operation: &'static str, f: ExportCall<R>) -> CallResult<R> {
+        // The semaphore is never closed.
+        let _permit = self.pool.permits.acquire().await.map_err(|_| self.error(operation, "was shut down".into()))?;
+        let idle = self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let mut instance = match idle {
+            Some(instance) => instance,
+            None => self.new_instance().await?,
+        };
+        let result = instance.call(operation, f).await;
+        // An instance whose call failed is dropped here: its state is unknown.
+        if result.is_ok() {
+            self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(instance);
         }
         result
     }
 
-    /// An idle instance, a new one, or (when the sandbox's `max_concurrency`
-    /// are busy) the next one returned.
-    fn checkout(&self) -> CallResult<Instance> {
-        let mut state = self.lock();
-        loop {
-            if let Some(instance) = state.idle.pop() {
-                return Ok(instance);
-            }
-            if state.live < self.sandbox.max_concurrency.max(1) {
-                state.live += 1;
-                drop(state);
-                return self.new_instance().inspect_err(|_| self.forget_one());
-            }
-            state = self.pool.returned.wait(state).unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-
     /// A new instance, configured like the first one.
-    fn new_instance(&self) -> CallResult<Instance> {
-        let mut instance = Instance::new(&self.pre, &self.name, &self.sandbox)?;
-        let diagnostics = instance.call("configure", |guest, store| guest.call_configure(store, &self.config))?;
-        let diagnostics = wire::diagnostics_from_wire(&diagnostics);
+    async fn new_instance(&self) -> CallResult<Instance> {
+        let mut instance = Instance::new(&self.pre, &self.name, &self.sandbox).await?;
+        let diagnostics = instance.configure(self.config.clone()).await?;
         if Diagnostics::has_errors(&diagnostics) {
             let mut error = self.error("configure", "rejected its configuration on a new instance".to_string());
             error.detail = Diagnostics(diagnostics).to_string();
             return Err(error);
         }
         Ok(instance)
-    }
-
-    fn checkin(&self, instance: Instance) {
-        self.lock().idle.push(instance);
-        self.pool.returned.notify_one();
-    }
-
-    fn discard(&self, instance: Instance) {
-        drop(instance);
-        self.forget_one();
-    }
-
-    /// One instance fewer exists: a waiting call may create one.
-    fn forget_one(&self) {
-        self.lock().live -= 1;
-        self.pool.returned.notify_one();
-    }
-
-    fn lock(&self) -> MutexGuard<'_, PoolState> {
-        // The pool's counts stay right even if a holder panicked.
-        self.pool.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn error(&self, operation: &'static str, message: String) -> CallError {
@@ -158,6 +120,29 @@ impl WasmProvider {
     }
 }
 
+impl WasmProvider {
+    /// `apply-resource`, awaited by the executor.
+    async fn apply(&self, request: ApplyRequest) -> CallResult<ApplyResponse> {
+        const OP: &str = "apply-resource";
+        let request = api::ApplyRequest {
+            type_name: request.type_name,
+            prior_state: wire::value_to_wire(&request.prior_state),
+            planned_state: wire::value_to_wire(&request.planned_state),
+            config: wire::value_to_wire(&request.config),
+            planned_private: request.planned_private,
+            idempotency_key: request.idempotency_key,
+        };
+        let call: ExportCall<_> =
+            Box::new(move |g, s| Box::pin(async move { g.call_apply_resource(s, &request).await }));
+        let answer = self.call(OP, call).await?;
+        Ok(ApplyResponse {
+            new_state: self.decode(OP, &answer.new_state)?,
+            private: answer.private,
+            diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+        })
+    }
+}
+
 impl Provider for WasmProvider {
     fn name(&self) -> &str {
         &self.name
@@ -168,8 +153,10 @@ impl Provider for WasmProvider {
     }
 
     fn validate_resource(&self, type_name: &str, config: &Value) -> CallResult<Vec<Diagnostic>> {
-        let config = wire::value_to_wire(config);
-        let answer = self.call("validate-resource", |g, s| g.call_validate_resource(s, type_name, &config))?;
+        let (type_name, config) = (type_name.to_string(), wire::value_to_wire(config));
+        let call: ExportCall<_> =
+            Box::new(move |g, s| Box::pin(async move { g.call_validate_resource(s, &type_name, &config).await }));
+        let answer = block_on(self.call("validate-resource", call))?;
         Ok(wire::diagnostics_from_wire(&answer))
     }
 
@@ -182,7 +169,9 @@ impl Provider for WasmProvider {
             config: wire::value_to_wire(&request.config),
             prior_private: request.prior_private,
         };
-        let answer = self.call(OP, |g, s| g.call_plan_resource(s, &request))?;
+        let call: ExportCall<_> =
+            Box::new(move |g, s| Box::pin(async move { g.call_plan_resource(s, &request).await }));
+        let answer = block_on(self.call(OP, call))?;
         Ok(PlanResponse {
             planned_state: self.decode(OP, &answer.planned_state)?,
             requires_replace: answer.requires_replace.iter().map(|p| wire::path_from_wire(p)).collect(),
@@ -192,21 +181,13 @@ impl Provider for WasmProvider {
     }
 
     fn apply_resource(&self, request: ApplyRequest) -> CallResult<ApplyResponse> {
-        const OP: &str = "apply-resource";
-        let request = api::ApplyRequest {
-            type_name: request.type_name,
-            prior_state: wire::value_to_wire(&request.prior_state),
-            planned_state: wire::value_to_wire(&request.planned_state),
-            config: wire::value_to_wire(&request.config),
-            planned_private: request.planned_private,
-            idempotency_key: request.idempotency_key,
-        };
-        let answer = self.call(OP, |g, s| g.call_apply_resource(s, &request))?;
-        Ok(ApplyResponse {
-            new_state: self.decode(OP, &answer.new_state)?,
-            private: answer.private,
-            diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
-        })
+        block_on(self.apply(request))
+    }
+
+    /// The provider's apply as a future: while it waits (on a timer, on
+    /// HTTP) it holds no thread.
+    fn apply_resource_async(&self, request: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
+        Box::pin(self.apply(request))
     }
 
     fn read_resource(&self, type_name: &str, current_state: &Value, private: &[u8]) -> CallResult<ReadResponse> {
@@ -216,7 +197,9 @@ impl Provider for WasmProvider {
             current_state: wire::value_to_wire(current_state),
             private: private.to_vec(),
         };
-        let answer = self.call(OP, |g, s| g.call_read_resource(s, &request))?;
+        let call: ExportCall<_> =
+            Box::new(move |g, s| Box::pin(async move { g.call_read_resource(s, &request).await }));
+        let answer = block_on(self.call(OP, call))?;
         Ok(ReadResponse {
             new_state: answer.new_state.as_ref().map(|v| self.decode(OP, v)).transpose()?,
             private: answer.private,
@@ -226,14 +209,20 @@ impl Provider for WasmProvider {
 
     fn read_data_source(&self, type_name: &str, config: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
         const OP: &str = "read-data-source";
-        let config = wire::value_to_wire(config);
-        let answer = self.call(OP, |g, s| g.call_read_data_source(s, type_name, &config))?;
+        let (type_name, config) = (type_name.to_string(), wire::value_to_wire(config));
+        let call: ExportCall<_> =
+            Box::new(move |g, s| Box::pin(async move { g.call_read_data_source(s, &type_name, &config).await }));
+        let answer = block_on(self.call(OP, call))?;
         Ok((self.decode(OP, &answer.state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
     }
 
     fn upgrade_state(&self, type_name: &str, version: u64, raw_json: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
         const OP: &str = "upgrade-state";
-        let answer = self.call(OP, |g, s| g.call_upgrade_state(s, type_name, version, raw_json))?;
+        let (type_name, raw_json) = (type_name.to_string(), raw_json.to_string());
+        let call: ExportCall<_> = Box::new(move |g, s| {
+            Box::pin(async move { g.call_upgrade_state(s, &type_name, version, &raw_json).await })
+        });
+        let answer = block_on(self.call(OP, call))?;
         Ok((self.decode(OP, &answer.upgraded_state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
     }
 }

@@ -1,14 +1,17 @@
 //! The runtime against the zoo's hostile providers
 //! (`providers/testing/zoo`): answers too big or too deep, log floods,
-//! unbounded recursion, and outgoing HTTP under the sandbox's grants.
+//! unbounded recursion, outgoing HTTP under the sandbox's grants, and many
+//! calls waiting on the network at once.
 
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::tests::plan;
 use super::*;
-use crate::provider::PlanResponse;
+use crate::provider::{ApplyRequest, PlanResponse};
 
 fn zoo_wasm() -> &'static [u8] {
     static WASM: OnceLock<Vec<u8>> = OnceLock::new();
@@ -130,4 +133,104 @@ fn http_goes_only_to_granted_origins_with_host_held_headers() {
     ungranted.set_nonblocking(true).unwrap();
     let err = ungranted.accept().map(|_| ()).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "the ungranted listener saw a connection");
+}
+
+/// A loopback HTTP server that holds every request until `count` of them
+/// wait at once, then answers them all `hello`.
+struct BarrierServer {
+    port: u16,
+    most_waiting: Arc<AtomicUsize>,
+}
+
+impl BarrierServer {
+    fn start(count: usize) -> BarrierServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let most_waiting = Arc::new(AtomicUsize::new(0));
+        let most = Arc::clone(&most_waiting);
+        std::thread::spawn(move || {
+            let mut waiting: Vec<TcpStream> = Vec::new();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                read_head(&mut stream);
+                waiting.push(stream);
+                most.fetch_max(waiting.len(), Ordering::SeqCst);
+                if waiting.len() == count {
+                    for mut stream in waiting.drain(..) {
+                        let _ =
+                            stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
+                    }
+                }
+            }
+        });
+        BarrierServer { port, most_waiting }
+    }
+
+    /// The most requests that were waiting at the same time.
+    fn most_waiting(&self) -> usize {
+        self.most_waiting.load(Ordering::SeqCst)
+    }
+}
+
+fn read_head(stream: &mut TcpStream) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+}
+
+/// How long a test waits for work that should finish in a second before it
+/// calls it hung.
+const HANG_GUARD: Duration = Duration::from_secs(120);
+
+#[test]
+fn calls_waiting_on_the_network_hold_no_threads() {
+    const CALLS: usize = 256;
+    let server = BarrierServer::start(CALLS);
+    let grant = HttpGrant { scheme: "http".into(), host: "127.0.0.1".into(), port: server.port, headers: vec![] };
+    let provider = zoo(Sandbox { http: vec![grant], max_concurrency: CALLS, ..Sandbox::default() });
+    let url = format!("http://127.0.0.1:{}/wait", server.port);
+    let config = Value::object([("http", Value::List(vec![Value::string(&url)])), ("phase", Value::string("apply"))]);
+    // Two threads run tasks and two may do blocking work. Were a waiting
+    // call to hold a thread, at most four requests could wait at once and
+    // the server would never answer 200.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (done, answers) = std::sync::mpsc::channel();
+    let calls = async move {
+        let mut calls = tokio::task::JoinSet::new();
+        for i in 0..CALLS {
+            let (provider, config) = (Arc::clone(&provider), config.clone());
+            calls.spawn(async move {
+                let request = ApplyRequest {
+                    type_name: "zoo_probe".into(),
+                    prior_state: Value::Null,
+                    planned_state: config.clone(),
+                    config,
+                    planned_private: Vec::new(),
+                    idempotency_key: format!("call-{i}"),
+                };
+                provider.apply_resource_async(request).await
+            });
+        }
+        calls.join_all().await
+    };
+    std::thread::spawn(move || done.send(runtime.block_on(calls)));
+    // Only a broken runtime gets here: the calls never finish, and the
+    // test would hang instead of failing.
+    let answers = answers.recv_timeout(HANG_GUARD).unwrap_or_else(|_| {
+        panic!("the calls did not finish; at most {} waited at once (should be {CALLS})", server.most_waiting())
+    });
+    assert_eq!(server.most_waiting(), CALLS, "requests waiting at once");
+    let ok = format!("http {url}: ok (status 200, body \"hello\", request headers seen: [])");
+    for answer in answers {
+        let answer = answer.unwrap();
+        let said: Vec<&str> = answer.diagnostics.iter().map(|d| d.summary.as_str()).collect();
+        assert_eq!(said, [ok.as_str()]);
+    }
 }

@@ -12,7 +12,8 @@
 //!   with `needle` set, searches its own linear memory for a secret (the
 //!   `needle`'s bytes each shifted up by one, so that the needle itself is
 //!   not what it finds). Each outcome is a warning, `"<op> <what>: ok…"` or
-//!   `"<op> <what>: failed: <error>"`; the plan goes on normally;
+//!   `"<op> <what>: failed: <error>"`; the plan goes on normally. With
+//!   `phase = "apply"` it probes in `apply-resource` instead;
 //! - the hostile types below misbehave in `plan-resource`, or in
 //!   `apply-resource` when their `phase` attribute is `"apply"`, or not at
 //!   all when it is `"never"` (to create one that a later update breaks):
@@ -84,7 +85,9 @@ impl Guest for Zoo {
         let mut diagnostics = Vec::new();
         let mut planned_state = request.proposed_new_state.clone();
         if request.type_name == "zoo_probe" {
-            diagnostics = probe(&request.config);
+            if phase(&request.config).is_none() {
+                diagnostics = probe(&request.config);
+            }
         } else if phase(&request.config).is_none()
             && let Some(answer) = misbehave(&request.type_name)
         {
@@ -95,12 +98,15 @@ impl Guest for Zoo {
 
     fn apply_resource(request: ApplyRequest) -> ApplyResponse {
         let mut new_state = request.planned_state;
-        if phase(&request.config) == Some("apply")
-            && let Some(answer) = misbehave(&request.type_name)
-        {
-            new_state = answer;
+        let mut diagnostics = Vec::new();
+        if phase(&request.config) == Some("apply") {
+            if request.type_name == "zoo_probe" {
+                diagnostics = probe(&request.config);
+            } else if let Some(answer) = misbehave(&request.type_name) {
+                new_state = answer;
+            }
         }
-        ApplyResponse { new_state, private: Vec::new(), diagnostics: Vec::new() }
+        ApplyResponse { new_state, private: Vec::new(), diagnostics }
     }
 
     fn read_resource(request: ReadRequest) -> ReadResponse {
