@@ -28,7 +28,7 @@ fn show_prints_the_state_with_sensitive_values_hidden() {
 
     let json = w.cairn(&["show", "-json"]).success();
     let state: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(state["format_version"], 2);
+    assert_eq!(state["format_version"], cairn::state::FORMAT_VERSION);
     assert_eq!(state["resources"].as_array().unwrap().len(), 4);
 }
 

@@ -251,3 +251,58 @@ fn a_create_before_destroy_replacement_that_fails_leaves_the_old_object_current(
     w.cairn(&["apply", "-auto-approve", "-var", "ka=2"]).success();
     assert!(!w.state_text().contains("\"deposed\""), "{}", w.state_text());
 }
+
+#[test]
+fn an_apply_killed_mid_call_keeps_what_finished_and_reports_what_may_exist() {
+    // `fast` finishes; `slow` is in its provider call when cairn is killed.
+    let config = [thing("fast", ""), thing("slow", "sleep_ms = 3000")].concat();
+    let w = workdir(&config);
+    let mut apply = w
+        .command(&["apply", "-auto-approve", "-json"], &[])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the journal holds fast's result and slow's intent: the
+    // intent is written before the provider is called.
+    let journal = w.path().join("cairn.state.json.journal");
+    let in_call = || {
+        let text = std::fs::read_to_string(&journal).unwrap_or_default();
+        text.contains(r#""set":{"instance":{"addr":"recorder_thing.fast""#)
+            && text.contains(r#""intent":{"addr":"recorder_thing.slow""#)
+    };
+    while !in_call() {
+        assert!(apply.try_wait().unwrap().is_none(), "the apply ended before it could be killed");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    apply.kill().unwrap();
+    apply.wait().unwrap();
+    assert!(!ops(&w).iter().any(|o| o[1] == "slow"), "slow's call had not finished");
+
+    let plan = w.cairn(&["plan"]).success();
+    assert!(
+        plan.all().contains("An earlier apply was interrupted during the create of recorder_thing.slow"),
+        "{}",
+        plan.all()
+    );
+    assert!(plan.stdout.contains("Plan: 1 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    // Opening the state folded the journal into it: fast is recorded,
+    // slow is pending with the key its provider was given.
+    assert!(!journal.exists());
+    assert_eq!(w.addresses(), ["recorder_thing.fast"]);
+    let state = w.state().unwrap();
+    let pending = state["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0]["operation"], "create");
+    let key = pending[0]["idempotency_key"].as_str().unwrap().to_string();
+
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let retried = ops(&w);
+    let slow: Vec<&Vec<String>> = retried.iter().filter(|o| o[1] == "slow").collect();
+    assert_eq!(slow.len(), 1, "{retried:?}");
+    assert_eq!(slow[0][3], key, "the retry sends the interrupted call's key");
+    assert!(w.state().unwrap().get("pending").is_none(), "the apply settled the pending operation");
+    let quiet = w.cairn(&["plan"]).success();
+    assert!(!quiet.all().contains("interrupted"), "{}", quiet.all());
+}

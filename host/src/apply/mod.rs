@@ -1,7 +1,8 @@
 //! Applying a plan: the executor walks the apply graph and, for each step,
-//! re-plans with the values now known, calls the provider, checks the new
-//! state against the plan and persists the state before anything else
-//! continues.
+//! re-plans with the values now known, records its intent in the state's
+//! journal, calls the provider, checks the new state against the plan and
+//! journals the change before anything after it starts. The whole state is
+//! written once, at the end.
 
 pub mod events;
 pub mod executor;
@@ -21,7 +22,9 @@ use crate::graph::DependencyGraph;
 use crate::plan::{self, Action, CheckedCallError, Plan, Providers, ResourceChange, ResourceValues};
 use crate::provider::{ApplyRequest, Provider};
 use crate::schema::Schema;
-use crate::state::{DeposedObject, InstanceState, InstanceStatus, LocalBackend, OutputState, State};
+use crate::state::{
+    DeposedObject, InstanceState, InstanceStatus, Journal, LocalBackend, OutputState, PendingOperation, Record, State,
+};
 use crate::value::{self, Value};
 
 pub use events::{Event, EventSink};
@@ -61,24 +64,20 @@ pub struct Applier {
     pub events: Arc<dyn EventSink>,
 }
 
-/// The state as the steps change it, and how many changes it has had.
-struct Live {
+/// The state as the steps change it, and the journal that persists every
+/// change as it is made.
+struct Ledger {
     state: State,
-    generation: u64,
-}
-
-/// Where the state is written, and the generation of the last write.
-struct Disk {
-    backend: LocalBackend,
-    written: u64,
+    journal: Journal,
 }
 
 /// What steps share while the walk runs.
 struct Shared {
     applier: Applier,
     values: Mutex<(ResourceValues, BTreeMap<String, Value>)>,
-    live: Mutex<Live>,
-    disk: Mutex<Disk>,
+    /// Held while a change is made and journaled, so that the journal has
+    /// the changes in the order they were made.
+    ledger: Mutex<Ledger>,
     report: Mutex<ApplyReport>,
     lineage: String,
     /// Where each instance's current-object change is in the plan.
@@ -86,8 +85,9 @@ struct Shared {
 }
 
 impl Applier {
-    /// Carries out the plan, writing `state` through `backend` after every
-    /// finished step. Returns what happened; errors are in the report.
+    /// Carries out the plan on `state`, persisting every change in the
+    /// journal of `backend` as it is made and the whole state at the end.
+    /// Returns what happened (errors are in the report) and the new state.
     ///
     /// Must run on a multi-threaded tokio runtime: steps do their blocking
     /// work in place ([`tokio::task::block_in_place`]).
@@ -111,16 +111,25 @@ impl Applier {
             values.set(addr, v.clone());
         }
         let (mut state, mut backend) = (state, backend);
+        let fail = |d: Diagnostic, state: State| {
+            self.events.diagnostic(&d);
+            (ApplyReport { errors: vec![d], ..ApplyReport::default() }, state)
+        };
         // A state never written yet is written before any provider call, so
         // that its lineage — part of every idempotency key — survives a
         // first apply that records nothing, and a retry sends the same keys.
-        if state.serial == 0
-            && let Err(e) = backend.write(&mut state)
-        {
-            let d = write_failed(&e);
-            self.events.diagnostic(&d);
-            return (ApplyReport { errors: vec![d], ..ApplyReport::default() }, state);
+        // Operations left pending by a crash were shown with the plan; this
+        // apply settles them.
+        if state.serial == 0 || !state.pending.is_empty() {
+            state.pending.clear();
+            if let Err(e) = backend.write(&mut state) {
+                return fail(write_failed(&e), state);
+            }
         }
+        let journal = match backend.start_journal(&state) {
+            Ok(journal) => journal,
+            Err(e) => return fail(write_failed(&e), state),
+        };
         let shared = Arc::new(Shared {
             lineage: state.lineage.clone(),
             current: self
@@ -133,8 +142,7 @@ impl Applier {
                 .collect(),
             applier: self,
             values: Mutex::new((values, BTreeMap::new())),
-            live: Mutex::new(Live { state, generation: 0 }),
-            disk: Mutex::new(Disk { backend, written: 0 }),
+            ledger: Mutex::new(Ledger { state, journal }),
             report: Mutex::new(ApplyReport::default()),
         });
         let limits = executor::Limits {
@@ -174,9 +182,17 @@ impl Applier {
         }
         shared.finish_outputs();
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
-        let live = shared.live.into_inner().unwrap_or_else(|e| e.into_inner());
-        let report = shared.report.into_inner().unwrap_or_else(|e| e.into_inner());
-        (report, live.state)
+        let Ledger { mut state, journal } = shared.ledger.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut report = shared.report.into_inner().unwrap_or_else(|e| e.into_inner());
+        // Every change is in the journal already; this write only folds
+        // them into the state file. If it fails, the journal stays, and
+        // the next command recovers the state from it.
+        if let Err(e) = backend.finish_journal(journal, &mut state) {
+            let d = write_failed(&e);
+            shared.applier.events.diagnostic(&d);
+            report.errors.push(d);
+        }
+        (report, state)
     }
 }
 
@@ -352,14 +368,26 @@ impl Shared {
         if let Some(key) = depose {
             blocking(|| self.depose(&change.addr, key))?;
         }
-        let result = self.create_or_update_object(change).await;
-        if let (Some(key), Err(_)) = (depose, &result) {
-            blocking(|| self.restore_deposed(&change.addr, key));
+        let key = self.idempotency_key(change);
+        let result = self.create_or_update_object(change, &key).await;
+        if let (Some(deposed), Err(_)) = (depose, &result) {
+            blocking(|| self.restore_deposed(&change.addr, deposed));
         }
-        result
+        // Only now, with the state as the failure left it, is the operation
+        // over (a success ended it when it recorded the new object).
+        let ended = blocking(|| self.end_operation(&key));
+        let id = result?;
+        ended?;
+        Ok(id)
     }
 
-    async fn create_or_update_object(&self, change: &ResourceChange) -> Result<Option<String>, Vec<Diagnostic>> {
+    /// Re-plans, journals the intent, calls the provider with the
+    /// idempotency key `key` and records the answer.
+    async fn create_or_update_object(
+        &self,
+        change: &ResourceChange,
+        key: &str,
+    ) -> Result<Option<String>, Vec<Diagnostic>> {
         let provider = self.provider(change);
         let schema = self.schema(provider, &change.addr);
         let location = Self::location(change);
@@ -375,15 +403,16 @@ impl Shared {
                 planned_state: replanned.planned_state.clone(),
                 config,
                 planned_private: replanned.planned_private,
-                idempotency_key: self.idempotency_key(change),
+                idempotency_key: key.to_string(),
             };
+            self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key)?;
             Ok::<_, Vec<Diagnostic>>((request, replanned.planned_state))
         })?;
         let response = provider
             .apply_resource_async(request)
             .await
             .map_err(|e| CheckedCallError::Call(change.addr.clone(), Box::new(e)).into_diagnostics(&location))?;
-        blocking(|| self.finish_apply(change, schema, creating, &planned, response))
+        blocking(|| self.finish_apply(change, schema, creating, &planned, response, key))
     }
 
     /// Checks a create's or update's answer and records the new object.
@@ -394,6 +423,7 @@ impl Shared {
         creating: bool,
         planned: &Value,
         response: crate::provider::ApplyResponse,
+        key: &str,
     ) -> Result<Option<String>, Vec<Diagnostic>> {
         let provider = self.provider(change);
         let location = Self::location(change);
@@ -406,7 +436,7 @@ impl Shared {
             let recordable =
                 response.new_state.is_wholly_known() && schema.block.implied_type().check(&response.new_state).is_ok();
             if creating && !response.new_state.is_null() && recordable {
-                self.record(change, schema, &response.new_state, &response.private, InstanceStatus::Tainted)?;
+                self.record(change, schema, &response, InstanceStatus::Tainted, key)?;
             }
             let mut errors =
                 CheckedCallError::Reported(change.addr.clone(), response.diagnostics).into_diagnostics(&location);
@@ -425,7 +455,7 @@ impl Shared {
         if !violations.is_empty() {
             return Err(vec![plan::invalid_answer(provider.name(), &change.addr, what, &violations).at(&location)]);
         }
-        self.record(change, schema, &response.new_state, &response.private, InstanceStatus::Ready)?;
+        self.record(change, schema, &response, InstanceStatus::Ready, key)?;
         self.values.lock().unwrap().0.set(&change.addr, response.new_state.clone());
         {
             let mut report = self.report.lock().unwrap();
@@ -437,7 +467,7 @@ impl Shared {
     /// Moves the current object of `addr` into its deposed objects under
     /// `key`, and persists that before the replacement is created.
     fn depose(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
-        self.change_state(|state| {
+        self.change_state(addr, None, |state| {
             let Some(inst) = state.get_mut(addr).filter(|i| !i.attributes.is_null()) else { return false };
             let attributes = std::mem::take(&mut inst.attributes);
             let private = std::mem::take(&mut inst.private);
@@ -448,7 +478,7 @@ impl Shared {
 
     /// Undoes [`Self::depose`] when the replacement made no object.
     fn restore_deposed(&self, addr: &InstanceAddr, key: &str) {
-        let restored = self.change_state(|state| {
+        let restored = self.change_state(addr, None, |state| {
             let Some(inst) = state.get_mut(addr).filter(|i| i.attributes.is_null()) else { return false };
             let Some(pos) = inst.deposed.iter().position(|d| d.key == key) else { return false };
             let old = inst.deposed.remove(pos);
@@ -465,24 +495,22 @@ impl Shared {
     /// When the delete fails, the object stays in the state marked as being
     /// destroyed, and the next apply deletes it again.
     async fn destroy(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
-        if let Err(e) = self.delete_object(change, None, &change.prior, &change.prior_private).await {
-            blocking(|| {
-                self.change_state(|state| match state.get_mut(&change.addr) {
-                    Some(inst) if !inst.attributes.is_null() && inst.status != InstanceStatus::Destroying => {
-                        inst.status = InstanceStatus::Destroying;
-                        true
-                    }
-                    _ => false,
-                })
-            })?;
-            return Err(e);
-        }
+        let key = self.delete_key(change, None, &change.prior);
+        let deleted = self.delete_object(change, None, &change.prior, &change.prior_private, &key).await;
         blocking(|| {
-            self.change_state(|state| {
-                state.forget_current(&change.addr);
-                true
+            self.change_state(&change.addr, Some(&key), |state| match (&deleted, state.get_mut(&change.addr)) {
+                (Ok(()), _) => {
+                    state.forget_current(&change.addr);
+                    true
+                }
+                (Err(_), Some(inst)) if !inst.attributes.is_null() && inst.status != InstanceStatus::Destroying => {
+                    inst.status = InstanceStatus::Destroying;
+                    true
+                }
+                (Err(_), _) => false,
             })
         })?;
+        deleted?;
         self.report.lock().unwrap().destroyed += 1;
         Ok(())
     }
@@ -497,24 +525,32 @@ impl Shared {
                 (c, c.prior.clone(), c.prior_private.clone())
             }
         };
-        self.delete_object(change, Some(key), &prior, &private).await?;
+        let delete_key = self.delete_key(change, Some(key), &prior);
+        let deleted = self.delete_object(change, Some(key), &prior, &private, &delete_key).await;
+        // A deposed object whose delete failed stays as it is, to be
+        // deleted by a later apply.
         blocking(|| {
-            self.change_state(|state| {
-                state.forget_deposed(addr, key);
-                true
+            self.change_state(addr, Some(&delete_key), |state| {
+                if deleted.is_ok() {
+                    state.forget_deposed(addr, key);
+                }
+                deleted.is_ok()
             })
         })?;
+        deleted?;
         self.report.lock().unwrap().destroyed += 1;
         Ok(())
     }
 
-    /// Asks the provider to delete an object and checks the answer.
+    /// Journals the intent, asks the provider to delete an object with the
+    /// idempotency key `key`, and checks the answer.
     async fn delete_object(
         &self,
         change: &ResourceChange,
         deposed: Option<&str>,
         prior: &Value,
         private: &[u8],
+        key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
         let provider = self.provider(change);
         let location = Self::location(change);
@@ -524,8 +560,9 @@ impl Shared {
             planned_state: Value::Null,
             config: Value::Null,
             planned_private: private.to_vec(),
-            idempotency_key: self.delete_key(change, deposed, prior),
+            idempotency_key: key.to_string(),
         };
+        blocking(|| self.begin_operation(&change.addr, deposed, "delete", key))?;
         let response = provider
             .apply_resource_async(request)
             .await
@@ -546,63 +583,74 @@ impl Shared {
         Ok(())
     }
 
-    /// Writes one instance into the state and persists it.
+    /// Writes the object a provider answered into the state and persists
+    /// it, ending the operation with idempotency key `key`.
     fn record(
         &self,
         change: &ResourceChange,
         schema: &Schema,
-        new_state: &Value,
-        private: &[u8],
+        response: &crate::provider::ApplyResponse,
         status: InstanceStatus,
+        key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        let attributes = value::to_json_typed(new_state, &schema.block.implied_type());
+        let attributes = value::to_json_typed(&response.new_state, &schema.block.implied_type());
         let mut inst = InstanceState {
             addr: change.addr.clone(),
             provider: change.provider.clone(),
             schema_version: schema.version,
             attributes,
-            private: private.to_vec(),
+            private: response.private.clone(),
             dependencies: change.dependencies.iter().map(ToString::to_string).collect(),
             status,
             create_before_destroy: change.create_before_destroy,
             deposed: Vec::new(),
         };
-        self.change_state(move |state| {
+        self.change_state(&change.addr, Some(key), move |state| {
             inst.deposed = state.get(&change.addr).map(|i| i.deposed.clone()).unwrap_or_default();
             state.set(inst);
             true
         })
     }
 
-    /// Changes the state with `f` (which says whether it changed anything)
-    /// and returns once a write that includes the change is on disk.
-    ///
-    /// Writes are grouped: while one write is under way, the steps that
-    /// finish queue their changes, and the next write carries all of them,
-    /// so a step waits for at most two writes however many finish at once,
-    /// and no step continues before its change is persisted.
-    fn change_state(&self, f: impl FnOnce(&mut State) -> bool) -> Result<(), Vec<Diagnostic>> {
-        let generation = {
-            let mut live = self.live.lock().unwrap();
-            if !f(&mut live.state) {
-                return Ok(());
+    /// Changes the instance `addr` in the state with `f` (which says
+    /// whether it changed anything) and returns once the change is in the
+    /// journal on disk; with `ends`, the change ends that intent.
+    fn change_state(
+        &self,
+        addr: &InstanceAddr,
+        ends: Option<&str>,
+        f: impl FnOnce(&mut State) -> bool,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let mut ledger = self.ledger.lock().unwrap();
+        let Ledger { state, journal } = &mut *ledger;
+        let record = if f(state) {
+            Record::of_instance(state, addr, ends)
+        } else {
+            match ends {
+                Some(key) => Record::End { key: key.to_string() },
+                None => return Ok(()),
             }
-            live.generation += 1;
-            live.generation
         };
-        let mut disk = self.disk.lock().unwrap();
-        if disk.written >= generation {
-            return Ok(());
-        }
-        let (mut snapshot, covers) = {
-            let live = self.live.lock().unwrap();
-            (live.state.clone(), live.generation)
-        };
-        disk.backend.write(&mut snapshot).map_err(|e| vec![write_failed(&e)])?;
-        // The next write must carry the serial just written.
-        self.live.lock().unwrap().state.serial = snapshot.serial;
-        disk.written = covers;
-        Ok(())
+        journal.append(&record).map_err(|e| vec![write_failed(&e)])
+    }
+
+    /// Journals that a provider is about to be asked for an operation
+    /// (`create`, `update`, `delete`) on `addr` (or its deposed object),
+    /// and returns once that is on disk.
+    fn begin_operation(
+        &self,
+        addr: &InstanceAddr,
+        deposed: Option<&str>,
+        operation: &str,
+        key: &str,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let intent = Record::Intent(PendingOperation::now(addr.clone(), deposed, operation, key));
+        self.ledger.lock().unwrap().journal.append(&intent).map_err(|e| vec![write_failed(&e)])
+    }
+
+    /// Journals the end of an operation, unless a change ended it already.
+    fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
+        self.ledger.lock().unwrap().journal.end(key).map_err(|e| vec![write_failed(&e)])
     }
 
     /// The idempotency key of the create or update of a change.
@@ -630,16 +678,18 @@ impl Shared {
                 }
             }
         }
-        let written = self.change_state(|state| {
+        let written = {
+            let mut ledger = self.ledger.lock().unwrap();
+            let Ledger { state, journal } = &mut *ledger;
             let before = state.outputs.clone();
             state.outputs.retain(|name, _| !self.applier.plan.destroy && config.outputs.contains_key(name));
             for (name, (v, sensitive)) in &outputs {
                 state.outputs.insert(name.clone(), OutputState::new(v, *sensitive));
             }
-            state.outputs != before
-        });
+            if state.outputs == before { Ok(()) } else { journal.append(&Record::Outputs(state.outputs.clone())) }
+        };
         if let Err(e) = written {
-            self.report.lock().unwrap().errors.extend(e);
+            self.report.lock().unwrap().errors.push(write_failed(&e));
         }
         self.report.lock().unwrap().outputs = outputs;
     }

@@ -115,11 +115,14 @@ fn a_replace_destroys_before_it_creates_and_updates_what_refers_to_it() {
     assert_eq!(state.get(&"fake_thing.b".parse().unwrap()).unwrap().attributes["name"], "b-id-a2");
 }
 
-/// One create: (name, its deps, the deps found in the state file then).
-type Seen = (String, Vec<String>, Vec<String>);
+/// One create: (name, its deps, the deps found on disk then, whether its
+/// own intent was on disk then).
+type Seen = (String, Vec<String>, Vec<String>, bool);
 
 /// `fake_thing`: `name`, `deps` (list of strings), computed `id`. Its apply
-/// reads the state file and records which of the thing's `deps` it found.
+/// reads the state from disk (the state file and the apply's journal) and
+/// records which of the thing's `deps` it found, and whether the journal
+/// holds the intent of its own create.
 struct Watcher {
     schema: ProviderSchema,
     state_file: std::path::PathBuf,
@@ -166,15 +169,17 @@ impl Provider for Watcher {
     }
     fn apply_resource(&self, r: ApplyRequest) -> CallResult<crate::provider::ApplyResponse> {
         let mut state = r.planned_state;
-        let on_disk = std::fs::read_to_string(&self.state_file).unwrap_or_default();
+        let on_disk = LocalBackend::open_read_only(&self.state_file).read().unwrap();
         if let Value::Object(m) = &mut state {
             let name = m["name"].as_str().unwrap().to_string();
             let deps: Vec<String> = match &m["deps"] {
                 Value::List(v) => v.iter().map(|d| d.as_str().unwrap().to_string()).collect(),
                 _ => Vec::new(),
             };
-            let found = deps.iter().filter(|d| on_disk.contains(&format!("\"id\": \"{d}\""))).cloned().collect();
-            self.seen.lock().unwrap().push((name.clone(), deps, found));
+            let ids: Vec<&serde_json::Value> = on_disk.resources.iter().map(|r| &r.attributes["id"]).collect();
+            let found = deps.iter().filter(|d| ids.contains(&&serde_json::json!(d))).cloned().collect();
+            let intent = on_disk.pending.iter().any(|p| p.idempotency_key == r.idempotency_key);
+            self.seen.lock().unwrap().push((name.clone(), deps, found, intent));
             m.insert("id".into(), Value::string(name));
         }
         Ok(crate::provider::ApplyResponse { new_state: state, ..Default::default() })
@@ -244,12 +249,15 @@ async fn every_dependency_is_on_disk_before_its_dependents_start() {
     assert_eq!(report.added, 48);
     let seen = watcher.seen.lock().unwrap();
     assert_eq!(seen.len(), 48);
-    for (name, deps, found) in seen.iter() {
+    for (name, deps, found, intent) in seen.iter() {
         assert_eq!(deps, found, "{name} started before its dependencies were written");
+        assert!(intent, "{name}'s create was not journaled before the provider was called");
     }
     let on_disk = LocalBackend::open_read_only(&state_file).read().unwrap();
     assert_eq!(on_disk.resources.len(), 48);
+    assert!(on_disk.pending.is_empty(), "{:?}", on_disk.pending);
     assert_eq!(on_disk.serial, state.serial, "the state returned is the one on disk");
+    assert!(!state_file.with_extension("json.journal").exists(), "the journal is deleted at the end");
 }
 
 /// `fake_thing` whose apply waits, without a thread, until every one of

@@ -379,6 +379,9 @@ fn plan_and_show(
     let ws = Workspace::load(common)?;
     let backend = LocalBackend::open(&ws.state_path)?;
     let state = backend.read()?;
+    for pending in &state.pending {
+        events.diagnostic(&pending.warning());
+    }
     let runtime = Runtime::new()?;
     let providers = ws.start_providers(&runtime, &state, intent)?;
     let plan = ws.plan(&providers, &state, run, destroy, events)?;
@@ -433,7 +436,7 @@ fn apply_with(
     if run.json && !auto_approve {
         bail!("-json needs -auto-approve: there is no one to type 'yes' in a JSON stream");
     }
-    let Planned { ws, backend, state, providers, plan } =
+    let Planned { ws, mut backend, mut state, providers, plan } =
         plan_and_show(common, run, destroy, registry::Intent::Change, events.as_ref())?;
     let summary = |outcome: &str, report: Option<&crate::apply::ApplyReport>| Event::Summary {
         command: command.to_string(),
@@ -444,6 +447,12 @@ fn apply_with(
         errors: report.map_or(0, |r| r.errors.len()),
     };
     if !plan.has_changes() {
+        // The operations an earlier crash left pending were just shown;
+        // with nothing to change, this apply settles them here.
+        if !state.pending.is_empty() {
+            state.pending.clear();
+            backend.write(&mut state)?;
+        }
         if run.json {
             events.emit(summary("no_changes", None));
         }

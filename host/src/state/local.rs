@@ -14,10 +14,13 @@
 //! - a write over a state of another lineage, or over a newer serial of the
 //!   same lineage, is refused;
 //! - [`LocalBackend::open`] holds the state's lock (see `lock.rs`) until
-//!   the backend is dropped.
+//!   the backend is dropped;
+//! - an apply records its steps in the journal beside the state (see
+//!   `journal.rs`) and writes the state once at the end; reading replays a
+//!   journal left by a crash, and [`LocalBackend::open`] writes what it
+//!   replayed into the state file and deletes the journal.
 //!
-//! It does not decide when to write: the executor writes after every
-//! finished resource.
+//! It does not decide when to write: the executor does.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -25,6 +28,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+#[cfg(test)]
+use super::journal::Record;
+use super::journal::{self, Found, Journal};
 use super::lock::StateLock;
 use super::{CAIRN_VERSION, FORMAT_VERSION, OLDEST_FORMAT_VERSION, State, StateError};
 
@@ -49,9 +55,32 @@ impl LocalBackend {
     /// until the backend is dropped. Fails with [`StateError::Locked`],
     /// naming the holder, when another process (or another backend in this
     /// one) holds it. The file itself need not exist yet.
+    ///
+    /// A journal left by an apply that crashed is replayed and written into
+    /// the state file here, then deleted.
     pub fn open(path: &Path) -> Result<LocalBackend, StateError> {
         let lock = StateLock::acquire(path)?;
-        Ok(LocalBackend { path: path.to_path_buf(), lock: Some(lock), wrote: false })
+        let mut backend = LocalBackend { path: path.to_path_buf(), lock: Some(lock), wrote: false };
+        backend.recover()?;
+        Ok(backend)
+    }
+
+    /// Folds a leftover journal into the state file.
+    fn recover(&mut self) -> Result<(), StateError> {
+        let journal_path = self.journal_path();
+        if !journal_path.exists() {
+            return Ok(());
+        }
+        let mut state = self.read_file_only()?;
+        match journal::replay(&journal_path, &mut state)? {
+            Found::None => return Ok(()),
+            Found::Stale => {}
+            Found::Replayed => {
+                tracing::warn!(journal = %journal_path.display(), "recovering the state from the journal of an interrupted apply");
+                self.write(&mut state)?;
+            }
+        }
+        journal::remove_file(&journal_path)
     }
 
     /// Opens the state at `path` for reading only, without the lock, for
@@ -75,14 +104,44 @@ impl LocalBackend {
         PathBuf::from(name)
     }
 
+    /// Where an apply journals its steps: `<state>.journal`.
+    pub fn journal_path(&self) -> PathBuf {
+        journal::journal_path(&self.path)
+    }
+
     /// Reads the state. A missing file is a new, empty state
     /// ([`State::new`]); a file that is not valid JSON, not a state, or of a
-    /// newer format is an error that names it and is left as it is.
+    /// newer format is an error that names it and is left as it is. The
+    /// journal of an apply that is running or crashed is replayed over it.
     pub fn read(&self) -> Result<State, StateError> {
+        let mut state = self.read_file_only()?;
+        journal::replay(&self.journal_path(), &mut state)?;
+        Ok(state)
+    }
+
+    /// The state file alone.
+    fn read_file_only(&self) -> Result<State, StateError> {
         match read_file(&self.path)? {
             None => Ok(State::new()),
             Some(bytes) => parse(&self.path, &bytes),
         }
+    }
+
+    /// Starts the journal of an apply over `state`, which must be the state
+    /// as last written by this backend (or read, when it has not written).
+    pub fn start_journal(&mut self, state: &State) -> Result<Journal, StateError> {
+        if self.lock.is_none() {
+            return Err(StateError::ReadOnly { path: self.path.clone() });
+        }
+        Journal::start(&self.journal_path(), state)
+    }
+
+    /// Ends an apply: writes `state`, which holds everything `journal`
+    /// recorded, then deletes the journal. If the write fails, the journal
+    /// stays, and the next open recovers from it.
+    pub fn finish_journal(&mut self, journal: Journal, state: &mut State) -> Result<(), StateError> {
+        self.write(state)?;
+        journal.remove()
     }
 
     /// Writes `state` as the new state: its serial goes up by one (only if
@@ -203,10 +262,7 @@ fn encode(path: &Path, state: &State) -> Result<Vec<u8>, StateError> {
 /// only, since states hold secrets.
 fn atomic_write(dest: &Path, bytes: &[u8], write_content: &mut WriteContent<'_>) -> Result<(), StateError> {
     let err = |source| StateError::Write { path: dest.to_path_buf(), source };
-    let dir = match dest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = parent_dir(dest);
     let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     // Dropped (and so deleted) on any error below, leaving `dest` untouched.
     let mut temp =
@@ -220,15 +276,23 @@ fn atomic_write(dest: &Path, bytes: &[u8], write_content: &mut WriteContent<'_>)
     sync_dir(dir).map_err(err)
 }
 
+/// The directory `path` is in.
+pub(super) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 /// Makes a rename in `dir` durable.
 #[cfg(unix)]
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(super) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
 /// Windows cannot open a directory as a file; its renames are journaled by NTFS.
 #[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
+pub(super) fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
@@ -237,7 +301,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::state::{DeposedObject, InstanceState, InstanceStatus, OutputState};
+    use crate::state::{DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation};
     use crate::value::{Number, Type, Value, from_json, to_json_typed};
 
     fn state_path(dir: &tempfile::TempDir) -> PathBuf {
@@ -289,6 +353,7 @@ mod tests {
             }],
         });
         state.set(instance("local_file.pages[\"index\"]"));
+        state.pending.push(PendingOperation::now("random_id.x[3]".parse().unwrap(), Some("0000000a"), "delete", "k3"));
         state
             .outputs
             .insert("password".to_string(), OutputState::new(&Value::List(vec![Value::string("hunter2")]), true));
@@ -318,7 +383,7 @@ mod tests {
         assert_eq!(x2.deposed[0].private, b"old secret");
 
         let text = fs::read_to_string(backend.path()).unwrap();
-        assert!(text.starts_with("{\n  \"format_version\": 2,\n  \"cairn_version\": "), "{text}");
+        assert!(text.starts_with("{\n  \"format_version\": 3,\n  \"cairn_version\": "), "{text}");
         assert!(text.ends_with("}\n"));
         assert!(text.contains("\"big\": 9223372036854775807"), "{text}");
         assert!(text.contains("\"private\": \"AAEC/v8=\""), "{text}");
@@ -485,12 +550,16 @@ mod tests {
     fn a_newer_format_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = state_path(&dir);
-        let newer = "{\"format_version\": 3, \"objects\": {}}";
-        fs::write(&path, newer).unwrap();
+        let found = FORMAT_VERSION + 1;
+        let newer = format!("{{\"format_version\": {found}, \"objects\": {{}}}}");
+        fs::write(&path, &newer).unwrap();
         let mut backend = LocalBackend::open(&path).unwrap();
         let err = backend.read().unwrap_err();
-        assert!(matches!(err, StateError::UnsupportedVersion { found: 3, supported: 2, .. }), "{err:?}");
-        assert!(err.to_string().contains("has format_version 3"), "{err}");
+        assert!(
+            matches!(err, StateError::UnsupportedVersion { found: f, supported: FORMAT_VERSION, .. } if f == found),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains(&format!("has format_version {found}")), "{err}");
         assert!(backend.write(&mut State::new()).is_err());
         assert_eq!(fs::read_to_string(&path).unwrap(), newer);
     }
@@ -504,5 +573,65 @@ mod tests {
         fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
         let err = LocalBackend::open_read_only(&path).read().unwrap_err();
         assert!(err.to_string().contains("lists local_file.a twice"), "{err}");
+    }
+
+    /// A state written at serial 1 and a journal over it holding one new
+    /// instance and an intent that never ended, as a crash leaves them.
+    fn crashed_apply(path: &Path) -> State {
+        let mut backend = LocalBackend::open(path).unwrap();
+        let mut state = full_state();
+        backend.write(&mut state).unwrap();
+        let mut journal = backend.start_journal(&state).unwrap();
+        journal.append(&Record::Set { instance: Box::new(instance("null_resource.new")), ends: None }).unwrap();
+        let intent = PendingOperation::now("null_resource.half".parse().unwrap(), None, "create", "k-half");
+        journal.append(&Record::Intent(intent)).unwrap();
+        state
+    }
+
+    #[test]
+    fn reading_replays_the_journal_of_a_crashed_apply_without_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let written = crashed_apply(&path);
+        let file_before = fs::read(&path).unwrap();
+        let read = LocalBackend::open_read_only(&path).read().unwrap();
+        assert!(read.get(&"null_resource.new".parse().unwrap()).is_some());
+        assert_eq!(read.pending.len(), 2, "the intent joins the pending operation already there");
+        assert_eq!(read.serial, written.serial);
+        assert_eq!(fs::read(&path).unwrap(), file_before);
+    }
+
+    #[test]
+    fn opening_folds_a_crashed_apply_journal_into_the_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let written = crashed_apply(&path);
+        let backend = LocalBackend::open(&path).unwrap();
+        assert!(!backend.journal_path().exists());
+        let recovered: State = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        assert_eq!(recovered.serial, written.serial + 1);
+        assert!(recovered.get(&"null_resource.new".parse().unwrap()).is_some());
+        let keys: Vec<&str> = recovered.pending.iter().map(|p| p.idempotency_key.as_str()).collect();
+        assert_eq!(keys, ["k3", "k-half"]);
+        assert_eq!(backend.read().unwrap(), recovered);
+    }
+
+    #[test]
+    fn a_journal_already_folded_into_the_state_is_deleted_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = state_path(&dir);
+        let mut state = crashed_apply(&path);
+        let journal_path = journal::journal_path(&path);
+        // The end of an apply: the state is written (without the pending
+        // intent: it ended), then a crash before the journal is deleted.
+        state.set(instance("null_resource.new"));
+        state.serial += 1;
+        fs::write(&path, encode(&path, &state).unwrap()).unwrap();
+        assert!(journal_path.exists());
+        let before = fs::read(&path).unwrap();
+        let backend = LocalBackend::open(&path).unwrap();
+        assert!(!journal_path.exists());
+        assert_eq!(fs::read(&path).unwrap(), before, "nothing stale was replayed");
+        assert!(backend.read().unwrap().pending.iter().all(|p| p.idempotency_key != "k-half"));
     }
 }

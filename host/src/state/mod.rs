@@ -12,6 +12,7 @@
 //! back by whoever has the schema ([`crate::value::from_json`]). Nor does it
 //! decide what to do with the state: planning and applying do.
 
+mod journal;
 mod local;
 mod lock;
 
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::addr::InstanceAddr;
 
+pub use journal::{Journal, Record};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
 
@@ -35,7 +37,9 @@ pub use lock::LockHolder;
 /// - 2: adds the instance status `destroying` (an object whose delete
 ///   failed) and the optional `create_before_destroy` flag. A version 1
 ///   file is a valid version 2 file, so it is read as it is.
-pub const FORMAT_VERSION: u32 = 2;
+/// - 3: adds the optional `pending` operations (interrupted by a crash). A
+///   version 2 file is a valid version 3 file.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The oldest state file format this cairn reads.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
@@ -67,6 +71,62 @@ pub struct State {
     /// so that diffs of the file are stable.
     #[serde(default)]
     pub resources: Vec<InstanceState>,
+    /// Operations a provider was asked for by an apply that crashed before
+    /// it learnt how they ended: their objects may exist. Plan and apply
+    /// warn about them; an apply clears them. Omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingOperation>,
+}
+
+/// An operation a provider was asked for whose outcome is not recorded.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct PendingOperation {
+    /// The instance operated on.
+    pub addr: InstanceAddr,
+    /// The deposed object operated on, if not the current one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deposed: Option<String>,
+    /// `create`, `update` or `delete`.
+    pub operation: String,
+    /// The key the provider was given: a retry of the same change sends it
+    /// again, so that the provider can find what the interrupted call made.
+    pub idempotency_key: String,
+    /// When it was asked for, in UTC (`2026-11-22T10:31:05Z`).
+    pub started: String,
+}
+
+impl PendingOperation {
+    /// An operation starting now.
+    pub fn now(addr: InstanceAddr, deposed: Option<&str>, operation: &str, idempotency_key: &str) -> PendingOperation {
+        PendingOperation {
+            addr,
+            deposed: deposed.map(str::to_string),
+            operation: operation.to_string(),
+            idempotency_key: idempotency_key.to_string(),
+            started: lock::format_utc(std::time::SystemTime::now()),
+        }
+    }
+
+    /// What plan and apply tell the user about it.
+    pub fn warning(&self) -> crate::diag::Diagnostic {
+        let object = match &self.deposed {
+            Some(key) => format!("deposed object {key} of {}", self.addr),
+            None => self.addr.to_string(),
+        };
+        crate::diag::Diagnostic::warning(format!(
+            "An earlier apply was interrupted during the {} of {object}",
+            self.operation
+        ))
+        .with_detail(format!(
+            "It started at {} and cairn never learnt how it ended, so the object may {}. \
+             A retry of the same change sends the provider the same idempotency key ({}), \
+             so that it can find what the interrupted call made; check the real infrastructure if the \
+             provider cannot. The next apply clears this warning.",
+            self.started,
+            if self.operation == "delete" { "still exist" } else { "exist, or be half-changed" },
+            self.idempotency_key
+        ))
+    }
 }
 
 /// What is known about one resource instance.
@@ -197,6 +257,7 @@ impl State {
             lineage: uuid::Uuid::new_v4().to_string(),
             outputs: BTreeMap::new(),
             resources: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -371,6 +432,20 @@ pub enum StateError {
         file: u64,
         /// The serial of the state being written.
         ours: u64,
+    },
+    /// The apply journal beside the state has a bad line. It is left as it
+    /// is.
+    #[error(
+        "the apply journal {} is not valid at line {line} ({message}); it was left unchanged: move it away to use the state without it",
+        .path.display()
+    )]
+    Journal {
+        /// The journal file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// What is wrong.
+        message: String,
     },
     /// The backend was opened with [`LocalBackend::open_read_only`].
     #[error("cannot write the state {}: it was opened read-only, without the lock", .path.display())]

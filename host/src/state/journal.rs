@@ -1,0 +1,393 @@
+//! The apply journal (`<state>.journal`): how an apply persists each step
+//! in one small append instead of rewriting the whole state file.
+//!
+//! An apply starts a journal on top of the state file as it is (the first
+//! line names its lineage and serial) and appends one JSON line per event,
+//! each flushed to disk (`fdatasync`) before the apply goes on:
+//!
+//! - `intent`: an operation (create, update, delete) a provider is about
+//!   to be asked for, written *before* the call, so that a crash during the
+//!   call leaves a record that the object may exist;
+//! - `set` / `remove`: an instance as it now is, or that it is gone, with
+//!   the intent it ends (if any);
+//! - `end`: an intent that ended without changing the state;
+//! - `outputs`: the root module's outputs.
+//!
+//! When the apply ends, the whole state is written (atomically) and the
+//! journal is deleted. After a crash, the journal is replayed over the
+//! state file it started from: every finished step is back, and every
+//! intent without an end becomes a [`PendingOperation`] of the state, which
+//! plan and apply warn about. A journal of another lineage, or of an older
+//! serial (its state was written, the journal not yet deleted), is stale
+//! and ignored. A torn last line (a crash mid-append) is ignored; a bad
+//! line before the last is an error, and the journal is left as it is.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{InstanceState, OutputState, PendingOperation, State, StateError};
+use crate::addr::InstanceAddr;
+
+/// The journal's format; its first line says which.
+const JOURNAL_VERSION: u32 = 1;
+
+/// One line of the journal.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum Record {
+    /// The first line: the state the records apply to.
+    Start {
+        /// [`JOURNAL_VERSION`].
+        journal_version: u32,
+        /// The state's lineage.
+        lineage: String,
+        /// The state file's serial when the journal started.
+        serial: u64,
+    },
+    /// A provider is about to be asked for this operation.
+    Intent(PendingOperation),
+    /// The instance as it now is.
+    Set {
+        /// The whole instance.
+        instance: Box<InstanceState>,
+        /// The idempotency key of the intent this change ends, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ends: Option<String>,
+    },
+    /// The instance is gone from the state.
+    Remove {
+        /// Its address.
+        addr: InstanceAddr,
+        /// The idempotency key of the intent this change ends, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ends: Option<String>,
+    },
+    /// An intent ended without changing the state (the call failed and made
+    /// nothing).
+    End {
+        /// Its idempotency key.
+        key: String,
+    },
+    /// The root module's outputs, all of them.
+    Outputs(BTreeMap<String, OutputState>),
+}
+
+impl Record {
+    /// Applies the record to `state`.
+    fn apply_to(self, state: &mut State) {
+        match self {
+            Record::Start { .. } => {}
+            Record::Intent(op) => state.pending.push(op),
+            Record::Set { instance, ends } => {
+                state.set(*instance);
+                end(state, ends.as_deref());
+            }
+            Record::Remove { addr, ends } => {
+                state.remove(&addr);
+                end(state, ends.as_deref());
+            }
+            Record::End { key } => end(state, Some(&key)),
+            Record::Outputs(outputs) => state.outputs = outputs,
+        }
+    }
+
+    /// The record of `addr` as it is in `state`: `set`, or `remove` when it
+    /// is not there.
+    pub fn of_instance(state: &State, addr: &InstanceAddr, ends: Option<&str>) -> Record {
+        let ends = ends.map(str::to_string);
+        match state.get(addr) {
+            Some(instance) => Record::Set { instance: Box::new(instance.clone()), ends },
+            None => Record::Remove { addr: addr.clone(), ends },
+        }
+    }
+}
+
+/// Forgets the pending operation with idempotency key `key`.
+fn end(state: &mut State, key: Option<&str>) {
+    if let Some(key) = key {
+        state.pending.retain(|op| op.idempotency_key != key);
+    }
+}
+
+/// The journal file of the state at `state_path`: `<state>.journal`.
+pub(super) fn journal_path(state_path: &Path) -> PathBuf {
+    let mut name = state_path.as_os_str().to_owned();
+    name.push(".journal");
+    PathBuf::from(name)
+}
+
+/// A journal being written by an apply.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    /// Intents not yet ended, by idempotency key.
+    open: BTreeSet<String>,
+}
+
+impl Journal {
+    /// Starts a journal at `path` over `state` (as written in the state
+    /// file), replacing any file there, and makes it durable.
+    pub(super) fn start(path: &Path, state: &State) -> Result<Journal, StateError> {
+        let err = |source| StateError::Write { path: path.to_path_buf(), source };
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        // States hold secrets, and so does the journal.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path).map_err(err)?;
+        let mut journal = Journal { path: path.to_path_buf(), file, open: BTreeSet::new() };
+        journal.append(&Record::Start {
+            journal_version: JOURNAL_VERSION,
+            lineage: state.lineage.clone(),
+            serial: state.serial,
+        })?;
+        // The new file's name must survive a crash too.
+        super::local::sync_dir(super::local::parent_dir(path)).map_err(err)?;
+        Ok(journal)
+    }
+
+    /// Appends `record` and waits until it is on disk.
+    pub fn append(&mut self, record: &Record) -> Result<(), StateError> {
+        match record {
+            Record::Intent(op) => {
+                self.open.insert(op.idempotency_key.clone());
+            }
+            Record::Set { ends: Some(key), .. } | Record::Remove { ends: Some(key), .. } | Record::End { key } => {
+                self.open.remove(key);
+            }
+            _ => {}
+        }
+        let mut line =
+            serde_json::to_vec(record).map_err(|source| StateError::Encode { path: self.path.clone(), source })?;
+        line.push(b'\n');
+        let err = |source| StateError::Write { path: self.path.clone(), source };
+        self.file.write_all(&line).map_err(err)?;
+        self.file.sync_data().map_err(err)
+    }
+
+    /// Ends the intent with idempotency key `key`, unless a change already
+    /// ended it.
+    pub fn end(&mut self, key: &str) -> Result<(), StateError> {
+        if !self.open.contains(key) {
+            return Ok(());
+        }
+        self.append(&Record::End { key: key.to_string() })
+    }
+
+    /// Deletes the journal, once the state it led to is written.
+    pub(super) fn remove(self) -> Result<(), StateError> {
+        drop(self.file);
+        remove_file(&self.path)
+    }
+}
+
+/// Deletes the journal at `path`; a missing one is fine.
+pub(super) fn remove_file(path: &Path) -> Result<(), StateError> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(StateError::Write { path: path.to_path_buf(), source: e }),
+        _ => Ok(()),
+    }
+}
+
+/// What a journal found beside a state file holds.
+#[derive(Debug, PartialEq)]
+pub(super) enum Found {
+    /// There is no journal.
+    None,
+    /// A journal over an older serial of this state: its records are in the
+    /// state file already (a crash came between writing the state and
+    /// deleting the journal).
+    Stale,
+    /// A journal over this state, replayed into it.
+    Replayed,
+}
+
+/// Replays the journal at `path`, if there is one, over `state` (as read
+/// from the state file).
+pub(super) fn replay(path: &Path, state: &mut State) -> Result<Found, StateError> {
+    let text = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::None),
+        Err(source) => return Err(StateError::Read { path: path.to_path_buf(), source }),
+    };
+    let records = parse(path, &text)?;
+    let mut records = records.into_iter();
+    match records.next() {
+        Some(Record::Start { journal_version, lineage, serial }) => {
+            if journal_version > JOURNAL_VERSION {
+                return Err(StateError::Journal {
+                    path: path.to_path_buf(),
+                    line: 1,
+                    message: format!("journal_version {journal_version} is newer than this cairn reads"),
+                });
+            }
+            if lineage == state.lineage && serial < state.serial {
+                return Ok(Found::Stale);
+            }
+            if lineage != state.lineage || serial > state.serial {
+                let message = format!(
+                    "it continues the state with lineage {lineage} at serial {serial}, but the state file has lineage {} at serial {}",
+                    state.lineage, state.serial
+                );
+                return Err(StateError::Journal { path: path.to_path_buf(), line: 1, message });
+            }
+        }
+        // A crash before the first line was complete: nothing happened yet.
+        None => return Ok(Found::Stale),
+        Some(_) => {
+            let message = "the first line is not the journal's start".to_string();
+            return Err(StateError::Journal { path: path.to_path_buf(), line: 1, message });
+        }
+    }
+    for record in records {
+        record.apply_to(state);
+    }
+    Ok(Found::Replayed)
+}
+
+/// The journal's records. The last line may be torn by a crash mid-append
+/// (no newline, or not valid JSON): it is left out, since the step it
+/// records never went on. Any other bad line is an error.
+fn parse(path: &Path, text: &[u8]) -> Result<Vec<Record>, StateError> {
+    let complete = match text.iter().rposition(|b| *b == b'\n') {
+        Some(last_newline) => &text[..=last_newline],
+        None => &[][..],
+    };
+    let lines: Vec<&[u8]> = complete.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+    let mut records = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        match serde_json::from_slice::<Record>(line) {
+            Ok(record) => records.push(record),
+            // A crash can leave a block of zeros or garbage after the last
+            // full write on some file systems.
+            Err(_) if i + 1 == lines.len() => break,
+            Err(e) => {
+                return Err(StateError::Journal { path: path.to_path_buf(), line: i + 1, message: e.to_string() });
+            }
+        }
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::ResourceAddr;
+
+    fn addr(name: &str) -> InstanceAddr {
+        ResourceAddr::managed("t", name).instance()
+    }
+
+    fn instance(name: &str, value: &str) -> InstanceState {
+        InstanceState::new(addr(name), "p", 0, serde_json::json!({ "v": value }))
+    }
+
+    fn intent(name: &str, key: &str) -> Record {
+        Record::Intent(PendingOperation::now(addr(name), None, "create", key))
+    }
+
+    fn written_state() -> State {
+        let mut state = State::new();
+        state.serial = 4;
+        state.set(instance("old", "1"));
+        state
+    }
+
+    #[test]
+    fn a_replayed_journal_restores_every_change_and_leaves_open_intents_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.journal");
+        let base = written_state();
+        let mut journal = Journal::start(&path, &base).unwrap();
+        journal.append(&intent("a", "ka")).unwrap();
+        journal.append(&Record::Set { instance: Box::new(instance("a", "2")), ends: Some("ka".into()) }).unwrap();
+        journal.append(&intent("old", "kd")).unwrap();
+        journal.append(&Record::Remove { addr: addr("old"), ends: Some("kd".into()) }).unwrap();
+        journal.append(&intent("b", "kb")).unwrap();
+        journal.end("kb").unwrap();
+        journal.append(&intent("c", "kc")).unwrap();
+        let outputs = BTreeMap::from([("o".to_string(), OutputState::new(&crate::value::Value::string("x"), false))]);
+        journal.append(&Record::Outputs(outputs.clone())).unwrap();
+
+        let mut state = base.clone();
+        assert_eq!(replay(&path, &mut state).unwrap(), Found::Replayed);
+        assert_eq!(state.resources, [instance("a", "2")]);
+        assert_eq!(state.outputs, outputs);
+        let pending: Vec<&str> = state.pending.iter().map(|p| p.idempotency_key.as_str()).collect();
+        assert_eq!(pending, ["kc"], "only the intent that never ended is pending");
+        assert_eq!(state.serial, base.serial, "replaying does not write");
+    }
+
+    #[test]
+    fn ending_an_intent_a_change_already_ended_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.journal");
+        let mut journal = Journal::start(&path, &written_state()).unwrap();
+        journal.append(&intent("a", "ka")).unwrap();
+        journal.append(&Record::Set { instance: Box::new(instance("a", "2")), ends: Some("ka".into()) }).unwrap();
+        let before = fs::read(&path).unwrap();
+        journal.end("ka").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.journal");
+        let base = written_state();
+        let mut journal = Journal::start(&path, &base).unwrap();
+        journal.append(&Record::Set { instance: Box::new(instance("a", "2")), ends: None }).unwrap();
+        let whole = fs::read(&path).unwrap();
+        for torn in [&b"{\"set\":{\"instance\""[..], b"\0\0\0\0\n"] {
+            let mut bytes = whole.clone();
+            bytes.extend_from_slice(torn);
+            fs::write(&path, &bytes).unwrap();
+            let mut state = base.clone();
+            assert_eq!(replay(&path, &mut state).unwrap(), Found::Replayed);
+            state.normalize();
+            assert_eq!(state.resources, [instance("a", "2"), instance("old", "1")]);
+        }
+    }
+
+    #[test]
+    fn a_bad_line_before_the_last_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.journal");
+        let base = written_state();
+        let mut journal = Journal::start(&path, &base).unwrap();
+        journal.append(&Record::End { key: "k".into() }).unwrap();
+        let mut bytes = fs::read(&path).unwrap();
+        bytes.extend_from_slice(b"not json\n{\"end\":{\"key\":\"k\"}}\n");
+        fs::write(&path, &bytes).unwrap();
+        let err = replay(&path, &mut base.clone()).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("s.journal") && message.contains("line 3"), "{message}");
+    }
+
+    #[test]
+    fn a_journal_over_an_older_serial_is_stale_and_one_of_another_state_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.journal");
+        let base = written_state();
+        let mut journal = Journal::start(&path, &base).unwrap();
+        journal.append(&Record::Set { instance: Box::new(instance("a", "2")), ends: None }).unwrap();
+        let mut newer = base.clone();
+        newer.serial += 1;
+        assert_eq!(replay(&path, &mut newer).unwrap(), Found::Stale);
+        assert_eq!(newer.resources, base.resources);
+
+        let mut other = State::new();
+        other.serial = base.serial;
+        let message = replay(&path, &mut other).unwrap_err().to_string();
+        assert!(message.contains("line 1") && message.contains(&base.lineage), "{message}");
+        let mut older = base.clone();
+        older.serial -= 1;
+        assert!(replay(&path, &mut older).is_err(), "a state older than its journal was restored from elsewhere");
+        assert_eq!(replay(&dir.path().join("none"), &mut base.clone()).unwrap(), Found::None);
+    }
+}
