@@ -6,7 +6,8 @@
 //! provider whose create waits 10 ms on a timer (holding no thread), at
 //! parallelism 10 and 64.
 //! For each it prints the measured wall time, the lower bound
-//! `max(longest chain, ceil(N / P)) × 10 ms` and their ratio.
+//! `max(longest chain, ceil(N / P)) × 10 ms`, their ratio, and how long the
+//! provider's creates really took on average.
 //!
 //! ```sh
 //! cargo bench -p cairn --bench apply_dag            # optimised
@@ -17,9 +18,10 @@
 //! (10), `--parallelism P` (repeatable; default 10 and 64), `--seed S`,
 //! `--state-dir DIR` (where the state and its journal are written, default a
 //! temporary directory: a tmpfs such as `/dev/shm` leaves out the disk's
-//! `fsync`),
-//! `--blocking` (the create holds its thread while it sleeps, as a
-//! provider without `Provider::apply_resource_async` does).
+//! `fsync`), `--tokio-timer` (the create waits on tokio's timer, whose 1 ms
+//! ticks make a 10 ms wait last about 11 ms), `--blocking` (the create holds
+//! its thread while it sleeps, as a provider without
+//! `Provider::apply_resource_async` does).
 //! It prints numbers, not pass or fail.
 
 use std::collections::BTreeMap;
@@ -39,15 +41,18 @@ use cairn::state::{LocalBackend, State};
 use cairn::value::{Type, Value};
 
 /// `bench_thing`: `name`, `deps` (ids of other things), computed `id`;
-/// create sleeps, awaiting a timer (or, `blocking`, holding its thread).
+/// create waits (see [`Wait`]).
 struct Sleepy {
     schema: ProviderSchema,
     sleep: Duration,
-    blocking: bool,
+    wait: Wait,
+    timer: Timer,
+    /// Nanoseconds the creates really took, summed.
+    slept: std::sync::atomic::AtomicU64,
 }
 
 impl Sleepy {
-    fn new(sleep: Duration, blocking: bool) -> Sleepy {
+    fn new(sleep: Duration, wait: Wait) -> Sleepy {
         let block = Block {
             attributes: [
                 ("name".to_string(), Attribute::required(Type::String)),
@@ -61,7 +66,7 @@ impl Sleepy {
             resources: [("bench_thing".to_string(), Schema { version: 0, block })].into(),
             ..ProviderSchema::default()
         };
-        Sleepy { schema, sleep, blocking }
+        Sleepy { schema, sleep, wait, timer: Timer::start(), slept: Default::default() }
     }
 }
 
@@ -95,10 +100,13 @@ impl Provider for Sleepy {
     }
     fn apply_resource_async(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
         Box::pin(async move {
-            if self.blocking {
-                return tokio::task::block_in_place(|| self.apply_resource(r));
+            let started = Instant::now();
+            match self.wait {
+                Wait::Blocking => return tokio::task::block_in_place(|| self.apply_resource(r)),
+                Wait::Tokio => tokio::time::sleep(self.sleep).await,
+                Wait::Timer => self.timer.sleep(self.sleep).await,
             }
-            tokio::time::sleep(self.sleep).await;
+            self.slept.fetch_add(started.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
             let mut state = r.planned_state;
             if let Value::Object(m) = &mut state {
                 let name = m.get("name").cloned().unwrap_or(Value::Null);
@@ -115,6 +123,61 @@ impl Provider for Sleepy {
     }
     fn upgrade_state(&self, _: &str, _: u64, _: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
         unreachable!("no upgrades")
+    }
+}
+
+/// How the provider's create waits.
+#[derive(Clone, Copy, PartialEq)]
+enum Wait {
+    /// On [`Timer`]: to within a few microseconds, holding no thread.
+    Timer,
+    /// On tokio's timer, whose 1 ms ticks make a 10 ms wait last 10-11 ms.
+    Tokio,
+    /// Holding its thread (`std::thread::sleep`), as a provider without
+    /// `Provider::apply_resource_async` does.
+    Blocking,
+}
+
+/// Wakes waiters at their deadline, to within the OS's timer slack (50 µs
+/// on Linux): one thread for all of them, so a wait holds no thread.
+/// (tokio's timer rounds every deadline up to its next 1 ms tick, which
+/// would add about a millisecond to each create and hide the executor's
+/// own overhead.)
+struct Timer {
+    shared: Arc<(std::sync::Mutex<Vec<Waiter>>, std::sync::Condvar)>,
+}
+
+/// A deadline and whom to wake then.
+type Waiter = (Instant, tokio::sync::oneshot::Sender<()>);
+
+impl Timer {
+    fn start() -> Timer {
+        let shared = Arc::new((std::sync::Mutex::new(Vec::<Waiter>::new()), std::sync::Condvar::new()));
+        let theirs = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            let (waiters, changed) = &*theirs;
+            let mut waiters = waiters.lock().unwrap();
+            loop {
+                let now = Instant::now();
+                let (due, later): (Vec<_>, Vec<_>) = waiters.drain(..).partition(|(at, _)| *at <= now);
+                *waiters = later;
+                for (_, wake) in due {
+                    let _ = wake.send(());
+                }
+                waiters = match waiters.iter().map(|(at, _)| *at).min() {
+                    Some(next) => changed.wait_timeout(waiters, next - now).unwrap().0,
+                    None => changed.wait(waiters).unwrap(),
+                };
+            }
+        });
+        Timer { shared }
+    }
+
+    async fn sleep(&self, duration: Duration) {
+        let (wake, woken) = tokio::sync::oneshot::channel();
+        self.shared.0.lock().unwrap().push((Instant::now() + duration, wake));
+        self.shared.1.notify_one();
+        let _ = woken.await;
     }
 }
 
@@ -180,7 +243,7 @@ fn config_text(deps: &[Vec<usize>]) -> String {
 }
 
 struct Options {
-    blocking: bool,
+    wait: Wait,
     state_dir: Option<std::path::PathBuf>,
     resources: usize,
     sleep_ms: u64,
@@ -189,12 +252,22 @@ struct Options {
 }
 
 fn options() -> Options {
-    let mut o =
-        Options { blocking: false, state_dir: None, resources: 1000, sleep_ms: 10, parallelism: Vec::new(), seed: 42 };
+    let mut o = Options {
+        wait: Wait::Timer,
+        state_dir: None,
+        resources: 1000,
+        sleep_ms: 10,
+        parallelism: Vec::new(),
+        seed: 42,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--blocking" {
-            o.blocking = true;
+            o.wait = Wait::Blocking;
+            continue;
+        }
+        if a == "--tokio-timer" {
+            o.wait = Wait::Tokio;
             continue;
         }
         if a == "--state-dir" {
@@ -224,7 +297,8 @@ fn main() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     std::fs::write(dir.path().join("main.tf"), config_text(&deps)).unwrap();
     let config = cairn::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", cairn::diag::Diagnostics(d)));
-    let provider: Arc<dyn Provider> = Arc::new(Sleepy::new(Duration::from_millis(o.sleep_ms), o.blocking));
+    let sleepy = Arc::new(Sleepy::new(Duration::from_millis(o.sleep_ms), o.wait));
+    let provider: Arc<dyn Provider> = sleepy.clone();
     let providers: Providers = [("bench".to_string(), provider)].into();
     println!(
         "{} resources, longest chain {longest}, create sleeps {} ms, {} worker threads",
@@ -232,7 +306,7 @@ fn main() {
         o.sleep_ms,
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!("{:>11} {:>10} {:>10} {:>7}", "parallelism", "wall", "bound", "ratio");
+    println!("{:>11} {:>10} {:>10} {:>7} {:>12}", "parallelism", "wall", "bound", "ratio", "mean create");
     for p in &o.parallelism {
         let graph = DependencyGraph::build(&config).expect("acyclic");
         let state_dir = tempfile::tempdir_in(o.state_dir.as_deref().unwrap_or(dir.path())).expect("a state directory");
@@ -258,14 +332,16 @@ fn main() {
             events: Arc::new(Quiet),
         };
         let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        sleepy.slept.store(0, std::sync::atomic::Ordering::Relaxed);
         let started = Instant::now();
         let (report, _) = tokio.block_on(applier.apply(state, backend));
         let wall = started.elapsed();
         assert!(report.errors.is_empty(), "{:?}", report.errors);
         assert_eq!(report.added, o.resources);
         let bound = Duration::from_millis(o.sleep_ms) * longest.max(o.resources.div_ceil(*p)) as u32;
+        let mean_create = sleepy.slept.load(std::sync::atomic::Ordering::Relaxed) as f64 / o.resources as f64 / 1e6;
         println!(
-            "{p:>11} {:>9.3}s {:>9.3}s {:>7.3}",
+            "{p:>11} {:>9.3}s {:>9.3}s {:>7.3} {mean_create:>10.2}ms",
             wall.as_secs_f64(),
             bound.as_secs_f64(),
             wall.as_secs_f64() / bound.as_secs_f64(),

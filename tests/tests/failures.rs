@@ -296,6 +296,8 @@ fn an_apply_killed_mid_call_keeps_what_finished_and_reports_what_may_exist() {
     assert_eq!(pending.len(), 1, "{pending:?}");
     assert_eq!(pending[0]["operation"], "create");
     let key = pending[0]["idempotency_key"].as_str().unwrap().to_string();
+    let show = w.cairn(&["show"]).success();
+    assert!(show.stdout.contains("# Interrupted: the create of recorder_thing.slow, started "), "{}", show.all());
 
     w.cairn(&["apply", "-auto-approve"]).success();
     let retried = ops(&w);

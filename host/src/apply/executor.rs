@@ -6,7 +6,7 @@
 //! When a step fails, nothing after it starts; independent steps still run
 //! to completion.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -64,6 +64,11 @@ where
 /// waits while later ready steps of other groups start. A step's task holds
 /// no thread while it waits, so many steps can be in flight on few threads.
 /// A panic in a task counts as a failure of that step.
+///
+/// When more steps are ready than may start, those with the longest chain
+/// of steps after them start first: the run can end no sooner than its
+/// longest chain does, so that chain must never wait behind steps with
+/// time to spare.
 pub async fn walk_limited<F, Fut, G>(
     graph: &ApplyGraph,
     limits: &Limits,
@@ -80,7 +85,17 @@ where
     let mut active: BTreeMap<&str, usize> = BTreeMap::new();
     let mut waiting_on: BTreeMap<NodeIndex, usize> =
         graph.node_indices().map(|n| (n, graph.edges_directed(n, Direction::Incoming).count())).collect();
-    let mut ready: VecDeque<NodeIndex> = waiting_on.iter().filter(|(_, c)| **c == 0).map(|(n, _)| *n).collect();
+    let priority = chain_lengths(graph);
+    // Ready steps, the most urgent first (ties in graph order).
+    let mut ready: Vec<NodeIndex> = Vec::new();
+    let make_ready = |ready: &mut Vec<NodeIndex>, n: NodeIndex| {
+        let key = |m: &NodeIndex| (std::cmp::Reverse(priority[m.index()]), *m);
+        let at = ready.binary_search_by_key(&key(&n), key).unwrap_or_else(|at| at);
+        ready.insert(at, n);
+    };
+    for (n, _) in waiting_on.iter().filter(|(_, c)| **c == 0) {
+        make_ready(&mut ready, *n);
+    }
     let mut outcomes: BTreeMap<NodeIndex, Outcome> = BTreeMap::new();
     let mut running = JoinSet::new();
     let mut tasks: BTreeMap<tokio::task::Id, NodeIndex> = BTreeMap::new();
@@ -119,7 +134,7 @@ where
                 let count = waiting_on.get_mut(&e.target()).expect("every node is counted");
                 *count -= 1;
                 if *count == 0 {
-                    ready.push_back(e.target());
+                    make_ready(&mut ready, e.target());
                 }
             }
         }
@@ -128,6 +143,19 @@ where
         outcomes.entry(n).or_insert(Outcome::Skipped);
     }
     outcomes
+}
+
+/// For every step, the number of steps in the longest chain that starts
+/// with it (itself included), by node index.
+fn chain_lengths(graph: &ApplyGraph) -> Vec<usize> {
+    let mut length = vec![1usize; graph.node_count()];
+    // Successors first: a reverse topological order. The graph is acyclic.
+    let order = petgraph::algo::toposort(graph, None).unwrap_or_default();
+    for n in order.into_iter().rev() {
+        let longest_after = graph.neighbors_directed(n, Direction::Outgoing).map(|m| length[m.index()]).max();
+        length[n.index()] = 1 + longest_after.unwrap_or(0);
+    }
+    length
 }
 
 #[cfg(test)]
@@ -165,6 +193,28 @@ mod tests {
         assert_eq!(outcomes[&fails], Outcome::Failed);
         assert_eq!(outcomes[&after_fail], Outcome::Skipped);
         assert!(!order.contains(&"t.after_fail".to_string()));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_step_with_the_longest_chain_after_it_starts_first() {
+        // x and y are added first, but a → b → c is the chain that decides
+        // when the run can end: with room for one step at a time, the chain
+        // goes first while it is longer than what else is ready (then ties
+        // go in graph order).
+        let mut g = ApplyGraph::new();
+        let names = ["x", "y", "a", "b", "c"];
+        let n: Vec<NodeIndex> = names.iter().map(|name| g.add_node(step(name))).collect();
+        g.add_edge(n[2], n[3], ());
+        g.add_edge(n[3], n[4], ());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&order);
+        walk(&g, 1, move |s| {
+            seen.lock().unwrap().push(s.to_string());
+            true
+        })
+        .await;
+        assert_eq!(*order.lock().unwrap(), ["t.a", "t.b", "t.x", "t.y", "t.c"]);
+        assert_eq!(chain_lengths(&g), [1, 1, 3, 2, 1]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

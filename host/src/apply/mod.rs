@@ -24,6 +24,7 @@ use crate::provider::{ApplyRequest, Provider};
 use crate::schema::Schema;
 use crate::state::{
     DeposedObject, InstanceState, InstanceStatus, Journal, LocalBackend, OutputState, PendingOperation, Record, State,
+    Unsynced,
 };
 use crate::value::{self, Value};
 
@@ -621,17 +622,21 @@ impl Shared {
         ends: Option<&str>,
         f: impl FnOnce(&mut State) -> bool,
     ) -> Result<(), Vec<Diagnostic>> {
-        let mut ledger = self.ledger.lock().unwrap();
-        let Ledger { state, journal } = &mut *ledger;
-        let record = if f(state) {
-            Record::of_instance(state, addr, ends)
-        } else {
-            match ends {
-                Some(key) => Record::End { key: key.to_string() },
-                None => return Ok(()),
-            }
+        let written = {
+            let mut ledger = self.ledger.lock().unwrap();
+            let Ledger { state, journal } = &mut *ledger;
+            let record = if f(state) {
+                Record::of_instance(state, addr, ends)
+            } else {
+                match ends {
+                    Some(key) => Record::End { key: key.to_string() },
+                    None => return Ok(()),
+                }
+            };
+            journal.write(&record)
         };
-        journal.append(&record).map_err(|e| vec![write_failed(&e)])
+        // Waiting outside the lock lets other steps' records join the flush.
+        written.and_then(Unsynced::wait).map_err(|e| vec![write_failed(&e)])
     }
 
     /// Journals that a provider is about to be asked for an operation
@@ -645,12 +650,19 @@ impl Shared {
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
         let intent = Record::Intent(PendingOperation::now(addr.clone(), deposed, operation, key));
-        self.ledger.lock().unwrap().journal.append(&intent).map_err(|e| vec![write_failed(&e)])
+        let written = self.ledger.lock().unwrap().journal.write(&intent);
+        written.and_then(Unsynced::wait).map_err(|e| vec![write_failed(&e)])
     }
 
     /// Journals the end of an operation, unless a change ended it already.
     fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
-        self.ledger.lock().unwrap().journal.end(key).map_err(|e| vec![write_failed(&e)])
+        let written = self.ledger.lock().unwrap().journal.end(key);
+        match written {
+            Ok(Some(unsynced)) => unsynced.wait(),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| vec![write_failed(&e)])
     }
 
     /// The idempotency key of the create or update of a change.

@@ -534,7 +534,7 @@ fn show(common: &Common, json: bool) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&state)?);
         return Ok(0);
     }
-    if state.resources.is_empty() && state.outputs.is_empty() {
+    if state.resources.is_empty() && state.outputs.is_empty() && state.pending.is_empty() {
         println!("The state is empty.");
         return Ok(0);
     }
@@ -569,6 +569,13 @@ fn show(common: &Common, json: bool) -> Result<i32> {
             println!("    {k} = {}", render::show_value(v, sensitive));
         }
         println!("}}\n");
+    }
+    for op in &state.pending {
+        let object = op.deposed.as_ref().map_or(String::new(), |key| format!(" (deposed object {key})"));
+        println!(
+            "# Interrupted: the {} of {}{object}, started {}; the object may exist (idempotency key {}).\n",
+            op.operation, op.addr, op.started, op.idempotency_key
+        );
     }
     if !state.outputs.is_empty() {
         println!("Outputs:\n");

@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -121,12 +122,70 @@ pub(super) fn journal_path(state_path: &Path) -> PathBuf {
 }
 
 /// A journal being written by an apply.
+///
+/// Writing a record ([`Journal::write`]) and waiting until it is on disk
+/// ([`Unsynced::wait`]) are two steps, so that the caller can order records
+/// under its own lock and wait outside it. One thread owns the file: it
+/// takes every record queued since its last flush, writes them with one
+/// `write` and one `fdatasync`, and wakes their waiters. Steps that finish
+/// together so share one flush, and no step's `write` waits behind another
+/// step's flush.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    shared: Arc<Shared>,
+    writer: Option<std::thread::JoinHandle<()>>,
     /// Intents not yet ended, by idempotency key.
     open: BTreeSet<String>,
+}
+
+/// What the journal's users and its writer thread share.
+#[derive(Debug, Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Signalled when records are queued or the journal closes.
+    work: Condvar,
+    /// Signalled when a flush ends.
+    flushed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    /// Lines not yet written.
+    bytes: Vec<u8>,
+    /// Records queued so far.
+    queued: u64,
+    /// Records on disk.
+    synced: u64,
+    /// Why writing failed; once it has, nothing more is written (a torn
+    /// record may be in the file, and must stay its last line).
+    failed: Option<String>,
+    closed: bool,
+}
+
+/// A record written to the journal but maybe not on disk yet.
+#[must_use = "a record is only safe once `wait` returns"]
+pub struct Unsynced {
+    /// How many records must be on disk for this one to be.
+    upto: u64,
+    shared: Arc<Shared>,
+    path: PathBuf,
+}
+
+impl Unsynced {
+    /// Returns once the record is on disk.
+    pub fn wait(self) -> Result<(), StateError> {
+        let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        while queue.synced < self.upto && queue.failed.is_none() {
+            queue = self.shared.flushed.wait(queue).unwrap_or_else(PoisonError::into_inner);
+        }
+        match &queue.failed {
+            Some(message) if queue.synced < self.upto => {
+                Err(StateError::Write { path: self.path.clone(), source: io::Error::other(message.clone()) })
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Journal {
@@ -140,7 +199,13 @@ impl Journal {
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let file = options.open(path).map_err(err)?;
-        let mut journal = Journal { path: path.to_path_buf(), file, open: BTreeSet::new() };
+        let shared = Arc::new(Shared::default());
+        let for_writer = Arc::clone(&shared);
+        let writer = std::thread::Builder::new()
+            .name("cairn-journal".into())
+            .spawn(move || write_until_closed(&file, &for_writer))
+            .map_err(err)?;
+        let mut journal = Journal { path: path.to_path_buf(), shared, writer: Some(writer), open: BTreeSet::new() };
         journal.append(&Record::Start {
             journal_version: JOURNAL_VERSION,
             lineage: state.lineage.clone(),
@@ -153,6 +218,12 @@ impl Journal {
 
     /// Appends `record` and waits until it is on disk.
     pub fn append(&mut self, record: &Record) -> Result<(), StateError> {
+        self.write(record)?.wait()
+    }
+
+    /// Queues `record` after every record written before; it is on disk
+    /// once the answer's [`Unsynced::wait`] returns.
+    pub fn write(&mut self, record: &Record) -> Result<Unsynced, StateError> {
         match record {
             Record::Intent(op) => {
                 self.open.insert(op.idempotency_key.clone());
@@ -165,24 +236,70 @@ impl Journal {
         let mut line =
             serde_json::to_vec(record).map_err(|source| StateError::Encode { path: self.path.clone(), source })?;
         line.push(b'\n');
-        let err = |source| StateError::Write { path: self.path.clone(), source };
-        self.file.write_all(&line).map_err(err)?;
-        self.file.sync_data().map_err(err)
+        let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(message) = &queue.failed {
+            return Err(StateError::Write { path: self.path.clone(), source: io::Error::other(message.clone()) });
+        }
+        queue.bytes.extend_from_slice(&line);
+        queue.queued += 1;
+        let upto = queue.queued;
+        drop(queue);
+        self.shared.work.notify_one();
+        Ok(Unsynced { upto, shared: Arc::clone(&self.shared), path: self.path.clone() })
     }
 
     /// Ends the intent with idempotency key `key`, unless a change already
-    /// ended it.
-    pub fn end(&mut self, key: &str) -> Result<(), StateError> {
+    /// ended it (then there is nothing to wait for).
+    pub fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
         if !self.open.contains(key) {
-            return Ok(());
+            return Ok(None);
         }
-        self.append(&Record::End { key: key.to_string() })
+        self.write(&Record::End { key: key.to_string() }).map(Some)
     }
 
     /// Deletes the journal, once the state it led to is written.
-    pub(super) fn remove(self) -> Result<(), StateError> {
-        drop(self.file);
+    pub(super) fn remove(mut self) -> Result<(), StateError> {
+        self.close();
         remove_file(&self.path)
+    }
+
+    /// Stops the writer once it has written what is queued.
+    fn close(&mut self) {
+        self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
+        self.shared.work.notify_one();
+        if let Some(writer) = self.writer.take() {
+            // The writer only waits, writes and flushes; it does not panic.
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The writer thread: flushes what is queued, in batches, until closed.
+fn write_until_closed(mut file: &File, shared: &Shared) {
+    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        while queue.bytes.is_empty() && !queue.closed {
+            queue = shared.work.wait(queue).unwrap_or_else(PoisonError::into_inner);
+        }
+        if queue.bytes.is_empty() || queue.failed.is_some() {
+            return;
+        }
+        let bytes = std::mem::take(&mut queue.bytes);
+        let upto = queue.queued;
+        drop(queue);
+        let written = file.write_all(&bytes).and_then(|()| file.sync_data());
+        queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        match written {
+            Ok(()) => queue.synced = upto,
+            Err(e) => queue.failed = Some(e.to_string()),
+        }
+        shared.flushed.notify_all();
     }
 }
 
@@ -309,7 +426,7 @@ mod tests {
         journal.append(&intent("old", "kd")).unwrap();
         journal.append(&Record::Remove { addr: addr("old"), ends: Some("kd".into()) }).unwrap();
         journal.append(&intent("b", "kb")).unwrap();
-        journal.end("kb").unwrap();
+        journal.end("kb").unwrap().unwrap().wait().unwrap();
         journal.append(&intent("c", "kc")).unwrap();
         let outputs = BTreeMap::from([("o".to_string(), OutputState::new(&crate::value::Value::string("x"), false))]);
         journal.append(&Record::Outputs(outputs.clone())).unwrap();
@@ -331,7 +448,7 @@ mod tests {
         journal.append(&intent("a", "ka")).unwrap();
         journal.append(&Record::Set { instance: Box::new(instance("a", "2")), ends: Some("ka".into()) }).unwrap();
         let before = fs::read(&path).unwrap();
-        journal.end("ka").unwrap();
+        assert!(journal.end("ka").unwrap().is_none());
         assert_eq!(fs::read(&path).unwrap(), before);
     }
 

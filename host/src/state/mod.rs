@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::addr::InstanceAddr;
 
-pub use journal::{Journal, Record};
+pub use journal::{Journal, Record, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
 
