@@ -234,3 +234,52 @@ fn calls_waiting_on_the_network_hold_no_threads() {
         assert_eq!(said, [ok.as_str()]);
     }
 }
+
+#[test]
+fn a_computing_provider_lets_other_calls_use_its_thread() {
+    // One worker thread. A provider spinning in a loop yields at every epoch
+    // tick, so a call that starts while it spins finishes first; were it
+    // to keep the thread, that call would wait until the loop's time limit.
+    let provider = zoo(Sandbox { call_timeout: Duration::from_secs(5), max_concurrency: 2, ..Sandbox::default() });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let apply = |type_name: &str| {
+        let provider = Arc::clone(&provider);
+        let config = Value::object([("phase", Value::string("apply"))]);
+        let request = ApplyRequest {
+            type_name: type_name.to_string(),
+            prior_state: Value::Null,
+            planned_state: config.clone(),
+            config,
+            planned_private: Vec::new(),
+            idempotency_key: type_name.to_string(),
+        };
+        async move { provider.apply_resource_async(request).await }
+    };
+    let finished = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (loop_done, ok_done) = (Arc::clone(&finished), Arc::clone(&finished));
+    let (looped, ok) = runtime.block_on(async {
+        let spinning = apply("zoo_loop");
+        let looping = tokio::spawn(async move {
+            let result = spinning.await;
+            loop_done.lock().unwrap().push("loop");
+            result
+        });
+        // Give the loop time to be spinning on the only worker.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let quick = apply("zoo_ok");
+        let ok = tokio::spawn(async move {
+            let result = quick.await;
+            ok_done.lock().unwrap().push("ok");
+            result
+        });
+        (looping.await.unwrap(), ok.await.unwrap())
+    });
+    assert!(ok.is_ok(), "{ok:?}");
+    assert_eq!(looped.unwrap_err().message, "exceeded its time limit of 5s");
+    assert_eq!(*finished.lock().unwrap(), ["ok", "loop"]);
+}
