@@ -303,11 +303,7 @@ impl Shared {
         let (values, locals) = &*self.values.lock().unwrap();
         let resources = match needs {
             None => values.snapshot(),
-            Some(needs) => needs
-                .iter()
-                .filter(|a| self.applier.plan.expansions.contains_key(*a))
-                .map(|a| (a.clone(), values.resource_value(a)))
-                .collect(),
+            Some(needs) => values.snapshot_of(needs),
         };
         let mut ctx = EvalContext {
             variables: self.applier.variables.clone(),

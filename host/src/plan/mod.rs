@@ -334,7 +334,9 @@ impl Planner<'_> {
         for key in keys.instance_keys() {
             let addr = InstanceAddr { resource: resource.addr.clone(), key: key.clone() };
             let mut inst_ctx = values::instance_context(ctx, &keys, key.as_ref());
-            inst_ctx.resources = values.snapshot();
+            // What the body can reference: its dependencies (directly or
+            // through locals, whose values are in the context already).
+            inst_ctx.resources = values.snapshot_of(&dependencies);
             let planned = instance::InstancePlanner {
                 provider: provider.as_ref(),
                 schema,
@@ -366,7 +368,8 @@ impl Planner<'_> {
                 }
             }
         }
-        ctx.resources = values.snapshot();
+        // Locals, outputs and later count/for_each expressions see it now.
+        ctx.resources.insert(resource.addr.clone(), values.resource_value(&resource.addr));
         ok
     }
 

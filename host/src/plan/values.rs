@@ -110,6 +110,13 @@ impl ResourceValues {
     pub fn snapshot(&self) -> BTreeMap<ResourceAddr, Value> {
         self.expansions.keys().map(|a| (a.clone(), self.resource_value(a))).collect()
     }
+
+    /// The values of those of `addrs` that are declared: what an
+    /// evaluation that references only `addrs` needs, without copying
+    /// every other resource's value.
+    pub fn snapshot_of(&self, addrs: &[ResourceAddr]) -> BTreeMap<ResourceAddr, Value> {
+        addrs.iter().filter(|a| self.expansions.contains_key(*a)).map(|a| (a.clone(), self.resource_value(a))).collect()
+    }
 }
 
 #[cfg(test)]
