@@ -24,7 +24,7 @@ use crate::provider::{ApplyRequest, Provider};
 use crate::schema::Schema;
 use crate::state::{
     DeposedObject, InstanceState, InstanceStatus, Journal, LocalBackend, OutputState, PendingOperation, Record, State,
-    Unsynced,
+    StateError, Unsynced,
 };
 use crate::value::{self, Value};
 
@@ -618,21 +618,17 @@ impl Shared {
         ends: Option<&str>,
         f: impl FnOnce(&mut State) -> bool,
     ) -> Result<(), Vec<Diagnostic>> {
-        let written = {
-            let mut ledger = self.ledger.lock().unwrap();
-            let Ledger { state, journal } = &mut *ledger;
+        self.journal(|state, journal| {
             let record = if f(state) {
                 Record::of_instance(state, addr, ends)
             } else {
                 match ends {
                     Some(key) => Record::End { key: key.to_string() },
-                    None => return Ok(()),
+                    None => return Ok(None),
                 }
             };
-            journal.write(&record)
-        };
-        // Waiting outside the lock lets other steps' records join the flush.
-        written.and_then(Unsynced::wait).map_err(|e| vec![write_failed(&e)])
+            journal.write(&record).map(Some)
+        })
     }
 
     /// Journals that a provider is about to be asked for an operation
@@ -646,13 +642,27 @@ impl Shared {
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
         let intent = Record::Intent(PendingOperation::now(addr.clone(), deposed, operation, key));
-        let written = self.ledger.lock().unwrap().journal.write(&intent);
-        written.and_then(Unsynced::wait).map_err(|e| vec![write_failed(&e)])
+        self.journal(|_, journal| journal.write(&intent).map(Some))
     }
 
     /// Journals the end of an operation, unless a change ended it already.
     fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
-        let written = self.ledger.lock().unwrap().journal.end(key);
+        self.journal(|_, journal| journal.end(key))
+    }
+
+    /// Lets `write` change the state and queue its record (if any) under
+    /// the ledger's lock, so that the journal has changes in the order they
+    /// were made; then waits, outside the lock so that other steps' records
+    /// can join the same flush, until the record is on disk.
+    fn journal(
+        &self,
+        write: impl FnOnce(&mut State, &mut Journal) -> Result<Option<Unsynced>, StateError>,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let written = {
+            let mut ledger = self.ledger.lock().unwrap();
+            let Ledger { state, journal } = &mut *ledger;
+            write(state, journal)
+        };
         match written {
             Ok(Some(unsynced)) => unsynced.wait(),
             Ok(None) => Ok(()),
@@ -686,18 +696,20 @@ impl Shared {
                 }
             }
         }
-        let written = {
-            let mut ledger = self.ledger.lock().unwrap();
-            let Ledger { state, journal } = &mut *ledger;
+        let written = self.journal(|state, journal| {
             let before = state.outputs.clone();
             state.outputs.retain(|name, _| !self.applier.plan.destroy && config.outputs.contains_key(name));
             for (name, (v, sensitive)) in &outputs {
                 state.outputs.insert(name.clone(), OutputState::new(v, *sensitive));
             }
-            if state.outputs == before { Ok(()) } else { journal.append(&Record::Outputs(state.outputs.clone())) }
-        };
+            if state.outputs == before {
+                Ok(None)
+            } else {
+                journal.write(&Record::Outputs(state.outputs.clone())).map(Some)
+            }
+        });
         if let Err(e) = written {
-            self.report.lock().unwrap().errors.push(write_failed(&e));
+            self.report.lock().unwrap().errors.extend(e);
         }
         self.report.lock().unwrap().outputs = outputs;
     }
@@ -724,7 +736,7 @@ fn blocking<R>(f: impl FnOnce() -> R) -> R {
     tokio::task::block_in_place(f)
 }
 
-fn write_failed(e: &crate::state::StateError) -> Diagnostic {
+fn write_failed(e: &StateError) -> Diagnostic {
     Diagnostic::error(format!("Failed to write the state: {e}"))
 }
 

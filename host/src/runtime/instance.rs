@@ -278,9 +278,7 @@ impl Instance {
             }
         }
     }
-}
 
-impl Instance {
     /// Calls `configure` with the `provider` block `config`; returns what the
     /// provider said about it.
     pub(crate) async fn configure(&mut self, config: wit::Value) -> Result<Vec<Diagnostic>, CallError> {

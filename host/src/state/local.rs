@@ -84,7 +84,7 @@ impl LocalBackend {
     }
 
     /// Opens the state at `path` for reading only, without the lock, for
-    /// commands that change nothing (`plan`, `show`). It can read while
+    /// commands that change nothing (`show`, `graph`). It can read while
     /// another process writes: it sees the state before or after a write,
     /// never half of one. [`LocalBackend::write`] refuses.
     pub fn open_read_only(path: &Path) -> LocalBackend {
