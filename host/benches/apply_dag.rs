@@ -1,6 +1,6 @@
 //! How close the executor gets to a graph's critical path.
 //!
-//! Random DAGs of 1,000 resources, applied by the real [`Applier`] (re-plan,
+//! Random DAGs of 1,000 resources, applied by the real engine (re-plan,
 //! contract checks, every operation's intent and result flushed to the
 //! state's journal, the state written at the end) with an in-process
 //! provider whose create waits 10 ms on a timer (holding no thread), at
@@ -20,25 +20,28 @@
 //! temporary directory: a tmpfs such as `/dev/shm` leaves out the disk's
 //! `fsync`), `--tokio-timer` (the create waits on tokio's timer, whose 1 ms
 //! ticks make a 10 ms wait last about 11 ms), `--blocking` (the create holds
-//! its thread while it sleeps, as a provider without
-//! `Provider::apply_resource_async` does).
+//! its thread while it sleeps).
 //! It prints numbers, not pass or fail.
 
-use std::collections::BTreeMap;
+// A benchmark that cannot set itself up should stop.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn::apply::{Applier, Event, EventSink};
 use cairn::diag::Diagnostic;
-use cairn::graph::DependencyGraph;
-use cairn::plan::{PlanOptions, Planner, Providers};
+use cairn::engine::{Engine, Intent, RunOptions, Workspace};
+use cairn::plan::Providers;
 use cairn::provider::{
-    ApplyRequest, ApplyResponse, CallFuture, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse,
+    ApplyRequest, ApplyResponse, CallFuture, PlanRequest, PlanResponse, Provider, ReadResponse, ready,
 };
-use cairn::schema::{Attribute, Block, ProviderSchema, Schema};
-use cairn::state::{LocalBackend, State};
-use cairn::value::{Type, Value};
+use cairn::schema::ProviderSchema;
+use cairn::value::Value;
+
+use common::Quiet;
 
 /// `bench_thing`: `name`, `deps` (ids of other things), computed `id`;
 /// create waits (see [`Wait`]).
@@ -53,20 +56,7 @@ struct Sleepy {
 
 impl Sleepy {
     fn new(sleep: Duration, wait: Wait) -> Sleepy {
-        let block = Block {
-            attributes: [
-                ("name".to_string(), Attribute::required(Type::String)),
-                ("deps".to_string(), Attribute::optional(Type::List(Box::new(Type::String)))),
-                ("id".to_string(), Attribute::computed(Type::String)),
-            ]
-            .into(),
-            ..Block::default()
-        };
-        let schema = ProviderSchema {
-            resources: [("bench_thing".to_string(), Schema { version: 0, block })].into(),
-            ..ProviderSchema::default()
-        };
-        Sleepy { schema, sleep, wait, timer: Timer::start(), slept: Default::default() }
+        Sleepy { schema: common::thing_schema(), sleep, wait, timer: Timer::start(), slept: Default::default() }
     }
 }
 
@@ -77,51 +67,31 @@ impl Provider for Sleepy {
     fn schema(&self) -> &ProviderSchema {
         &self.schema
     }
-    fn validate_resource(&self, _: &str, _: &Value) -> CallResult<Vec<Diagnostic>> {
-        Ok(Vec::new())
+    fn validate_resource<'a>(&'a self, _: &'a str, _: &'a Value) -> CallFuture<'a, Vec<Diagnostic>> {
+        ready(Ok(Vec::new()))
     }
-    fn plan_resource(&self, r: PlanRequest) -> CallResult<PlanResponse> {
-        let mut planned = r.proposed_new_state;
-        if let Value::Object(m) = &mut planned
-            && m.get("id").is_none_or(Value::is_null)
-        {
-            m.insert("id".into(), Value::Unknown);
-        }
-        Ok(PlanResponse { planned_state: planned, ..PlanResponse::default() })
+    fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
+        ready(Ok(common::plan_with_unknown_id(r)))
     }
-    fn apply_resource(&self, r: ApplyRequest) -> CallResult<ApplyResponse> {
-        let mut state = r.planned_state;
-        if let Value::Object(m) = &mut state {
-            std::thread::sleep(self.sleep);
-            let name = m.get("name").cloned().unwrap_or(Value::Null);
-            m.insert("id".into(), name);
-        }
-        Ok(ApplyResponse { new_state: state, ..ApplyResponse::default() })
-    }
-    fn apply_resource_async(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
+    fn apply_resource(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
         Box::pin(async move {
             let started = Instant::now();
             match self.wait {
-                Wait::Blocking => return tokio::task::block_in_place(|| self.apply_resource(r)),
+                Wait::Blocking => tokio::task::block_in_place(|| std::thread::sleep(self.sleep)),
                 Wait::Tokio => tokio::time::sleep(self.sleep).await,
                 Wait::Timer => self.timer.sleep(self.sleep).await,
             }
             self.slept.fetch_add(started.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-            let mut state = r.planned_state;
-            if let Value::Object(m) = &mut state {
-                let name = m.get("name").cloned().unwrap_or(Value::Null);
-                m.insert("id".into(), name);
-            }
-            Ok(ApplyResponse { new_state: state, ..ApplyResponse::default() })
+            Ok(common::apply_with_id_from_name(r))
         })
     }
-    fn read_resource(&self, _: &str, current: &Value, private: &[u8]) -> CallResult<ReadResponse> {
-        Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() })
+    fn read_resource<'a>(&'a self, _: &'a str, current: &'a Value, private: &'a [u8]) -> CallFuture<'a, ReadResponse> {
+        ready(Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() }))
     }
-    fn read_data_source(&self, _: &str, c: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
-        Ok((c.clone(), Vec::new()))
+    fn read_data_source<'a>(&'a self, _: &'a str, c: &'a Value) -> CallFuture<'a, (Value, Vec<Diagnostic>)> {
+        ready(Ok((c.clone(), Vec::new())))
     }
-    fn upgrade_state(&self, _: &str, _: u64, _: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
+    fn upgrade_state<'a>(&'a self, _: &'a str, _: u64, _: &'a str) -> CallFuture<'a, (Value, Vec<Diagnostic>)> {
         unreachable!("no upgrades")
     }
 }
@@ -133,8 +103,7 @@ enum Wait {
     Timer,
     /// On tokio's timer, whose 1 ms ticks make a 10 ms wait last 10-11 ms.
     Tokio,
-    /// Holding its thread (`std::thread::sleep`), as a provider without
-    /// `Provider::apply_resource_async` does.
+    /// Holding its thread (`std::thread::sleep`).
     Blocking,
 }
 
@@ -179,14 +148,6 @@ impl Timer {
         self.shared.1.notify_one();
         let _ = woken.await;
     }
-}
-
-/// Drops every event.
-struct Quiet;
-
-impl EventSink for Quiet {
-    fn emit(&self, _: Event) {}
-    fn diagnostic(&self, _: &Diagnostic) {}
 }
 
 /// A small deterministic generator (xorshift64*), so runs are comparable.
@@ -294,12 +255,10 @@ fn options() -> Options {
 fn main() {
     let o = options();
     let (deps, longest) = random_dag(o.resources, o.seed);
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    std::fs::write(dir.path().join("main.tf"), config_text(&deps)).unwrap();
-    let config = cairn::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", cairn::diag::Diagnostics(d)));
+    let base = tempfile::tempdir().expect("a temporary directory");
     let sleepy = Arc::new(Sleepy::new(Duration::from_millis(o.sleep_ms), o.wait));
-    let provider: Arc<dyn Provider> = sleepy.clone();
-    let providers: Providers = [("bench".to_string(), provider)].into();
+    let providers: Providers = [("bench".to_string(), sleepy.clone() as Arc<dyn Provider>)].into();
+    let engine = Engine::in_process(providers).expect("an engine");
     println!(
         "{} resources, longest chain {longest}, create sleeps {} ms, {} worker threads",
         o.resources,
@@ -308,33 +267,15 @@ fn main() {
     );
     println!("{:>11} {:>10} {:>10} {:>7} {:>12}", "parallelism", "wall", "bound", "ratio", "mean create");
     for p in &o.parallelism {
-        let graph = DependencyGraph::build(&config).expect("acyclic");
-        let state_dir = tempfile::tempdir_in(o.state_dir.as_deref().unwrap_or(dir.path())).expect("a state directory");
-        let state_path = state_dir.path().join("cairn.state.json");
-        let backend = LocalBackend::open(&state_path).expect("state");
-        let state = State::new();
-        let planner = Planner {
-            config: &config,
-            graph: &graph,
-            providers: &providers,
-            state: &state,
-            variables: BTreeMap::new(),
-            options: PlanOptions::default(),
-        };
-        let plan = planner.plan().unwrap_or_else(|d| panic!("{}", cairn::diag::Diagnostics(d)));
-        let applier = Applier {
-            config: config.clone(),
-            graph,
-            providers: providers.clone(),
-            plan,
-            variables: BTreeMap::new(),
-            parallelism: *p,
-            events: Arc::new(Quiet),
-        };
-        let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        // The state (and its journal) is written beside the configuration.
+        let dir = tempfile::tempdir_in(o.state_dir.as_deref().unwrap_or(base.path())).expect("a state directory");
+        std::fs::write(dir.path().join("main.tf"), config_text(&deps)).unwrap();
+        let ws = Workspace::load(dir.path(), &[]).unwrap_or_else(|e| panic!("{e:#}"));
+        let options = RunOptions { parallelism: *p, intent: Intent::Change, ..RunOptions::default() };
+        let planned = engine.plan(&ws, options, true, &Quiet).unwrap_or_else(|e| panic!("{e:#}"));
         sleepy.slept.store(0, std::sync::atomic::Ordering::Relaxed);
         let started = Instant::now();
-        let (report, _) = tokio.block_on(applier.apply(state, backend));
+        let (report, _) = engine.apply(&ws, planned, Arc::new(Quiet));
         let wall = started.elapsed();
         assert!(report.errors.is_empty(), "{:?}", report.errors);
         assert_eq!(report.added, o.resources);

@@ -125,6 +125,29 @@ impl FromStr for InstanceAddr {
     }
 }
 
+impl FromStr for ResourceAddr {
+    type Err = ParseAddrError;
+
+    /// Parses `TYPE.NAME` or `data.TYPE.NAME`; an instance key, if any, is
+    /// dropped (older state files recorded dependencies that way).
+    fn from_str(s: &str) -> Result<ResourceAddr, ParseAddrError> {
+        s.parse::<InstanceAddr>().map(|a| a.resource)
+    }
+}
+
+impl Serialize for ResourceAddr {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceAddr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ResourceAddr, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// Whether `s` is an HCL identifier (letters, digits, `_`, `-`; not starting with a digit).
 pub fn is_identifier(s: &str) -> bool {
     s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')

@@ -1,9 +1,9 @@
 //! The one seam between the engine and providers: the [`Provider`] trait.
 //!
-//! The planner and executor only ever talk to this trait, so they run the
-//! same against a WebAssembly component (see `runtime`) and against an
-//! in-process fake in tests. Calls are blocking, except
-//! [`Provider::apply_resource_async`], which the executor awaits.
+//! The planner and executor only ever talk to this trait (through the
+//! contract gate, [`crate::contract::Gate`]), so they run the same against a
+//! WebAssembly component (see `runtime`) and against an in-process fake in
+//! tests. Every call is asynchronous.
 
 use crate::diag::Diagnostic;
 use crate::schema::ProviderSchema;
@@ -141,11 +141,24 @@ fn activity(operation: &str) -> (&str, &str) {
 /// The result of a provider call.
 pub type CallResult<T> = Result<T, CallError>;
 
-/// A provider call that may wait without holding a thread.
+/// A provider call in flight: a future that may wait (on a timer, on HTTP,
+/// on a free instance) without holding a thread.
 pub type CallFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = CallResult<T>> + Send + 'a>>;
 
-/// A configured provider, ready to serve calls. Implementations must allow
-/// concurrent calls (the executor runs independent resources in parallel).
+/// A call whose answer is already there: for in-process providers (test
+/// fakes), which compute their answer without waiting.
+pub fn ready<'a, T: Send + 'a>(answer: CallResult<T>) -> CallFuture<'a, T> {
+    Box::pin(std::future::ready(answer))
+}
+
+/// A configured provider, ready to serve calls: the one seam between the
+/// engine and providers. Every call is a future, so that the engine can
+/// have many in flight on few threads (refresh, plan and apply all walk the
+/// graph in parallel). Implementations must allow concurrent calls.
+///
+/// Answers are raw: nothing has checked them against the contracts yet.
+/// The engine never calls these methods itself but goes through
+/// [`crate::contract::Gate`], which checks every answer.
 pub trait Provider: Send + Sync {
     /// The provider's local name (`local`, `random`, …), for messages.
     fn name(&self) -> &str;
@@ -154,30 +167,34 @@ pub trait Provider: Send + Sync {
     fn schema(&self) -> &ProviderSchema;
 
     /// Provider-specific validation of a resource's configuration.
-    fn validate_resource(&self, type_name: &str, config: &Value) -> CallResult<Vec<Diagnostic>>;
+    fn validate_resource<'a>(&'a self, type_name: &'a str, config: &'a Value) -> CallFuture<'a, Vec<Diagnostic>>;
 
     /// Plans a create or update.
-    fn plan_resource(&self, request: PlanRequest) -> CallResult<PlanResponse>;
+    fn plan_resource(&self, request: PlanRequest) -> CallFuture<'_, PlanResponse>;
 
     /// Applies a create, update or delete.
-    fn apply_resource(&self, request: ApplyRequest) -> CallResult<ApplyResponse>;
-
-    /// [`Provider::apply_resource`] as a future, which the executor awaits.
-    /// A provider that waits on I/O or timers overrides it, so that a
-    /// waiting call holds no thread and many can be in flight at once. The
-    /// default runs the blocking call in place
-    /// ([`tokio::task::block_in_place`]), which needs a multi-threaded
-    /// tokio runtime.
-    fn apply_resource_async(&self, request: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
-        Box::pin(async move { tokio::task::block_in_place(|| self.apply_resource(request)) })
-    }
+    fn apply_resource(&self, request: ApplyRequest) -> CallFuture<'_, ApplyResponse>;
 
     /// Refreshes an object.
-    fn read_resource(&self, type_name: &str, current_state: &Value, private: &[u8]) -> CallResult<ReadResponse>;
+    fn read_resource<'a>(
+        &'a self,
+        type_name: &'a str,
+        current_state: &'a Value,
+        private: &'a [u8],
+    ) -> CallFuture<'a, ReadResponse>;
 
     /// Reads a data source; returns the state and diagnostics.
-    fn read_data_source(&self, type_name: &str, config: &Value) -> CallResult<(Value, Vec<Diagnostic>)>;
+    fn read_data_source<'a>(
+        &'a self,
+        type_name: &'a str,
+        config: &'a Value,
+    ) -> CallFuture<'a, (Value, Vec<Diagnostic>)>;
 
     /// Upgrades a state stored with an older schema version.
-    fn upgrade_state(&self, type_name: &str, version: u64, raw_json: &str) -> CallResult<(Value, Vec<Diagnostic>)>;
+    fn upgrade_state<'a>(
+        &'a self,
+        type_name: &'a str,
+        version: u64,
+        raw_json: &'a str,
+    ) -> CallFuture<'a, (Value, Vec<Diagnostic>)>;
 }

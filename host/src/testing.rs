@@ -1,11 +1,10 @@
 //! An in-process provider for the planner's and executor's tests, so that
 //! their decisions are tested without WebAssembly.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::diag::Diagnostic;
-use crate::provider::{ApplyRequest, ApplyResponse, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse};
+use crate::provider::{ApplyRequest, ApplyResponse, CallFuture, PlanRequest, PlanResponse, Provider, ready};
 use crate::schema::{Attribute, Block, ProviderSchema, Schema};
 use crate::value::{Path, Type, Value};
 
@@ -49,20 +48,9 @@ impl Fake {
     }
 }
 
-impl Provider for Fake {
-    fn name(&self) -> &str {
-        "fake"
-    }
-
-    fn schema(&self) -> &ProviderSchema {
-        &self.schema
-    }
-
-    fn validate_resource(&self, _: &str, _: &Value) -> CallResult<Vec<Diagnostic>> {
-        Ok(Vec::new())
-    }
-
-    fn plan_resource(&self, r: PlanRequest) -> CallResult<PlanResponse> {
+impl Fake {
+    /// The plan: the proposed new state, with `id` unknown until created.
+    pub fn plan(&self, r: PlanRequest) -> PlanResponse {
         let Value::Object(mut planned) = r.proposed_new_state else { unreachable!("the host plans deletes itself") };
         if planned.get("id").is_none_or(Value::is_null) {
             planned.insert("id".into(), Value::Unknown);
@@ -70,14 +58,15 @@ impl Provider for Fake {
         if self.break_plan {
             planned.insert("size".into(), Value::int(99));
         }
-        Ok(PlanResponse {
+        PlanResponse {
             planned_state: Value::Object(planned),
             requires_replace: vec![Path::root().attr("name")],
             ..Default::default()
-        })
+        }
     }
 
-    fn apply_resource(&self, r: ApplyRequest) -> CallResult<ApplyResponse> {
+    /// The apply: records the call; a create gets the id `id-<name>`.
+    pub fn apply(&self, r: ApplyRequest) -> ApplyResponse {
         let (object, kind) = match (&r.prior_state, &r.planned_state) {
             (prior, Value::Null) => (prior, "delete"),
             (Value::Null, planned) => (planned, "create"),
@@ -86,7 +75,7 @@ impl Provider for Fake {
         let name = object.get_attr("name").as_str().unwrap_or_default().to_string();
         self.calls.lock().unwrap().push((name.clone(), kind));
         if kind == "delete" {
-            return Ok(ApplyResponse::default());
+            return ApplyResponse::default();
         }
         let Value::Object(mut new) = r.planned_state else { unreachable!() };
         if new["id"].is_unknown() {
@@ -96,18 +85,89 @@ impl Provider for Fake {
         if kind == "create" && self.fail_create.contains(&name) {
             response.diagnostics.push(Diagnostic::error(format!("creating {name} failed half-way")));
         }
-        Ok(response)
+        response
+    }
+}
+
+/// Implements the rest of [`Provider`] for a fake whose `schema` field is
+/// its schema, the same way every fake does: validation finds nothing, a
+/// refresh finds the object as it was, a data source reads back its
+/// configuration, and no older schema versions exist.
+macro_rules! fake_provider_basics {
+    () => {
+        fn name(&self) -> &str {
+            "fake"
+        }
+
+        fn schema(&self) -> &$crate::schema::ProviderSchema {
+            &self.schema
+        }
+
+        fn validate_resource<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a $crate::value::Value,
+        ) -> $crate::provider::CallFuture<'a, Vec<$crate::diag::Diagnostic>> {
+            $crate::provider::ready(Ok(Vec::new()))
+        }
+
+        fn read_resource<'a>(
+            &'a self,
+            _: &'a str,
+            current: &'a $crate::value::Value,
+            private: &'a [u8],
+        ) -> $crate::provider::CallFuture<'a, $crate::provider::ReadResponse> {
+            $crate::provider::ready(Ok($crate::provider::ReadResponse {
+                new_state: Some(current.clone()),
+                private: private.to_vec(),
+                diagnostics: Vec::new(),
+            }))
+        }
+
+        fn read_data_source<'a>(
+            &'a self,
+            _: &'a str,
+            config: &'a $crate::value::Value,
+        ) -> $crate::provider::CallFuture<'a, ($crate::value::Value, Vec<$crate::diag::Diagnostic>)> {
+            $crate::provider::ready(Ok((config.clone(), Vec::new())))
+        }
+
+        fn upgrade_state<'a>(
+            &'a self,
+            _: &'a str,
+            _: u64,
+            _: &'a str,
+        ) -> $crate::provider::CallFuture<'a, ($crate::value::Value, Vec<$crate::diag::Diagnostic>)> {
+            $crate::provider::ready(Ok((
+                $crate::value::Value::Null,
+                vec![$crate::diag::Diagnostic::error("the fake has no older schema versions")],
+            )))
+        }
+    };
+}
+pub(crate) use fake_provider_basics;
+
+impl Provider for Fake {
+    fake_provider_basics!();
+
+    fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
+        ready(Ok(self.plan(r)))
     }
 
-    fn read_resource(&self, _: &str, current: &Value, private: &[u8]) -> CallResult<ReadResponse> {
-        Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() })
+    fn apply_resource(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
+        ready(Ok(self.apply(r)))
     }
+}
 
-    fn read_data_source(&self, _: &str, c: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
-        Ok((c.clone(), Vec::new()))
-    }
+/// A provider map with `provider` as `fake`.
+pub fn providers(provider: Arc<dyn Provider>) -> crate::plan::Providers {
+    [("fake".to_string(), provider)].into()
+}
 
-    fn upgrade_state(&self, _: &str, _: u64, _: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
-        Ok((Value::Object(BTreeMap::new()), vec![Diagnostic::error("the fake has no older schema versions")]))
-    }
+/// Writes `hcl` as `main.tf` in a new temporary directory and loads it.
+pub fn workspace(hcl: &str) -> (tempfile::TempDir, crate::engine::Workspace) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
+    let ws = crate::engine::Workspace::load(dir.path(), &[]).unwrap_or_else(|e| panic!("{e:#}"));
+    (dir, ws)
 }

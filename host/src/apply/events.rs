@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::executor::Outcome;
 use crate::diag::{Diagnostic, Severity};
+use crate::graph::walk::Outcome;
 
 /// One thing that happened during a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -358,9 +358,11 @@ fn deposed_suffix(key: &Option<String>) -> String {
 }
 
 /// Collects events in memory: for tests.
+#[cfg(any(test, feature = "testing"))]
 #[derive(Default)]
 pub struct Collect(pub Mutex<Vec<Event>>);
 
+#[cfg(any(test, feature = "testing"))]
 impl EventSink for Collect {
     fn emit(&self, event: Event) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(event);

@@ -20,7 +20,7 @@
 //!    and updates.
 //!
 //! create_before_destroy is inherited by everything a resource that has it
-//! depends on ([`inherit_create_before_destroy`], the seed's "forced"
+//! depends on ([`crate::plan::inherit_create_before_destroy`], the seed's "forced"
 //! case), so rule 5 never makes a cycle out of an acyclic configuration.
 //! Only the dependents that are really replaced or deleted get a destroy
 //! node, so a delete-before-replace destroys first only those
@@ -34,7 +34,7 @@ use std::fmt;
 use petgraph::graph::{DiGraph, NodeIndex};
 use sha2::{Digest, Sha256};
 
-use crate::addr::{InstanceAddr, Mode, ResourceAddr};
+use crate::addr::{InstanceAddr, ResourceAddr};
 use crate::diag::Diagnostic;
 use crate::graph::{DependencyGraph, Node};
 use crate::plan::{Action, Plan, ResourceChange};
@@ -79,34 +79,6 @@ impl fmt::Display for Step {
 
 /// Steps with "must finish before" edges.
 pub type ApplyGraph = DiGraph<Step, ()>;
-
-/// Marks create_before_destroy on every change of a resource that a
-/// resource with create_before_destroy depends on, directly or not, by
-/// configuration or by the state: the seed's "forced create before
-/// destroy", without which rule 5 would make a cycle.
-pub fn inherit_create_before_destroy(changes: &mut [ResourceChange]) {
-    let mut deps: BTreeMap<&ResourceAddr, BTreeSet<&ResourceAddr>> = BTreeMap::new();
-    let mut todo: Vec<&ResourceAddr> = Vec::new();
-    for c in changes.iter() {
-        deps.entry(&c.addr.resource).or_default().extend(c.dependencies.iter().chain(&c.prior_dependencies));
-        if c.create_before_destroy && c.deposed.is_none() {
-            todo.push(&c.addr.resource);
-        }
-    }
-    let mut forced: BTreeSet<ResourceAddr> = BTreeSet::new();
-    while let Some(r) = todo.pop() {
-        for d in deps.get(r).into_iter().flatten() {
-            if forced.insert((*d).clone()) {
-                todo.push(d);
-            }
-        }
-    }
-    for c in changes.iter_mut() {
-        if forced.contains(&c.addr.resource) && c.addr.resource.mode == Mode::Managed {
-            c.create_before_destroy = true;
-        }
-    }
-}
 
 /// The key a create_before_destroy replace deposes the current object
 /// under: derived from the planned change, so that `cairn graph` and apply

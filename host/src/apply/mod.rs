@@ -5,7 +5,6 @@
 //! written once, at the end.
 
 pub mod events;
-pub mod executor;
 pub mod graph;
 
 use std::collections::BTreeMap;
@@ -14,22 +13,23 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::addr::{InstanceAddr, Mode, ResourceAddr};
+use crate::addr::{InstanceAddr, ResourceAddr};
 use crate::config::{self, Config, EvalContext};
-use crate::contract;
+use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
 use crate::graph::DependencyGraph;
-use crate::plan::{self, Action, CheckedCallError, Plan, Providers, ResourceChange, ResourceValues};
-use crate::provider::{ApplyRequest, Provider};
+use crate::graph::walk::{self, Limits};
+use crate::plan::{self, Action, Plan, Providers, ResourceChange, ResourceValues};
+use crate::provider::{ApplyRequest, ApplyResponse};
 use crate::schema::Schema;
 use crate::state::{
-    DeposedObject, InstanceState, InstanceStatus, Journal, LocalBackend, OutputState, PendingOperation, Record, State,
-    StateError, Unsynced,
+    Backend, DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation, Record, State, StateError,
+    StateJournal, Unsynced,
 };
 use crate::value::{self, Value};
 
+pub use crate::graph::walk::Outcome;
 pub use events::{Event, EventSink};
-pub use executor::Outcome;
 pub use graph::{ApplyGraph, Step};
 
 /// What an apply did.
@@ -50,9 +50,9 @@ pub struct ApplyReport {
 /// Everything an apply needs, owned so that steps can run on other threads.
 pub struct Applier {
     /// The configuration.
-    pub config: Config,
+    pub config: Arc<Config>,
     /// Its dependency graph.
-    pub graph: DependencyGraph,
+    pub graph: Arc<DependencyGraph>,
     /// Configured providers.
     pub providers: Providers,
     /// The plan to carry out.
@@ -61,6 +61,9 @@ pub struct Applier {
     pub variables: BTreeMap<String, Value>,
     /// Most steps running at once.
     pub parallelism: usize,
+    /// Most steps of one provider running at once, by provider name (its
+    /// sandbox's `max_concurrency`, for an API with a rate limit).
+    pub provider_limits: BTreeMap<String, usize>,
     /// Where progress, diagnostics and node events go.
     pub events: Arc<dyn EventSink>,
 }
@@ -69,7 +72,7 @@ pub struct Applier {
 /// change as it is made.
 struct Ledger {
     state: State,
-    journal: Journal,
+    journal: Box<dyn StateJournal>,
 }
 
 /// What steps share while the walk runs.
@@ -90,9 +93,9 @@ impl Applier {
     /// journal of `backend` as it is made and the whole state at the end.
     /// Returns what happened (errors are in the report) and the new state.
     ///
-    /// Must run on a multi-threaded tokio runtime: steps do their blocking
-    /// work in place ([`tokio::task::block_in_place`]).
-    pub async fn apply(self, state: State, backend: LocalBackend) -> (ApplyReport, State) {
+    /// Must run on a multi-threaded tokio runtime: steps wait for the
+    /// journal in place ([`tokio::task::block_in_place`]).
+    pub async fn apply(self, state: State, backend: &mut dyn Backend) -> (ApplyReport, State) {
         let apply_graph = match graph::build(&self.plan, &self.graph) {
             Ok(g) => g,
             Err(d) => {
@@ -111,7 +114,7 @@ impl Applier {
         for (addr, v) in &self.plan.data_values {
             values.set(addr, v.clone());
         }
-        let (mut state, mut backend) = (state, backend);
+        let mut state = state;
         let fail = |d: Diagnostic, state: State| {
             self.events.diagnostic(&d);
             (ApplyReport { errors: vec![d], ..ApplyReport::default() }, state)
@@ -146,19 +149,8 @@ impl Applier {
             ledger: Mutex::new(Ledger { state, journal }),
             report: Mutex::new(ApplyReport::default()),
         });
-        let limits = executor::Limits {
-            parallelism: shared.applier.parallelism,
-            per_group: shared
-                .applier
-                .config
-                .providers
-                .iter()
-                .filter_map(|p| {
-                    let limit = p.sandbox.max_concurrency?;
-                    Some((p.name.clone(), usize::try_from(limit).unwrap_or(usize::MAX)))
-                })
-                .collect(),
-        };
+        let limits =
+            Limits { parallelism: shared.applier.parallelism, per_group: shared.applier.provider_limits.clone() };
         let worker = Arc::clone(&shared);
         let group = |step: &Step| {
             let addr = step.addr()?;
@@ -169,7 +161,7 @@ impl Applier {
             };
             change.map(|c| c.provider.clone())
         };
-        let outcomes = executor::walk_limited(&apply_graph, &limits, group, move |step| {
+        let outcomes = walk::walk_limited(&apply_graph, &limits, group, move |step| {
             let worker = Arc::clone(&worker);
             async move { worker.run(step).await }
         })
@@ -199,9 +191,8 @@ impl Applier {
 
 impl Shared {
     /// Runs one step; reports it and records errors in the report.
-    /// Returns success. The provider's apply is awaited; the rest (
-    /// evaluation, contract checks, state writes) runs in place as blocking
-    /// work.
+    /// Returns success. Provider calls are awaited; journal writes wait in
+    /// place.
     async fn run(&self, step: Step) -> bool {
         let step = &step;
         let node = self.node_event(step);
@@ -210,14 +201,14 @@ impl Shared {
         }
         let started = Instant::now();
         let result = match step {
-            Step::Local(name) => blocking(|| self.eval_local(name)).map(|()| None),
+            Step::Local(name) => self.eval_local(name).map(|()| None),
             Step::Destroy(addr, None) => self.destroy(self.change(addr)).await.map(|()| None),
             Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key).await.map(|()| None),
             Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
                     Action::NoOp => Ok(None),
-                    Action::Read => blocking(|| self.read_data(change)).map(|()| None),
+                    Action::Read => self.read_data(change).await.map(|()| None),
                     _ => self.create_or_update(change, depose.as_deref()).await,
                 }
             }
@@ -271,16 +262,12 @@ impl Shared {
         &self.applier.plan.changes[self.current[addr]]
     }
 
-    fn provider(&self, change: &ResourceChange) -> &dyn Provider {
-        self.applier.providers[&change.provider].as_ref()
-    }
-
-    fn schema<'a>(&self, provider: &'a dyn Provider, addr: &InstanceAddr) -> &'a Schema {
-        let schemas = match addr.resource.mode {
-            Mode::Managed => &provider.schema().resources,
-            Mode::Data => &provider.schema().data_sources,
-        };
-        &schemas[&addr.resource.type_name]
+    /// The contract gate of the change's provider, and the schema of its
+    /// resource type (both were found when the change was planned).
+    fn gate(&self, change: &ResourceChange) -> Result<(Gate<'_>, &Schema), Vec<Diagnostic>> {
+        let gate = Gate::new(self.applier.providers[&change.provider].as_ref());
+        let schema = gate.schema_of(&change.addr.resource).map_err(|d| vec![d])?;
+        Ok((gate, schema))
     }
 
     fn location(change: &ResourceChange) -> Location {
@@ -330,27 +317,33 @@ impl Shared {
             .iter()
             .find(|r| r.addr == change.addr.resource)
             .expect("a create, update or read comes from the configuration");
-        let mut config = config::decode_body(
+        let config = config::decode_body(
             &resource.body,
             &schema.block,
             &self.eval_context(Some(&change.addr), Some(&change.dependencies)),
         )?;
-        if !change.prior.is_null() && change.action == Action::Update {
-            for path in &resource.lifecycle.ignore_changes {
-                config = plan::with_value_at(&config, path.steps(), change.prior.at(path));
-            }
-        }
-        Ok(config)
+        // A replace creates anew: nothing of the old object is kept.
+        let prior = if change.action == Action::Update { &change.prior } else { &Value::Null };
+        Ok(plan::ignoring_changes(resource, config, prior))
     }
 
-    fn read_data(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
-        let provider = self.provider(change);
-        let schema = self.schema(provider, &change.addr);
+    async fn read_data(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+        let (gate, schema) = self.gate(change)?;
         let config = self.config_now(change, schema)?;
-        let state = plan::read_data_checked(provider, schema, &change.addr, &config)
+        let (state, warnings) = gate
+            .read_data(schema, &change.addr, &config)
+            .await
             .map_err(|e| e.into_diagnostics(&Self::location(change)))?;
+        self.warn(change, warnings);
         self.values.lock().unwrap().0.set(&change.addr, state);
         Ok(())
+    }
+
+    /// Shows a provider's warnings about a change as they happen.
+    fn warn(&self, change: &ResourceChange, warnings: Vec<Diagnostic>) {
+        for w in warnings {
+            self.applier.events.diagnostic(&crate::contract::located(w, &change.addr, &Self::location(change)));
+        }
     }
 
     /// Create, update, or the create half of a replace. With `depose`, a
@@ -385,80 +378,46 @@ impl Shared {
         change: &ResourceChange,
         key: &str,
     ) -> Result<Option<String>, Vec<Diagnostic>> {
-        let provider = self.provider(change);
-        let schema = self.schema(provider, &change.addr);
+        let (gate, schema) = self.gate(change)?;
         let location = Self::location(change);
         let creating = change.action != Action::Update;
-        let (request, planned) = blocking(|| {
-            let config = self.config_now(change, schema)?;
-            let replanned =
-                plan::replan_and_check(provider, schema, change, &config).map_err(|e| e.into_diagnostics(&location))?;
-            let prior = if creating { Value::Null } else { change.prior.clone() };
-            let request = ApplyRequest {
-                type_name: change.addr.resource.type_name.clone(),
-                prior_state: prior,
-                planned_state: replanned.planned_state.clone(),
-                config,
-                planned_private: replanned.planned_private,
-                idempotency_key: key.to_string(),
-            };
-            self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key)?;
-            Ok::<_, Vec<Diagnostic>>((request, replanned.planned_state))
-        })?;
-        let response = provider
-            .apply_resource_async(request)
+        let config = self.config_now(change, schema)?;
+        let (prior, prior_private) = match creating {
+            true => (Value::Null, &[][..]),
+            false => (change.prior.clone(), &change.prior_private[..]),
+        };
+        let replanned = gate
+            .replan(schema, &change.addr, &change.planned, &prior, &config, prior_private)
             .await
-            .map_err(|e| CheckedCallError::Call(change.addr.clone(), Box::new(e)).into_diagnostics(&location))?;
-        blocking(|| self.finish_apply(change, schema, creating, &planned, response, key))
-    }
-
-    /// Checks a create's or update's answer and records the new object.
-    fn finish_apply(
-        &self,
-        change: &ResourceChange,
-        schema: &Schema,
-        creating: bool,
-        planned: &Value,
-        response: crate::provider::ApplyResponse,
-        key: &str,
-    ) -> Result<Option<String>, Vec<Diagnostic>> {
-        let provider = self.provider(change);
-        let location = Self::location(change);
-        let violations = contract::check_compatible(&schema.block, planned, &response.new_state, true);
-        let what = "an inconsistent result after apply";
-        if response.diagnostics.iter().any(Diagnostic::is_error) {
-            // A create that failed part-way but returned an object of the
-            // right shape is recorded as tainted, so that the next plan
-            // replaces it; anything else from a failed answer is dropped.
-            let recordable =
-                response.new_state.is_wholly_known() && schema.block.implied_type().check(&response.new_state).is_ok();
-            if creating && !response.new_state.is_null() && recordable {
-                self.record(change, schema, &response, InstanceStatus::Tainted, key)?;
+            .map_err(|e| e.into_diagnostics(&location))?;
+        self.warn(change, replanned.diagnostics);
+        let request = ApplyRequest {
+            type_name: change.addr.resource.type_name.clone(),
+            prior_state: prior,
+            planned_state: replanned.planned_state,
+            config,
+            planned_private: replanned.planned_private,
+            idempotency_key: key.to_string(),
+        };
+        blocking(|| self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key))?;
+        match gate.apply(schema, &change.addr, request).await {
+            Ok(response) => {
+                self.warn(change, response.diagnostics.clone());
+                blocking(|| self.record(change, schema, &response, InstanceStatus::Ready, key))?;
+                self.values.lock().unwrap().0.set(&change.addr, response.new_state.clone());
+                {
+                    let mut report = self.report.lock().unwrap();
+                    if creating { report.added += 1 } else { report.changed += 1 }
+                }
+                Ok(response.new_state.get_attr("id").as_str().map(str::to_string))
             }
-            let mut errors =
-                CheckedCallError::Reported(change.addr.clone(), response.diagnostics).into_diagnostics(&location);
-            // Unknowns and wrong types are the provider's bug even in a
-            // failed answer, so say so in the host's words too. (A changed
-            // value is not: a failed update answers with the old object.)
-            let bugs: Vec<_> = violations
-                .into_iter()
-                .filter(|v| v.rule == contract::RULE_NO_UNKNOWNS || v.rule == contract::RULE_TYPE)
-                .collect();
-            if !bugs.is_empty() {
-                errors.push(plan::invalid_answer(provider.name(), &change.addr, what, &bugs).at(&location));
+            Err(failed) => {
+                if let Some(partial) = &failed.partial {
+                    blocking(|| self.record(change, schema, partial, InstanceStatus::Tainted, key))?;
+                }
+                Err(failed.into_diagnostics(&location))
             }
-            return Err(errors);
         }
-        if !violations.is_empty() {
-            return Err(vec![plan::invalid_answer(provider.name(), &change.addr, what, &violations).at(&location)]);
-        }
-        self.record(change, schema, &response, InstanceStatus::Ready, key)?;
-        self.values.lock().unwrap().0.set(&change.addr, response.new_state.clone());
-        {
-            let mut report = self.report.lock().unwrap();
-            if creating { report.added += 1 } else { report.changed += 1 }
-        }
-        Ok(response.new_state.get_attr("id").as_str().map(str::to_string))
     }
 
     /// Moves the current object of `addr` into its deposed objects under
@@ -549,8 +508,7 @@ impl Shared {
         private: &[u8],
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        let provider = self.provider(change);
-        let location = Self::location(change);
+        let gate = Gate::new(self.applier.providers[&change.provider].as_ref());
         let request = ApplyRequest {
             type_name: change.addr.resource.type_name.clone(),
             prior_state: prior.clone(),
@@ -560,23 +518,9 @@ impl Shared {
             idempotency_key: key.to_string(),
         };
         blocking(|| self.begin_operation(&change.addr, deposed, "delete", key))?;
-        let response = provider
-            .apply_resource_async(request)
-            .await
-            .map_err(|e| CheckedCallError::Call(change.addr.clone(), Box::new(e)).into_diagnostics(&location))?;
-        if response.diagnostics.iter().any(Diagnostic::is_error) {
-            return Err(
-                CheckedCallError::Reported(change.addr.clone(), response.diagnostics).into_diagnostics(&location)
-            );
-        }
-        if !response.new_state.is_null() {
-            let v = contract::Violation {
-                path: value::Path::root(),
-                message: "returned an object after a delete".into(),
-                rule: "a deleted object's new state must be null",
-            };
-            return Err(vec![plan::invalid_answer(provider.name(), &change.addr, "an invalid delete result", &[v])]);
-        }
+        let warnings =
+            gate.delete(&change.addr, request).await.map_err(|e| e.into_diagnostics(&Self::location(change)))?;
+        self.warn(change, warnings);
         Ok(())
     }
 
@@ -586,7 +530,7 @@ impl Shared {
         &self,
         change: &ResourceChange,
         schema: &Schema,
-        response: &crate::provider::ApplyResponse,
+        response: &ApplyResponse,
         status: InstanceStatus,
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
@@ -597,7 +541,7 @@ impl Shared {
             schema_version: schema.version,
             attributes,
             private: response.private.clone(),
-            dependencies: change.dependencies.iter().map(ToString::to_string).collect(),
+            dependencies: change.dependencies.clone(),
             status,
             create_before_destroy: change.create_before_destroy,
             deposed: Vec::new(),
@@ -656,12 +600,12 @@ impl Shared {
     /// can join the same flush, until the record is on disk.
     fn journal(
         &self,
-        write: impl FnOnce(&mut State, &mut Journal) -> Result<Option<Unsynced>, StateError>,
+        write: impl FnOnce(&mut State, &mut dyn StateJournal) -> Result<Option<Unsynced>, StateError>,
     ) -> Result<(), Vec<Diagnostic>> {
         let written = {
             let mut ledger = self.ledger.lock().unwrap();
             let Ledger { state, journal } = &mut *ledger;
-            write(state, journal)
+            write(state, journal.as_mut())
         };
         match written {
             Ok(Some(unsynced)) => unsynced.wait(),
@@ -730,8 +674,8 @@ pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>
     hex::encode(&h.finalize()[..16])
 }
 
-/// Runs blocking work (evaluation, contract checks, state writes) from a
-/// step's task without stalling the other tasks of the runtime's thread.
+/// Waits for the journal from a step's task without stalling the other
+/// tasks of the runtime's thread.
 fn blocking<R>(f: impl FnOnce() -> R) -> R {
     tokio::task::block_in_place(f)
 }

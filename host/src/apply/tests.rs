@@ -4,12 +4,11 @@
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::graph::DependencyGraph;
-use crate::plan::{PlanOptions, Planner};
-use crate::provider::{CallResult, PlanRequest, PlanResponse, ReadResponse};
+use crate::engine::{Engine, Intent, RunOptions, Workspace};
+use crate::provider::{CallFuture, PlanRequest, PlanResponse, Provider, ready};
 use crate::schema::{Attribute, Block, ProviderSchema};
 use crate::state::LocalBackend;
-use crate::testing::Fake;
+use crate::testing::{self, Fake, fake_provider_basics};
 use crate::value::Type;
 
 /// Drops every event.
@@ -20,31 +19,33 @@ impl EventSink for Quiet {
     fn diagnostic(&self, _: &Diagnostic) {}
 }
 
-/// Plans and applies `hcl` over `state` in a fresh directory; returns the
-/// report, the new state and the calls the provider saw.
-fn run(hcl: &str, state: State, fake: Fake, destroy: bool) -> (ApplyReport, State, Vec<(String, &'static str)>) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
-    let config = crate::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
-    let graph = DependencyGraph::build(&config).unwrap();
-    let fake = Arc::new(fake);
-    let providers: Providers = [("fake".to_string(), Arc::clone(&fake) as Arc<dyn Provider>)].into();
-    let plan = Planner {
-        config: &config,
-        graph: &graph,
-        providers: &providers,
-        state: &state,
-        variables: BTreeMap::new(),
-        options: PlanOptions { destroy, skip_refresh: false },
+/// A configuration directory whose state lives on from run to run.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        Project { dir: tempfile::tempdir().unwrap() }
     }
-    .plan()
-    .unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
-    let backend = LocalBackend::open(&dir.path().join("cairn.state.json")).unwrap();
-    let applier =
-        Applier { config, graph, providers, plan, variables: BTreeMap::new(), parallelism: 4, events: Arc::new(Quiet) };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let (report, state) = runtime.block_on(applier.apply(state, backend));
-    (report, state, fake.calls())
+
+    /// Plans and applies `hcl` with `fake` as the provider; returns the
+    /// report, the new state and the calls the provider saw.
+    fn run(&self, hcl: &str, fake: Fake, destroy: bool) -> (ApplyReport, State, Vec<(String, &'static str)>) {
+        let fake = Arc::new(fake);
+        let engine = Engine::in_process(testing::providers(Arc::clone(&fake) as Arc<dyn Provider>)).unwrap();
+        let (report, state) = self.apply_with(&engine, hcl, destroy, 4);
+        (report, state, fake.calls())
+    }
+
+    /// Plans and applies `hcl` with `engine`, `parallelism` steps at once.
+    fn apply_with(&self, engine: &Engine, hcl: &str, destroy: bool, parallelism: usize) -> (ApplyReport, State) {
+        std::fs::write(self.dir.path().join("main.tf"), hcl).unwrap();
+        let ws = Workspace::load(self.dir.path(), &[]).unwrap_or_else(|e| panic!("{e:#}"));
+        let options = RunOptions { parallelism, destroy, intent: Intent::Change, ..RunOptions::default() };
+        let planned = engine.plan(&ws, options, true, &Quiet).unwrap_or_else(|e| panic!("{e:#}"));
+        engine.apply(&ws, planned, Arc::new(Quiet))
+    }
 }
 
 const CHAIN: &str = r#"
@@ -68,15 +69,16 @@ fn position(calls: &[(String, &'static str)], name: &str, kind: &str) -> usize {
 
 #[test]
 fn creates_follow_dependencies_and_destroys_reverse_them() {
-    let (report, state, calls) = run(CHAIN, State::new(), Fake::new(), false);
+    let project = Project::new();
+    let (report, state, calls) = project.run(CHAIN, Fake::new(), false);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!((report.added, report.changed, report.destroyed), (3, 0, 0));
     assert!(position(&calls, "a", "create") < position(&calls, "b-id-a", "create"));
     let b = state.get(&"fake_thing.b".parse().unwrap()).unwrap();
     assert_eq!(b.attributes["name"], "b-id-a", "b was planned with an unknown and applied with a's real id");
-    assert_eq!(b.dependencies, vec!["fake_thing.a".to_string()]);
+    assert_eq!(b.dependencies, vec![crate::addr::ResourceAddr::managed("fake_thing", "a")]);
 
-    let (report, state, calls) = run(CHAIN, state, Fake::new(), true);
+    let (report, state, calls) = project.run(CHAIN, Fake::new(), true);
     assert_eq!(report.destroyed, 3);
     assert!(state.resources.is_empty());
     assert!(position(&calls, "b-id-a", "delete") < position(&calls, "a", "delete"), "{calls:?}");
@@ -85,7 +87,8 @@ fn creates_follow_dependencies_and_destroys_reverse_them() {
 #[test]
 fn a_failed_create_is_tainted_its_dependents_never_start_and_the_rest_completes() {
     let fake = Fake { fail_create: vec!["a".to_string()], ..Fake::new() };
-    let (report, state, calls) = run(CHAIN, State::new(), fake, false);
+    let project = Project::new();
+    let (report, state, calls) = project.run(CHAIN, fake, false);
     assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
     assert!(report.errors[0].summary.contains("creating a failed half-way"), "{}", report.errors[0]);
     let a = state.get(&"fake_thing.a".parse().unwrap()).expect("the partial object is recorded");
@@ -95,7 +98,7 @@ fn a_failed_create_is_tainted_its_dependents_never_start_and_the_rest_completes(
     assert!(state.get(&"fake_thing.c".parse().unwrap()).is_some(), "independent c completes");
 
     // The next run replaces the tainted object: destroy, then create.
-    let (report, state, calls) = run(CHAIN, state, Fake::new(), false);
+    let (report, state, calls) = project.run(CHAIN, Fake::new(), false);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(position(&calls, "a", "delete") < position(&calls, "a", "create"), "{calls:?}");
     assert_eq!(state.get(&"fake_thing.a".parse().unwrap()).unwrap().status, InstanceStatus::Ready);
@@ -104,9 +107,10 @@ fn a_failed_create_is_tainted_its_dependents_never_start_and_the_rest_completes(
 
 #[test]
 fn a_replace_destroys_before_it_creates_and_updates_what_refers_to_it() {
-    let (_, state, _) = run(CHAIN, State::new(), Fake::new(), false);
+    let project = Project::new();
+    project.run(CHAIN, Fake::new(), false);
     let renamed = CHAIN.replace("name = \"a\"", "name = \"a2\"");
-    let (report, state, calls) = run(&renamed, state, Fake::new(), false);
+    let (report, state, calls) = project.run(&renamed, Fake::new(), false);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     // a is replaced; b's name contains a's id, which changes, so b is replaced too.
     assert!(position(&calls, "b-id-a", "delete") < position(&calls, "a", "delete"), "{calls:?}");
@@ -149,25 +153,19 @@ impl Watcher {
 }
 
 impl Provider for Watcher {
-    fn name(&self) -> &str {
-        "fake"
-    }
-    fn schema(&self) -> &ProviderSchema {
-        &self.schema
-    }
-    fn validate_resource(&self, _: &str, _: &Value) -> CallResult<Vec<Diagnostic>> {
-        Ok(Vec::new())
-    }
-    fn plan_resource(&self, r: PlanRequest) -> CallResult<PlanResponse> {
+    fake_provider_basics!();
+
+    fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
         let mut planned = r.proposed_new_state;
         if let Value::Object(m) = &mut planned
             && m.get("id").is_none_or(Value::is_null)
         {
             m.insert("id".into(), Value::Unknown);
         }
-        Ok(PlanResponse { planned_state: planned, ..PlanResponse::default() })
+        ready(Ok(PlanResponse { planned_state: planned, ..PlanResponse::default() }))
     }
-    fn apply_resource(&self, r: ApplyRequest) -> CallResult<crate::provider::ApplyResponse> {
+
+    fn apply_resource(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
         let mut state = r.planned_state;
         let on_disk = LocalBackend::open_read_only(&self.state_file).read().unwrap();
         if let Value::Object(m) = &mut state {
@@ -182,21 +180,12 @@ impl Provider for Watcher {
             self.seen.lock().unwrap().push((name.clone(), deps, found, intent));
             m.insert("id".into(), Value::string(name));
         }
-        Ok(crate::provider::ApplyResponse { new_state: state, ..Default::default() })
-    }
-    fn read_resource(&self, _: &str, current: &Value, private: &[u8]) -> CallResult<ReadResponse> {
-        Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() })
-    }
-    fn read_data_source(&self, _: &str, c: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
-        Ok((c.clone(), Vec::new()))
-    }
-    fn upgrade_state(&self, _: &str, _: u64, _: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
-        unreachable!("no upgrades")
+        ready(Ok(ApplyResponse { new_state: state, ..Default::default() }))
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_dependency_is_on_disk_before_its_dependents_start() {
+#[test]
+fn every_dependency_is_on_disk_before_its_dependents_start() {
     // Fans of independent things finishing together, each feeding the next
     // level: writes are grouped, and still no dependent starts early.
     let mut hcl = String::new();
@@ -216,35 +205,11 @@ async fn every_dependency_is_on_disk_before_its_dependents_start() {
             ));
         }
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
-    let config = config::load(dir.path()).unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
-    let graph = DependencyGraph::build(&config).unwrap();
-    let state_file = dir.path().join("state.json");
+    let project = Project::new();
+    let state_file = project.dir.path().join(crate::engine::STATE_FILE);
     let watcher = Arc::new(Watcher::new(state_file.clone()));
-    let provider: Arc<dyn Provider> = watcher.clone();
-    let providers: Providers = [("fake".to_string(), provider)].into();
-    let state = State::new();
-    let planner = Planner {
-        config: &config,
-        graph: &graph,
-        providers: &providers,
-        state: &state,
-        variables: BTreeMap::new(),
-        options: PlanOptions::default(),
-    };
-    let plan = planner.plan().unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
-    let applier = Applier {
-        config: config.clone(),
-        graph,
-        providers,
-        plan,
-        variables: BTreeMap::new(),
-        parallelism: 12,
-        events: Arc::new(Quiet),
-    };
-    let backend = LocalBackend::open(&state_file).unwrap();
-    let (report, state) = applier.apply(state, backend).await;
+    let engine = Engine::in_process(testing::providers(watcher.clone())).unwrap();
+    let (report, state) = project.apply_with(&engine, &hcl, false, 12);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.added, 48);
     let seen = watcher.seen.lock().unwrap();
@@ -264,6 +229,7 @@ async fn every_dependency_is_on_disk_before_its_dependents_start() {
 /// `expected` calls is in flight at once.
 struct Waiter {
     fake: Fake,
+    schema: ProviderSchema,
     expected: usize,
     barrier: tokio::sync::Barrier,
     /// (in flight now, most in flight at once, calls that gave up waiting)
@@ -271,22 +237,13 @@ struct Waiter {
 }
 
 impl Provider for Waiter {
-    fn name(&self) -> &str {
-        "fake"
+    fake_provider_basics!();
+
+    fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
+        ready(Ok(self.fake.plan(r)))
     }
-    fn schema(&self) -> &ProviderSchema {
-        self.fake.schema()
-    }
-    fn validate_resource(&self, t: &str, c: &Value) -> CallResult<Vec<Diagnostic>> {
-        self.fake.validate_resource(t, c)
-    }
-    fn plan_resource(&self, r: PlanRequest) -> CallResult<PlanResponse> {
-        self.fake.plan_resource(r)
-    }
-    fn apply_resource(&self, _: ApplyRequest) -> CallResult<crate::provider::ApplyResponse> {
-        unreachable!("the executor awaits apply_resource_async")
-    }
-    fn apply_resource_async(&self, r: ApplyRequest) -> crate::provider::CallFuture<'_, crate::provider::ApplyResponse> {
+
+    fn apply_resource(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
         Box::pin(async move {
             {
                 let mut c = self.counts.lock().unwrap();
@@ -299,17 +256,8 @@ impl Provider for Waiter {
                 self.counts.lock().unwrap().2 += 1;
             }
             self.counts.lock().unwrap().0 -= 1;
-            self.fake.apply_resource(r)
+            Ok(self.fake.apply(r))
         })
-    }
-    fn read_resource(&self, t: &str, c: &Value, p: &[u8]) -> CallResult<ReadResponse> {
-        self.fake.read_resource(t, c, p)
-    }
-    fn read_data_source(&self, t: &str, c: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
-        self.fake.read_data_source(t, c)
-    }
-    fn upgrade_state(&self, t: &str, v: u64, raw: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
-        self.fake.upgrade_state(t, v, raw)
     }
 }
 
@@ -317,31 +265,13 @@ impl Provider for Waiter {
 fn calls_waiting_on_a_provider_hold_no_thread() {
     const N: usize = 256;
     let hcl: String = (0..N).map(|i| format!("resource \"fake_thing\" \"t{i}\" {{\n  name = \"t{i}\"\n}}\n")).collect();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
-    let config = crate::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
-    let graph = DependencyGraph::build(&config).unwrap();
     let waiter = Arc::new(Waiter {
         fake: Fake::new(),
         expected: N,
         barrier: tokio::sync::Barrier::new(N),
         counts: Mutex::new((0, 0, 0)),
+        schema: Fake::new().schema,
     });
-    let providers: Providers = [("fake".to_string(), Arc::clone(&waiter) as Arc<dyn Provider>)].into();
-    let state = State::new();
-    let plan = Planner {
-        config: &config,
-        graph: &graph,
-        providers: &providers,
-        state: &state,
-        variables: BTreeMap::new(),
-        options: PlanOptions::default(),
-    }
-    .plan()
-    .unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
-    let backend = LocalBackend::open(&dir.path().join("cairn.state.json")).unwrap();
-    let applier =
-        Applier { config, graph, providers, plan, variables: BTreeMap::new(), parallelism: N, events: Arc::new(Quiet) };
     // Two workers and at most four threads for blocking work: far fewer
     // threads than calls.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -350,7 +280,8 @@ fn calls_waiting_on_a_provider_hold_no_thread() {
         .enable_all()
         .build()
         .unwrap();
-    let (report, state) = runtime.block_on(applier.apply(state, backend));
+    let engine = Engine::in_process_on(testing::providers(waiter.clone()), runtime);
+    let (report, state) = Project::new().apply_with(&engine, &hcl, false, N);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(state.resources.len(), N);
     let (_, most, gave_up) = *waiter.counts.lock().unwrap();

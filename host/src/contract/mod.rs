@@ -1,4 +1,5 @@
-//! The plan/apply contracts, as pure functions with no I/O.
+//! The plan/apply contracts: pure functions with no I/O, and the [`Gate`]
+//! through which the engine makes every provider call.
 //!
 //! A provider is not trusted: every answer it gives is checked here before
 //! the engine believes it (see `seeds/terraform-resource-instance-change-lifecycle.md`).
@@ -28,6 +29,7 @@
 
 mod compatible;
 mod conform;
+mod gate;
 mod plan;
 mod proposed;
 
@@ -37,6 +39,9 @@ use crate::schema::Block;
 use crate::value::{Number, Path, Value, quote, quote_key};
 
 pub use compatible::{check_compatible, check_compatible_marked};
+pub use gate::{
+    CheckedCallError, FailedApply, Gate, RULE_DELETE_NULL, call_failed, invalid_answer, located, schema_of,
+};
 pub use plan::{check_plan, check_plan_marked};
 pub use proposed::proposed_new;
 

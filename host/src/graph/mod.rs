@@ -2,6 +2,8 @@
 //! outputs refer to which, built with petgraph from the references in the
 //! configuration and `depends_on`. A cycle is an error that prints the cycle.
 
+pub mod walk;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -147,6 +149,12 @@ impl DependencyGraph {
             }
         }
         None
+    }
+
+    /// The graph itself, edges from a dependency to its dependent, to walk
+    /// with [`walk::walk_limited`].
+    pub fn petgraph(&self) -> &DiGraph<Node, ()> {
+        &self.graph
     }
 
     /// Every node, dependencies before dependents (ties by name, so the

@@ -13,21 +13,24 @@ mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
+
+use tokio::sync::Semaphore;
 
 use crate::addr::{InstanceAddr, InstanceKey, Mode, ResourceAddr};
-use crate::config::{self, Config, EvalContext, Resource};
+use crate::config::{self, Config, EvalContext};
+use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
+use crate::graph::walk::{Limits, walk_limited};
 use crate::graph::{DependencyGraph, Node};
 use crate::provider::Provider;
-use crate::schema::Schema;
 use crate::state::{InstanceState, State};
 use crate::value::{Path, Value};
 
-pub use instance::{
-    CheckedCallError, decode_prior, invalid_answer, invalid_plan_error, plan_checked, read_data_checked,
-    replan_and_check, with_value_at,
-};
+pub use instance::{decode_prior, ignoring_changes, with_value_at};
 pub use values::{Expansion, ResourceValues, instance_context};
 
 /// The providers of a run by local name, configured and ready.
@@ -106,7 +109,7 @@ pub struct ResourceChange {
     /// Whether a replace creates the new object before destroying the old
     /// one: the resource's `lifecycle`, the state's record of it for an
     /// object no longer configured, or inherited from a dependent that has
-    /// it (see [`crate::apply::graph::inherit_create_before_destroy`]).
+    /// it (see [`inherit_create_before_destroy`]).
     pub create_before_destroy: bool,
     /// For the delete of a deposed object (an old object of an earlier
     /// create_before_destroy replacement whose delete has not succeeded
@@ -190,6 +193,17 @@ impl Plan {
         self.changes.iter().find(|c| &c.addr == addr && c.deposed.is_none())
     }
 
+    /// Adds what `part`, planned apart, found.
+    fn absorb(&mut self, part: Plan) {
+        self.changes.extend(part.changes);
+        self.outputs.extend(part.outputs);
+        self.removed_outputs.extend(part.removed_outputs);
+        self.drift.extend(part.drift);
+        self.warnings.extend(part.warnings);
+        self.data_values.extend(part.data_values);
+        self.expansions.extend(part.expansions);
+    }
+
     /// The delete of one of an instance's deposed objects.
     pub fn deposed_change(&self, addr: &InstanceAddr, key: &str) -> Option<&ResourceChange> {
         self.changes.iter().find(|c| &c.addr == addr && c.deposed.as_deref() == Some(key))
@@ -197,70 +211,115 @@ impl Plan {
 }
 
 /// Options of one planning run.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct PlanOptions {
     /// Plan to destroy everything in state.
     pub destroy: bool,
     /// Skip asking providers whether objects changed outside cairn.
     pub skip_refresh: bool,
+    /// Most resource instances refreshed and planned at once
+    /// (`-parallelism`); each provider's `max_concurrency` also holds.
+    pub parallelism: usize,
 }
 
-/// Everything the planner reads.
-pub struct Planner<'a> {
+impl Default for PlanOptions {
+    fn default() -> PlanOptions {
+        PlanOptions { destroy: false, skip_refresh: false, parallelism: 10 }
+    }
+}
+
+/// Everything the planner reads, shared with the tasks that plan
+/// instances in parallel.
+pub struct Planner {
     /// The configuration.
-    pub config: &'a Config,
+    pub config: Arc<Config>,
     /// Its dependency graph.
-    pub graph: &'a DependencyGraph,
+    pub graph: Arc<DependencyGraph>,
     /// Configured providers by local name.
-    pub providers: &'a Providers,
+    pub providers: Providers,
     /// The current state.
-    pub state: &'a State,
+    pub state: Arc<State>,
     /// Resolved input variables.
     pub variables: BTreeMap<String, Value>,
     /// Options.
     pub options: PlanOptions,
 }
 
-impl Planner<'_> {
-    /// Plans the run. Errors are all the problems found, each saying where.
-    pub fn plan(&self) -> Result<Plan, Vec<Diagnostic>> {
-        let mut plan = Plan { destroy: self.options.destroy, ..Plan::default() };
+/// What the walk of the configuration has found so far, shared by the
+/// tasks that plan its nodes.
+#[derive(Default)]
+struct Walked {
+    /// Values of the locals evaluated so far.
+    locals: BTreeMap<String, Value>,
+    /// Values of the resource instances planned so far.
+    values: ResourceValues,
+    /// Resources with a change other than a no-op: a data source that
+    /// depends on one is read during apply.
+    changed: BTreeSet<ResourceAddr>,
+    /// What each node added to the plan and its errors, by its position in
+    /// the graph's stable topological order, so that the plan reads the
+    /// same whatever order the tasks finished in.
+    parts: BTreeMap<usize, (Plan, Vec<Diagnostic>)>,
+}
+
+/// A task's view of the walk.
+struct Walk {
+    planner: Arc<Planner>,
+    walked: Mutex<Walked>,
+    /// One permit per instance being refreshed and planned: `-parallelism`.
+    slots: Semaphore,
+    /// Each node's position in the stable topological order.
+    position: BTreeMap<Node, usize>,
+}
+
+impl Planner {
+    /// Plans the run: refreshes and plans every resource instance, as many
+    /// at once as `-parallelism` allows, each as soon as what it depends on
+    /// is planned. Errors are all the problems found, each saying where.
+    pub async fn plan(self) -> Result<Plan, Vec<Diagnostic>> {
+        let planner = Arc::new(self);
+        let mut plan = Plan { destroy: planner.options.destroy, ..Plan::default() };
         let mut errors = Vec::new();
-        if self.options.destroy {
-            plan.removed_outputs = self.state.outputs.keys().cloned().collect();
+        if planner.options.destroy {
+            plan.removed_outputs = planner.state.outputs.keys().cloned().collect();
         } else {
-            self.plan_configuration(&mut plan, &mut errors);
+            Planner::plan_configuration(&planner, &mut plan, &mut errors).await;
         }
-        self.plan_orphans(&mut plan, &mut errors);
-        self.plan_deposed(&mut plan, &mut errors);
-        crate::apply::graph::inherit_create_before_destroy(&mut plan.changes);
+        planner.plan_orphans(&mut plan, &mut errors).await;
+        planner.plan_deposed(&mut plan, &mut errors).await;
+        inherit_create_before_destroy(&mut plan.changes);
         if errors.is_empty() { Ok(plan) } else { Err(errors) }
     }
 
-    /// Walks the configuration's graph in dependency order.
-    fn plan_configuration(&self, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
-        let mut ctx = self.eval_context();
-        let mut values = ResourceValues::default();
-        let mut failed: BTreeSet<Node> = BTreeSet::new();
-        for node in self.graph.topo_order() {
-            if self.graph.dependencies(&node).iter().any(|d| failed.contains(d)) {
-                failed.insert(node);
-                continue;
-            }
-            let ok = match &node {
-                Node::Local(name) => self.plan_local(name, &mut ctx, errors),
-                Node::Output(name) => self.plan_output(name, &ctx, plan, errors),
-                Node::Resource(addr) => {
-                    let resource = self.config.resources.iter().find(|r| &r.addr == addr).expect("graph node");
-                    self.plan_resource(resource, &node, &mut ctx, &mut values, plan, errors)
-                }
-            };
-            if !ok {
-                failed.insert(node);
-            }
+    /// Walks the configuration's graph: every node once what it depends on
+    /// is done, independent ones at the same time.
+    async fn plan_configuration(planner: &Arc<Planner>, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        let position = planner.graph.topo_order().into_iter().enumerate().map(|(i, n)| (n, i)).collect();
+        let walk = Arc::new(Walk {
+            planner: Arc::clone(planner),
+            walked: Mutex::new(Walked::default()),
+            slots: Semaphore::new(planner.options.parallelism.clamp(1, Semaphore::MAX_PERMITS)),
+            position,
+        });
+        let limits = Limits { parallelism: planner.options.parallelism, per_group: BTreeMap::new() };
+        let task = Arc::clone(&walk);
+        walk_limited(
+            planner.graph.petgraph(),
+            &limits,
+            |_| None,
+            move |node| {
+                let walk = Arc::clone(&task);
+                async move { walk.plan_node(node).await }
+            },
+        )
+        .await;
+        let walked = std::mem::take(&mut *walk.walked.lock().unwrap_or_else(PoisonError::into_inner));
+        for (part, part_errors) in walked.parts.into_values() {
+            plan.absorb(part);
+            errors.extend(part_errors);
         }
-        for name in self.state.outputs.keys() {
-            if !self.config.outputs.contains_key(name) {
+        for name in planner.state.outputs.keys() {
+            if !planner.config.outputs.contains_key(name) {
                 plan.removed_outputs.push(name.clone());
             }
         }
@@ -271,145 +330,20 @@ impl Planner<'_> {
         EvalContext { variables: self.variables.clone(), ..EvalContext::new(&self.config.dir) }
     }
 
-    fn plan_local(&self, name: &str, ctx: &mut EvalContext, errors: &mut Vec<Diagnostic>) -> bool {
-        match config::eval(&self.config.locals[name].expr, ctx) {
-            Ok(v) => {
-                ctx.locals.insert(name.to_string(), v);
-                true
-            }
-            Err(d) => {
-                errors.extend(d);
-                false
-            }
-        }
-    }
-
-    fn plan_output(&self, name: &str, ctx: &EvalContext, plan: &mut Plan, errors: &mut Vec<Diagnostic>) -> bool {
-        let output = &self.config.outputs[name];
-        match config::eval(&output.expr, ctx) {
-            Ok(value) => {
-                let prior = self.state.outputs.get(name).and_then(|o| o.decode());
-                plan.outputs.insert(name.to_string(), PlannedOutput { value, prior, sensitive: output.sensitive });
-                true
-            }
-            Err(d) => {
-                errors.extend(d);
-                false
-            }
-        }
-    }
-
-    /// Plans every instance of one resource block and records its value
-    /// for the resources after it.
-    fn plan_resource(
-        &self,
-        resource: &Resource,
-        node: &Node,
-        ctx: &mut EvalContext,
-        values: &mut ResourceValues,
-        plan: &mut Plan,
-        errors: &mut Vec<Diagnostic>,
-    ) -> bool {
-        let (provider, schema) = match self.provider_and_schema(resource) {
-            Ok(found) => found,
-            Err(d) => {
-                errors.push(d);
-                return false;
-            }
-        };
-        let keys = match values::expand(resource, ctx) {
-            Ok(keys) => keys,
-            Err(d) => {
-                errors.extend(d);
-                return false;
-            }
-        };
-        values.declare(&resource.addr, &keys);
-        plan.expansions.insert(resource.addr.clone(), keys.clone());
-        let dependencies = self.graph.resource_dependencies(node);
-        let upstream_changes = dependencies
-            .iter()
-            .any(|d| plan.changes.iter().any(|c| &c.addr.resource == d && !matches!(c.action, Action::NoOp)));
-        let mut ok = true;
-        for key in keys.instance_keys() {
-            let addr = InstanceAddr { resource: resource.addr.clone(), key: key.clone() };
-            let mut inst_ctx = values::instance_context(ctx, &keys, key.as_ref());
-            // What the body can reference: its dependencies (directly or
-            // through locals, whose values are in the context already).
-            inst_ctx.resources = values.snapshot_of(&dependencies);
-            let planned = instance::InstancePlanner {
-                provider: provider.as_ref(),
-                schema,
-                resource,
-                addr: &addr,
-                // Null attributes: only deposed objects are left.
-                prior: self.state.get(&addr).filter(|i| !i.attributes.is_null()),
-                dependencies: &dependencies,
-                skip_refresh: self.options.skip_refresh,
-            };
-            let result = if resource.addr.mode == Mode::Data {
-                planned.plan_data(&inst_ctx, upstream_changes, plan)
-            } else {
-                planned.plan_managed(&inst_ctx, plan)
-            };
-            match result {
-                Ok(value) => values.set(&addr, value),
-                Err(d) => {
-                    errors.extend(d);
-                    ok = false;
-                }
-            }
-        }
-        // Instances in state that the count or for_each no longer has.
-        if resource.addr.mode == Mode::Managed {
-            for inst in self.state.resources.iter().filter(|i| i.addr.resource == resource.addr) {
-                if !keys.contains(inst.addr.key.as_ref()) {
-                    self.plan_delete(inst, plan, errors);
-                }
-            }
-        }
-        // Locals, outputs and later count/for_each expressions see it now.
-        ctx.resources.insert(resource.addr.clone(), values.resource_value(&resource.addr));
-        ok
-    }
-
-    fn provider_and_schema<'p>(
-        &'p self,
-        resource: &Resource,
-    ) -> Result<(&'p Arc<dyn Provider>, &'p Schema), Diagnostic> {
-        let provider = self.providers.get(&resource.provider).ok_or_else(|| {
-            Diagnostic::error(format!("Provider {:?} is not available", resource.provider)).at(&resource.location)
-        })?;
-        let schemas = match resource.addr.mode {
-            Mode::Managed => &provider.schema().resources,
-            Mode::Data => &provider.schema().data_sources,
-        };
-        let kind = if resource.addr.mode == Mode::Managed { "resource type" } else { "data source" };
-        schemas.get(&resource.addr.type_name).map(|s| (provider, s)).ok_or_else(|| {
-            let known: Vec<&str> = schemas.keys().map(String::as_str).collect();
-            Diagnostic::error(format!("Provider {:?} has no {kind} {:?}", resource.provider, resource.addr.type_name))
-                .at(&resource.location)
-                .with_detail(format!(
-                    "It offers: {}.",
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
-                ))
-        })
-    }
-
     /// Plans the deletion of everything in state that the configuration no
     /// longer declares (or everything, for destroy).
-    fn plan_orphans(&self, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+    async fn plan_orphans(&self, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
         for inst in &self.state.resources {
             let declared = !self.options.destroy && self.config.resources.iter().any(|r| r.addr == inst.addr.resource);
             if !declared && inst.addr.resource.mode == Mode::Managed {
-                self.plan_delete(inst, plan, errors);
+                self.plan_delete(inst, plan, errors).await;
             }
         }
     }
 
     /// Plans the deletion of every deposed object in the state: old objects
     /// of create_before_destroy replacements whose delete has not succeeded.
-    fn plan_deposed(&self, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+    async fn plan_deposed(&self, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
         for inst in self.state.resources.iter().filter(|i| !i.deposed.is_empty()) {
             let Some(provider) = self.providers.get(&inst.provider) else {
                 errors.push(Diagnostic::error(format!(
@@ -425,7 +359,7 @@ impl Planner<'_> {
                     deposed: Vec::new(),
                     ..inst.clone()
                 };
-                match instance::decode_prior(provider.as_ref(), &object) {
+                match instance::decode_prior(Gate::new(provider.as_ref()), &object).await {
                     Ok(prior) => plan.changes.push(ResourceChange {
                         addr: inst.addr.clone(),
                         provider: inst.provider.clone(),
@@ -436,8 +370,8 @@ impl Planner<'_> {
                         prior_private: d.private.clone(),
                         planned_private: Vec::new(),
                         replace_reason: None,
-                        dependencies: state_dependencies(inst),
-                        prior_dependencies: state_dependencies(inst),
+                        dependencies: inst.dependencies.clone(),
+                        prior_dependencies: inst.dependencies.clone(),
                         create_before_destroy: true,
                         deposed: Some(d.key.clone()),
                         schema_version: inst.schema_version,
@@ -449,7 +383,7 @@ impl Planner<'_> {
         }
     }
 
-    fn plan_delete(&self, inst: &InstanceState, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+    async fn plan_delete(&self, inst: &InstanceState, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
         if inst.attributes.is_null() {
             // No current object: only deposed ones, planned apart.
             return;
@@ -461,7 +395,7 @@ impl Planner<'_> {
             )));
             return;
         };
-        match instance::decode_prior(provider.as_ref(), inst) {
+        match instance::decode_prior(Gate::new(provider.as_ref()), inst).await {
             Ok(prior) => {
                 let resource = self.config.resources.iter().find(|r| r.addr == inst.addr.resource);
                 if let Some(r) = resource.filter(|r| r.lifecycle.prevent_destroy) {
@@ -480,8 +414,8 @@ impl Planner<'_> {
                     // Not a replace: for the plan output, a delete retried.
                     replace_reason: (inst.status == crate::state::InstanceStatus::Destroying)
                         .then_some(ReplaceReason::Destroying),
-                    dependencies: state_dependencies(inst),
-                    prior_dependencies: state_dependencies(inst),
+                    dependencies: inst.dependencies.clone(),
+                    prior_dependencies: inst.dependencies.clone(),
                     create_before_destroy: inst.create_before_destroy,
                     deposed: None,
                     schema_version: inst.schema_version,
@@ -493,9 +427,191 @@ impl Planner<'_> {
     }
 }
 
-/// The resources an instance in state depended on when it was last applied.
-pub fn state_dependencies(inst: &InstanceState) -> Vec<ResourceAddr> {
-    inst.dependencies.iter().filter_map(|d| d.parse::<InstanceAddr>().ok()).map(|a| a.resource).collect()
+impl Walk {
+    fn walked(&self) -> std::sync::MutexGuard<'_, Walked> {
+        self.walked.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Plans one node of the configuration; records what it adds to the
+    /// plan under its position. Returns whether it succeeded (dependents of
+    /// a failed node are not planned: their errors would only repeat it).
+    async fn plan_node(&self, node: Node) -> bool {
+        let mut part = Plan::default();
+        let mut errors = Vec::new();
+        match &node {
+            Node::Local(name) => self.plan_local(name, &node, &mut errors),
+            Node::Output(name) => self.plan_output(name, &node, &mut part, &mut errors),
+            Node::Resource(addr) => self.plan_resource(addr, &node, &mut part, &mut errors).await,
+        }
+        let ok = errors.is_empty();
+        let at = self.position[&node];
+        self.walked().parts.insert(at, (part, errors));
+        ok
+    }
+
+    /// The evaluation context of `node`: variables, the locals so far and
+    /// the values of the resources it depends on (only those: copying every
+    /// resource's value for every node would make planning quadratic).
+    fn context_of(&self, node: &Node) -> (EvalContext, Vec<ResourceAddr>) {
+        let dependencies = self.planner.graph.resource_dependencies(node);
+        let walked = self.walked();
+        let ctx = EvalContext {
+            locals: walked.locals.clone(),
+            resources: walked.values.snapshot_of(&dependencies),
+            ..self.planner.eval_context()
+        };
+        (ctx, dependencies)
+    }
+
+    fn plan_local(&self, name: &str, node: &Node, errors: &mut Vec<Diagnostic>) {
+        let (ctx, _) = self.context_of(node);
+        match config::eval(&self.planner.config.locals[name].expr, &ctx) {
+            Ok(v) => {
+                self.walked().locals.insert(name.to_string(), v);
+            }
+            Err(d) => errors.extend(d),
+        }
+    }
+
+    fn plan_output(&self, name: &str, node: &Node, part: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        let output = &self.planner.config.outputs[name];
+        let (ctx, _) = self.context_of(node);
+        match config::eval(&output.expr, &ctx) {
+            Ok(value) => {
+                let prior = self.planner.state.outputs.get(name).and_then(|o| o.decode());
+                part.outputs.insert(name.to_string(), PlannedOutput { value, prior, sensitive: output.sensitive });
+            }
+            Err(d) => errors.extend(d),
+        }
+    }
+
+    /// Plans every instance of one resource block, at the same time, and
+    /// records their values for the nodes after it.
+    async fn plan_resource(&self, addr: &ResourceAddr, node: &Node, part: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        let planner = &self.planner;
+        let resource = planner.config.resources.iter().find(|r| &r.addr == addr).expect("graph node");
+        let provider = match planner.providers.get(&resource.provider) {
+            Some(p) => p,
+            None => {
+                let d = Diagnostic::error(format!("Provider {:?} is not available", resource.provider));
+                return errors.push(d.at(&resource.location));
+            }
+        };
+        let schema = match Gate::new(provider.as_ref()).schema_of(addr) {
+            Ok(schema) => schema,
+            Err(d) => return errors.push(d.at(&resource.location)),
+        };
+        let (ctx, dependencies) = self.context_of(node);
+        let keys = match values::expand(resource, &ctx) {
+            Ok(keys) => keys,
+            Err(d) => return errors.extend(d),
+        };
+        let upstream_changes = {
+            let mut walked = self.walked();
+            walked.values.declare(addr, &keys);
+            dependencies.iter().any(|d| walked.changed.contains(d))
+        };
+        part.expansions.insert(addr.clone(), keys.clone());
+        let instances = keys.instance_keys().into_iter().map(|key| {
+            let inst_ctx =
+                EvalContext { resources: ctx.resources.clone(), ..values::instance_context(&ctx, &keys, key.as_ref()) };
+            let addr = InstanceAddr { resource: addr.clone(), key };
+            let dependencies = &dependencies;
+            async move {
+                let _slot = self.slots.acquire().await.expect("the semaphore is never closed");
+                let planner = instance::InstancePlanner {
+                    gate: Gate::new(provider.as_ref()),
+                    schema,
+                    resource,
+                    addr: &addr,
+                    // Null attributes: only deposed objects are left.
+                    prior: self.planner.state.get(&addr).filter(|i| !i.attributes.is_null()),
+                    dependencies,
+                    skip_refresh: self.planner.options.skip_refresh,
+                };
+                let mut own = Plan::default();
+                let result = if resource.addr.mode == Mode::Data {
+                    planner.plan_data(&inst_ctx, upstream_changes, &mut own).await
+                } else {
+                    planner.plan_managed(&inst_ctx, &mut own).await
+                };
+                (addr, result, own)
+            }
+        });
+        let planned = join_all(instances.collect()).await;
+        {
+            let mut walked = self.walked();
+            for (addr, result, own) in planned {
+                part.absorb(own);
+                match result {
+                    Ok(value) => walked.values.set(&addr, value),
+                    Err(d) => errors.extend(d),
+                }
+            }
+            if part.changes.iter().any(|c| c.action != Action::NoOp) {
+                walked.changed.insert(addr.clone());
+            }
+        }
+        // Instances in state that the count or for_each no longer has.
+        if addr.mode == Mode::Managed {
+            for inst in planner.state.resources.iter().filter(|i| &i.addr.resource == addr) {
+                if !keys.contains(inst.addr.key.as_ref()) {
+                    planner.plan_delete(inst, part, errors).await;
+                }
+            }
+        }
+    }
+}
+
+/// Runs `futures` at the same time on this task and returns their outputs
+/// in order. (A resource's instances share the task of their node: their
+/// provider calls wait without a thread, and the instance slots bound how
+/// many run.)
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(v) => *output = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { Poll::Pending } else { Poll::Ready(()) }
+    })
+    .await;
+    outputs.into_iter().map(|o| o.expect("every future finished")).collect()
+}
+
+/// Marks create_before_destroy on every change of a resource that a
+/// resource with create_before_destroy depends on, directly or not, by
+/// configuration or by the state: the seed's "forced create before
+/// destroy", without which rule 5 would make a cycle.
+pub fn inherit_create_before_destroy(changes: &mut [ResourceChange]) {
+    let mut deps: BTreeMap<&ResourceAddr, BTreeSet<&ResourceAddr>> = BTreeMap::new();
+    let mut todo: Vec<&ResourceAddr> = Vec::new();
+    for c in changes.iter() {
+        deps.entry(&c.addr.resource).or_default().extend(c.dependencies.iter().chain(&c.prior_dependencies));
+        if c.create_before_destroy && c.deposed.is_none() {
+            todo.push(&c.addr.resource);
+        }
+    }
+    let mut forced: BTreeSet<ResourceAddr> = BTreeSet::new();
+    while let Some(r) = todo.pop() {
+        for d in deps.get(r).into_iter().flatten() {
+            if forced.insert((*d).clone()) {
+                todo.push(d);
+            }
+        }
+    }
+    for c in changes.iter_mut() {
+        if forced.contains(&c.addr.resource) && c.addr.resource.mode == Mode::Managed {
+            c.create_before_destroy = true;
+        }
+    }
 }
 
 /// The instance key of an address as a value for `count.index`/`each.key`.

@@ -13,30 +13,25 @@ fn fake(break_plan: bool) -> Arc<Fake> {
 
 struct Setup {
     _dir: tempfile::TempDir,
-    config: Config,
-    graph: DependencyGraph,
+    ws: crate::engine::Workspace,
     providers: Providers,
 }
 
 fn setup(hcl: &str, fake: Arc<Fake>) -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("main.tf"), hcl).unwrap();
-    let config = crate::config::load(dir.path()).unwrap_or_else(|d| panic!("{}", crate::diag::Diagnostics(d)));
-    let graph = DependencyGraph::build(&config).unwrap();
-    let providers: Providers = [("fake".to_string(), fake as Arc<dyn Provider>)].into();
-    Setup { _dir: dir, config, graph, providers }
+    let (dir, ws) = crate::testing::workspace(hcl);
+    Setup { _dir: dir, ws, providers: crate::testing::providers(fake) }
 }
 
 fn plan_with(s: &Setup, state: &State, destroy: bool) -> Result<Plan, Vec<Diagnostic>> {
-    Planner {
-        config: &s.config,
-        graph: &s.graph,
-        providers: &s.providers,
-        state,
+    let planner = Planner {
+        config: Arc::clone(&s.ws.config),
+        graph: Arc::clone(&s.ws.graph),
+        providers: s.providers.clone(),
+        state: Arc::new(state.clone()),
         variables: BTreeMap::new(),
-        options: PlanOptions { destroy, skip_refresh: false },
-    }
-    .plan()
+        options: PlanOptions { destroy, ..PlanOptions::default() },
+    };
+    tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(planner.plan())
 }
 
 fn state_with(addr: &str, attrs: serde_json::Value, status: InstanceStatus) -> State {

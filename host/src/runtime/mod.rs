@@ -9,18 +9,16 @@
 //! (`instance`, `pool`), and the providers bundled into the binary
 //! ([`builtin`]).
 //!
-//! Calls into a provider are asynchronous (wasmtime's async support): the
-//! executor awaits [`Provider::apply_resource_async`], and a provider that
-//! waits on a timer or on HTTP is a pending future, not a blocked thread,
-//! so hundreds of calls can be in flight on a few threads. The blocking
-//! methods of [`Provider`] wait for the same futures.
+//! Calls into a provider are asynchronous (wasmtime's async support): a
+//! provider that waits on a timer or on HTTP is a pending future, not a
+//! blocked thread, so hundreds of calls can be in flight on a few threads.
 //!
 //! ```text
 //! let runtime = Runtime::new()?;
 //! let loaded = runtime.load("local", builtin("local").unwrap())?;
 //! let sandbox = Sandbox::resolve(config_dir, &["./out".into()], &[])?;
-//! let provider = loaded.configure(sandbox, Value::Null)?;
-//! let plan = provider.plan_resource(request)?;
+//! let provider = loaded.configure(sandbox, Value::Null).await?;
+//! let plan = provider.plan_resource(request).await?;
 //! ```
 
 mod answer;
@@ -30,17 +28,18 @@ mod cache;
 mod clock;
 mod engine;
 mod http;
+mod imports;
 mod instance;
 mod output;
 mod pool;
 mod sandbox;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 // Shared with the build script, which uses the parts the library does not.
 #[allow(dead_code)]
 mod wasm_build;
 mod wire;
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -50,6 +49,7 @@ use wasmtime::component::Linker;
 
 pub use builtin::{BUILTIN_NAMES, builtin};
 pub use engine::EPOCH_TICK;
+pub use imports::describe_import;
 pub use pool::MAX_INSTANCES;
 pub use sandbox::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MEMORY_LIMIT, Grant, HttpGrant, MAX_ANSWER_DEPTH, Sandbox,
@@ -168,11 +168,9 @@ impl LoadedProvider {
     }
 
     /// The provider's schema, from a throwaway instance in `sandbox`.
-    pub fn schema(&self, sandbox: &Sandbox) -> Result<ProviderSchema, CallError> {
-        block_on(async {
-            let mut instance = Instance::new(&self.pre, &self.name, sandbox).await?;
-            self.fetch_schema(&mut instance).await
-        })
+    pub async fn schema(&self, sandbox: &Sandbox) -> Result<ProviderSchema, CallError> {
+        let mut instance = Instance::new(&self.pre, &self.name, sandbox).await?;
+        self.fetch_schema(&mut instance).await
     }
 
     async fn fetch_schema(&self, instance: &mut Instance) -> Result<ProviderSchema, CallError> {
@@ -184,11 +182,7 @@ impl LoadedProvider {
     /// Configures the provider with its `provider` block `config` (null when
     /// there is none), to run in `sandbox`. Warnings the provider gives are
     /// logged.
-    pub fn configure(&self, sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
-        block_on(self.configure_async(sandbox, config))
-    }
-
-    async fn configure_async(&self, sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
+    pub async fn configure(&self, sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
         let mut first = Instance::new(&self.pre, &self.name, &sandbox).await?;
         let schema = self.fetch_schema(&mut first).await?;
         let config = wire::value_to_wire(&config);
@@ -205,13 +199,14 @@ impl LoadedProvider {
     }
 }
 
-/// Waits for `future`, a provider call, from blocking code: on a
+/// Waits for `future`, a provider call, from blocking test code: on a
 /// multi-threaded tokio runtime in place of the current task
 /// ([`tokio::task::block_in_place`]), elsewhere on wasmtime-wasi's own
 /// runtime (whose I/O and timers the WASI host functions need).
+#[cfg(test)]
 pub(crate) fn block_on<F>(future: F) -> F::Output
 where
-    F: Future + Send,
+    F: std::future::Future + Send,
     F::Output: Send,
 {
     use tokio::runtime::{Handle, RuntimeFlavor};

@@ -5,13 +5,13 @@
 //! without a thread, while all are taken), then an idle instance or a new
 //! one (instantiated, then `configure`d with the provider's configuration).
 //! An instance whose call failed (trap, timeout, out of memory) is thrown
-//! away; the next call gets a fresh one. Calls are asynchronous; the
-//! blocking methods of [`Provider`] wait for them with [`super::block_on`].
+//! away; the next call gets a fresh one. Every call is asynchronous.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::Semaphore;
 
+use super::Shared;
 use super::answer::AnswerSize;
 use super::bindings::ProviderWorldPre;
 use super::bindings::cairn::provider::types as wit;
@@ -19,7 +19,6 @@ use super::bindings::exports::cairn::provider::provider as api;
 use super::instance::{ExportCall, Instance, StoreState};
 use super::sandbox::Sandbox;
 use super::wire::{self, WireError};
-use super::{Shared, block_on};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::{
     ApplyRequest, ApplyResponse, CallError, CallFuture, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse,
@@ -120,9 +119,49 @@ impl WasmProvider {
     }
 }
 
-impl WasmProvider {
-    /// `apply-resource`, awaited by the executor.
-    async fn apply(&self, request: ApplyRequest) -> CallResult<ApplyResponse> {
+impl Provider for WasmProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn schema(&self) -> &ProviderSchema {
+        &self.schema
+    }
+
+    fn validate_resource<'a>(&'a self, type_name: &'a str, config: &'a Value) -> CallFuture<'a, Vec<Diagnostic>> {
+        let (type_name, config) = (type_name.to_string(), wire::value_to_wire(config));
+        let call: ExportCall<_> =
+            Box::new(move |g, s| Box::pin(async move { g.call_validate_resource(s, &type_name, &config).await }));
+        Box::pin(async move {
+            let answer = self.call("validate-resource", call).await?;
+            Ok(wire::diagnostics_from_wire(&answer))
+        })
+    }
+
+    fn plan_resource(&self, request: PlanRequest) -> CallFuture<'_, PlanResponse> {
+        const OP: &str = "plan-resource";
+        let request = api::PlanRequest {
+            type_name: request.type_name,
+            prior_state: wire::value_to_wire(&request.prior_state),
+            proposed_new_state: wire::value_to_wire(&request.proposed_new_state),
+            config: wire::value_to_wire(&request.config),
+            prior_private: request.prior_private,
+        };
+        let call: ExportCall<_> =
+            Box::new(move |g, s| Box::pin(async move { g.call_plan_resource(s, &request).await }));
+        Box::pin(async move {
+            let answer = self.call(OP, call).await?;
+            Ok(PlanResponse {
+                planned_state: self.decode(OP, &answer.planned_state)?,
+                requires_replace: answer.requires_replace.iter().map(|p| wire::path_from_wire(p)).collect(),
+                planned_private: answer.planned_private,
+                diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+            })
+        })
+    }
+
+    /// While the provider waits (on a timer, on HTTP) the call holds no thread.
+    fn apply_resource(&self, request: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
         const OP: &str = "apply-resource";
         let request = api::ApplyRequest {
             type_name: request.type_name,
@@ -134,63 +173,22 @@ impl WasmProvider {
         };
         let call: ExportCall<_> =
             Box::new(move |g, s| Box::pin(async move { g.call_apply_resource(s, &request).await }));
-        let answer = self.call(OP, call).await?;
-        Ok(ApplyResponse {
-            new_state: self.decode(OP, &answer.new_state)?,
-            private: answer.private,
-            diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
-        })
-    }
-}
-
-impl Provider for WasmProvider {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn schema(&self) -> &ProviderSchema {
-        &self.schema
-    }
-
-    fn validate_resource(&self, type_name: &str, config: &Value) -> CallResult<Vec<Diagnostic>> {
-        let (type_name, config) = (type_name.to_string(), wire::value_to_wire(config));
-        let call: ExportCall<_> =
-            Box::new(move |g, s| Box::pin(async move { g.call_validate_resource(s, &type_name, &config).await }));
-        let answer = block_on(self.call("validate-resource", call))?;
-        Ok(wire::diagnostics_from_wire(&answer))
-    }
-
-    fn plan_resource(&self, request: PlanRequest) -> CallResult<PlanResponse> {
-        const OP: &str = "plan-resource";
-        let request = api::PlanRequest {
-            type_name: request.type_name,
-            prior_state: wire::value_to_wire(&request.prior_state),
-            proposed_new_state: wire::value_to_wire(&request.proposed_new_state),
-            config: wire::value_to_wire(&request.config),
-            prior_private: request.prior_private,
-        };
-        let call: ExportCall<_> =
-            Box::new(move |g, s| Box::pin(async move { g.call_plan_resource(s, &request).await }));
-        let answer = block_on(self.call(OP, call))?;
-        Ok(PlanResponse {
-            planned_state: self.decode(OP, &answer.planned_state)?,
-            requires_replace: answer.requires_replace.iter().map(|p| wire::path_from_wire(p)).collect(),
-            planned_private: answer.planned_private,
-            diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+        Box::pin(async move {
+            let answer = self.call(OP, call).await?;
+            Ok(ApplyResponse {
+                new_state: self.decode(OP, &answer.new_state)?,
+                private: answer.private,
+                diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+            })
         })
     }
 
-    fn apply_resource(&self, request: ApplyRequest) -> CallResult<ApplyResponse> {
-        block_on(self.apply(request))
-    }
-
-    /// The provider's apply as a future: while it waits (on a timer, on
-    /// HTTP) it holds no thread.
-    fn apply_resource_async(&self, request: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
-        Box::pin(self.apply(request))
-    }
-
-    fn read_resource(&self, type_name: &str, current_state: &Value, private: &[u8]) -> CallResult<ReadResponse> {
+    fn read_resource<'a>(
+        &'a self,
+        type_name: &'a str,
+        current_state: &'a Value,
+        private: &'a [u8],
+    ) -> CallFuture<'a, ReadResponse> {
         const OP: &str = "read-resource";
         let request = api::ReadRequest {
             type_name: type_name.to_string(),
@@ -199,30 +197,45 @@ impl Provider for WasmProvider {
         };
         let call: ExportCall<_> =
             Box::new(move |g, s| Box::pin(async move { g.call_read_resource(s, &request).await }));
-        let answer = block_on(self.call(OP, call))?;
-        Ok(ReadResponse {
-            new_state: answer.new_state.as_ref().map(|v| self.decode(OP, v)).transpose()?,
-            private: answer.private,
-            diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+        Box::pin(async move {
+            let answer = self.call(OP, call).await?;
+            Ok(ReadResponse {
+                new_state: answer.new_state.as_ref().map(|v| self.decode(OP, v)).transpose()?,
+                private: answer.private,
+                diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+            })
         })
     }
 
-    fn read_data_source(&self, type_name: &str, config: &Value) -> CallResult<(Value, Vec<Diagnostic>)> {
+    fn read_data_source<'a>(
+        &'a self,
+        type_name: &'a str,
+        config: &'a Value,
+    ) -> CallFuture<'a, (Value, Vec<Diagnostic>)> {
         const OP: &str = "read-data-source";
         let (type_name, config) = (type_name.to_string(), wire::value_to_wire(config));
         let call: ExportCall<_> =
             Box::new(move |g, s| Box::pin(async move { g.call_read_data_source(s, &type_name, &config).await }));
-        let answer = block_on(self.call(OP, call))?;
-        Ok((self.decode(OP, &answer.state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
+        Box::pin(async move {
+            let answer = self.call(OP, call).await?;
+            Ok((self.decode(OP, &answer.state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
+        })
     }
 
-    fn upgrade_state(&self, type_name: &str, version: u64, raw_json: &str) -> CallResult<(Value, Vec<Diagnostic>)> {
+    fn upgrade_state<'a>(
+        &'a self,
+        type_name: &'a str,
+        version: u64,
+        raw_json: &'a str,
+    ) -> CallFuture<'a, (Value, Vec<Diagnostic>)> {
         const OP: &str = "upgrade-state";
         let (type_name, raw_json) = (type_name.to_string(), raw_json.to_string());
         let call: ExportCall<_> = Box::new(move |g, s| {
             Box::pin(async move { g.call_upgrade_state(s, &type_name, version, &raw_json).await })
         });
-        let answer = block_on(self.call(OP, call))?;
-        Ok((self.decode(OP, &answer.upgraded_state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
+        Box::pin(async move {
+            let answer = self.call(OP, call).await?;
+            Ok((self.decode(OP, &answer.upgraded_state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
+        })
     }
 }

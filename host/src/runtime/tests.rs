@@ -9,6 +9,18 @@ use super::*;
 use crate::diag::Severity;
 use crate::provider::{ApplyRequest, CallResult, PlanRequest, PlanResponse};
 
+/// Waits for a provider call from a plain (non-async) test.
+pub(super) trait Wait: std::future::Future + Send + Sized
+where
+    Self::Output: Send,
+{
+    fn wait(self) -> Self::Output {
+        block_on(self)
+    }
+}
+
+impl<F: std::future::Future + Send> Wait for F where F::Output: Send {}
+
 fn misbehave_wasm() -> &'static [u8] {
     static WASM: OnceLock<Vec<u8>> = OnceLock::new();
     WASM.get_or_init(|| std::fs::read(testing::build_component("cairn-provider-misbehave")).unwrap())
@@ -22,18 +34,20 @@ fn misbehave(sandbox: Sandbox) -> Arc<dyn Provider> {
 pub(super) fn configured(name: &str, wasm: &[u8], sandbox: Sandbox) -> Arc<dyn Provider> {
     let runtime = Runtime::with_cache_dir(None).unwrap();
     let loaded = runtime.load(name, wasm).unwrap();
-    loaded.configure(sandbox, Value::Null).unwrap()
+    loaded.configure(sandbox, Value::Null).wait().unwrap()
 }
 
 /// Plans a create of `type_name` with `config`.
 pub(super) fn plan(provider: &dyn Provider, type_name: &str, config: Value) -> CallResult<PlanResponse> {
-    provider.plan_resource(PlanRequest {
-        type_name: type_name.to_string(),
-        prior_state: Value::Null,
-        proposed_new_state: config.clone(),
-        config,
-        prior_private: Vec::new(),
-    })
+    provider
+        .plan_resource(PlanRequest {
+            type_name: type_name.to_string(),
+            prior_state: Value::Null,
+            proposed_new_state: config.clone(),
+            config,
+            prior_private: Vec::new(),
+        })
+        .wait()
 }
 
 /// A normal call works: the provider still serves calls after a failure,
@@ -57,7 +71,7 @@ fn strings(items: &[&str]) -> Value {
 fn schema_comes_from_a_throwaway_instance() {
     let runtime = Runtime::with_cache_dir(None).unwrap();
     let loaded = runtime.load("misbehave", misbehave_wasm()).unwrap();
-    let schema = loaded.schema(&Sandbox::default()).unwrap();
+    let schema = loaded.schema(&Sandbox::default()).wait().unwrap();
     assert!(schema.resources.contains_key("misbehave_loop"));
     let read = &schema.resources["misbehave_escape"].block.attributes["read"];
     assert_eq!(read.ty, crate::value::Type::List(Box::new(crate::value::Type::String)));
@@ -71,7 +85,7 @@ fn every_operation_round_trips() {
     assert!(provider.schema().resources.contains_key("misbehave_ok"));
     assert_healthy(&*provider);
     let state = Value::object([("id", Value::int(7)), ("f", Value::Number(crate::value::Number::Float(0.5)))]);
-    assert!(provider.validate_resource("misbehave_ok", &state).unwrap().is_empty());
+    assert!(provider.validate_resource("misbehave_ok", &state).wait().unwrap().is_empty());
     let applied = provider
         .apply_resource(ApplyRequest {
             type_name: "misbehave_ok".into(),
@@ -81,12 +95,13 @@ fn every_operation_round_trips() {
             planned_private: Vec::new(),
             idempotency_key: "k".into(),
         })
+        .wait()
         .unwrap();
     assert_eq!(applied.new_state, state);
-    let read = provider.read_resource("misbehave_ok", &state, b"private").unwrap();
+    let read = provider.read_resource("misbehave_ok", &state, b"private").wait().unwrap();
     assert_eq!((read.new_state, read.private), (Some(state.clone()), b"private".to_vec()));
-    assert_eq!(provider.read_data_source("misbehave_ok", &state).unwrap().0, state);
-    let (upgraded, diags) = provider.upgrade_state("misbehave_ok", 0, "{}").unwrap();
+    assert_eq!(provider.read_data_source("misbehave_ok", &state).wait().unwrap().0, state);
+    let (upgraded, diags) = provider.upgrade_state("misbehave_ok", 0, "{}").wait().unwrap();
     assert!(upgraded.is_null() && diags[0].severity == Severity::Error);
 }
 
@@ -141,7 +156,8 @@ fn a_rejected_configuration_is_reported() {
     let runtime = Runtime::with_cache_dir(None).unwrap();
     let loaded = runtime.load("misbehave", misbehave_wasm()).unwrap();
     let config = Value::object([("reject", Value::Bool(true))]);
-    let Err(ConfigureError::Diagnostics { provider, diagnostics }) = loaded.configure(Sandbox::default(), config)
+    let Err(ConfigureError::Diagnostics { provider, diagnostics }) =
+        loaded.configure(Sandbox::default(), config).wait()
     else {
         panic!("the configuration was accepted")
     };
@@ -302,7 +318,7 @@ fn compiled_components_are_cached() {
     let runtime = Runtime::with_cache_dir(Some(cache.path().to_path_buf())).unwrap();
     let second = runtime.load("misbehave", misbehave_wasm()).unwrap();
     assert!(second.from_cache());
-    assert_healthy(&*second.configure(Sandbox::default(), Value::Null).unwrap());
+    assert_healthy(&*second.configure(Sandbox::default(), Value::Null).wait().unwrap());
 
     // A corrupted entry is recompiled (and rewritten), not run.
     let mut bytes = std::fs::read(&entries[0]).unwrap();
@@ -311,7 +327,7 @@ fn compiled_components_are_cached() {
     std::fs::write(&entries[0], bytes).unwrap();
     let third = runtime.load("misbehave", misbehave_wasm()).unwrap();
     assert!(!third.from_cache());
-    assert_healthy(&*third.configure(Sandbox::default(), Value::Null).unwrap());
+    assert_healthy(&*third.configure(Sandbox::default(), Value::Null).wait().unwrap());
     assert!(runtime.load("misbehave", misbehave_wasm()).unwrap().from_cache());
 }
 
@@ -351,11 +367,11 @@ fn bundled_providers_load_and_describe_themselves() {
     let runtime = Runtime::with_cache_dir(None).unwrap();
     for name in BUILTIN_NAMES {
         let loaded = runtime.load(name, builtin(name).unwrap()).unwrap();
-        let schema = loaded.schema(&Sandbox::default()).unwrap();
+        let schema = loaded.schema(&Sandbox::default()).wait().unwrap();
         assert!(!schema.resources.is_empty() || !schema.data_sources.is_empty(), "{name}");
-        let provider = loaded.configure(Sandbox::default(), Value::Null).unwrap();
+        let provider = loaded.configure(Sandbox::default(), Value::Null).wait().unwrap();
         for type_name in schema.resources.keys() {
-            provider.validate_resource(type_name, &Value::Object(Default::default())).unwrap();
+            provider.validate_resource(type_name, &Value::Object(Default::default())).wait().unwrap();
         }
     }
 }
@@ -378,7 +394,7 @@ fn the_bundled_local_provider_writes_inside_its_grant_only() {
     let runtime = Runtime::with_cache_dir(None).unwrap();
     let sandbox = Sandbox::resolve(config_dir.path(), &["./out".into()], &[]).unwrap();
     sandbox.create_writable_dirs().unwrap();
-    let provider = runtime.load("local", wasm).unwrap().configure(sandbox, Value::Null).unwrap();
+    let provider = runtime.load("local", wasm).unwrap().configure(sandbox, Value::Null).wait().unwrap();
     let create = |filename: &str| {
         let set = [("filename", Value::string(filename)), ("content", Value::string("hi"))];
         let config = full_object(&*provider, "local_file", &set);
@@ -393,6 +409,7 @@ fn the_bundled_local_provider_writes_inside_its_grant_only() {
                 planned_private: planned.planned_private,
                 idempotency_key: "k".into(),
             })
+            .wait()
             .unwrap()
     };
     let written = create("out/hello.txt");

@@ -50,6 +50,7 @@ const LEAKY_PREFIXES: &[&str] = &["CARGO_CFG_", "CARGO_FEATURE_", "CARGO_PKG_", 
 /// `target_dir` must not be the outer build's target directory: a nested
 /// cargo would wait forever for the lock the outer one holds.
 pub fn build_component(cargo: &Path, workspace: &Path, target_dir: &Path, package: &str) -> Result<PathBuf, String> {
+    check_target_installed(workspace)?;
     let mut command = Command::new(cargo);
     command.current_dir(workspace).arg("rustc").arg("--manifest-path").arg(workspace.join("Cargo.toml")).args([
         "-p",
@@ -90,6 +91,24 @@ pub fn build_component(cargo: &Path, workspace: &Path, target_dir: &Path, packag
         return Err(format!("`{shown}` succeeded but did not produce {}", wasm.display()));
     }
     Ok(wasm)
+}
+
+/// Fails with one line that says what to run when the toolchain has no
+/// standard library for [`TARGET`] (rustup installs it from
+/// `rust-toolchain.toml`, unless its auto-install is off or it is offline):
+/// otherwise the nested build would fail with pages about a missing `core`.
+fn check_target_installed(workspace: &Path) -> Result<(), String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let output = Command::new(&rustc).current_dir(workspace).args(["--print", "sysroot"]).output();
+    let Ok(output) = output.as_ref().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()) else {
+        // No rustc to ask: let the build itself say what is wrong.
+        return Ok(());
+    };
+    let libs = Path::new(&output).join("lib").join("rustlib").join(TARGET).join("lib");
+    if output.is_empty() || libs.is_dir() {
+        return Ok(());
+    }
+    Err(format!("the {TARGET} target is not installed for this toolchain; run: rustup target add {TARGET}"))
 }
 
 /// Where the component of `package` lands: the library's file name is the

@@ -215,7 +215,7 @@ fn calls_waiting_on_the_network_hold_no_threads() {
                     planned_private: Vec::new(),
                     idempotency_key: format!("call-{i}"),
                 };
-                provider.apply_resource_async(request).await
+                provider.apply_resource(request).await
             });
         }
         calls.join_all().await
@@ -258,7 +258,7 @@ fn a_computing_provider_lets_other_calls_use_its_thread() {
             planned_private: Vec::new(),
             idempotency_key: type_name.to_string(),
         };
-        async move { provider.apply_resource_async(request).await }
+        async move { provider.apply_resource(request).await }
     };
     let finished = Arc::new(std::sync::Mutex::new(Vec::new()));
     let (loop_done, ok_done) = (Arc::clone(&finished), Arc::clone(&finished));

@@ -164,28 +164,50 @@ struct Queue {
     closed: bool,
 }
 
-/// A record written to the journal but maybe not on disk yet.
+/// A record written to a journal but maybe not durable yet.
 #[must_use = "a record is only safe once `wait` returns"]
 pub struct Unsynced {
-    /// How many records must be on disk for this one to be.
-    upto: u64,
-    shared: Arc<Shared>,
-    path: PathBuf,
+    wait: Box<dyn FnOnce() -> Result<(), StateError> + Send>,
 }
 
 impl Unsynced {
-    /// Returns once the record is on disk.
+    /// A record that is durable once `wait` returns: a backend's own way to
+    /// wait for its storage.
+    pub fn new(wait: impl FnOnce() -> Result<(), StateError> + Send + 'static) -> Unsynced {
+        Unsynced { wait: Box::new(wait) }
+    }
+
+    /// Returns once the record is durable.
     pub fn wait(self) -> Result<(), StateError> {
-        let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        while queue.synced < self.upto && queue.failed.is_none() {
-            queue = self.shared.flushed.wait(queue).unwrap_or_else(PoisonError::into_inner);
+        (self.wait)()
+    }
+}
+
+/// Waits until the file journal's writer has flushed its first `upto` records.
+fn wait_flushed(shared: &Shared, upto: u64, path: &Path) -> Result<(), StateError> {
+    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+    while queue.synced < upto && queue.failed.is_none() {
+        queue = shared.flushed.wait(queue).unwrap_or_else(PoisonError::into_inner);
+    }
+    match &queue.failed {
+        Some(message) if queue.synced < upto => {
+            Err(StateError::Write { path: path.to_path_buf(), source: io::Error::other(message.clone()) })
         }
-        match &queue.failed {
-            Some(message) if queue.synced < self.upto => {
-                Err(StateError::Write { path: self.path.clone(), source: io::Error::other(message.clone()) })
-            }
-            _ => Ok(()),
-        }
+        _ => Ok(()),
+    }
+}
+
+impl super::StateJournal for Journal {
+    fn write(&mut self, record: &Record) -> Result<Unsynced, StateError> {
+        Journal::write(self, record)
+    }
+
+    fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
+        Journal::end(self, key)
+    }
+
+    fn discard(self: Box<Self>) -> Result<(), StateError> {
+        self.remove()
     }
 }
 
@@ -246,7 +268,8 @@ impl Journal {
         let upto = queue.queued;
         drop(queue);
         self.shared.work.notify_one();
-        Ok(Unsynced { upto, shared: Arc::clone(&self.shared), path: self.path.clone() })
+        let (shared, path) = (Arc::clone(&self.shared), self.path.clone());
+        Ok(Unsynced::new(move || wait_flushed(&shared, upto, &path)))
     }
 
     /// Ends the intent with idempotency key `key`, unless a change already

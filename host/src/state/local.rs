@@ -32,7 +32,7 @@ use serde::Deserialize;
 use super::journal::Record;
 use super::journal::{self, Found, Journal};
 use super::lock::StateLock;
-use super::{CAIRN_VERSION, FORMAT_VERSION, OLDEST_FORMAT_VERSION, State, StateError};
+use super::{Backend, CAIRN_VERSION, FORMAT_VERSION, OLDEST_FORMAT_VERSION, State, StateError, StateJournal};
 
 /// The state file's name, in the configuration directory.
 pub const DEFAULT_STATE_FILE: &str = "cairn.state.json";
@@ -59,10 +59,18 @@ impl LocalBackend {
     /// A journal left by an apply that crashed is replayed and written into
     /// the state file here, then deleted.
     pub fn open(path: &Path) -> Result<LocalBackend, StateError> {
-        let lock = StateLock::acquire(path)?;
-        let mut backend = LocalBackend { path: path.to_path_buf(), lock: Some(lock), wrote: false };
-        backend.recover()?;
+        let mut backend = LocalBackend::open_read_only(path);
+        backend.take_lock()?;
         Ok(backend)
+    }
+
+    /// Takes the lock and recovers a leftover journal (see [`Backend::lock`]).
+    fn take_lock(&mut self) -> Result<(), StateError> {
+        if self.lock.is_none() {
+            self.lock = Some(StateLock::acquire(&self.path)?);
+            self.recover()?;
+        }
+        Ok(())
     }
 
     /// Folds a leftover journal into the state file.
@@ -197,6 +205,36 @@ impl LocalBackend {
             Err(_) => state.serial = previous_serial,
         }
         result
+    }
+}
+
+impl Backend for LocalBackend {
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn lock(&mut self) -> Result<(), StateError> {
+        self.take_lock()
+    }
+
+    fn read(&self) -> Result<State, StateError> {
+        LocalBackend::read(self)
+    }
+
+    fn write(&mut self, state: &mut State) -> Result<(), StateError> {
+        LocalBackend::write(self, state)
+    }
+
+    fn start_journal(&mut self, state: &State) -> Result<Box<dyn StateJournal>, StateError> {
+        Ok(Box::new(LocalBackend::start_journal(self, state)?))
+    }
+
+    fn history(&self) -> Result<Vec<State>, StateError> {
+        let backup = self.backup_path();
+        Ok(match read_file(&backup)? {
+            None => Vec::new(),
+            Some(bytes) => vec![parse(&backup, &bytes)?],
+        })
     }
 }
 
@@ -343,7 +381,7 @@ mod tests {
             schema_version: 3,
             attributes: to_json_typed(&attributes(), &attributes_type()),
             private: vec![0, 1, 2, 254, 255],
-            dependencies: vec!["local_file.site".to_string()],
+            dependencies: vec![crate::addr::ResourceAddr::managed("local_file", "site")],
             status: InstanceStatus::Tainted,
             create_before_destroy: false,
             deposed: vec![DeposedObject {

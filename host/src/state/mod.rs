@@ -2,8 +2,8 @@
 //!
 //! This module owns the in-memory model of a configuration's state
 //! ([`State`] and the per-instance [`InstanceState`]), its on-disk JSON form
-//! (format version [`FORMAT_VERSION`]), and the backends that persist it: the
-//! default [`LocalBackend`] (a `cairn.state.json` file beside the
+//! (format version [`FORMAT_VERSION`]), and the backends that persist it
+//! behind the [`Backend`] trait: the default [`LocalBackend`] (a `cairn.state.json` file beside the
 //! configuration, written atomically, with a `.backup` of the previous run's
 //! state and an OS lock held for the whole run).
 //!
@@ -12,6 +12,7 @@
 //! back by whoever has the schema ([`crate::value::from_json`]). Nor does it
 //! decide what to do with the state: planning and applying do.
 
+mod backend;
 mod journal;
 mod local;
 mod lock;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::addr::InstanceAddr;
 
+pub use backend::{Backend, StateJournal};
 pub use journal::{Journal, Record, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
@@ -149,7 +151,7 @@ pub struct InstanceState {
     /// Addresses of the resources it depended on when last applied, so that
     /// it can be destroyed in the right order once its configuration is gone.
     #[serde(default)]
-    pub dependencies: Vec<String>,
+    pub dependencies: Vec<crate::addr::ResourceAddr>,
     /// Whether the object is usable or must be replaced.
     #[serde(default)]
     pub status: InstanceStatus,
@@ -529,13 +531,14 @@ mod tests {
         for a in ["random_id.x[10]", "data.local_file.t", "random_id.x[2]", "local_file.b"] {
             state.set(inst(a));
         }
-        state.resources[0].dependencies = vec!["b".into(), "a".into(), "b".into()];
+        let (a, b) = (crate::addr::ResourceAddr::managed("t", "a"), crate::addr::ResourceAddr::managed("t", "b"));
+        state.resources[0].dependencies = vec![b.clone(), a.clone(), b.clone()];
         state.normalize();
         let order: Vec<String> = state.resources.iter().map(|r| r.addr.to_string()).collect();
         // Managed before data, integer keys in numeric order.
         assert_eq!(order, ["local_file.b", "random_id.x[2]", "random_id.x[10]", "data.local_file.t"]);
         let x10 = &state.resources[2];
-        assert_eq!(x10.dependencies, ["a", "b"]);
+        assert_eq!(x10.dependencies, [a, b]);
     }
 
     #[test]

@@ -55,7 +55,7 @@ fn change(name: &str, action: Action, deps: &[&str], cbd: bool) -> ResourceChang
 /// The apply graph of these changes over CONFIG (or `hcl`), with
 /// create_before_destroy inherited as the planner does.
 fn graph(hcl: &str, mut changes: Vec<ResourceChange>) -> (ApplyGraph, Plan) {
-    inherit_create_before_destroy(&mut changes);
+    crate::plan::inherit_create_before_destroy(&mut changes);
     let plan = Plan { changes, ..Plan::default() };
     let g = build(&plan, &deps_of(hcl)).unwrap_or_else(|d| panic!("{d}"));
     (g, plan)

@@ -1,7 +1,8 @@
-//! Walks an apply graph on tokio: every step starts as soon as all the steps
+//! Walks a graph on tokio: every step starts as soon as all the steps
 //! before it have finished, up to a parallelism limit (and per-group
 //! limits). Each step is a task, which holds a thread only while it works,
-//! not while it waits on a provider.
+//! not while it waits on a provider. Refresh and plan walk the dependency
+//! graph with it, apply walks the apply graph.
 //!
 //! When a step fails, nothing after it starts; independent steps still run
 //! to completion.
@@ -11,11 +12,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use petgraph::Direction;
-use petgraph::graph::NodeIndex;
+use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use tokio::task::JoinSet;
-
-use super::graph::{ApplyGraph, Step};
 
 /// What became of one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -41,9 +40,10 @@ pub struct Limits {
 
 /// Runs every step of `graph` with the blocking `work`, at most
 /// `parallelism` at once. A panic in `work` counts as a failure of that step.
-pub async fn walk<F>(graph: &ApplyGraph, parallelism: usize, work: F) -> BTreeMap<NodeIndex, Outcome>
+pub async fn walk<N, F>(graph: &DiGraph<N, ()>, parallelism: usize, work: F) -> BTreeMap<NodeIndex, Outcome>
 where
-    F: Fn(&Step) -> bool + Send + Sync + 'static,
+    N: Clone + Send + 'static,
+    F: Fn(&N) -> bool + Send + Sync + 'static,
 {
     let work = Arc::new(work);
     let limits = Limits { parallelism, per_group: BTreeMap::new() };
@@ -69,16 +69,17 @@ where
 /// of steps after them start first: the run can end no sooner than its
 /// longest chain does, so that chain must never wait behind steps with
 /// time to spare.
-pub async fn walk_limited<F, Fut, G>(
-    graph: &ApplyGraph,
+pub async fn walk_limited<N, F, Fut, G>(
+    graph: &DiGraph<N, ()>,
     limits: &Limits,
     group: G,
     work: F,
 ) -> BTreeMap<NodeIndex, Outcome>
 where
-    F: Fn(Step) -> Fut,
+    N: Clone,
+    F: Fn(N) -> Fut,
     Fut: Future<Output = bool> + Send + 'static,
-    G: Fn(&Step) -> Option<String>,
+    G: Fn(&N) -> Option<String>,
 {
     let groups: BTreeMap<NodeIndex, String> =
         graph.node_indices().filter_map(|n| group(&graph[n]).map(|g| (n, g))).collect();
@@ -147,7 +148,7 @@ where
 
 /// For every step, the number of steps in the longest chain that starts
 /// with it (itself included), by node index.
-fn chain_lengths(graph: &ApplyGraph) -> Vec<usize> {
+fn chain_lengths<N>(graph: &DiGraph<N, ()>) -> Vec<usize> {
     let mut length = vec![1usize; graph.node_count()];
     // Successors first: a reverse topological order. The graph is acyclic.
     let order = petgraph::algo::toposort(graph, None).unwrap_or_default();
@@ -161,11 +162,12 @@ fn chain_lengths(graph: &ApplyGraph) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::addr::ResourceAddr;
     use std::sync::Mutex;
 
-    fn step(name: &str) -> Step {
-        Step::Apply(ResourceAddr::managed("t", name).instance(), None)
+    type ApplyGraph = DiGraph<String, ()>;
+
+    fn step(name: &str) -> String {
+        format!("t.{name}")
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,99 @@
+//! `cairn apply` and `cairn destroy`: plan, ask, apply, report.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+
+use super::{Common, RunFlags, json_run, render};
+use crate::engine::{ApplyReport, Engine, Event, EventSink, Intent};
+
+/// Runs `cairn apply` (or, with `destroy`, `cairn destroy`).
+pub(super) fn run(common: &Common, run: &RunFlags, auto_approve: bool, destroy: bool) -> Result<i32> {
+    let command = if destroy { "destroy" } else { "apply" };
+    json_run(command, run, |events| apply_with(common, run, auto_approve, destroy, events))
+}
+
+fn apply_with(
+    common: &Common,
+    run: &RunFlags,
+    auto_approve: bool,
+    destroy: bool,
+    events: &Arc<dyn EventSink>,
+) -> Result<i32> {
+    let command = if destroy { "destroy" } else { "apply" };
+    if run.json && !auto_approve {
+        bail!("-json needs -auto-approve: there is no one to type 'yes' in a JSON stream");
+    }
+    let ws = common.workspace()?;
+    let engine = Engine::new()?;
+    let mut planned = super::plan::plan_and_show(&engine, &ws, common, run, destroy, Intent::Change, events.as_ref())?;
+    let summary = |outcome: &str, report: Option<&ApplyReport>| Event::Summary {
+        command: command.to_string(),
+        outcome: outcome.to_string(),
+        added: report.map_or(0, |r| r.added),
+        changed: report.map_or(0, |r| r.changed),
+        destroyed: report.map_or(0, |r| r.destroyed),
+        errors: report.map_or(0, |r| r.errors.len()),
+    };
+    if !planned.plan.has_changes() {
+        engine.settle(&mut planned)?;
+        if run.json {
+            events.emit(summary("no_changes", None));
+        }
+        return Ok(0);
+    }
+    if !auto_approve && !confirm(destroy)? {
+        println!("\nApply cancelled.");
+        return Ok(1);
+    }
+    if !run.json {
+        println!();
+    }
+    let colors = common.colors();
+    let (report, _state) = engine.apply(&ws, planned, Arc::clone(events));
+    if run.json {
+        events.emit(summary(if report.errors.is_empty() { "success" } else { "failed" }, Some(&report)));
+        return Ok(if report.errors.is_empty() { 0 } else { 1 });
+    }
+    if !report.errors.is_empty() {
+        eprintln!(
+            "{} {} error(s); the state records everything that finished.",
+            colors.red("Apply failed:"),
+            report.errors.len()
+        );
+        return Ok(1);
+    }
+    if destroy {
+        println!("\n{} Resources: {} destroyed.", colors.green("Destroy complete!"), report.destroyed);
+    } else {
+        println!(
+            "\n{} Resources: {} added, {} changed, {} destroyed.",
+            colors.green("Apply complete!"),
+            report.added,
+            report.changed,
+            report.destroyed
+        );
+    }
+    if !report.outputs.is_empty() {
+        println!("\nOutputs:\n");
+        for (name, (v, sensitive)) in &report.outputs {
+            println!("{name} = {}", render::show_value(v, *sensitive));
+        }
+    }
+    Ok(0)
+}
+
+/// Asks the operator to type `yes`.
+fn confirm(destroy: bool) -> Result<bool> {
+    let question = if destroy {
+        "Do you really want to destroy all resources?\n  cairn will destroy all your managed infrastructure, as shown above."
+    } else {
+        "Do you want to perform these actions?\n  cairn will perform the actions described above."
+    };
+    print!("\n{question}\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(answer.trim() == "yes")
+}

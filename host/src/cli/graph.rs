@@ -1,0 +1,26 @@
+//! `cairn graph`: the dependency graph, or the steps of the current plan,
+//! in Graphviz DOT.
+
+use anyhow::{Result, bail};
+
+use super::Common;
+use crate::apply::events::Human;
+use crate::engine::{Engine, Intent, RunOptions};
+
+/// Runs `cairn graph`.
+pub(super) fn run(common: &Common, kind: &str) -> Result<i32> {
+    let ws = common.workspace()?;
+    match kind {
+        "plain" => print!("{}", ws.graph.to_dot()),
+        "apply" => {
+            let engine = Engine::new()?;
+            // Reads the state without its lock: nothing is changed.
+            let options = RunOptions { intent: Intent::Inspect, ..RunOptions::default() };
+            let planned = engine.plan(&ws, options, false, &Human)?;
+            let g = engine.apply_graph(&ws, &planned.plan)?;
+            print!("{}", crate::apply::graph::to_dot(&g, &planned.plan));
+        }
+        other => bail!("unknown graph type {other:?}: use plain or apply"),
+    }
+    Ok(0)
+}

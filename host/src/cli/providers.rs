@@ -1,0 +1,145 @@
+//! `cairn providers schema` and `cairn providers inspect`: what providers
+//! offer and what they could ask for.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result};
+
+use super::Common;
+use crate::engine::{Engine, needed_providers};
+use crate::schema::{Block, Nesting, ProviderSchema};
+use crate::state::State;
+use crate::value;
+
+/// Runs `cairn providers schema`.
+pub(super) fn schema(common: &Common, json: bool) -> Result<i32> {
+    let ws = common.workspace()?;
+    let mut names = needed_providers(&ws.config, &State::new());
+    if names.is_empty() {
+        names.extend(crate::engine::BUILTIN_PROVIDERS.iter().map(|s| s.to_string()));
+    }
+    let schemas = Engine::new()?.schemas(&ws, &names)?;
+    if json {
+        let out: serde_json::Map<String, serde_json::Value> =
+            schemas.iter().map(|(name, s)| (name.clone(), schema_json(s))).collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::Value::Object(out))?);
+    } else {
+        for (name, s) in &schemas {
+            print!("{}", schema_text(name, s));
+        }
+    }
+    Ok(0)
+}
+
+/// Runs `cairn providers inspect FILE`: what a provider component is and
+/// what it could ask for, without granting it anything.
+pub(super) fn inspect(file: &std::path::Path) -> Result<i32> {
+    let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let name = file.file_stem().map_or_else(|| "provider".to_string(), |s| s.to_string_lossy().into_owned());
+    let found = Engine::new()?.inspect(&name, &wasm)?;
+    println!("provider {name:?}");
+    println!("  file:    {}", file.display());
+    println!("  sha256:  {}", hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&wasm)));
+    println!("  version: not declared (the cairn:provider@0.1.0 ABI has no version; the sha256 identifies it)");
+    for (kind, table) in [("resource types", &found.schema.resources), ("data sources", &found.schema.data_sources)] {
+        println!("\n{kind}:");
+        if table.is_empty() {
+            println!("  (none)");
+        }
+        for type_name in table.keys() {
+            println!("  {type_name}");
+        }
+    }
+    println!("\nimports (what it could ask for; each works only as far as its sandbox grants):");
+    let width = found.imports.iter().map(|(i, _)| i.len()).max().unwrap_or(0);
+    for (import, gives) in &found.imports {
+        println!("  {import:width$}  {gives}");
+    }
+    Ok(0)
+}
+
+fn schema_text(name: &str, schema: &ProviderSchema) -> String {
+    let mut out = format!("provider \"{name}\"\n");
+    out.push_str(&block_text(&schema.provider.block, 2));
+    for (kind, table) in [("resource", &schema.resources), ("data", &schema.data_sources)] {
+        for (type_name, s) in table {
+            out.push_str(&format!("\n{kind} \"{type_name}\" (schema version {})\n", s.version));
+            out.push_str(&block_text(&s.block, 2));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+fn block_text(block: &Block, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    for (name, a) in &block.attributes {
+        let mut flags = Vec::new();
+        if a.required {
+            flags.push("required");
+        }
+        if a.optional {
+            flags.push("optional");
+        }
+        if a.computed {
+            flags.push("computed");
+        }
+        if a.sensitive {
+            flags.push("sensitive");
+        }
+        let desc = if a.description.is_empty() { String::new() } else { format!(" — {}", a.description) };
+        out.push_str(&format!("{pad}{name}: {} ({}){desc}\n", a.ty, flags.join(", ")));
+    }
+    for (name, nb) in &block.blocks {
+        let nesting = match nb.nesting {
+            Nesting::Single => "single",
+            Nesting::List => "list",
+            Nesting::Set => "set",
+            Nesting::Map => "map",
+        };
+        out.push_str(&format!("{pad}{name} {{ }} ({nesting} block)\n"));
+        out.push_str(&block_text(&nb.block, indent + 2));
+    }
+    out
+}
+
+fn schema_json(schema: &ProviderSchema) -> serde_json::Value {
+    fn block(b: &Block) -> serde_json::Value {
+        let attrs: serde_json::Map<String, serde_json::Value> = b
+            .attributes
+            .iter()
+            .map(|(n, a)| {
+                (
+                    n.clone(),
+                    serde_json::json!({
+                        "type": value::type_to_json(&a.ty), "required": a.required, "optional": a.optional,
+                        "computed": a.computed, "sensitive": a.sensitive, "description": a.description,
+                    }),
+                )
+            })
+            .collect();
+        let blocks: serde_json::Map<String, serde_json::Value> = b
+            .blocks
+            .iter()
+            .map(|(n, nb)| {
+                let nesting = format!("{:?}", nb.nesting).to_lowercase();
+                (
+                    n.clone(),
+                    serde_json::json!({"nesting_mode": nesting, "min_items": nb.min_items, "max_items": nb.max_items, "block": block(&nb.block)}),
+                )
+            })
+            .collect();
+        serde_json::json!({"attributes": attrs, "block_types": blocks, "description": b.description})
+    }
+    let table = |t: &BTreeMap<String, crate::schema::Schema>| -> serde_json::Value {
+        t.iter()
+            .map(|(n, s)| (n.clone(), serde_json::json!({"version": s.version, "block": block(&s.block)})))
+            .collect()
+    };
+    serde_json::json!({
+        "provider": {"version": schema.provider.version, "block": block(&schema.provider.block)},
+        "resource_schemas": table(&schema.resources),
+        "data_source_schemas": table(&schema.data_sources),
+    })
+}

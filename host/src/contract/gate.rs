@@ -1,0 +1,331 @@
+//! The gate: the one way the engine calls a provider. Each method makes one
+//! call and checks the answer against the contract before handing it back,
+//! so nothing a provider says reaches the plan or the state unchecked.
+//!
+//! The checks themselves are the pure functions of this module's parent;
+//! the gate only pairs each answer with the rules that apply to it and
+//! words what it finds as diagnostics that name the provider, the resource
+//! instance, the attribute path and the rule.
+
+use crate::addr::{InstanceAddr, Mode, ResourceAddr};
+use crate::diag::{Diagnostic, Location};
+use crate::provider::{ApplyRequest, ApplyResponse, CallError, PlanRequest, PlanResponse, Provider};
+use crate::schema::Schema;
+use crate::value::{Path, Value};
+
+use super::{RULE_NO_UNKNOWNS, RULE_TYPE, Violation};
+
+/// The sentence every contract violation ends with.
+const PROVIDER_BUG: &str = "This is a bug in the provider, which should be reported to its authors. \
+     Nothing from this answer was recorded in the state.";
+
+/// Rule: a delete answers null.
+pub const RULE_DELETE_NULL: &str = "a deleted object's new state must be null";
+
+/// Why a checked provider call failed.
+#[derive(Debug)]
+pub enum CheckedCallError {
+    /// The call itself failed (trap, timeout).
+    Call(InstanceAddr, Box<CallError>),
+    /// The provider reported errors.
+    Reported(InstanceAddr, Vec<Diagnostic>),
+    /// The answer broke the contract.
+    Contract(Diagnostic),
+}
+
+impl CheckedCallError {
+    /// The diagnostics to show, located at the resource's declaration.
+    pub fn into_diagnostics(self, location: &Location) -> Vec<Diagnostic> {
+        match self {
+            CheckedCallError::Call(addr, e) => vec![call_failed(&addr, &e).at(location)],
+            CheckedCallError::Reported(addr, diags) => diags.into_iter().map(|d| located(d, &addr, location)).collect(),
+            CheckedCallError::Contract(d) => vec![d.at(location)],
+        }
+    }
+}
+
+/// A create or update whose answer was refused: why, and the object it
+/// left, if the answer described one the state can record (as tainted).
+#[derive(Debug)]
+pub struct FailedApply {
+    /// What went wrong, most important first.
+    pub errors: Vec<CheckedCallError>,
+    /// A created object of the right shape that the failed answer still
+    /// returned: the next plan replaces it.
+    pub partial: Option<ApplyResponse>,
+}
+
+impl FailedApply {
+    /// The diagnostics to show, located at the resource's declaration.
+    pub fn into_diagnostics(self, location: &Location) -> Vec<Diagnostic> {
+        self.errors.into_iter().flat_map(|e| e.into_diagnostics(location)).collect()
+    }
+}
+
+/// A provider behind the contract checks.
+#[derive(Clone, Copy)]
+pub struct Gate<'a> {
+    provider: &'a dyn Provider,
+}
+
+impl<'a> Gate<'a> {
+    /// The gate in front of `provider`.
+    pub fn new(provider: &'a dyn Provider) -> Gate<'a> {
+        Gate { provider }
+    }
+
+    /// The provider's local name.
+    pub fn name(&self) -> &'a str {
+        self.provider.name()
+    }
+
+    /// The schema of a resource type or data source, or an error that names
+    /// what the provider offers instead.
+    pub fn schema_of(&self, resource: &ResourceAddr) -> Result<&'a Schema, Diagnostic> {
+        schema_of(self.provider, resource)
+    }
+
+    /// The provider's own validation of a configuration; returns its
+    /// warnings.
+    pub async fn validate(&self, addr: &InstanceAddr, config: &Value) -> Result<Vec<Diagnostic>, CheckedCallError> {
+        let diags = self
+            .provider
+            .validate_resource(&addr.resource.type_name, config)
+            .await
+            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+        reported(addr, diags)
+    }
+
+    /// Calls plan with the proposed new state and checks the planned state
+    /// against the configuration and prior state. Provider errors fail the
+    /// call; warnings stay in the response.
+    pub async fn plan(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        prior: &Value,
+        config: &Value,
+        private: &[u8],
+    ) -> Result<PlanResponse, CheckedCallError> {
+        let request = PlanRequest {
+            type_name: addr.resource.type_name.clone(),
+            prior_state: prior.clone(),
+            proposed_new_state: super::proposed_new(&schema.block, prior, config),
+            config: config.clone(),
+            prior_private: private.to_vec(),
+        };
+        let response = self
+            .provider
+            .plan_resource(request)
+            .await
+            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+        if response.diagnostics.iter().any(Diagnostic::is_error) {
+            return Err(CheckedCallError::Reported(addr.clone(), response.diagnostics));
+        }
+        let violations = super::check_plan(&schema.block, prior, config, &response.planned_state);
+        self.refuse(addr, "an invalid plan", &violations)?;
+        Ok(response)
+    }
+
+    /// The re-plan at apply time, once upstream values are known: plans
+    /// again and checks the second plan against the first (`first`).
+    pub async fn replan(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        first: &Value,
+        prior: &Value,
+        config: &Value,
+        private: &[u8],
+    ) -> Result<PlanResponse, CheckedCallError> {
+        let response = self.plan(schema, addr, prior, config, private).await?;
+        let violations = super::check_compatible(&schema.block, first, &response.planned_state, false);
+        self.refuse(addr, "an inconsistent final plan", &violations)?;
+        Ok(response)
+    }
+
+    /// Refreshes an object: `None` when it no longer exists, else its
+    /// current value (checked against the schema) and private bytes. Also
+    /// returns the provider's warnings.
+    #[allow(clippy::type_complexity)]
+    pub async fn refresh(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        prior: &Value,
+        private: &[u8],
+    ) -> Result<(Option<(Value, Vec<u8>)>, Vec<Diagnostic>), CheckedCallError> {
+        let response = self
+            .provider
+            .read_resource(&addr.resource.type_name, prior, private)
+            .await
+            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+        let warnings = reported(addr, response.diagnostics)?;
+        let Some(current) = response.new_state else { return Ok((None, warnings)) };
+        if let Err(e) = schema.block.implied_type().check(&current) {
+            let v = Violation { path: e.path, message: e.message, rule: RULE_TYPE };
+            self.refuse(addr, "an invalid refreshed state", &[v])?;
+        }
+        Ok((Some((current, response.private)), warnings))
+    }
+
+    /// Reads a data source and checks that the answer keeps the
+    /// configuration and is wholly known.
+    pub async fn read_data(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        config: &Value,
+    ) -> Result<(Value, Vec<Diagnostic>), CheckedCallError> {
+        let (state, diags) = self
+            .provider
+            .read_data_source(&addr.resource.type_name, config)
+            .await
+            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+        let warnings = reported(addr, diags)?;
+        let mut violations = super::check_plan(&schema.block, &Value::Null, config, &state);
+        violations.extend(super::check_compatible(&schema.block, &state, &state, true));
+        self.refuse(addr, "an invalid data source result", &violations)?;
+        Ok((state, warnings))
+    }
+
+    /// Applies a create or update and checks the new state against the plan
+    /// (`request.planned_state`).
+    pub async fn apply(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        request: ApplyRequest,
+    ) -> Result<ApplyResponse, FailedApply> {
+        let creating = request.prior_state.is_null();
+        let planned = request.planned_state.clone();
+        let response = self.provider.apply_resource(request).await.map_err(|e| FailedApply {
+            errors: vec![CheckedCallError::Call(addr.clone(), Box::new(e))],
+            partial: None,
+        })?;
+        let violations = super::check_compatible(&schema.block, &planned, &response.new_state, true);
+        let what = "an inconsistent result after apply";
+        if response.diagnostics.iter().any(Diagnostic::is_error) {
+            // A create that failed part-way but returned an object of the
+            // right shape is recorded as tainted, so that the next plan
+            // replaces it; anything else from a failed answer is dropped.
+            let recordable =
+                response.new_state.is_wholly_known() && schema.block.implied_type().check(&response.new_state).is_ok();
+            let partial = (creating && !response.new_state.is_null() && recordable).then(|| response.clone());
+            let mut errors = vec![CheckedCallError::Reported(addr.clone(), response.diagnostics)];
+            // Unknowns and wrong types are the provider's bug even in a
+            // failed answer, so say so in the host's words too. (A changed
+            // value is not: a failed update answers with the old object.)
+            let bugs: Vec<_> =
+                violations.into_iter().filter(|v| v.rule == RULE_NO_UNKNOWNS || v.rule == RULE_TYPE).collect();
+            if !bugs.is_empty() {
+                errors.push(CheckedCallError::Contract(invalid_answer(self.name(), addr, what, &bugs)));
+            }
+            return Err(FailedApply { errors, partial });
+        }
+        self.refuse(addr, what, &violations).map_err(|e| FailedApply { errors: vec![e], partial: None })?;
+        Ok(response)
+    }
+
+    /// Deletes an object (`request.planned_state` is null) and checks that
+    /// the provider answered null. Returns its warnings.
+    pub async fn delete(
+        &self,
+        addr: &InstanceAddr,
+        request: ApplyRequest,
+    ) -> Result<Vec<Diagnostic>, CheckedCallError> {
+        let response = self
+            .provider
+            .apply_resource(request)
+            .await
+            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+        let warnings = reported(addr, response.diagnostics)?;
+        if !response.new_state.is_null() {
+            let v = Violation {
+                path: Path::root(),
+                message: "returned an object after a delete".into(),
+                rule: RULE_DELETE_NULL,
+            };
+            self.refuse(addr, "an invalid delete result", &[v])?;
+        }
+        Ok(warnings)
+    }
+
+    /// Upgrades a stored object written with an older schema version and
+    /// checks the result against the current schema.
+    pub async fn upgrade(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        version: u64,
+        raw_json: &str,
+    ) -> Result<Value, Diagnostic> {
+        let (upgraded, diags) = self
+            .provider
+            .upgrade_state(&addr.resource.type_name, version, raw_json)
+            .await
+            .map_err(|e| Diagnostic::error(format!("{addr}: {e}")))?;
+        if let Some(d) = diags.into_iter().find(Diagnostic::is_error) {
+            return Err(Diagnostic { summary: format!("{addr}: {}", d.summary), ..d });
+        }
+        schema
+            .block
+            .implied_type()
+            .check(&upgraded)
+            .map_err(|e| Diagnostic::error(format!("{addr}: the upgraded state does not match the schema: {e}")))?;
+        Ok(upgraded)
+    }
+
+    /// Fails with the contract error when there are violations.
+    fn refuse(&self, addr: &InstanceAddr, what: &str, violations: &[Violation]) -> Result<(), CheckedCallError> {
+        if violations.is_empty() {
+            return Ok(());
+        }
+        Err(CheckedCallError::Contract(invalid_answer(self.name(), addr, what, violations)))
+    }
+}
+
+/// The schema `provider` declared for a resource type or data source, or an
+/// error that names what it offers instead.
+pub fn schema_of<'p>(provider: &'p dyn Provider, resource: &ResourceAddr) -> Result<&'p Schema, Diagnostic> {
+    let (table, kind) = match resource.mode {
+        Mode::Managed => (&provider.schema().resources, "resource type"),
+        Mode::Data => (&provider.schema().data_sources, "data source"),
+    };
+    table.get(&resource.type_name).ok_or_else(|| {
+        let known: Vec<&str> = table.keys().map(String::as_str).collect();
+        Diagnostic::error(format!("Provider {:?} has no {kind} {:?}", provider.name(), resource.type_name)).with_detail(
+            format!("It offers: {}.", if known.is_empty() { "none".to_string() } else { known.join(", ") }),
+        )
+    })
+}
+
+/// Splits a provider's diagnostics: errors fail the call, warnings are returned.
+fn reported(addr: &InstanceAddr, diags: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, CheckedCallError> {
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(CheckedCallError::Reported(addr.clone(), diags));
+    }
+    Ok(diags)
+}
+
+/// The error of a provider call for `addr` that failed: what happened in
+/// one line, the provider's last words (if any) as the detail.
+pub fn call_failed(addr: &InstanceAddr, e: &CallError) -> Diagnostic {
+    Diagnostic::error(e.about(addr)).with_detail(e.detail.clone())
+}
+
+/// The error for an answer that breaks the contract: names the provider,
+/// the instance and every violation, and says whose bug it is.
+pub fn invalid_answer(provider: &str, addr: &InstanceAddr, what: &str, violations: &[Violation]) -> Diagnostic {
+    let first = violations.first().map(|v| format!(": {v}")).unwrap_or_default();
+    let mut detail: Vec<String> = violations.iter().skip(1).map(ToString::to_string).collect();
+    detail.push(PROVIDER_BUG.to_string());
+    Diagnostic::error(format!("provider {provider:?} produced {what} for {addr}{first}")).with_detail(detail.join("\n"))
+}
+
+/// A provider's diagnostic, prefixed with the instance and located at its
+/// declaration.
+pub fn located(mut d: Diagnostic, addr: &InstanceAddr, location: &Location) -> Diagnostic {
+    d.summary = format!("{addr}: {}", d.summary);
+    d.at(location)
+}

@@ -1,0 +1,343 @@
+//! A run of cairn, from configuration to committed state: the one place
+//! that knows the whole pipeline. It loads a configuration
+//! ([`Workspace::load`]), opens its state through a [`Backend`], starts the
+//! providers the run needs, refreshes and plans ([`Engine::plan`]), applies
+//! ([`Engine::apply`]) and commits the state. Commands (`cli/`), tests and
+//! benchmarks all drive a run through this module.
+//!
+//! Progress, warnings and results go to an [`EventSink`] as they happen;
+//! what a command prints is the sink's business.
+
+mod providers;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+
+pub use crate::apply::events::{Event, EventSink};
+pub use crate::apply::{ApplyReport, Outcome};
+pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
+pub use providers::{Intent, needed_providers};
+
+use crate::apply::{self, Applier};
+use crate::config::{self, Config};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::graph::DependencyGraph;
+use crate::plan::{Plan, PlanOptions, Planner, Providers};
+use crate::runtime::Runtime;
+use crate::schema::ProviderSchema;
+use crate::state::{Backend, LocalBackend, State};
+use crate::value::Value;
+
+/// The name of the state file beside the configuration.
+pub const STATE_FILE: &str = "cairn.state.json";
+
+/// A loaded configuration: its files, dependency graph and variables.
+pub struct Workspace {
+    /// The configuration.
+    pub config: Arc<Config>,
+    /// Its dependency graph.
+    pub graph: Arc<DependencyGraph>,
+    /// Resolved input variables.
+    pub variables: BTreeMap<String, Value>,
+}
+
+impl Workspace {
+    /// Loads the configuration in `dir`, with variables from `vars`
+    /// (`name=value`), the environment (`CAIRN_VAR_name`) and defaults.
+    pub fn load(dir: &Path, vars: &[String]) -> Result<Workspace> {
+        let dir = dir
+            .canonicalize()
+            .with_context(|| format!("the configuration directory {} does not exist", dir.display()))?;
+        let config = config::load(&dir).map_err(diagnostics)?;
+        let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let variables = config::resolve_variables(&config, vars, &env).map_err(diagnostics)?;
+        Ok(Workspace { config: Arc::new(config), graph: Arc::new(graph), variables })
+    }
+
+    /// The configuration directory.
+    pub fn dir(&self) -> &Path {
+        &self.config.dir
+    }
+
+    /// Where the state is kept.
+    pub fn state_path(&self) -> PathBuf {
+        self.dir().join(STATE_FILE)
+    }
+
+    /// The state's backend, unlocked.
+    pub fn backend(&self) -> Box<dyn Backend> {
+        Box::new(LocalBackend::open_read_only(&self.state_path()))
+    }
+
+    /// Most steps of each provider that may run at once: its sandbox's
+    /// `max_concurrency`, where it sets one.
+    fn provider_limits(&self) -> BTreeMap<String, usize> {
+        self.config
+            .providers
+            .iter()
+            .filter_map(|p| Some((p.name.clone(), usize::try_from(p.sandbox.max_concurrency?).unwrap_or(usize::MAX))))
+            .collect()
+    }
+}
+
+/// Options of a run that plans.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Most operations (refreshes, plans, applies) at once.
+    pub parallelism: usize,
+    /// Ask providers whether objects changed outside cairn.
+    pub refresh: bool,
+    /// Plan to destroy everything.
+    pub destroy: bool,
+    /// Whether the run may change things (locks the state, makes read-write
+    /// grants writable).
+    pub intent: Intent,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions { parallelism: 10, refresh: true, destroy: false, intent: Intent::Inspect }
+    }
+}
+
+/// A plan, with what applying it needs: the state it was made from, the
+/// backend holding that state's lock, and the started providers.
+pub struct Planned {
+    /// The plan.
+    pub plan: Plan,
+    /// The providers it was made with, by local name.
+    pub providers: Providers,
+    /// The state it was made from.
+    pub state: State,
+    backend: Box<dyn Backend>,
+    options: RunOptions,
+}
+
+/// Where providers come from.
+enum ProviderSource {
+    /// WebAssembly components, run by the runtime.
+    Components(Runtime),
+    /// Providers already started in this process (tests, benchmarks).
+    InProcess(Providers),
+}
+
+/// Runs cairn's commands. One per process: it owns the WebAssembly runtime
+/// (and its cache of compiled components) and the async runtime every
+/// provider call runs on.
+pub struct Engine {
+    source: ProviderSource,
+    tokio: tokio::runtime::Runtime,
+}
+
+impl Engine {
+    /// An engine that runs providers as WebAssembly components.
+    pub fn new() -> Result<Engine> {
+        Engine::with_source(ProviderSource::Components(Runtime::new()?))
+    }
+
+    /// An engine whose providers are `providers`, already started in this
+    /// process, whatever the configuration says about their sources.
+    pub fn in_process(providers: Providers) -> Result<Engine> {
+        Engine::with_source(ProviderSource::InProcess(providers))
+    }
+
+    /// [`Engine::in_process`], running on `tokio` (a multi-threaded
+    /// runtime with its I/O and time drivers), for tests that count threads.
+    pub fn in_process_on(providers: Providers, tokio: tokio::runtime::Runtime) -> Engine {
+        Engine { source: ProviderSource::InProcess(providers), tokio }
+    }
+
+    fn with_source(source: ProviderSource) -> Result<Engine> {
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("cairn")
+            .build()
+            .context("cannot start the async runtime")?;
+        Ok(Engine { source, tokio })
+    }
+
+    /// The schemas of the providers `names`, without configuring them.
+    pub fn schemas(&self, ws: &Workspace, names: &BTreeSet<String>) -> Result<BTreeMap<String, ProviderSchema>> {
+        match &self.source {
+            ProviderSource::InProcess(providers) => {
+                Ok(names.iter().filter_map(|n| Some((n.clone(), providers.get(n)?.schema().clone()))).collect())
+            }
+            ProviderSource::Components(runtime) => self.tokio.block_on(async {
+                let mut schemas = BTreeMap::new();
+                let mut errors = Vec::new();
+                for name in names {
+                    match providers::load(runtime, &ws.config, name).await {
+                        Ok(l) => {
+                            schemas.insert(name.clone(), l.schema);
+                        }
+                        Err(d) => errors.extend(d),
+                    }
+                }
+                if errors.is_empty() { Ok(schemas) } else { Err(diagnostics(errors)) }
+            }),
+        }
+    }
+
+    /// Checks every resource's configuration against its provider's schema,
+    /// with the values of other resources unknown.
+    pub fn validate(&self, ws: &Workspace) -> Result<()> {
+        let names = needed_providers(&ws.config, &State::new());
+        let schemas = self.schemas(ws, &names)?;
+        let mut errors = Vec::new();
+        let ctx = config::EvalContext {
+            variables: ws.variables.clone(),
+            locals: ws.config.locals.keys().map(|k| (k.clone(), Value::Unknown)).collect(),
+            resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::Unknown)).collect(),
+            ..config::EvalContext::new(ws.dir())
+        };
+        for r in &ws.config.resources {
+            let Some(schema) = schemas.get(&r.provider) else { continue };
+            let table = match r.addr.mode {
+                crate::addr::Mode::Managed => &schema.resources,
+                crate::addr::Mode::Data => &schema.data_sources,
+            };
+            match table.get(&r.addr.type_name) {
+                None => errors.push(
+                    Diagnostic::error(format!("Provider {:?} has no type {:?}", r.provider, r.addr.type_name))
+                        .at(&r.location),
+                ),
+                Some(s) => {
+                    let mut inst = ctx.clone();
+                    inst.count_index = r.count.as_ref().map(|_| 0);
+                    inst.each = r.for_each.as_ref().map(|_| (Value::Unknown, Value::Unknown));
+                    if let Err(d) = config::decode_body(&r.body, &s.block, &inst) {
+                        errors.extend(d);
+                    }
+                }
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(diagnostics(errors)) }
+    }
+
+    /// The state as it is now, or `None` when none was ever written. Takes
+    /// no lock: it sees the state before or after a write, never half.
+    pub fn read_state(&self, ws: &Workspace) -> Result<Option<State>> {
+        if !ws.state_path().exists() {
+            return Ok(None);
+        }
+        Ok(Some(ws.backend().read()?))
+    }
+
+    /// Opens the state (locked unless the run only inspects without
+    /// `lock`), starts the providers, refreshes and plans. Warnings about
+    /// operations an earlier apply left unfinished, and the plan's own
+    /// warnings, go to `events`.
+    pub fn plan(&self, ws: &Workspace, options: RunOptions, lock: bool, events: &dyn EventSink) -> Result<Planned> {
+        let mut backend = ws.backend();
+        if lock {
+            backend.lock()?;
+        }
+        let state = backend.read()?;
+        for pending in &state.pending {
+            events.diagnostic(&pending.warning());
+        }
+        let providers = self.start_providers(ws, &state, options.intent)?;
+        let planner = Planner {
+            config: Arc::clone(&ws.config),
+            graph: Arc::clone(&ws.graph),
+            providers: providers.clone(),
+            state: Arc::new(state.clone()),
+            variables: ws.variables.clone(),
+            options: PlanOptions {
+                destroy: options.destroy,
+                skip_refresh: !options.refresh,
+                parallelism: options.parallelism,
+            },
+        };
+        let plan = self.tokio.block_on(planner.plan()).map_err(diagnostics)?;
+        for w in &plan.warnings {
+            events.diagnostic(w);
+        }
+        Ok(Planned { plan, providers, state, backend, options })
+    }
+
+    /// Applies a plan: every change as soon as what it depends on is done,
+    /// each journaled before the provider is called, and the state committed
+    /// once at the end. Errors are in the report; the state records
+    /// everything that finished.
+    pub fn apply(&self, ws: &Workspace, planned: Planned, events: Arc<dyn EventSink>) -> (ApplyReport, State) {
+        let Planned { plan, providers, state, mut backend, options } = planned;
+        let applier = Applier {
+            config: Arc::clone(&ws.config),
+            graph: Arc::clone(&ws.graph),
+            providers,
+            plan,
+            variables: ws.variables.clone(),
+            parallelism: options.parallelism,
+            provider_limits: ws.provider_limits(),
+            events,
+        };
+        self.tokio.block_on(applier.apply(state, backend.as_mut()))
+    }
+
+    /// Ends a run that had nothing to apply: operations an earlier crash
+    /// left pending were shown with the plan, and are settled here.
+    pub fn settle(&self, planned: &mut Planned) -> Result<()> {
+        if !planned.state.pending.is_empty() {
+            planned.state.pending.clear();
+            planned.backend.write(&mut planned.state)?;
+        }
+        Ok(())
+    }
+
+    /// The steps applying `plan` would take, as an apply graph.
+    pub fn apply_graph(&self, ws: &Workspace, plan: &Plan) -> Result<apply::ApplyGraph> {
+        apply::graph::build(plan, &ws.graph).map_err(|d| diagnostics(vec![d]))
+    }
+
+    /// What a provider component is and could ask for, without granting it
+    /// anything.
+    pub fn inspect(&self, name: &str, wasm: &[u8]) -> Result<Inspection> {
+        let ProviderSource::Components(runtime) = &self.source else {
+            anyhow::bail!("only a WebAssembly component can be inspected");
+        };
+        let loaded = runtime.load(name, wasm)?;
+        // Nothing granted: no files, no environment, no network.
+        let schema = self.tokio.block_on(loaded.schema(&crate::runtime::Sandbox::default()))?;
+        let imports =
+            loaded.imports().into_iter().map(|i| (crate::runtime::describe_import(&i), i)).map(|(d, i)| (i, d));
+        Ok(Inspection { schema, imports: imports.collect() })
+    }
+
+    /// Starts the providers a run over `state` needs.
+    fn start_providers(&self, ws: &Workspace, state: &State, intent: Intent) -> Result<Providers> {
+        let names = needed_providers(&ws.config, state);
+        match &self.source {
+            ProviderSource::InProcess(providers) => Ok(providers
+                .iter()
+                .filter(|(n, _)| names.contains(*n))
+                .map(|(n, p)| (n.clone(), Arc::clone(p)))
+                .collect()),
+            ProviderSource::Components(runtime) => self
+                .tokio
+                .block_on(providers::start(runtime, &ws.config, &names, &ws.variables, intent))
+                .map_err(diagnostics),
+        }
+    }
+}
+
+/// What [`Engine::inspect`] found in a component.
+pub struct Inspection {
+    /// The schema it declares.
+    pub schema: ProviderSchema,
+    /// What it imports, by WIT name, sorted, each with what it gives the
+    /// provider under the sandbox.
+    pub imports: Vec<(String, &'static str)>,
+}
+
+/// Diagnostics as an error.
+pub fn diagnostics(d: Vec<Diagnostic>) -> anyhow::Error {
+    anyhow::Error::new(Diagnostics(d))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,63 @@
+//! The seam between the engine and wherever a state is kept: the
+//! [`Backend`] trait, and the [`StateJournal`] an apply records its steps
+//! in. The local file ([`super::LocalBackend`]) is the first backend; a new
+//! one (a database, an object store) is one new file implementing these two
+//! traits, and the engine needs no other change.
+
+use super::{Record, State, StateError, Unsynced};
+
+/// Where a configuration's state is kept.
+///
+/// A backend is opened unlocked, which is enough to read; [`Backend::lock`]
+/// takes the lock a run that may change the state holds until the backend
+/// is dropped. Writes refuse without it.
+pub trait Backend: Send {
+    /// Where the state is, for messages: a path, a URL.
+    fn describe(&self) -> String;
+
+    /// Takes the state's lock for this run, failing with
+    /// [`StateError::Locked`] (naming the holder) while another run holds
+    /// it. Recovers what an apply that crashed left in its journal.
+    fn lock(&mut self) -> Result<(), StateError>;
+
+    /// Reads the state; a state never written is [`State::new`]. Changes an
+    /// apply journaled but did not commit are replayed over it.
+    fn read(&self) -> Result<State, StateError>;
+
+    /// Commits `state` as the new state, atomically: afterwards the backend
+    /// holds it whole or still the old one. Its serial goes up by one when
+    /// the write lands. Refused when another writer committed a newer
+    /// serial, or a state of another lineage, since `state` was read.
+    fn write(&mut self, state: &mut State) -> Result<(), StateError>;
+
+    /// Starts the journal of an apply over `state`, the state as last
+    /// written (or read): from now on every change is appended there before
+    /// the state is committed.
+    fn start_journal(&mut self, state: &State) -> Result<Box<dyn StateJournal>, StateError>;
+
+    /// Ends an apply: commits `state`, which holds everything `journal`
+    /// recorded, then discards the journal. When the commit fails the
+    /// journal stays, and the next [`Backend::lock`] recovers from it.
+    fn finish_journal(&mut self, journal: Box<dyn StateJournal>, state: &mut State) -> Result<(), StateError> {
+        self.write(state)?;
+        journal.discard()
+    }
+
+    /// Earlier states this backend keeps, the newest first (the local file
+    /// keeps the one from before the last run that wrote).
+    fn history(&self) -> Result<Vec<State>, StateError>;
+}
+
+/// The journal of one apply: records appended in order, each durable once
+/// its [`Unsynced::wait`] returns.
+pub trait StateJournal: Send {
+    /// Queues `record` after every record written before.
+    fn write(&mut self, record: &Record) -> Result<Unsynced, StateError>;
+
+    /// Ends the intent with idempotency key `key`, unless a change already
+    /// ended it (then there is nothing to wait for).
+    fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError>;
+
+    /// Discards the journal once the state it led to is committed.
+    fn discard(self: Box<Self>) -> Result<(), StateError>;
+}
