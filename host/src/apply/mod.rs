@@ -228,7 +228,7 @@ impl Shared {
                 for d in &diags {
                     self.applier.events.diagnostic(d);
                 }
-                self.report.lock().unwrap().errors.extend(diags);
+                lock(&self.report).errors.extend(diags);
                 false
             }
         }
@@ -278,7 +278,7 @@ impl Shared {
         let needs = self.applier.graph.resource_dependencies(&crate::graph::Node::Local(name.to_string()));
         let ctx = self.eval_context(None, Some(&needs));
         let v = config::eval(&self.applier.config.locals[name].expr, &ctx)?;
-        self.values.lock().unwrap().1.insert(name.to_string(), v);
+        lock(&self.values).1.insert(name.to_string(), v);
         Ok(())
     }
 
@@ -287,7 +287,7 @@ impl Shared {
     /// `count.index`/`each`. Copying only what an expression can refer to
     /// keeps a step's cost independent of the size of the configuration.
     fn eval_context(&self, instance: Option<&InstanceAddr>, needs: Option<&[ResourceAddr]>) -> EvalContext {
-        let (values, locals) = &*self.values.lock().unwrap();
+        let (values, locals) = &*lock(&self.values);
         let resources = match needs {
             None => values.snapshot(),
             Some(needs) => values.snapshot_of(needs),
@@ -335,7 +335,7 @@ impl Shared {
             .await
             .map_err(|e| e.into_diagnostics(&Self::location(change)))?;
         self.warn(change, warnings);
-        self.values.lock().unwrap().0.set(&change.addr, state);
+        lock(&self.values).0.set(&change.addr, state);
         Ok(())
     }
 
@@ -404,9 +404,9 @@ impl Shared {
             Ok(response) => {
                 self.warn(change, response.diagnostics.clone());
                 blocking(|| self.record(change, schema, &response, InstanceStatus::Ready, key))?;
-                self.values.lock().unwrap().0.set(&change.addr, response.new_state.clone());
+                lock(&self.values).0.set(&change.addr, response.new_state.clone());
                 {
-                    let mut report = self.report.lock().unwrap();
+                    let mut report = lock(&self.report);
                     if creating { report.added += 1 } else { report.changed += 1 }
                 }
                 Ok(response.new_state.get_attr("id").as_str().map(str::to_string))
@@ -443,7 +443,7 @@ impl Shared {
             true
         });
         if let Err(e) = restored {
-            self.report.lock().unwrap().errors.extend(e);
+            lock(&self.report).errors.extend(e);
         }
     }
 
@@ -467,7 +467,7 @@ impl Shared {
             })
         })?;
         deleted?;
-        self.report.lock().unwrap().destroyed += 1;
+        lock(&self.report).destroyed += 1;
         Ok(())
     }
 
@@ -494,7 +494,7 @@ impl Shared {
             })
         })?;
         deleted?;
-        self.report.lock().unwrap().destroyed += 1;
+        lock(&self.report).destroyed += 1;
         Ok(())
     }
 
@@ -603,7 +603,7 @@ impl Shared {
         write: impl FnOnce(&mut State, &mut dyn StateJournal) -> Result<Option<Unsynced>, StateError>,
     ) -> Result<(), Vec<Diagnostic>> {
         let written = {
-            let mut ledger = self.ledger.lock().unwrap();
+            let mut ledger = lock(&self.ledger);
             let Ledger { state, journal } = &mut *ledger;
             write(state, journal.as_mut())
         };
@@ -653,9 +653,9 @@ impl Shared {
             }
         });
         if let Err(e) = written {
-            self.report.lock().unwrap().errors.extend(e);
+            lock(&self.report).errors.extend(e);
         }
-        self.report.lock().unwrap().outputs = outputs;
+        lock(&self.report).outputs = outputs;
     }
 }
 
@@ -672,6 +672,13 @@ pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>
         h.update(part.as_bytes());
     }
     hex::encode(&h.finalize()[..16])
+}
+
+/// The data behind `mutex`: a step that panicked while holding it fails
+/// alone (the walk counts a panic as that step's failure), so the data is
+/// still what the other steps left.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Waits for the journal from a step's task without stalling the other

@@ -132,9 +132,9 @@ impl DependencyGraph {
             }
             // Walk inside the component until a node repeats.
             let members: BTreeSet<NodeIndex> = scc.iter().copied().collect();
-            let mut path = vec![*scc.iter().min_by_key(|i| self.graph[**i].clone()).unwrap()];
+            let mut path = vec![*scc.iter().min_by_key(|i| self.graph[**i].clone()).expect("a component is not empty")];
             loop {
-                let here = *path.last().unwrap();
+                let here = *path.last().expect("the path starts with one node");
                 let next = self
                     .graph
                     .edges_directed(here, Direction::Incoming)
@@ -168,7 +168,7 @@ impl DependencyGraph {
         while let Some((node, idx)) = ready.pop_first() {
             order.push(node);
             for e in self.graph.edges_directed(idx, Direction::Outgoing) {
-                let d = indegree.get_mut(&e.target()).unwrap();
+                let d = indegree.get_mut(&e.target()).expect("every node has an indegree");
                 *d -= 1;
                 if *d == 0 {
                     ready.insert((self.graph[e.target()].clone(), e.target()));
