@@ -16,6 +16,22 @@ pub struct ProviderSchema {
     pub data_sources: BTreeMap<String, Schema>,
 }
 
+impl ProviderSchema {
+    /// The schema of a resource type (managed) or data source (`data.`):
+    /// the one place that picks the table by mode.
+    pub fn of(&self, resource: &crate::addr::ResourceAddr) -> Option<&Schema> {
+        self.table(resource.mode).get(&resource.type_name)
+    }
+
+    /// The resource types (managed) or the data sources (`data.`).
+    pub fn table(&self, mode: crate::addr::Mode) -> &BTreeMap<String, Schema> {
+        match mode {
+            crate::addr::Mode::Managed => &self.resources,
+            crate::addr::Mode::Data => &self.data_sources,
+        }
+    }
+}
+
 /// The schema of one resource type, data source or provider configuration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Schema {

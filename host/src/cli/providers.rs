@@ -6,15 +6,14 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 
 use super::Common;
-use crate::engine::{Engine, needed_providers};
+use crate::engine::Engine;
 use crate::schema::{Block, Nesting, ProviderSchema};
-use crate::state::State;
 use crate::value;
 
 /// Runs `cairn providers schema`.
 pub(super) fn schema(common: &Common, json: bool) -> Result<i32> {
     let ws = common.workspace()?;
-    let mut names = needed_providers(&ws.config, &State::new());
+    let mut names = ws.provider_names();
     if names.is_empty() {
         names.extend(crate::engine::BUILTIN_PROVIDERS.iter().map(|s| s.to_string()));
     }

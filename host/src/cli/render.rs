@@ -76,11 +76,7 @@ pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String
 }
 
 fn schema_of<'a>(providers: &'a Providers, change: &ResourceChange) -> Option<&'a Schema> {
-    let p = providers.get(&change.provider)?;
-    match change.addr.resource.mode {
-        crate::addr::Mode::Managed => p.schema().resources.get(&change.addr.resource.type_name),
-        crate::addr::Mode::Data => p.schema().data_sources.get(&change.addr.resource.type_name),
-    }
+    providers.get(&change.provider)?.schema().of(&change.addr.resource)
 }
 
 fn render_output_changes(plan: &Plan, colors: Colors) -> String {

@@ -288,12 +288,10 @@ impl<'a> Gate<'a> {
 /// The schema `provider` declared for a resource type or data source, or an
 /// error that names what it offers instead.
 pub fn schema_of<'p>(provider: &'p dyn Provider, resource: &ResourceAddr) -> Result<&'p Schema, Diagnostic> {
-    let (table, kind) = match resource.mode {
-        Mode::Managed => (&provider.schema().resources, "resource type"),
-        Mode::Data => (&provider.schema().data_sources, "data source"),
-    };
-    table.get(&resource.type_name).ok_or_else(|| {
-        let known: Vec<&str> = table.keys().map(String::as_str).collect();
+    let schema = provider.schema();
+    schema.of(resource).ok_or_else(|| {
+        let kind = if resource.mode == Mode::Managed { "resource type" } else { "data source" };
+        let known: Vec<&str> = schema.table(resource.mode).keys().map(String::as_str).collect();
         Diagnostic::error(format!("Provider {:?} has no {kind} {:?}", provider.name(), resource.type_name)).with_detail(
             format!("It offers: {}.", if known.is_empty() { "none".to_string() } else { known.join(", ") }),
         )

@@ -68,6 +68,12 @@ impl Workspace {
         self.dir().join(STATE_FILE)
     }
 
+    /// The providers the configuration itself uses (resources and
+    /// `provider` blocks).
+    pub fn provider_names(&self) -> BTreeSet<String> {
+        needed_providers(&self.config, &State::new())
+    }
+
     /// The state's backend, unlocked.
     pub fn backend(&self) -> Box<dyn Backend> {
         Box::new(LocalBackend::open_read_only(&self.state_path()))
@@ -185,8 +191,7 @@ impl Engine {
     /// Checks every resource's configuration against its provider's schema,
     /// with the values of other resources unknown.
     pub fn validate(&self, ws: &Workspace) -> Result<()> {
-        let names = needed_providers(&ws.config, &State::new());
-        let schemas = self.schemas(ws, &names)?;
+        let schemas = self.schemas(ws, &ws.provider_names())?;
         let mut errors = Vec::new();
         let ctx = config::EvalContext {
             variables: ws.variables.clone(),
@@ -196,11 +201,7 @@ impl Engine {
         };
         for r in &ws.config.resources {
             let Some(schema) = schemas.get(&r.provider) else { continue };
-            let table = match r.addr.mode {
-                crate::addr::Mode::Managed => &schema.resources,
-                crate::addr::Mode::Data => &schema.data_sources,
-            };
-            match table.get(&r.addr.type_name) {
+            match schema.of(&r.addr) {
                 None => errors.push(
                     Diagnostic::error(format!("Provider {:?} has no type {:?}", r.provider, r.addr.type_name))
                         .at(&r.location),
