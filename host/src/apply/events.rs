@@ -1,7 +1,7 @@
 //! What a run reports while it goes: the [`Event`]s of plan, apply and
-//! destroy, and the two ways of showing them — human progress lines
-//! ([`Human`]) and the `-json` stream of one JSON object a line
-//! ([`JsonLines`]).
+//! destroy, and the [`EventSink`] they go to. The commands show them as
+//! human progress lines or as the `-json` stream of one JSON object a line
+//! (`cli/output.rs`).
 //!
 //! Every event has a `type`. A run writes, in order: `run_start`; for a
 //! plan, one `planned_change` per change and a `change_summary`; while
@@ -12,10 +12,8 @@
 //! `summary`. Lines are written whole and in the order the events
 //! happened, so a consumer can read the order of operations off the stream.
 
-use std::collections::BTreeMap;
-use std::io::Write;
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+#[cfg(any(test, feature = "testing"))]
+use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -151,212 +149,6 @@ pub trait EventSink: Send + Sync {
     }
 }
 
-/// The `-json` stream: each event as one line of JSON.
-pub struct JsonLines<W: Write + Send> {
-    out: Mutex<W>,
-}
-
-impl<W: Write + Send> JsonLines<W> {
-    /// Writes events to `out`.
-    pub fn new(out: W) -> JsonLines<W> {
-        JsonLines { out: Mutex::new(out) }
-    }
-
-    /// The writer back, when done.
-    pub fn into_inner(self) -> W {
-        self.out.into_inner().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl<W: Write + Send> EventSink for JsonLines<W> {
-    fn emit(&self, event: Event) {
-        let line = serde_json::to_string(&event).expect("events are plain data");
-        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        // A closed stdout is not worth failing an apply for: the state is
-        // the record of what happened.
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
-    }
-}
-
-/// The progress line of an event for people, as Terraform prints them
-/// (`local_file.a: Creating...`), if it has one.
-pub fn human_line(event: &Event) -> Option<String> {
-    match event {
-        Event::NodeStart { address, action, deposed_key, .. } => {
-            let what = deposed_suffix(deposed_key);
-            let verb = match action.as_str() {
-                "create" => "Creating...",
-                "update" => "Modifying...",
-                "delete" => "Destroying...",
-                _ => "Reading...",
-            };
-            Some(format!("{address}{what}: {verb}"))
-        }
-        Event::NodeFinish { address, action, deposed_key, outcome: Outcome::Done, duration_ms, id, .. } => {
-            let what = deposed_suffix(deposed_key);
-            let verb = match action.as_str() {
-                "create" => "Creation",
-                "update" => "Modifications",
-                "delete" => "Destruction",
-                _ => "Read",
-            };
-            let id = id.as_ref().map(|id| format!(" [id={id}]")).unwrap_or_default();
-            Some(format!("{address}{what}: {verb} complete after {}s{id}", duration_ms / 1000))
-        }
-        _ => None,
-    }
-}
-
-/// Progress lines for people on standard output; diagnostics go to
-/// standard error. Run-level events are printed by the command itself.
-pub struct Human;
-
-impl EventSink for Human {
-    fn emit(&self, event: Event) {
-        if let Some(line) = human_line(&event) {
-            println!("{line}");
-        }
-    }
-
-    fn diagnostic(&self, d: &Diagnostic) {
-        eprintln!("{d}\n");
-    }
-}
-
-/// How often a long operation is reported as still running.
-const STILL_RUNNING_EVERY: Duration = Duration::from_secs(10);
-
-/// [`Human`] for a terminal: the same progress lines, a last line that
-/// shows what is running now (redrawn as it changes), and a
-/// `Still creating... [10s elapsed]` line every ten seconds for each long
-/// operation.
-pub struct Live {
-    shared: Arc<Mutex<LiveState>>,
-    _stop: mpsc::Sender<()>,
-}
-
-struct LiveState {
-    /// Running operations by label: (verb for "Still ...", started, last report).
-    running: BTreeMap<String, (String, Instant, u64)>,
-    width: usize,
-    drawn: bool,
-}
-
-impl Live {
-    /// A live display on standard output, `width` columns wide.
-    pub fn new(width: usize) -> Live {
-        let shared = Arc::new(Mutex::new(LiveState { running: BTreeMap::new(), width, drawn: false }));
-        let (stop, stopped) = mpsc::channel::<()>();
-        let ticking = Arc::clone(&shared);
-        // Ends when the display is dropped (the sender with it).
-        let _ = std::thread::Builder::new().name("cairn-progress".into()).spawn(move || {
-            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(Duration::from_secs(1)) {
-                let mut state = ticking.lock().unwrap_or_else(|e| e.into_inner());
-                let mut lines = Vec::new();
-                for (label, (verb, started, reported)) in state.running.iter_mut() {
-                    let marks = started.elapsed().as_secs() / STILL_RUNNING_EVERY.as_secs();
-                    if marks > *reported {
-                        *reported = marks;
-                        lines.push(format!(
-                            "{label}: Still {verb}... [{}s elapsed]",
-                            marks * STILL_RUNNING_EVERY.as_secs()
-                        ));
-                    }
-                }
-                if !lines.is_empty() {
-                    state.print(&lines);
-                }
-            }
-            ticking.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        });
-        Live { shared, _stop: stop }
-    }
-}
-
-impl LiveState {
-    /// Prints `lines` above the status line and redraws it.
-    fn print(&mut self, lines: &[String]) {
-        let mut out = std::io::stdout().lock();
-        if self.drawn {
-            let _ = write!(out, "\r\x1b[2K");
-        }
-        for line in lines {
-            let _ = writeln!(out, "{line}");
-        }
-        let status = status_line(self.running.keys().map(String::as_str), self.width);
-        self.drawn = !status.is_empty();
-        let _ = write!(out, "{status}");
-        let _ = out.flush();
-    }
-
-    fn clear(&mut self) {
-        if self.drawn {
-            let mut out = std::io::stdout().lock();
-            let _ = write!(out, "\r\x1b[2K");
-            let _ = out.flush();
-            self.drawn = false;
-        }
-    }
-}
-
-impl EventSink for Live {
-    fn emit(&self, event: Event) {
-        let mut state = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        match &event {
-            Event::NodeStart { address, action, deposed_key, .. } => {
-                let verb = match action.as_str() {
-                    "create" => "creating",
-                    "update" => "modifying",
-                    "delete" => "destroying",
-                    _ => "reading",
-                };
-                let label = format!("{address}{}", deposed_suffix(deposed_key));
-                state.running.insert(label, (verb.to_string(), Instant::now(), 0));
-            }
-            Event::NodeFinish { address, deposed_key, .. } => {
-                state.running.remove(&format!("{address}{}", deposed_suffix(deposed_key)));
-            }
-            _ => {}
-        }
-        let lines: Vec<String> = human_line(&event).into_iter().collect();
-        state.print(&lines);
-    }
-
-    fn diagnostic(&self, d: &Diagnostic) {
-        let mut state = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        state.clear();
-        eprintln!("{d}\n");
-        state.print(&[]);
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        self.shared.lock().unwrap_or_else(|e| e.into_inner()).clear();
-    }
-}
-
-/// The status line of a live display: how many operations run and which,
-/// cut to `width` columns; empty when nothing runs.
-pub fn status_line<'a>(running: impl Iterator<Item = &'a str>, width: usize) -> String {
-    let names: Vec<&str> = running.collect();
-    if names.is_empty() {
-        return String::new();
-    }
-    let line = format!("Running {}: {}", names.len(), names.join(", "));
-    if line.chars().count() <= width {
-        return line;
-    }
-    let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
-fn deposed_suffix(key: &Option<String>) -> String {
-    key.as_ref().map(|k| format!(" (deposed object {k})")).unwrap_or_default()
-}
-
 /// Collects events in memory: for tests.
 #[cfg(any(test, feature = "testing"))]
 #[derive(Default)]
@@ -366,54 +158,5 @@ pub struct Collect(pub Mutex<Vec<Event>>);
 impl EventSink for Collect {
     fn emit(&self, event: Event) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(event);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_status_line_names_what_runs_and_fits_the_terminal() {
-        assert_eq!(status_line(std::iter::empty(), 80), "");
-        assert_eq!(status_line(["a.x", "b.y"].into_iter(), 80), "Running 2: a.x, b.y");
-        let cut = status_line(["null_resource.long_name"; 5].into_iter(), 20);
-        assert_eq!(cut.chars().count(), 20);
-        assert!(cut.ends_with('…'), "{cut}");
-    }
-
-    #[test]
-    fn json_lines_are_whole_objects_with_a_type() {
-        let sink = JsonLines::new(Vec::new());
-        sink.emit(Event::ChangeSummary { add: 1, change: 0, destroy: 2 });
-        sink.diagnostic(&Diagnostic::warning("careful"));
-        let text = String::from_utf8(sink.into_inner()).unwrap();
-        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        assert_eq!(lines[0], serde_json::json!({"type": "change_summary", "add": 1, "change": 0, "destroy": 2}));
-        assert_eq!(lines[1]["type"], "diagnostic");
-        assert_eq!(lines[1]["severity"], "warning");
-    }
-
-    #[test]
-    fn human_lines_read_like_terraform_s() {
-        let start = Event::NodeStart {
-            address: "a.b".into(),
-            action: "delete".into(),
-            deposed: true,
-            deposed_key: Some("k".into()),
-            replace: true,
-        };
-        assert_eq!(human_line(&start).unwrap(), "a.b (deposed object k): Destroying...");
-        let finish = Event::NodeFinish {
-            address: "a.b".into(),
-            action: "create".into(),
-            deposed: false,
-            deposed_key: None,
-            replace: false,
-            outcome: Outcome::Done,
-            duration_ms: 2500,
-            id: Some("x".into()),
-        };
-        assert_eq!(human_line(&finish).unwrap(), "a.b: Creation complete after 2s [id=x]");
     }
 }

@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 
 use super::Common;
-use crate::apply::events::Human;
+use super::output::Human;
 use crate::engine::{Engine, Intent, RunOptions};
 
 /// Runs `cairn graph`.

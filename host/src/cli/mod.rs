@@ -4,6 +4,7 @@
 
 mod apply;
 mod graph;
+mod output;
 mod plan;
 mod providers;
 mod render;
@@ -17,9 +18,9 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
-use crate::apply::events::{Human, JsonLines, Live};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{Event, EventSink, RunOptions, Workspace};
+use output::{Human, JsonLines, Live};
 
 pub use crate::engine::STATE_FILE;
 pub use render::{Colors, render_plan};
