@@ -424,7 +424,8 @@ impl Shared {
     ) -> Result<Option<String>, Vec<Diagnostic>> {
         let provider = self.provider(change);
         let location = Self::location(change);
-        let violations = contract::check_compatible(&schema.block, planned, &response.new_state, true);
+        let violations =
+            contract::check_compatible_marked(&schema.block, planned, &response.new_state, true, &response.sensitive);
         let what = "an inconsistent result after apply";
         if response.diagnostics.iter().any(Diagnostic::is_error) {
             // A create that failed part-way but returned an object of the
@@ -590,7 +591,8 @@ impl Shared {
         status: InstanceStatus,
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        let attributes = value::to_json_typed(&response.new_state, &schema.block.implied_type());
+        let kept = contract::null_write_only(&schema.block, &response.new_state);
+        let attributes = value::to_json_typed(&kept, &schema.block.implied_type());
         let mut inst = InstanceState {
             addr: change.addr.clone(),
             provider: change.provider.clone(),

@@ -329,8 +329,8 @@ fn validate(common: &Common) -> Result<i32> {
     // Every resource's body against its schema, with other resources unknown.
     let ctx = config::EvalContext {
         variables: ws.variables.clone(),
-        locals: ws.config.locals.keys().map(|k| (k.clone(), Value::Unknown)).collect(),
-        resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::Unknown)).collect(),
+        locals: ws.config.locals.keys().map(|k| (k.clone(), Value::unknown())).collect(),
+        resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::unknown())).collect(),
         ..config::EvalContext::new(&ws.config.dir)
     };
     for r in &ws.config.resources {
@@ -344,7 +344,7 @@ fn validate(common: &Common) -> Result<i32> {
             Some(s) => {
                 let mut inst = ctx.clone();
                 inst.count_index = r.count.as_ref().map(|_| 0);
-                inst.each = r.for_each.as_ref().map(|_| (Value::Unknown, Value::Unknown));
+                inst.each = r.for_each.as_ref().map(|_| (Value::unknown(), Value::unknown()));
                 if let Err(d) = config::decode_body(&r.body, &s.block, &inst) {
                     errors.extend(d);
                 }

@@ -252,7 +252,7 @@ mod tests {
     use crate::value::Type;
 
     fn attr(ty: Type, required: bool, optional: bool, computed: bool) -> SchemaAttribute {
-        SchemaAttribute { ty, required, optional, computed, sensitive: false, description: String::new() }
+        SchemaAttribute { required, optional, computed, ..SchemaAttribute::optional(ty) }
     }
 
     fn nested(nesting: Nesting, min_items: u32, max_items: u32) -> NestedBlock {
@@ -460,9 +460,9 @@ mod tests {
             "variable \"v\" {}\nresource \"local_file\" \"f\" {\n  filename = var.v\n  tags = { a = var.v }\n}\n",
         );
         let mut ctx = EvalContext::new(dir.path());
-        ctx.variables.insert("v".into(), Value::Unknown);
+        ctx.variables.insert("v".into(), Value::unknown());
         let v = decode_body(&config.resources[0].body, &file_schema(), &ctx).unwrap();
-        assert_eq!(v.get_attr("filename"), &Value::Unknown);
-        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::Unknown)].into()));
+        assert_eq!(v.get_attr("filename"), &Value::unknown());
+        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::unknown())].into()));
     }
 }

@@ -113,6 +113,7 @@ impl InstancePlanner<'_> {
                 Ok((Value::Null, Vec::new()))
             }
             Some(current) => {
+                let current = contract::null_write_only(&self.schema.block, &current);
                 if let Err(e) = self.schema.block.implied_type().check(&current) {
                     let v = Violation { path: e.path, message: e.message, rule: contract::RULE_TYPE };
                     return Err(vec![invalid_answer(
@@ -248,7 +249,8 @@ pub fn plan_checked(
     if response.diagnostics.iter().any(Diagnostic::is_error) {
         return Err(CheckedCallError::Reported(addr.clone(), response.diagnostics));
     }
-    let violations = contract::check_plan(&schema.block, prior, config, &response.planned_state);
+    let violations =
+        contract::check_plan_marked(&schema.block, prior, config, &response.planned_state, &response.sensitive);
     if !violations.is_empty() {
         return Err(CheckedCallError::Contract(invalid_answer(provider.name(), addr, "an invalid plan", &violations)));
     }
@@ -383,7 +385,7 @@ fn unknown_computed(block: &crate::schema::Block, config: &Value) -> Value {
     let mut out = attrs.clone();
     for (name, a) in &block.attributes {
         if a.computed && out.get(name).is_none_or(Value::is_null) {
-            out.insert(name.clone(), Value::Unknown);
+            out.insert(name.clone(), Value::unknown());
         }
     }
     Value::Object(out)
