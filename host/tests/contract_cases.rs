@@ -18,7 +18,8 @@ type Object = Map<String, Json>;
 
 /// The keys a case may have; anything else is a typo.
 const CASE_KEYS: [&str; 13] = [
-    "name", "why", "check", "schema", "final", "prior", "config", "planned", "earlier", "later", "expect", "hidden", "state",
+    "name", "why", "check", "schema", "final", "prior", "config", "planned", "earlier", "later", "expect", "hidden",
+    "state",
 ];
 
 #[test]
@@ -149,7 +150,11 @@ fn run(case: &Object, schemas: &Object) -> Result<(), String> {
             let want = decode(expect, &ty, &Path::root(), &mut Vec::new()).map_err(|e| format!("expect: {e}"))?;
             let got = contract::null_write_only(&schema, &state);
             if !contract::same(&got, &want) {
-                return Err(format!("with write-only attributes nulled\n  expected {}\n       got {}", show(&want), show(&got)));
+                return Err(format!(
+                    "with write-only attributes nulled\n  expected {}\n       got {}",
+                    show(&want),
+                    show(&got)
+                ));
             }
             return Ok(());
         }

@@ -8,7 +8,9 @@
 //!   the provider saw the password (it records its length), and the
 //!   password is in none of: the state file, `plan` and `apply` output,
 //!   `-json` output, `show` and `show -json`, and the logs at
-//!   `CAIRN_LOG=debug`.
+//!   `CAIRN_LOG=debug`. Its `token`, which the provider (not the schema)
+//!   marks sensitive, is redacted in plan output and `show`, and the state
+//!   records the mark.
 //! - `violations_breaks_refinement` plans `arn` as an unknown with prefix
 //!   `"arn:"` and returns `"x"`: apply is refused, naming the refinement,
 //!   and nothing is recorded.
@@ -17,6 +19,9 @@ use cairn_e2e::{Run, Workdir, required_providers};
 
 /// The write-only value that must never be kept or shown.
 const PASSWORD: &str = "correct-horse-battery-staple";
+
+/// The value the provider marks sensitive on the wire.
+const TOKEN: &str = "tok-marked-secret";
 
 const DEBUG: [(&str, &str); 1] = [("CAIRN_LOG", "debug")];
 
@@ -48,6 +53,8 @@ fn nested_attributes_round_trip_and_a_write_only_password_is_never_kept() {
     let plan = w.cairn_env(&["plan"], &DEBUG).success();
     assert_no_password("plan", &plan);
     assert!(plan.stdout.contains("violations_nested.x"), "{}", plan.all());
+    assert!(!plan.all().contains(TOKEN), "plan shows the value the provider marked sensitive:\n{}", plan.all());
+    assert!(plan.stdout.contains("token") && plan.stdout.contains("(sensitive value)"), "{}", plan.all());
     assert_no_password("plan -json", &w.cairn_env(&["plan", "-json"], &DEBUG).success());
 
     let apply = w.cairn_env(&["apply", "-auto-approve"], &DEBUG).success();
@@ -69,7 +76,13 @@ fn nested_attributes_round_trip_and_a_write_only_password_is_never_kept() {
     assert_eq!(attrs["rules"][0]["id"], "n-10.0.0.0/8", "{attrs:#}");
     assert_eq!(attrs["env"]["a"]["id"], "n-a", "{attrs:#}");
 
-    assert_no_password("show", &w.cairn_env(&["show"], &DEBUG).success());
+    let show = w.cairn_env(&["show"], &DEBUG).success();
+    assert_no_password("show", &show);
+    assert!(!show.stdout.contains(TOKEN) && show.stdout.contains("token = (sensitive value)"), "{}", show.all());
+    // (The SDK marks the schema's sensitive attributes on the wire too.)
+    let marks = w.state().unwrap()["resources"][0]["sensitive_attributes"].clone();
+    let token = serde_json::json!([{"attr": "token"}]);
+    assert!(marks.as_array().is_some_and(|m| m.contains(&token)), "the state records the provider's mark: {marks}");
     assert_no_password("show -json", &w.cairn_env(&["show", "-json"], &DEBUG).success());
 
     // The same configuration again is no change: a write-only value is

@@ -603,6 +603,7 @@ impl Shared {
             status,
             create_before_destroy: change.create_before_destroy,
             deposed: Vec::new(),
+            sensitive_attributes: response.sensitive.clone(),
         };
         self.change_state(&change.addr, Some(key), move |state| {
             inst.deposed = state.get(&change.addr).map(|i| i.deposed.clone()).unwrap_or_default();

@@ -565,7 +565,9 @@ fn show(common: &Common, json: bool) -> Result<i32> {
             if v.is_null() {
                 continue;
             }
-            let sensitive = block.is_some_and(|b| b.is_sensitive(&value::Path::root().attr(k)));
+            let path = value::Path::root().attr(k);
+            let marked = inst.sensitive_attributes.iter().any(|m| path.starts_with(m));
+            let sensitive = marked || block.is_some_and(|b| b.is_sensitive(&path));
             println!("    {k} = {}", render::show_value(v, sensitive));
         }
         println!("}}\n");

@@ -74,8 +74,7 @@ pub const RULE_KNOWN_UNCHANGED: &str = "a value known in the plan must not chang
 pub const RULE_NO_UNKNOWNS: &str = "a new state must not contain unknown values";
 
 /// Rule: a configured nested attribute keeps its objects.
-pub const RULE_NESTED_COUNT: &str =
-    "a configured nested attribute must keep the objects the configuration wrote (their number, and for maps their keys)";
+pub const RULE_NESTED_COUNT: &str = "a configured nested attribute must keep the objects the configuration wrote (their number, and for maps their keys)";
 /// Rule: write-only attributes are never stored.
 pub const RULE_WRITE_ONLY: &str = "a write-only attribute must be planned and returned null";
 /// Rule: refinements of a planned unknown are promises.
@@ -296,7 +295,9 @@ struct Redactor<'a> {
 
 impl Redactor<'_> {
     fn is_sensitive(&self, path: &Path) -> bool {
-        self.schema.is_sensitive(path) || self.schema.is_write_only(path) || self.marks.iter().any(|m| path.starts_with(m))
+        self.schema.is_sensitive(path)
+            || self.schema.is_write_only(path)
+            || self.marks.iter().any(|m| path.starts_with(m))
     }
 
     /// The value at `path` for a message: HCL syntax, with every sensitive
@@ -438,7 +439,8 @@ mod tests {
 
     #[test]
     fn new_state_must_be_known_and_keep_planned_values() {
-        let planned = obj(&[("byte_length", Value::int(4)), ("hex", Value::unknown()), ("result", Value::string("s1"))]);
+        let planned =
+            obj(&[("byte_length", Value::int(4)), ("hex", Value::unknown()), ("result", Value::string("s1"))]);
         let new = obj(&[("byte_length", Value::int(5)), ("hex", Value::unknown()), ("result", Value::string("s2"))]);
         let v = check_compatible(&schema(), &planned, &new, true);
         let text: Vec<String> = v.iter().map(|x| x.to_string()).collect();

@@ -3,8 +3,8 @@
 //! `objchange.AssertPlanValid`, with no exemptions).
 
 use super::{
-    RULE_BLOCK_COUNT, RULE_BLOCK_KNOWN, RULE_CONFIG_PRESERVED, RULE_NESTED_COUNT, RULE_NOT_COMPUTED, Redactor, Violation,
-    conform, finish, same, write_only_kept,
+    RULE_BLOCK_COUNT, RULE_BLOCK_KNOWN, RULE_CONFIG_PRESERVED, RULE_NESTED_COUNT, RULE_NOT_COMPUTED, Redactor,
+    Violation, conform, finish, same, write_only_kept,
 };
 use crate::schema::{Attribute, Block, NestedBlock, NestedType, Nesting};
 use crate::value::{Path, Value, quote};

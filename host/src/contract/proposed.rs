@@ -41,7 +41,11 @@ fn proposed_element(block: &Block, prior: &Value, config: &Value) -> Value {
             // configuration, which now says null (Terraform's
             // `optionalValueNotComputable`).
             Some(nested) if attr.computed && c.is_null() => {
-                if attr.optional && configurable_inside(nested.nesting, &nested.block, p) { c.clone() } else { p.clone() }
+                if attr.optional && configurable_inside(nested.nesting, &nested.block, p) {
+                    c.clone()
+                } else {
+                    p.clone()
+                }
             }
             Some(nested) => proposed_nested(nested.nesting, &nested.block, p, c),
             None if attr.computed && c.is_null() => p.clone(),
@@ -50,7 +54,10 @@ fn proposed_element(block: &Block, prior: &Value, config: &Value) -> Value {
         out.insert(name.clone(), v);
     }
     for (name, nested) in &block.blocks {
-        out.insert(name.clone(), proposed_nested(nested.nesting, &nested.block, prior.get_attr(name), config.get_attr(name)));
+        out.insert(
+            name.clone(),
+            proposed_nested(nested.nesting, &nested.block, prior.get_attr(name), config.get_attr(name)),
+        );
     }
     Value::Object(out)
 }

@@ -57,6 +57,7 @@ impl InstancePlanner<'_> {
         }
         let value = response.planned_state.clone();
         plan.changes.push(ResourceChange {
+            sensitive: response.sensitive,
             addr: self.addr.clone(),
             provider: self.provider.name().to_string(),
             action,
@@ -180,6 +181,7 @@ impl InstancePlanner<'_> {
         }
         let planned = unknown_computed(&self.schema.block, &config);
         plan.changes.push(ResourceChange {
+            sensitive: Vec::new(),
             addr: self.addr.clone(),
             provider: self.provider.name().to_string(),
             action: Action::Read,

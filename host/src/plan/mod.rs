@@ -80,6 +80,9 @@ pub enum ReplaceReason {
 pub struct ResourceChange {
     /// Which instance.
     pub addr: InstanceAddr,
+    /// Paths the provider marked sensitive in `planned`, redacted in plan
+    /// output like the schema's sensitive attributes.
+    pub sensitive: Vec<crate::value::Path>,
     /// The local name of its provider.
     pub provider: String,
     /// What will happen.
@@ -427,6 +430,7 @@ impl Planner<'_> {
                 };
                 match instance::decode_prior(provider.as_ref(), &object) {
                     Ok(prior) => plan.changes.push(ResourceChange {
+                        sensitive: Vec::new(),
                         addr: inst.addr.clone(),
                         provider: inst.provider.clone(),
                         action: Action::Delete,
@@ -469,6 +473,7 @@ impl Planner<'_> {
                     return;
                 }
                 plan.changes.push(ResourceChange {
+                    sensitive: Vec::new(),
                     addr: inst.addr.clone(),
                     provider: inst.provider.clone(),
                     action: Action::Delete,

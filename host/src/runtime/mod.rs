@@ -160,12 +160,8 @@ impl Runtime {
         let engine = &self.shared.engine;
         let loaded =
             self.shared.cache.load(engine, wasm).with_context(|| format!("cannot compile provider {name:?}"))?;
-        let exports: Vec<String> = loaded
-            .component
-            .component_type()
-            .exports(engine)
-            .map(|(name, _)| name.to_string())
-            .collect();
+        let exports: Vec<String> =
+            loaded.component.component_type().exports(engine).map(|(name, _)| name.to_string()).collect();
         check_abi(&exports).map_err(|e| anyhow::anyhow!("provider {name:?}: {e}"))?;
         let link = || -> wasmtime::Result<ProviderWorldPre<StoreState>> {
             ProviderWorldPre::new(self.shared.linker.instantiate_pre(&loaded.component)?)

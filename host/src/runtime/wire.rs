@@ -551,17 +551,18 @@ mod tests {
         assert_eq!(login.ty, Type::List(Box::new(Type::Object([("password".to_string(), Type::String)].into()))));
         assert_eq!(block.implied_type(), Type::Object([("login".to_string(), login.ty.clone())].into()));
         // The objects of a nested attribute hold attributes, not blocks.
-        let inner_block = wit::NestedBlock {
-            name: "b".into(),
-            nesting: wit::Nesting::Single,
-            block: 2,
-            min_items: 0,
-            max_items: 0,
-        };
+        let inner_block =
+            wit::NestedBlock { name: "b".into(), nesting: wit::Nesting::Single, block: 2, min_items: 0, max_items: 0 };
         let bad = wit::Schema {
             version: 0,
             blocks: vec![
-                wit::Block { attributes: vec![wit::Attribute { nested: Some(wit::NestedType { nesting: wit::Nesting::Single, block: 1 }), ..wire_login }], ..empty_block() },
+                wit::Block {
+                    attributes: vec![wit::Attribute {
+                        nested: Some(wit::NestedType { nesting: wit::Nesting::Single, block: 1 }),
+                        ..wire_login
+                    }],
+                    ..empty_block()
+                },
                 wit::Block { blocks: vec![inner_block], ..empty_block() },
                 empty_block(),
             ],

@@ -130,12 +130,16 @@ impl Refinements {
             return lost(format!("with prefix {}", quote(p)));
         }
         if let Some(b) = self.lower
-            && !later.lower.is_some_and(|l| b.admits_above(l.value) && (b.inclusive || !l.inclusive || l.value != b.value))
+            && !later
+                .lower
+                .is_some_and(|l| b.admits_above(l.value) && (b.inclusive || !l.inclusive || l.value != b.value))
         {
             return lost(format!("{} {}", if b.inclusive { ">=" } else { ">" }, b.value));
         }
         if let Some(b) = self.upper
-            && !later.upper.is_some_and(|u| b.admits_below(u.value) && (b.inclusive || !u.inclusive || u.value != b.value))
+            && !later
+                .upper
+                .is_some_and(|u| b.admits_below(u.value) && (b.inclusive || !u.inclusive || u.value != b.value))
         {
             return lost(format!("{} {}", if b.inclusive { "<=" } else { "<" }, b.value));
         }

@@ -143,7 +143,9 @@ impl<P: Provider> abi::Guest for Glue<P> {
             let resp = provider.plan(req)?;
             Ok((
                 abi::PlanResponse {
-                    planned_state: encode(&resp.planned_state, &schema),
+                    planned_state: resp
+                        .planned_state
+                        .to_wire_marked(&|name| schema.is_sensitive(name) || resp.sensitive.iter().any(|s| s == name)),
                     requires_replace: resp.requires_replace.iter().map(Path::to_wire).collect(),
                     planned_private: resp.planned_private,
                     diagnostics: Vec::new(),

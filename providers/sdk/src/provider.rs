@@ -165,6 +165,9 @@ pub struct PlanResponse {
     pub planned_private: Vec<u8>,
     /// Warnings to show (errors belong in the `Err` of `plan`).
     pub diagnostics: Vec<Diagnostic>,
+    /// Top-level attributes to mark sensitive in `planned_state` beyond
+    /// those the schema marks: the host redacts them in plan output.
+    pub sensitive: Vec<String>,
     /// What the helpers need to know about the request.
     ctx: Option<PlanContext>,
 }
@@ -186,6 +189,7 @@ impl PlanResponse {
             requires_replace: Vec::new(),
             planned_private: Vec::new(),
             diagnostics: Vec::new(),
+            sensitive: Vec::new(),
             ctx: None,
         }
     }
@@ -273,7 +277,14 @@ impl PlanResponse {
         self
     }
 
-    /// Add a warning.
+    /// Mark the top-level attribute `name` of the planned state sensitive
+    /// (a value the schema cannot know is secret).
+    pub fn mark_sensitive(mut self, name: impl Into<String>) -> PlanResponse {
+        self.sensitive.push(name.into());
+        self
+    }
+
+    /// Add a warning for the user.
     pub fn warn(mut self, diagnostic: Diagnostic) -> PlanResponse {
         self.diagnostics.push(diagnostic);
         self

@@ -236,10 +236,10 @@ impl Attr {
     }
 
     fn to_wire(&self, name: &str, out: &mut Vec<wire::Block>) -> wire::Attribute {
-        let nested = self.nested.as_ref().map(|(nesting, block)| wire::NestedType {
-            nesting: nesting_to_wire(*nesting),
-            block: block.encode(out),
-        });
+        let nested = self
+            .nested
+            .as_ref()
+            .map(|(nesting, block)| wire::NestedType { nesting: nesting_to_wire(*nesting), block: block.encode(out) });
         wire::Attribute {
             name: name.to_owned(),
             // The host derives a nested attribute's type from `nested`.
@@ -412,11 +412,7 @@ impl Block {
             })
             .collect();
         let attributes = self.attributes.iter().map(|(n, a)| a.to_wire(n, out)).collect();
-        out[at] = wire::Block {
-            attributes,
-            blocks,
-            description: self.description.clone(),
-        };
+        out[at] = wire::Block { attributes, blocks, description: self.description.clone() };
         at as u32
     }
 

@@ -22,7 +22,9 @@
 //! (list), `rules` (set) and `env` (map) are nested attribute types with a
 //! computed attribute inside each object, and `password` is write-only:
 //! the provider sees it (`password_length`, computed, is its length at
-//! apply) and never returns it.
+//! apply) and never returns it. `token` (computed, not sensitive in the
+//! schema) is the known `"tok-marked-secret"`, which the provider marks
+//! sensitive on the wire in its plan and its new state.
 
 #![warn(missing_docs)]
 
@@ -100,7 +102,8 @@ impl Provider for Violations {
             "violations_breaks_refinement" => resp.set("arn", Value::unknown().not_null().prefix("arn:")),
             "violations_nested" => {
                 let length = req.config.get_attr("password").as_str().map(|p| p.len() as i64);
-                let mut resp = resp.set("password_length", Value::from(length));
+                let mut resp =
+                    resp.set("password_length", Value::from(length)).set("token", TOKEN).mark_sensitive("token");
                 resp.planned_state = fill_nested(&resp.planned_state, &|_| Value::unknown().not_null().prefix("n-"));
                 resp
             }
@@ -125,12 +128,16 @@ impl Provider for Violations {
                 let length = req.config.get_attr("password").as_str().map(|p| p.len() as i64);
                 state.set_attr("password_length", Value::from(length));
                 state = fill_nested(&state, &|at| Value::from(format!("n-{at}")));
+                return Ok(ApplyResponse::new(state).sensitive("token"));
             }
             _ => {}
         }
         Ok(ApplyResponse::new(state))
     }
 }
+
+/// The value `violations_nested` marks sensitive itself.
+const TOKEN: &str = "tok-marked-secret";
 
 /// `violations_nested`: a nested attribute of each nesting, each object
 /// with a computed `id`, and a write-only password.
@@ -147,6 +154,7 @@ fn nested_schema() -> Schema {
         .attribute("env", Attr::nested(Nesting::Map, object("value")).optional())
         .attribute("password", Attr::string().optional().sensitive().write_only().description("Never stored."))
         .attribute("password_length", Attr::number().computed().description("The length of the password it was given."))
+        .attribute("token", Attr::string().computed().description("Marked sensitive by the provider, not the schema."))
 }
 
 /// `state` with the `id` of every object of the nested attributes that is
@@ -160,12 +168,18 @@ fn fill_nested(state: &Value, id: &dyn Fn(&str) -> Value) -> Value {
         }
         o
     };
-    out.set_attr("login", match state.get_attr("login") {
-        Value::Null => Value::Null,
-        o => fill(o, "login"),
-    });
+    out.set_attr(
+        "login",
+        match state.get_attr("login") {
+            Value::Null => Value::Null,
+            o => fill(o, "login"),
+        },
+    );
     if let Some(items) = state.get_attr("ports").as_slice() {
-        out.set_attr("ports", Value::List(items.iter().enumerate().map(|(i, o)| fill(o, &format!("port{i}"))).collect()));
+        out.set_attr(
+            "ports",
+            Value::List(items.iter().enumerate().map(|(i, o)| fill(o, &format!("port{i}"))).collect()),
+        );
     }
     if let Some(items) = state.get_attr("rules").as_slice() {
         let filled = items.iter().map(|o| fill(o, o.get_attr("cidr").as_str().unwrap_or("rule"))).collect();
