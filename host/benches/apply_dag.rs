@@ -85,7 +85,7 @@ impl Provider for Sleepy {
         if let Value::Object(m) = &mut planned
             && m.get("id").is_none_or(Value::is_null)
         {
-            m.insert("id".into(), Value::Unknown);
+            m.insert("id".into(), Value::unknown());
         }
         Ok(PlanResponse { planned_state: planned, ..PlanResponse::default() })
     }

@@ -646,7 +646,7 @@ fn providers_inspect(file: &std::path::Path) -> Result<i32> {
     println!("provider {name:?}");
     println!("  file:    {}", file.display());
     println!("  sha256:  {}", hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&wasm)));
-    println!("  version: not declared (the cairn:provider@0.1.0 ABI has no version; the sha256 identifies it)");
+    println!("  version: not declared (the cairn:provider@0.2.0 ABI has no version; the sha256 identifies it)");
     for (kind, table) in [("resource types", &schema.resources), ("data sources", &schema.data_sources)] {
         println!("\n{kind}:");
         if table.is_empty() {
