@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::value::{Path, PathStep, Type};
+use crate::value::{Path, PathStep, Type, Value};
 
 /// Everything one provider offers.
 #[derive(Debug, Clone, Default)]
@@ -75,7 +75,52 @@ pub struct NestedType {
     pub block: Block,
 }
 
+/// A mistake inside a configured nested attribute that its type cannot
+/// express, found by [`NestedType::config_problems`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum NestedProblem {
+    /// A required attribute of an object is null; at its path.
+    MissingRequired(Path),
+    /// A computed-only attribute of an object is set; at its path.
+    Unconfigurable(Path),
+}
+
 impl NestedType {
+    /// What a configured value of this nested attribute (at `path`) gets
+    /// wrong beyond its type: inside every known object, a required
+    /// attribute left null, or a computed-only attribute set. Checked the
+    /// way the attributes of a block are, since a nested attribute is
+    /// configuration too.
+    pub fn config_problems(&self, value: &Value, path: &Path) -> Vec<NestedProblem> {
+        let mut out = Vec::new();
+        self.walk(value, path, &mut out);
+        out
+    }
+
+    fn walk(&self, value: &Value, path: &Path, out: &mut Vec<NestedProblem>) {
+        let mut object = |o: &Value, at: &Path| {
+            let Value::Object(_) = o else { return };
+            for (name, a) in &self.block.attributes {
+                let (v, here) = (o.get_attr(name), at.attr(name));
+                if a.required && v.is_null() {
+                    out.push(NestedProblem::MissingRequired(here));
+                } else if a.computed && !a.optional && !a.required && !v.is_null() {
+                    out.push(NestedProblem::Unconfigurable(here));
+                } else if let Some(inner) = &a.nested {
+                    inner.walk(v, &here, out);
+                }
+            }
+        };
+        match (self.nesting, value) {
+            (Nesting::Single, o) => object(o, path),
+            (_, Value::List(items) | Value::Set(items)) => {
+                items.iter().enumerate().for_each(|(i, o)| object(o, &path.index(i)))
+            }
+            (_, Value::Map(m)) => m.iter().for_each(|(k, o)| object(o, &path.key(k))),
+            _ => {}
+        }
+    }
+
     /// The type of the whole attribute value.
     pub fn implied_type(&self) -> Type {
         let object = Box::new(self.block.implied_type());
