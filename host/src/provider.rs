@@ -35,6 +35,9 @@ pub struct PlanResponse {
     pub planned_private: Vec<u8>,
     /// Messages for the user.
     pub diagnostics: Vec<Diagnostic>,
+    /// Paths the provider marked sensitive in `planned_state` (beyond the
+    /// schema's sensitive attributes): redacted wherever shown.
+    pub sensitive: Vec<Path>,
 }
 
 /// What `apply_resource` is given.
@@ -63,6 +66,9 @@ pub struct ApplyResponse {
     pub private: Vec<u8>,
     /// Messages for the user.
     pub diagnostics: Vec<Diagnostic>,
+    /// Paths the provider marked sensitive in `new_state` (beyond the
+    /// schema's sensitive attributes): redacted wherever shown.
+    pub sensitive: Vec<Path>,
 }
 
 /// What `read_resource` answers.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::value::{Path, PathStep, Type};
+use crate::value::{Path, PathStep, Type, Value};
 
 /// Everything one provider offers.
 #[derive(Debug, Clone, Default)]
@@ -55,8 +55,14 @@ pub struct Block {
 /// One attribute.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attribute {
-    /// The value type.
+    /// The value type. For a nested attribute type, the type implied by
+    /// [`Attribute::nested`] (kept here too so that code that only needs
+    /// the type need not care).
     pub ty: Type,
+    /// A nested attribute type: the value is an object (or a list, set or
+    /// map of objects) of these attributes. Unlike a nested block, the
+    /// attribute as a whole may be null, unknown, optional or computed.
+    pub nested: Option<NestedType>,
     /// Configuration must set it.
     pub required: bool,
     /// Configuration may set it.
@@ -65,8 +71,82 @@ pub struct Attribute {
     pub computed: bool,
     /// Never displayed.
     pub sensitive: bool,
+    /// Sent to the provider, never stored: always null in planned and new
+    /// states (see `contract::null_write_only`).
+    pub write_only: bool,
     /// For `cairn providers schema`.
     pub description: String,
+}
+
+/// The type of a nested attribute: objects of these attributes, gathered
+/// as `nesting` says (`Single` is one object).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedType {
+    /// How the objects are gathered.
+    pub nesting: Nesting,
+    /// The attributes of each object, as a block with no nested blocks
+    /// (a nested attribute holds only attributes, which may be nested
+    /// attributes in turn). A block, so that the contract checks walk the
+    /// objects of nested attributes and of nested blocks with one code.
+    pub block: Block,
+}
+
+/// A mistake inside a configured nested attribute that its type cannot
+/// express, found by [`NestedType::config_problems`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum NestedProblem {
+    /// A required attribute of an object is null; at its path.
+    MissingRequired(Path),
+    /// A computed-only attribute of an object is set; at its path.
+    Unconfigurable(Path),
+}
+
+impl NestedType {
+    /// What a configured value of this nested attribute (at `path`) gets
+    /// wrong beyond its type: inside every known object, a required
+    /// attribute left null, or a computed-only attribute set. Checked the
+    /// way the attributes of a block are, since a nested attribute is
+    /// configuration too.
+    pub fn config_problems(&self, value: &Value, path: &Path) -> Vec<NestedProblem> {
+        let mut out = Vec::new();
+        self.walk(value, path, &mut out);
+        out
+    }
+
+    fn walk(&self, value: &Value, path: &Path, out: &mut Vec<NestedProblem>) {
+        let mut object = |o: &Value, at: &Path| {
+            let Value::Object(_) = o else { return };
+            for (name, a) in &self.block.attributes {
+                let (v, here) = (o.get_attr(name), at.attr(name));
+                if a.required && v.is_null() {
+                    out.push(NestedProblem::MissingRequired(here));
+                } else if a.computed && !a.optional && !a.required && !v.is_null() {
+                    out.push(NestedProblem::Unconfigurable(here));
+                } else if let Some(inner) = &a.nested {
+                    inner.walk(v, &here, out);
+                }
+            }
+        };
+        match (self.nesting, value) {
+            (Nesting::Single, o) => object(o, path),
+            (_, Value::List(items) | Value::Set(items)) => {
+                items.iter().enumerate().for_each(|(i, o)| object(o, &path.index(i)))
+            }
+            (_, Value::Map(m)) => m.iter().for_each(|(k, o)| object(o, &path.key(k))),
+            _ => {}
+        }
+    }
+
+    /// The type of the whole attribute value.
+    pub fn implied_type(&self) -> Type {
+        let object = Box::new(self.block.implied_type());
+        match self.nesting {
+            Nesting::Single => *object,
+            Nesting::List => Type::List(object),
+            Nesting::Set => Type::Set(object),
+            Nesting::Map => Type::Map(object),
+        }
+    }
 }
 
 /// How repeated nested blocks are gathered into a value.
@@ -103,7 +183,23 @@ impl Attribute {
 
     /// An optional attribute of type `ty`.
     pub fn optional(ty: Type) -> Attribute {
-        Attribute { ty, required: false, optional: true, computed: false, sensitive: false, description: String::new() }
+        Attribute {
+            ty,
+            nested: None,
+            required: false,
+            optional: true,
+            computed: false,
+            sensitive: false,
+            write_only: false,
+            description: String::new(),
+        }
+    }
+
+    /// An optional nested attribute of `attributes`, gathered as `nesting`
+    /// says; its `ty` is the implied type.
+    pub fn nested(nesting: Nesting, attributes: BTreeMap<String, Attribute>) -> Attribute {
+        let nested = NestedType { nesting, block: Block { attributes, ..Block::default() } };
+        Attribute { nested: Some(nested.clone()), ..Attribute::optional(nested.implied_type()) }
     }
 
     /// A computed-only attribute of type `ty`, set by the provider.
@@ -123,13 +219,14 @@ impl Block {
         Type::Object(attrs)
     }
 
-    /// The attribute at `path` (through nested blocks), if the path names one.
+    /// The attribute at `path` (through nested blocks and nested attribute
+    /// types), if the path names one.
     pub fn attribute_at(&self, path: &Path) -> Option<&Attribute> {
         let mut block = self;
         let mut steps = path.steps().iter();
         while let Some(PathStep::Attr(name)) = steps.next() {
             if let Some(a) = block.attributes.get(name) {
-                return Some(a);
+                return attribute_within(a, steps.as_slice());
             }
             let nested = block.blocks.get(name)?;
             if nested.nesting != Nesting::Single {
@@ -140,12 +237,49 @@ impl Block {
         None
     }
 
+    /// Whether any attribute, at any depth, is write-only.
+    pub fn contains_write_only(&self) -> bool {
+        self.attributes.values().any(Attribute::contains_write_only)
+            || self.blocks.values().any(|b| b.block.contains_write_only())
+    }
+
+    /// Whether the value at `path` is (inside) a write-only attribute.
+    pub fn is_write_only(&self, path: &Path) -> bool {
+        (1..=path.steps().len()).any(|n| {
+            let prefix = Path::from_steps(path.steps()[..n].to_vec());
+            self.attribute_at(&prefix).is_some_and(|a| a.write_only)
+        })
+    }
+
     /// Whether the value at `path` must be hidden from users.
     pub fn is_sensitive(&self, path: &Path) -> bool {
         (1..=path.steps().len()).any(|n| {
             let prefix = Path::from_steps(path.steps()[..n].to_vec());
             self.attribute_at(&prefix).is_some_and(|a| a.sensitive)
         })
+    }
+}
+
+impl Attribute {
+    /// Whether this attribute, or one nested inside it, is write-only.
+    pub fn contains_write_only(&self) -> bool {
+        self.write_only || self.nested.as_ref().is_some_and(|n| n.block.contains_write_only())
+    }
+}
+
+/// The attribute at `rest` inside the attribute `a` (`a` itself when `rest`
+/// is empty): through the objects of nested attribute types.
+fn attribute_within<'a>(a: &'a Attribute, rest: &[PathStep]) -> Option<&'a Attribute> {
+    let Some(nested) = &a.nested else { return Some(a) };
+    let rest = match (nested.nesting, rest) {
+        (_, []) => return Some(a),
+        (Nesting::Single, rest) => rest,
+        (_, [_, rest @ ..]) => rest,
+    };
+    match rest {
+        [] => Some(a),
+        [PathStep::Attr(name), rest @ ..] => attribute_within(nested.block.attributes.get(name)?, rest),
+        _ => None,
     }
 }
 
@@ -167,7 +301,33 @@ mod tests {
     use super::*;
 
     fn attr(ty: Type, sensitive: bool) -> Attribute {
-        Attribute { ty, required: false, optional: true, computed: false, sensitive, description: String::new() }
+        Attribute { sensitive, ..Attribute::optional(ty) }
+    }
+
+    #[test]
+    fn lookup_through_nested_attribute_types() {
+        let inner: BTreeMap<String, Attribute> = [
+            ("user".to_string(), attr(Type::String, false)),
+            ("password".to_string(), Attribute { write_only: true, ..attr(Type::String, true) }),
+        ]
+        .into();
+        for nesting in [Nesting::Single, Nesting::List, Nesting::Set, Nesting::Map] {
+            let block = Block {
+                attributes: [("login".to_string(), Attribute::nested(nesting, inner.clone()))].into(),
+                ..Default::default()
+            };
+            let login = Path::root().attr("login");
+            let element = match nesting {
+                Nesting::Single => login.clone(),
+                Nesting::Map => login.key("k"),
+                _ => login.index(0),
+            };
+            assert!(block.attribute_at(&element.attr("password")).is_some_and(|a| a.write_only), "{nesting:?}");
+            assert!(block.is_sensitive(&element.attr("password")), "{nesting:?}");
+            assert!(!block.is_sensitive(&element.attr("user")), "{nesting:?}");
+            assert!(block.attribute_at(&login).is_some_and(|a| a.nested.is_some()));
+            assert!(block.contains_write_only());
+        }
     }
 
     #[test]

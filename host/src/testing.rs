@@ -53,7 +53,7 @@ impl Fake {
     pub fn plan(&self, r: PlanRequest) -> PlanResponse {
         let Value::Object(mut planned) = r.proposed_new_state else { unreachable!("the host plans deletes itself") };
         if planned.get("id").is_none_or(Value::is_null) {
-            planned.insert("id".into(), Value::Unknown);
+            planned.insert("id".into(), Value::unknown());
         }
         if self.break_plan {
             planned.insert("size".into(), Value::int(99));

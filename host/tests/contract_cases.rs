@@ -11,14 +11,16 @@ use std::path::{Path as FsPath, PathBuf};
 
 use cairn::contract::{self, Violation};
 use cairn::schema::{Attribute, Block, NestedBlock, Nesting};
-use cairn::value::{Number, Path, Type, Value, to_json, type_from_json};
+use cairn::value::{Number, Path, Type, Value, refinements_from_json, to_json, type_from_json};
 use serde_json::{Map, Value as Json};
 
 type Object = Map<String, Json>;
 
 /// The keys a case may have; anything else is a typo.
-const CASE_KEYS: [&str; 12] =
-    ["name", "why", "check", "schema", "final", "prior", "config", "planned", "earlier", "later", "expect", "hidden"];
+const CASE_KEYS: [&str; 13] = [
+    "name", "why", "check", "schema", "final", "prior", "config", "planned", "earlier", "later", "expect", "hidden",
+    "state",
+];
 
 #[test]
 fn contract_cases() {
@@ -139,6 +141,20 @@ fn run(case: &Object, schemas: &Object) -> Result<(), String> {
             let got = contract::proposed_new(&schema, &prior, &config);
             if !contract::same(&got, &want) {
                 return Err(format!("proposed new state\n  expected {}\n       got {}", show(&want), show(&got)));
+            }
+            return Ok(());
+        }
+        "null_write_only" => {
+            let state = input("state", None)?;
+            let expect = case.get("expect").and_then(|e| e.get("value")).ok_or("expect {\"value\": …}")?;
+            let want = decode(expect, &ty, &Path::root(), &mut Vec::new()).map_err(|e| format!("expect: {e}"))?;
+            let got = contract::null_write_only(&schema, &state);
+            if !contract::same(&got, &want) {
+                return Err(format!(
+                    "with write-only attributes nulled\n  expected {}\n       got {}",
+                    show(&want),
+                    show(&got)
+                ));
             }
             return Ok(());
         }
@@ -278,20 +294,14 @@ fn decode_block(json: &Json) -> Result<Block, String> {
 /// An attribute: `"string optional computed sensitive"` (a primitive type
 /// and flags), or `{"type": <JSON type>, "required": true, …}`.
 fn decode_attribute(json: &Json) -> Result<Attribute, String> {
-    let mut attr = Attribute {
-        ty: Type::Dynamic,
-        required: false,
-        optional: false,
-        computed: false,
-        sensitive: false,
-        description: String::new(),
-    };
+    let mut attr = Attribute { optional: false, ..Attribute::optional(Type::Dynamic) };
     let flag = |attr: &mut Attribute, name: &str| -> Result<(), String> {
         match name {
             "required" => attr.required = true,
             "optional" => attr.optional = true,
             "computed" => attr.computed = true,
             "sensitive" => attr.sensitive = true,
+            "write_only" => attr.write_only = true,
             other => return Err(format!("unknown flag `{other}`")),
         }
         Ok(())
@@ -305,8 +315,18 @@ fn decode_attribute(json: &Json) -> Result<Attribute, String> {
             }
         }
         Json::Object(o) => {
-            attr.ty = type_from_json(o.get("type").ok_or("an attribute needs a `type`")?)?;
-            for (k, v) in o.iter().filter(|(k, _)| *k != "type") {
+            match (o.get("type"), o.get("nested")) {
+                (Some(t), None) => attr.ty = type_from_json(t)?,
+                (None, Some(n)) => {
+                    let nested = decode_nested(n)?;
+                    if !nested.block.blocks.is_empty() {
+                        return Err("a nested attribute type holds attributes, not blocks".into());
+                    }
+                    attr = Attribute { optional: false, ..Attribute::nested(nested.nesting, nested.block.attributes) };
+                }
+                _ => return Err("an attribute needs a `type` or a `nested` type, not both".into()),
+            }
+            for (k, v) in o.iter().filter(|(k, _)| *k != "type" && *k != "nested") {
                 if v != &Json::Bool(true) && v != &Json::Bool(false) {
                     return Err(format!("`{k}` must be true or false"));
                 }
@@ -411,7 +431,9 @@ fn decode_all(a: &[Json], t: &Type, path: &Path, marks: &mut Vec<Path>) -> Resul
 fn directive(o: &Object, ty: &Type, path: &Path, marks: &mut Vec<Path>) -> Result<Value, String> {
     let keys: Vec<&str> = o.keys().map(String::as_str).collect();
     match keys.as_slice() {
-        ["$unknown"] if o["$unknown"] == Json::Bool(true) => Ok(Value::Unknown),
+        ["$unknown"] => {
+            Ok(Value::refined(refinements_from_json(&o["$unknown"]).map_err(|e| format!("at {path}: {e}"))?))
+        }
         ["$sensitive"] => {
             marks.push(path.clone());
             decode(&o["$sensitive"], ty, path, marks)
@@ -421,7 +443,7 @@ fn directive(o: &Object, ty: &Type, path: &Path, marks: &mut Vec<Path>) -> Resul
             decode(&o["$value"], &t, path, marks)
         }
         _ => Err(format!(
-            "at {path}: unknown directive {}; use {{\"$unknown\": true}}, {{\"$sensitive\": v}} or {{\"$type\": t, \"$value\": v}}",
+            "at {path}: unknown directive {}; use {{\"$unknown\": true}} (or {{\"$unknown\": {{refinements}}}}), {{\"$sensitive\": v}} or {{\"$type\": t, \"$value\": v}}",
             Json::Object(o.clone())
         )),
     }

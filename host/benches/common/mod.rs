@@ -30,7 +30,7 @@ pub fn plan_with_unknown_id(r: PlanRequest) -> PlanResponse {
     if let Value::Object(m) = &mut planned
         && m.get("id").is_none_or(Value::is_null)
     {
-        m.insert("id".into(), Value::Unknown);
+        m.insert("id".into(), Value::unknown());
     }
     PlanResponse { planned_state: planned, ..PlanResponse::default() }
 }

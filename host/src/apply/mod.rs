@@ -534,7 +534,8 @@ impl Shared {
         status: InstanceStatus,
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        let attributes = value::to_json_typed(&response.new_state, &schema.block.implied_type());
+        let kept = crate::contract::null_write_only(&schema.block, &response.new_state);
+        let attributes = value::to_json_typed(&kept, &schema.block.implied_type());
         let mut inst = InstanceState {
             addr: change.addr.clone(),
             provider: change.provider.clone(),
@@ -545,6 +546,7 @@ impl Shared {
             status,
             create_before_destroy: change.create_before_destroy,
             deposed: Vec::new(),
+            sensitive_attributes: response.sensitive.clone(),
         };
         self.change_state(&change.addr, Some(key), move |state| {
             inst.deposed = state.get(&change.addr).map(|i| i.deposed.clone()).unwrap_or_default();

@@ -160,7 +160,7 @@ impl Provider for Watcher {
         if let Value::Object(m) = &mut planned
             && m.get("id").is_none_or(Value::is_null)
         {
-            m.insert("id".into(), Value::Unknown);
+            m.insert("id".into(), Value::unknown());
         }
         ready(Ok(PlanResponse { planned_state: planned, ..PlanResponse::default() }))
     }

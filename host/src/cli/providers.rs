@@ -39,7 +39,7 @@ pub(super) fn inspect(file: &std::path::Path) -> Result<i32> {
     println!("provider {name:?}");
     println!("  file:    {}", file.display());
     println!("  sha256:  {}", hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&wasm)));
-    println!("  version: not declared (the cairn:provider@0.1.0 ABI has no version; the sha256 identifies it)");
+    println!("  version: not declared (the cairn:provider@0.2.0 ABI has no version; the sha256 identifies it)");
     for (kind, table) in [("resource types", &found.schema.resources), ("data sources", &found.schema.data_sources)] {
         println!("\n{kind}:");
         if table.is_empty() {

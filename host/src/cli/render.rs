@@ -140,7 +140,7 @@ pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: C
         Some(ReplaceReason::RequiresReplace(paths)) => paths.clone(),
         _ => Vec::new(),
     };
-    let ctx = DiffContext { block, forcing: &forcing, colors };
+    let ctx = DiffContext { block, forcing: &forcing, marks: &change.sensitive, colors };
     let (before, after) = match change.action {
         Action::Create | Action::Read => (Value::Null, change.planned.clone()),
         Action::Delete => (change.prior.clone(), Value::Null),
@@ -154,6 +154,8 @@ pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: C
 struct DiffContext<'a> {
     block: &'a Block,
     forcing: &'a [Path],
+    /// Paths the provider marked sensitive.
+    marks: &'a [Path],
     colors: Colors,
 }
 
@@ -186,7 +188,7 @@ impl DiffContext<'_> {
         let pad = " ".repeat(indent);
         let name = format!("{name:width$}");
         let forces = if self.forcing.contains(path) { " # forces replacement" } else { "" };
-        let sensitive = self.block.is_sensitive(path);
+        let sensitive = self.block.is_sensitive(path) || self.marks.iter().any(|m| path.starts_with(m));
         let show = |v: &Value| self.show(v, sensitive, indent);
         let c = self.colors;
         if before.is_null() {

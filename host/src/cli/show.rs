@@ -45,7 +45,9 @@ pub(super) fn run(common: &Common, json: bool) -> Result<i32> {
         let block = schema.map(|s| &s.block);
         if let Value::Object(attrs) = &value {
             for (k, v) in attrs.iter().filter(|(_, v)| !v.is_null()) {
-                let sensitive = block.is_some_and(|b| b.is_sensitive(&value::Path::root().attr(k)));
+                let path = value::Path::root().attr(k);
+                let marked = inst.sensitive_attributes.iter().any(|m| path.starts_with(m));
+                let sensitive = marked || block.is_some_and(|b| b.is_sensitive(&path));
                 println!("    {k} = {}", render::show_value(v, sensitive));
             }
         }

@@ -10,7 +10,7 @@ use super::suggest;
 /// `value.name`.
 pub(crate) fn get_attr(value: Value, name: &str) -> Result<Value, Diagnostic> {
     match value {
-        Value::Unknown => Ok(Value::Unknown),
+        Value::Unknown(_) => Ok(Value::unknown()),
         Value::Null => Err(Diagnostic::error("Attempt to get attribute from null value")
             .with_detail(format!("This value is null, so it does not have an attribute named \"{name}\"."))),
         Value::Object(mut m) => m.remove(name).ok_or_else(|| {
@@ -38,7 +38,7 @@ pub(crate) fn get_attr(value: Value, name: &str) -> Result<Value, Diagnostic> {
 pub(crate) fn index(value: Value, key: &Value) -> Result<Value, Diagnostic> {
     let invalid = |detail: String| Diagnostic::error("Invalid index").with_detail(detail);
     if value.is_unknown() || key.is_unknown() {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     if key.is_null() {
         return Err(invalid("Can't use a null value as an indexing key.".into()));

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::diag::{Diagnostic, Location};
 use crate::schema::{self, Nesting};
-use crate::value::{Path, Value};
+use crate::value::{Path, PathStep, Value};
 
 use super::{Attribute, Block, Body, EvalContext, error_at, eval, suggest};
 
@@ -95,7 +95,14 @@ impl Decoder<'_> {
             }
         };
         match attr_schema.ty.convert(&value) {
-            Ok(value) => Some(value),
+            Ok(value) => {
+                // A nested attribute's objects are configuration: their
+                // required and computed-only attributes are checked too.
+                for problem in attr_schema.nested.iter().flat_map(|n| n.config_problems(&value, &attr_path)) {
+                    self.diags.push(nested_problem(problem, &attr.location));
+                }
+                Some(value)
+            }
             Err(e) => {
                 self.diags.push(
                     error_at(
@@ -239,6 +246,24 @@ fn join(a: &Path, b: &Path) -> Path {
     Path::from_steps(a.steps().iter().chain(b.steps()).cloned().collect())
 }
 
+/// The error for a mistake inside a nested attribute's objects, worded as
+/// for the attributes of a block.
+fn nested_problem(problem: schema::NestedProblem, location: &Location) -> Diagnostic {
+    let (summary, path, why) = match problem {
+        schema::NestedProblem::MissingRequired(p) => {
+            ("Missing required argument", p, "is required, but its value is null")
+        }
+        schema::NestedProblem::Unconfigurable(p) => {
+            ("Value for unconfigurable attribute", p, "is decided by the provider and cannot be set")
+        }
+    };
+    let name = match path.steps().last() {
+        Some(PathStep::Attr(name)) => name.clone(),
+        _ => path.to_string(),
+    };
+    error_at(summary, format!("The argument \"{name}\" {why}."), location).at_path(path)
+}
+
 /// The diagnostic about the attribute at `path` unless it names another.
 fn with_default_path(d: Diagnostic, path: &Path) -> Diagnostic {
     if d.path.is_some() { d } else { d.at_path(path.clone()) }
@@ -252,7 +277,7 @@ mod tests {
     use crate::value::Type;
 
     fn attr(ty: Type, required: bool, optional: bool, computed: bool) -> SchemaAttribute {
-        SchemaAttribute { ty, required, optional, computed, sensitive: false, description: String::new() }
+        SchemaAttribute { required, optional, computed, ..SchemaAttribute::optional(ty) }
     }
 
     fn nested(nesting: Nesting, min_items: u32, max_items: u32) -> NestedBlock {
@@ -342,6 +367,27 @@ mod tests {
         assert!(shown.contains("Error: main.tf:5: Unsupported block type\n  at attribute .content\n  Blocks of type \"content\" are not expected here. Did you mean to define argument \"content\"?"), "{shown}");
         assert!(shown.contains("Error: main.tf:6: Unsupported argument\n  at attribute .rule\n  An argument named \"rule\" is not expected here. Did you mean to define a block of type \"rule\"?"), "{shown}");
         assert!(shown.contains("Error: main.tf:1: Missing required argument\n  at attribute .filename\n  The argument \"filename\" is required, but no definition was found."), "{shown}");
+    }
+
+    #[test]
+    fn nested_attribute_objects_are_checked_like_blocks() {
+        let inner: BTreeMap<String, SchemaAttribute> = [
+            ("port".to_string(), attr(Type::Number, true, false, false)),
+            ("id".to_string(), attr(Type::String, false, false, true)),
+        ]
+        .into();
+        let schema = schema::Block {
+            attributes: [("rules".to_string(), SchemaAttribute::nested(Nesting::List, inner))].into(),
+            ..Default::default()
+        };
+        let shown = errors("resource \"x\" \"y\" {\n  rules = [{ port = 1 }, { id = \"i\" }]\n}\n", &schema);
+        assert!(shown.contains("Error: main.tf:2: Missing required argument\n  at attribute .rules[1].port\n  The argument \"port\" is required, but its value is null."), "{shown}");
+        assert!(
+            shown.contains("Error: main.tf:2: Value for unconfigurable attribute\n  at attribute .rules[1].id"),
+            "{shown}"
+        );
+        let ok = decode("resource \"x\" \"y\" {\n  rules = [{ port = 1 }]\n}\n", &schema).unwrap();
+        assert_eq!(ok.get_attr("rules").elements().map(<[Value]>::len), Some(1));
     }
 
     #[test]
@@ -460,9 +506,9 @@ mod tests {
             "variable \"v\" {}\nresource \"local_file\" \"f\" {\n  filename = var.v\n  tags = { a = var.v }\n}\n",
         );
         let mut ctx = EvalContext::new(dir.path());
-        ctx.variables.insert("v".into(), Value::Unknown);
+        ctx.variables.insert("v".into(), Value::unknown());
         let v = decode_body(&config.resources[0].body, &file_schema(), &ctx).unwrap();
-        assert_eq!(v.get_attr("filename"), &Value::Unknown);
-        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::Unknown)].into()));
+        assert_eq!(v.get_attr("filename"), &Value::unknown());
+        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::unknown())].into()));
     }
 }

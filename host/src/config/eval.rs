@@ -85,7 +85,7 @@ impl Evaluator<'_> {
             ExprKind::Conditional { condition, then, otherwise } => match self.condition(condition, "condition")? {
                 Some(true) => self.eval(then),
                 Some(false) => self.eval(otherwise),
-                None => Ok(Value::Unknown),
+                None => Ok(Value::unknown()),
             },
             ExprKind::For(f) => self.for_expr(f, location),
         }
@@ -128,7 +128,7 @@ impl Evaluator<'_> {
             return Err(errors);
         }
         // With a key unknown, not even the object's attribute names are known.
-        Ok(if unknown_key { Value::Unknown } else { Value::Object(object) })
+        Ok(if unknown_key { Value::unknown() } else { Value::Object(object) })
     }
 
     /// Evaluates a condition (of a conditional, an `if` filter or directive):
@@ -138,7 +138,7 @@ impl Evaluator<'_> {
         let fail = |detail: String| vec![error_at(format!("Invalid {what} value"), detail, &expr.location)];
         match Type::Bool.convert(&value) {
             Ok(Value::Bool(b)) => Ok(Some(b)),
-            Ok(Value::Unknown) => Ok(None),
+            Ok(Value::Unknown(_)) => Ok(None),
             Ok(Value::Null) => Err(fail(format!("The {what} is null; it must be true or false."))),
             Ok(other) => Err(fail(format!("The {what} must be a bool, got {}.", other.kind_name()))),
             Err(e) => Err(fail(format!("The {what} must be a bool: {}.", e.message))),
@@ -226,7 +226,7 @@ impl Evaluator<'_> {
             elements.into_iter().map(|e| this.apply_steps(e, steps, location)).collect()
         };
         Ok(match value {
-            Value::Unknown => Value::Unknown,
+            Value::Unknown(_) => Value::unknown(),
             // A null splats to nothing, which makes `x[*]` a handy way to
             // turn an optional value into a zero- or one-element list.
             Value::Null => Value::Tuple(Vec::new()),
@@ -245,7 +245,7 @@ impl Evaluator<'_> {
         let mut values = self.eval_all(args)?;
         if expand_final {
             match values.pop() {
-                Some(Value::Unknown) => return Ok(Value::Unknown),
+                Some(Value::Unknown(_)) => return Ok(Value::unknown()),
                 Some(Value::List(rest) | Value::Tuple(rest) | Value::Set(rest)) => values.extend(rest),
                 Some(other) => {
                     return Err(vec![error_at(
@@ -269,7 +269,7 @@ impl Evaluator<'_> {
         for arg in args {
             match self.eval(arg) {
                 // An unknown might still fail once known: the result waits.
-                Ok(v) if !v.is_wholly_known() => return Ok(Value::Unknown),
+                Ok(v) if !v.is_wholly_known() => return Ok(Value::unknown()),
                 Ok(v) => return Ok(v),
                 Err(e) => failures.extend(e),
             }
@@ -292,7 +292,7 @@ impl Evaluator<'_> {
             )]);
         };
         Ok(match self.eval(arg) {
-            Ok(v) if !v.is_wholly_known() => Value::Unknown,
+            Ok(v) if !v.is_wholly_known() => Value::unknown(),
             Ok(_) => Value::Bool(true),
             Err(_) => Value::Bool(false),
         })
@@ -301,7 +301,7 @@ impl Evaluator<'_> {
     fn for_expr(&mut self, f: &ForExpr, location: &Location) -> EvalResult {
         let collection = self.eval(&f.collection)?;
         let Some(pairs) = iteration_pairs(&collection, &f.collection.location)? else {
-            return Ok(Value::Unknown);
+            return Ok(Value::unknown());
         };
         let mut tuple = Vec::new();
         let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
@@ -331,7 +331,7 @@ impl Evaluator<'_> {
             }
         }
         if unknown {
-            return Ok(Value::Unknown);
+            return Ok(Value::unknown());
         }
         Ok(match (&f.key, f.grouping) {
             (None, _) => Value::Tuple(tuple),
@@ -374,7 +374,7 @@ impl Evaluator<'_> {
             return self.eval(expr);
         }
         let mut out = String::new();
-        Ok(if self.render(parts, &mut out)? { Value::String(out) } else { Value::Unknown })
+        Ok(if self.render(parts, &mut out)? { Value::String(out) } else { Value::unknown() })
     }
 
     /// Renders template parts into `out`; false when the result is unknown.
@@ -439,7 +439,7 @@ fn both<A, B>(a: Result<A, Vec<Diagnostic>>, b: Result<B, Vec<Diagnostic>>) -> R
 fn object_key(key: &Value, location: &Location) -> Result<Option<String>, Vec<Diagnostic>> {
     match Type::String.convert(key) {
         Ok(Value::String(s)) => Ok(Some(s)),
-        Ok(Value::Unknown) => Ok(None),
+        Ok(Value::Unknown(_)) => Ok(None),
         Ok(Value::Null) => Err(vec![error_at("Invalid object key", "An object key must not be null.", location)]),
         Ok(_) | Err(_) => Err(vec![error_at(
             "Invalid object key",
@@ -453,7 +453,7 @@ fn object_key(key: &Value, location: &Location) -> Result<Option<String>, Vec<Di
 fn template_string(value: &Value, location: &Location) -> Result<Option<String>, Vec<Diagnostic>> {
     let fail = |detail: String| vec![error_at("Invalid template interpolation value", detail, location)];
     match value {
-        Value::Unknown => Ok(None),
+        Value::Unknown(_) => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
         Value::Number(n) => Ok(Some(n.to_string())),
         Value::Bool(b) => Ok(Some(b.to_string())),
@@ -471,7 +471,7 @@ fn template_string(value: &Value, location: &Location) -> Result<Option<String>,
 fn iteration_pairs(collection: &Value, location: &Location) -> Result<Option<Vec<(Value, Value)>>, Vec<Diagnostic>> {
     let fail = |detail: String| vec![error_at("Iteration over non-iterable value", detail, location)];
     Ok(Some(match collection {
-        Value::Unknown => return Ok(None),
+        Value::Unknown(_) => return Ok(None),
         Value::List(v) | Value::Tuple(v) => {
             v.iter().enumerate().map(|(i, e)| (Value::int(i as i64), e.clone())).collect()
         }
@@ -499,7 +499,7 @@ mod tests {
         let mut ctx = EvalContext::new(".");
         ctx.variables.insert("name".into(), Value::string("web"));
         ctx.variables.insert("n".into(), Value::int(3));
-        ctx.variables.insert("unknown".into(), Value::Unknown);
+        ctx.variables.insert("unknown".into(), Value::unknown());
         ctx.variables.insert("nothing".into(), Value::Null);
         ctx.variables.insert(
             "tags".into(),
@@ -508,7 +508,7 @@ mod tests {
         ctx.locals.insert("items".into(), Value::List(vec![Value::string("p"), Value::string("q")]));
         ctx.resources.insert(
             ResourceAddr::managed("random_id", "x"),
-            Value::object([("hex", Value::Unknown), ("byte_length", Value::int(4))]),
+            Value::object([("hex", Value::unknown()), ("byte_length", Value::int(4))]),
         );
         ctx.resources.insert(
             ResourceAddr::managed("local_file", "f"),
@@ -555,7 +555,7 @@ mod tests {
                 ("4", Value::string("four"))
             ])
         );
-        assert_eq!(ok("{(var.unknown) = 1}"), Value::Unknown);
+        assert_eq!(ok("{(var.unknown) = 1}"), Value::unknown());
         assert!(err("{(var.nothing) = 1}").contains("An object key must not be null"));
     }
 
@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(ok("var.name"), Value::string("web"));
         assert_eq!(ok("local.items[1]"), Value::string("q"));
         assert_eq!(ok("random_id.x.byte_length"), Value::int(4));
-        assert_eq!(ok("random_id.x.hex"), Value::Unknown);
+        assert_eq!(ok("random_id.x.hex"), Value::unknown());
         assert_eq!(ok("data.local_file.t.content"), Value::string("hi"));
         assert_eq!(ok("count.index"), Value::int(1));
         assert_eq!(ok("each.key"), Value::string("k"));
@@ -587,8 +587,8 @@ mod tests {
         assert_eq!(ok("local_file.f.*.id[0]"), Value::string("1"));
         assert_eq!(ok("var.nothing[*]"), list(&[]));
         assert_eq!(ok("var.name[*]"), list(&[Value::string("web")]));
-        assert_eq!(ok("var.unknown.a[0].b"), Value::Unknown);
-        assert_eq!(ok("var.tags[var.unknown]"), Value::Unknown);
+        assert_eq!(ok("var.unknown.a[0].b"), Value::unknown());
+        assert_eq!(ok("var.tags[var.unknown]"), Value::unknown());
         assert_eq!(ok("[for x in [{a = 1}] : x.a]"), list(&[Value::int(1)]));
     }
 
@@ -633,23 +633,23 @@ mod tests {
 
     #[test]
     fn unknowns_propagate_through_operators() {
-        assert_eq!(ok("var.unknown + 1"), Value::Unknown);
-        assert_eq!(ok("-var.unknown"), Value::Unknown);
-        assert_eq!(ok("var.unknown == 1"), Value::Unknown);
-        assert_eq!(ok("var.unknown && true"), Value::Unknown);
+        assert_eq!(ok("var.unknown + 1"), Value::unknown());
+        assert_eq!(ok("-var.unknown"), Value::unknown());
+        assert_eq!(ok("var.unknown == 1"), Value::unknown());
+        assert_eq!(ok("var.unknown && true"), Value::unknown());
         // A known operand may decide a logical operator on its own.
         assert_eq!(ok("var.unknown && false"), Value::Bool(false));
         assert_eq!(ok("true || var.unknown"), Value::Bool(true));
         // A known non-null value is not null even with unknowns inside.
         assert_eq!(ok("random_id.x == null"), Value::Bool(false));
-        assert_eq!(ok("var.unknown == null"), Value::Unknown);
+        assert_eq!(ok("var.unknown == null"), Value::unknown());
     }
 
     #[test]
     fn conditionals() {
         assert_eq!(value("true ? 1 : 2"), Value::int(1));
         assert_eq!(value("\"false\" ? 1 : 2"), Value::int(2));
-        assert_eq!(ok("var.unknown ? 1 : 2"), Value::Unknown);
+        assert_eq!(ok("var.unknown ? 1 : 2"), Value::unknown());
         // Only the chosen branch is evaluated.
         assert_eq!(ok("var.nothing != null ? var.nothing.a : \"none\""), Value::string("none"));
         assert!(error("null ? 1 : 2").contains("The condition is null"));
@@ -676,9 +676,9 @@ mod tests {
             ])
         );
         assert_eq!(value("[for x in toset([\"b\", \"a\"]) : x]"), list(&[Value::string("a"), Value::string("b")]));
-        assert_eq!(ok("[for x in var.unknown : x]"), Value::Unknown);
-        assert_eq!(ok("[for x in [1, 2] : x if var.unknown]"), Value::Unknown);
-        assert_eq!(ok("[for x in [var.unknown] : x]"), list(&[Value::Unknown]));
+        assert_eq!(ok("[for x in var.unknown : x]"), Value::unknown());
+        assert_eq!(ok("[for x in [1, 2] : x if var.unknown]"), Value::unknown());
+        assert_eq!(ok("[for x in [var.unknown] : x]"), list(&[Value::unknown()]));
         assert!(error("{for x in [\"a\", \"a\"] : x => 1}").contains("Duplicate object key"));
         assert!(error("[for x in null : x]").contains("A null value cannot be used as the collection"));
         assert!(error("[for x in 5 : x]").contains("cannot be iterated"));
@@ -692,13 +692,13 @@ mod tests {
         // A lone interpolation is the value itself, unconverted.
         assert_eq!(ok(r#""${var.n}""#), Value::int(3));
         assert_eq!(ok(r#""${local.items}""#), Value::List(vec![Value::string("p"), Value::string("q")]));
-        assert_eq!(ok(r#""id-${random_id.x.hex}""#), Value::Unknown);
+        assert_eq!(ok(r#""id-${random_id.x.hex}""#), Value::unknown());
         assert_eq!(
             ok(r#""%{for i, s in local.items}${i}=${s}%{if i == 0},%{endif}%{endfor}""#),
             Value::string("0=p,1=q")
         );
         assert_eq!(value(r#""%{if false}yes%{else}no%{endif}""#), Value::string("no"));
-        assert_eq!(ok(r#""%{if var.unknown}yes%{endif}""#), Value::Unknown);
+        assert_eq!(ok(r#""%{if var.unknown}yes%{endif}""#), Value::unknown());
         assert_eq!(
             err(r#""a${var.nothing}""#),
             "Error: test.tf:1: Invalid template interpolation value\n  Cannot include the value in a string template: the value is null."
@@ -716,7 +716,7 @@ mod tests {
     fn function_calls_with_expansion() {
         assert_eq!(value("max([1, 5, 3]...)"), Value::int(5));
         assert_eq!(value("concat([1], [[2]]...)"), list(&[Value::int(1), Value::int(2)]));
-        assert_eq!(ok("max(var.unknown...)"), Value::Unknown);
+        assert_eq!(ok("max(var.unknown...)"), Value::unknown());
         assert!(error("max(1...)").contains("Invalid expanding argument value"));
     }
 
@@ -724,7 +724,7 @@ mod tests {
     fn try_and_can() {
         assert_eq!(ok("try(var.nothing.a, var.tags.zz, \"fallback\")"), Value::string("fallback"));
         assert_eq!(ok("try(var.tags.a, \"fallback\")"), Value::string("x"));
-        assert_eq!(ok("try(random_id.x.hex, \"fallback\")"), Value::Unknown);
+        assert_eq!(ok("try(random_id.x.hex, \"fallback\")"), Value::unknown());
         assert!(err("try(var.nothing.a)").contains("no expression succeeded"));
         assert_eq!(ok("can(var.tags.zz)"), Value::Bool(false));
         assert_eq!(ok("can(var.tags.a)"), Value::Bool(true));

@@ -60,7 +60,7 @@ fn count_value(expr: &Expression, ctx: &EvalContext) -> Result<i64, Vec<Diagnost
             Some(i) if i >= 0 => Ok(i),
             _ => Err(invalid(format!("The \"count\" argument must be a whole number of at least 0, got {n}."))),
         },
-        Ok(Value::Unknown) => Err(invalid(
+        Ok(Value::Unknown(_)) => Err(invalid(
             "The \"count\" value depends on values known only after apply, so the number of instances cannot be \
              planned. Make count depend only on values known when planning."
                 .into(),
@@ -80,7 +80,7 @@ fn for_each_entries(expr: &Expression, ctx: &EvalContext) -> Result<Vec<(String,
             .into_iter()
             .map(|e| match e {
                 Value::String(s) => Ok((s.clone(), Value::String(s))),
-                Value::Unknown => Err(invalid(
+                Value::Unknown(_) => Err(invalid(
                     "The \"for_each\" set contains values known only after apply, so the instance keys cannot be \
                      planned."
                         .into(),
@@ -91,7 +91,7 @@ fn for_each_entries(expr: &Expression, ctx: &EvalContext) -> Result<Vec<(String,
                 ))),
             })
             .collect(),
-        Value::Unknown => Err(invalid(
+        Value::Unknown(_) => Err(invalid(
             "The \"for_each\" value depends on values known only after apply, so the instance keys cannot be \
              planned. Make for_each depend only on values known when planning."
                 .into(),
@@ -118,7 +118,7 @@ mod tests {
     fn expand(text: &str) -> Vec<Result<Vec<Instance>, String>> {
         let (dir, config) = load_main(text);
         let mut ctx = EvalContext::new(dir.path());
-        ctx.variables.insert("unknown".into(), Value::Unknown);
+        ctx.variables.insert("unknown".into(), Value::unknown());
         config.resources.iter().map(|r| instances(r, &ctx).map_err(|d| shown(&d))).collect()
     }
 
@@ -154,7 +154,7 @@ resource "random_id" "none" {
         assert_eq!(keys(by_set), [Some(InstanceKey::String("a".into())), Some(InstanceKey::String("b".into()))]);
         assert_eq!(by_set[0].each, Some((Value::string("a"), Value::string("a"))));
         let by_map = results[3].as_ref().unwrap();
-        assert_eq!(by_map[1].each, Some((Value::string("y"), Value::Unknown)));
+        assert_eq!(by_map[1].each, Some((Value::string("y"), Value::unknown())));
         assert_eq!(results[4].as_ref().unwrap(), &[]);
         let mut ctx = EvalContext::new(".");
         by_map[0].apply_to(&mut ctx);

@@ -17,11 +17,11 @@ pub(crate) fn unary(op: UnaryOp, operand: &Value) -> Result<Value, Diagnostic> {
     Ok(match op {
         UnaryOp::Negate => match number_operand(operand, "operand")? {
             Some(n) => Value::Number(negate(n)),
-            None => Value::Unknown,
+            None => Value::unknown(),
         },
         UnaryOp::Not => match bool_operand(operand, "operand")? {
             Some(b) => Value::Bool(!b),
-            None => Value::Unknown,
+            None => Value::unknown(),
         },
     })
 }
@@ -41,7 +41,7 @@ pub(crate) fn binary(op: BinaryOp, lhs: &Value, rhs: &Value) -> Result<Value, Di
             let a = number_operand(lhs, "left operand")?;
             let b = number_operand(rhs, "right operand")?;
             let (Some(a), Some(b)) = (a, b) else {
-                return Ok(Value::Unknown);
+                return Ok(Value::unknown());
             };
             numeric(op, a, b)
         }
@@ -121,13 +121,13 @@ fn negate(n: Number) -> Number {
 /// known null or non-null value decides a comparison with null.
 fn equality(lhs: &Value, rhs: &Value) -> Value {
     if lhs.is_unknown() || rhs.is_unknown() {
-        return Value::Unknown;
+        return Value::unknown();
     }
     if lhs.is_null() || rhs.is_null() {
         return Value::Bool(lhs.is_null() && rhs.is_null());
     }
     if !lhs.is_wholly_known() || !rhs.is_wholly_known() {
-        return Value::Unknown;
+        return Value::unknown();
     }
     Value::Bool(lhs == rhs)
 }
@@ -141,7 +141,7 @@ fn logical(op: BinaryOp, lhs: &Value, rhs: &Value) -> Result<Value, Diagnostic> 
     Ok(if a == Some(decisive) || b == Some(decisive) {
         Value::Bool(decisive)
     } else if a.is_none() || b.is_none() {
-        Value::Unknown
+        Value::unknown()
     } else {
         Value::Bool(!decisive)
     })

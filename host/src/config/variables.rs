@@ -321,7 +321,7 @@ fn validate(variable: &Variable, value: &Value, dir: &Path, diags: &mut Vec<Diag
     ctx.variables.insert(variable.name.clone(), value.clone());
     for rule in &variable.validations {
         match eval(&rule.condition, &ctx) {
-            Ok(Value::Bool(true) | Value::Unknown) => {}
+            Ok(Value::Bool(true) | Value::Unknown(_)) => {}
             Ok(Value::Bool(false)) => diags.push(validation_failure(variable, rule, &ctx)),
             Ok(other) => diags.push(error_at(
                 "Invalid validation condition",

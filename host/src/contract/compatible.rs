@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::{RULE_KNOWN_UNCHANGED, RULE_NO_UNKNOWNS, Redactor, Violation, conform, finish, key, same};
+use super::{
+    RULE_KNOWN_UNCHANGED, RULE_NO_UNKNOWNS, RULE_REFINEMENT, Redactor, Violation, conform, finish, key, same,
+    write_only_kept,
+};
 use crate::schema::Block;
 use crate::value::{Path, Value};
 
@@ -19,7 +22,11 @@ use crate::value::{Path, Value};
 /// - in sets, every earlier element must still be matched by a later one
 ///   and every later element by an earlier one; elements with unknowns
 ///   inside may coalesce, but a set never grows;
-/// - with `final_state`, nothing in `later` is unknown.
+/// - an unknown in `earlier` with refinements (not null, prefix, bounds,
+///   length) holds `later` to them: a known value must satisfy them, and
+///   an unknown one (a re-plan) must promise at least as much;
+/// - with `final_state`, nothing in `later` is unknown, and every
+///   write-only attribute is null.
 ///
 /// A difference inside a sensitive value is reported once, at the
 /// sensitive path, with both values redacted.
@@ -42,6 +49,9 @@ pub fn check_compatible_marked(
     if final_state {
         unknowns(later, &Path::root(), &mut found);
     }
+    if final_state {
+        write_only_kept(schema, later, &Path::root(), &mut found);
+    }
     let mut walk = Compat { r: &r, final_state, hidden: false, out: found };
     walk.value(earlier, later, &Path::root());
     finish(types, walk.out)
@@ -50,7 +60,7 @@ pub fn check_compatible_marked(
 /// A violation for every unknown inside `v`.
 fn unknowns(v: &Value, path: &Path, out: &mut Vec<Violation>) {
     match v {
-        Value::Unknown => out.push(Violation {
+        Value::Unknown(_) => out.push(Violation {
             path: path.clone(),
             message: "the new state leaves this value unknown".to_string(),
             rule: RULE_NO_UNKNOWNS,
@@ -61,6 +71,16 @@ fn unknowns(v: &Value, path: &Path, out: &mut Vec<Violation>) {
             items.iter().enumerate().for_each(|(i, e)| unknowns(e, &path.index(i), out))
         }
         _ => {}
+    }
+}
+
+/// Whether `v` holds an unknown with refinements anywhere inside.
+fn refined_inside(v: &Value) -> bool {
+    match v {
+        Value::Unknown(r) => r.is_some(),
+        Value::List(items) | Value::Set(items) | Value::Tuple(items) => items.iter().any(refined_inside),
+        Value::Map(m) | Value::Object(m) => m.values().any(refined_inside),
+        _ => false,
     }
 }
 
@@ -90,7 +110,26 @@ impl Compat<'_> {
         // Identical values (the usual case) need no walk, and spare sets
         // their quadratic correlation. Unknown in both is identical too:
         // in a new state, `unknowns` has reported it.
-        if earlier.is_unknown() || same(earlier, later) {
+        if let Value::Unknown(refined) = earlier {
+            // An unknown left in a new state is reported by `unknowns`.
+            if let Some(refined) = refined
+                && !(self.final_state && later.is_unknown())
+                && let Some(message) = refined.violation(later, &self.r.show(path, later))
+            {
+                // A prefix or a bound is part of a secret value too.
+                let message = if self.r.is_sensitive(path) {
+                    "the new value (sensitive value) does not satisfy the refinements of its planned unknown"
+                        .to_string()
+                } else {
+                    message
+                };
+                self.out.push(Violation { path: path.clone(), message, rule: RULE_REFINEMENT });
+            }
+            return;
+        }
+        // `same` takes any two unknowns as the same; a re-plan that drops a
+        // refinement inside is not, so such values are walked.
+        if same(earlier, later) && (self.final_state || !refined_inside(earlier)) {
             return;
         }
         if later.is_unknown() {

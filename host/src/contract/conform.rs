@@ -15,7 +15,27 @@ pub(super) fn check(r: &Redactor, ty: &Type, v: &Value) -> Vec<Violation> {
 fn walk(r: &Redactor, ty: &Type, v: &Value, path: &Path, out: &mut Vec<Violation>) {
     let mut wrong = |path: &Path, message: String| out.push(Violation { path: path.clone(), message, rule: RULE_TYPE });
     match (ty, v) {
-        (_, Value::Null | Value::Unknown) | (Type::Dynamic, _) => {}
+        (ty, Value::Unknown(Some(refined))) => {
+            // A refinement about another kind of value (a prefix on a
+            // number) is a promise no value of the type can keep.
+            let fits = |kinds: &[fn(&Type) -> bool]| kinds.iter().any(|k| k(ty)) || matches!(ty, Type::Dynamic);
+            let string = |t: &Type| matches!(t, Type::String);
+            let number = |t: &Type| matches!(t, Type::Number);
+            let collection = |t: &Type| matches!(t, Type::List(_) | Type::Set(_) | Type::Map(_));
+            let misfit = if refined.prefix.is_some() && !fits(&[string]) {
+                Some("a string prefix")
+            } else if (refined.lower.is_some() || refined.upper.is_some()) && !fits(&[number]) {
+                Some("number bounds")
+            } else if (refined.min_length.is_some() || refined.max_length.is_some()) && !fits(&[collection]) {
+                Some("length bounds")
+            } else {
+                None
+            };
+            if let Some(what) = misfit {
+                wrong(path, format!("an unknown {} cannot have {what}", ty));
+            }
+        }
+        (_, Value::Null | Value::Unknown(_)) | (Type::Dynamic, _) => {}
         (Type::Bool, Value::Bool(_)) | (Type::Number, Value::Number(_)) | (Type::String, Value::String(_)) => {}
         (Type::List(t), Value::List(items)) => {
             for (i, e) in items.iter().enumerate() {

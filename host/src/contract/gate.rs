@@ -122,7 +122,8 @@ impl<'a> Gate<'a> {
         if response.diagnostics.iter().any(Diagnostic::is_error) {
             return Err(CheckedCallError::Reported(addr.clone(), response.diagnostics));
         }
-        let violations = super::check_plan(&schema.block, prior, config, &response.planned_state);
+        let violations =
+            super::check_plan_marked(&schema.block, prior, config, &response.planned_state, &response.sensitive);
         self.refuse(addr, "an invalid plan", &violations)?;
         Ok(response)
     }
@@ -162,6 +163,8 @@ impl<'a> Gate<'a> {
             .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
         let warnings = reported(addr, response.diagnostics)?;
         let Some(current) = response.new_state else { return Ok((None, warnings)) };
+        // What is never stored is never compared either.
+        let current = super::null_write_only(&schema.block, &current);
         if let Err(e) = schema.block.implied_type().check(&current) {
             let v = Violation { path: e.path, message: e.message, rule: RULE_TYPE };
             self.refuse(addr, "an invalid refreshed state", &[v])?;
@@ -203,7 +206,8 @@ impl<'a> Gate<'a> {
             errors: vec![CheckedCallError::Call(addr.clone(), Box::new(e))],
             partial: None,
         })?;
-        let violations = super::check_compatible(&schema.block, &planned, &response.new_state, true);
+        let violations =
+            super::check_compatible_marked(&schema.block, &planned, &response.new_state, true, &response.sensitive);
         let what = "an inconsistent result after apply";
         if response.diagnostics.iter().any(Diagnostic::is_error) {
             // A create that failed part-way but returned an object of the

@@ -35,7 +35,7 @@ mod proposed;
 
 use std::fmt;
 
-use crate::schema::Block;
+use crate::schema::{Block, Nesting};
 use crate::value::{Number, Path, Value, quote, quote_key};
 
 pub use compatible::{check_compatible, check_compatible_marked};
@@ -78,10 +78,18 @@ pub const RULE_KNOWN_UNCHANGED: &str = "a value known in the plan must not chang
 /// Rule: the new state is wholly known.
 pub const RULE_NO_UNKNOWNS: &str = "a new state must not contain unknown values";
 
+/// Rule: a configured nested attribute keeps its objects.
+pub const RULE_NESTED_COUNT: &str = "a configured nested attribute must keep the objects the configuration wrote (their number, and for maps their keys)";
+/// Rule: write-only attributes are never stored.
+pub const RULE_WRITE_ONLY: &str = "a write-only attribute must be planned and returned null";
+/// Rule: refinements of a planned unknown are promises.
+pub const RULE_REFINEMENT: &str = "a value must satisfy the refinements of its planned unknown";
+
 /// Every rule with a short identifier, for tests and machine-readable
 /// output: `config_preserved`, `not_computed`, `block_count`, `block_known`,
-/// `type`, `known_unchanged`, `no_unknowns`.
-pub const RULES: [(&str, &str); 7] = [
+/// `type`, `known_unchanged`, `no_unknowns`, `nested_count`, `write_only`,
+/// `refinement`.
+pub const RULES: [(&str, &str); 10] = [
     ("config_preserved", RULE_CONFIG_PRESERVED),
     ("not_computed", RULE_NOT_COMPUTED),
     ("block_count", RULE_BLOCK_COUNT),
@@ -89,7 +97,80 @@ pub const RULES: [(&str, &str); 7] = [
     ("type", RULE_TYPE),
     ("known_unchanged", RULE_KNOWN_UNCHANGED),
     ("no_unknowns", RULE_NO_UNKNOWNS),
+    ("nested_count", RULE_NESTED_COUNT),
+    ("write_only", RULE_WRITE_ONLY),
+    ("refinement", RULE_REFINEMENT),
 ];
+
+/// `value` (an object of `schema`) with every write-only attribute, at any
+/// depth, set to null: what the host keeps of a provider's answer. The
+/// contract checks already refuse a planned or new state that keeps one
+/// (rule `write_only`); this is the one place where an answer the host
+/// accepts (refresh and import included, which have no such check) loses
+/// them, so that a write-only value can reach neither state nor plan.
+pub fn null_write_only(schema: &Block, value: &Value) -> Value {
+    if !schema.contains_write_only() {
+        return value.clone();
+    }
+    let Value::Object(m) = value else { return value.clone() };
+    let mut out = m.clone();
+    for (name, v) in out.iter_mut() {
+        if let Some(a) = schema.attributes.get(name) {
+            if a.write_only {
+                *v = Value::Null;
+            } else if let Some(nested) = &a.nested {
+                *v = each_object(nested.nesting, v, |o| null_write_only(&nested.block, o));
+            }
+        } else if let Some(b) = schema.blocks.get(name) {
+            *v = each_object(b.nesting, v, |o| null_write_only(&b.block, o));
+        }
+    }
+    Value::Object(out)
+}
+
+/// `v` with `f` applied to each of its objects, as `nesting` gathers them.
+fn each_object(nesting: Nesting, v: &Value, f: impl Fn(&Value) -> Value) -> Value {
+    match (nesting, v) {
+        (Nesting::Single, o) => f(o),
+        (_, Value::List(items)) => Value::List(items.iter().map(&f).collect()),
+        (_, Value::Set(items)) => canonical_set(items.iter().map(&f).collect()),
+        (_, Value::Map(m)) => Value::Map(m.iter().map(|(k, o)| (k.clone(), f(o))).collect()),
+        (_, other) => other.clone(),
+    }
+}
+
+/// A violation for every write-only attribute that is not null in `value`
+/// (an object of `schema`), at any depth.
+fn write_only_kept(schema: &Block, value: &Value, path: &Path, out: &mut Vec<Violation>) {
+    if !schema.contains_write_only() {
+        return;
+    }
+    let Value::Object(m) = value else { return };
+    let each = |nesting: Nesting, block: &Block, v: &Value, path: &Path, out: &mut Vec<Violation>| match (nesting, v) {
+        (Nesting::Single, o) => write_only_kept(block, o, path, out),
+        (_, Value::List(items) | Value::Set(items)) => {
+            items.iter().enumerate().for_each(|(i, o)| write_only_kept(block, o, &path.index(i), out))
+        }
+        (_, Value::Map(m)) => m.iter().for_each(|(k, o)| write_only_kept(block, o, &path.key(k), out)),
+        _ => {}
+    };
+    for (name, v) in m {
+        let here = path.attr(name);
+        if let Some(a) = schema.attributes.get(name) {
+            if a.write_only && !v.is_null() {
+                out.push(Violation {
+                    path: here,
+                    message: "a write-only attribute is not null; it is sent to the provider, never kept".into(),
+                    rule: RULE_WRITE_ONLY,
+                });
+            } else if let Some(nested) = &a.nested {
+                each(nested.nesting, &nested.block, v, &here, out);
+            }
+        } else if let Some(b) = schema.blocks.get(name) {
+            each(b.nesting, &b.block, v, &here, out);
+        }
+    }
+}
 
 /// The short identifier of a rule (see [`RULES`]).
 pub fn rule_id(rule: &str) -> Option<&'static str> {
@@ -103,7 +184,7 @@ pub fn rule_id(rule: &str) -> Option<&'static str> {
 /// and unknown equals unknown.
 pub fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Null, Value::Null) | (Value::Unknown, Value::Unknown) => true,
+        (Value::Null, Value::Null) | (Value::Unknown(_), Value::Unknown(_)) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => same_number(*x, *y),
         (Value::String(x), Value::String(y)) => x == y,
@@ -168,7 +249,7 @@ fn write_key(v: &Value, out: &mut String) {
     };
     match v {
         Value::Null => out.push('n'),
-        Value::Unknown => out.push('u'),
+        Value::Unknown(_) => out.push('u'),
         Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
         // Whole floats are integers (`Number::from_f64`); other floats are
         // equal exactly when their bits are.
@@ -208,8 +289,10 @@ fn canonical_set(mut elements: Vec<Value>) -> Value {
     Value::Set(elements)
 }
 
-/// Decides what must not be shown: attributes the schema marks sensitive,
-/// and whatever lies at or under the extra paths a caller marks.
+/// Decides what must not be shown: attributes the schema marks sensitive
+/// or write-only (a write-only value is a secret that must not persist,
+/// in a message neither), and whatever lies at or under the extra paths a
+/// caller (or a provider's marks) names.
 struct Redactor<'a> {
     schema: &'a Block,
     marks: &'a [Path],
@@ -217,7 +300,9 @@ struct Redactor<'a> {
 
 impl Redactor<'_> {
     fn is_sensitive(&self, path: &Path) -> bool {
-        self.schema.is_sensitive(path) || self.marks.iter().any(|m| path.starts_with(m))
+        self.schema.is_sensitive(path)
+            || self.schema.is_write_only(path)
+            || self.marks.iter().any(|m| path.starts_with(m))
     }
 
     /// The value at `path` for a message: HCL syntax, with every sensitive
@@ -285,7 +370,7 @@ mod tests {
     use crate::value::Type;
 
     fn attr(ty: Type, required: bool, optional: bool, computed: bool) -> Attribute {
-        Attribute { ty, required, optional, computed, sensitive: false, description: String::new() }
+        Attribute { required, optional, computed, ..Attribute::optional(ty) }
     }
 
     /// random_id-like: byte_length required, hex computed, keepers optional.
@@ -323,7 +408,7 @@ mod tests {
     #[test]
     fn plan_that_changes_config_is_refused_with_the_rule() {
         let config = obj(&[("byte_length", Value::int(4))]);
-        let planned = obj(&[("byte_length", Value::int(8)), ("hex", Value::Unknown)]);
+        let planned = obj(&[("byte_length", Value::int(8)), ("hex", Value::unknown())]);
         let v = check_plan(&schema(), &Value::Null, &config, &planned);
         assert_eq!(v.len(), 1);
         assert_eq!(
@@ -335,7 +420,7 @@ mod tests {
     #[test]
     fn computed_values_may_be_planned_freely() {
         let config = obj(&[("byte_length", Value::int(4))]);
-        let planned = obj(&[("byte_length", Value::int(4)), ("hex", Value::Unknown), ("prefix", Value::string("x"))]);
+        let planned = obj(&[("byte_length", Value::int(4)), ("hex", Value::unknown()), ("prefix", Value::string("x"))]);
         assert!(check_plan(&schema(), &Value::Null, &config, &planned).is_empty());
     }
 
@@ -359,8 +444,9 @@ mod tests {
 
     #[test]
     fn new_state_must_be_known_and_keep_planned_values() {
-        let planned = obj(&[("byte_length", Value::int(4)), ("hex", Value::Unknown), ("result", Value::string("s1"))]);
-        let new = obj(&[("byte_length", Value::int(5)), ("hex", Value::Unknown), ("result", Value::string("s2"))]);
+        let planned =
+            obj(&[("byte_length", Value::int(4)), ("hex", Value::unknown()), ("result", Value::string("s1"))]);
+        let new = obj(&[("byte_length", Value::int(5)), ("hex", Value::unknown()), ("result", Value::string("s2"))]);
         let v = check_compatible(&schema(), &planned, &new, true);
         let text: Vec<String> = v.iter().map(|x| x.to_string()).collect();
         assert!(text.iter().any(|t| t.starts_with(".hex: the new state leaves this value unknown")), "{text:?}");
@@ -373,7 +459,7 @@ mod tests {
 
     #[test]
     fn replan_may_fill_unknowns() {
-        let first = obj(&[("byte_length", Value::int(4)), ("hex", Value::Unknown)]);
+        let first = obj(&[("byte_length", Value::int(4)), ("hex", Value::unknown())]);
         let second = obj(&[("byte_length", Value::int(4)), ("hex", Value::string("ab"))]);
         assert!(check_compatible(&schema(), &first, &second, false).is_empty());
         assert!(!check_compatible(&schema(), &second, &first, false).is_empty());
@@ -391,12 +477,12 @@ mod tests {
 
     #[test]
     fn sets_compare_unordered_and_by_count() {
-        let a = Value::Set(vec![Value::string("x"), Value::Unknown]);
-        let b = Value::Set(vec![Value::Unknown, Value::string("x")]);
+        let a = Value::Set(vec![Value::string("x"), Value::unknown()]);
+        let b = Value::Set(vec![Value::unknown(), Value::string("x")]);
         assert!(same(&a, &b));
-        assert!(!same(&a, &Value::Set(vec![Value::Unknown, Value::Unknown, Value::string("x")])));
+        assert!(!same(&a, &Value::Set(vec![Value::unknown(), Value::unknown(), Value::string("x")])));
         assert!(same(&Value::int(1), &Value::Number(Number::Float(1.0))));
-        let set = canonical_set(vec![Value::Unknown, Value::string("b"), Value::Unknown, Value::string("b")]);
+        let set = canonical_set(vec![Value::unknown(), Value::string("b"), Value::unknown(), Value::string("b")]);
         assert_eq!(set.elements().map(<[Value]>::len), Some(3));
         assert_eq!(rule_id(RULE_TYPE), Some("type"));
     }
@@ -405,7 +491,7 @@ mod tests {
     fn keys_agree_with_same() {
         let values = [
             Value::Null,
-            Value::Unknown,
+            Value::unknown(),
             Value::int(1),
             Value::Number(Number::Float(1.0)),
             Value::Number(Number::Float(0.5)),

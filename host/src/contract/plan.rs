@@ -3,10 +3,10 @@
 //! `objchange.AssertPlanValid`, with no exemptions).
 
 use super::{
-    RULE_BLOCK_COUNT, RULE_BLOCK_KNOWN, RULE_CONFIG_PRESERVED, RULE_NOT_COMPUTED, Redactor, Violation, conform, finish,
-    same,
+    RULE_BLOCK_COUNT, RULE_BLOCK_KNOWN, RULE_CONFIG_PRESERVED, RULE_NESTED_COUNT, RULE_NOT_COMPUTED, Redactor,
+    Violation, conform, finish, same, write_only_kept,
 };
-use crate::schema::{Attribute, Block, NestedBlock, Nesting};
+use crate::schema::{Attribute, Block, NestedBlock, NestedType, Nesting};
 use crate::value::{Path, Value, quote};
 
 /// Checks a planned state against config and prior state (`PlanResourceChange` rules):
@@ -20,6 +20,12 @@ use crate::value::{Path, Value, quote};
 ///   configuration has, a block is never unknown as a whole, and a
 ///   collection of no blocks is empty, not null; the blocks' contents obey
 ///   the same rules, recursively;
+/// - a nested attribute type is an attribute as a whole (null, unknown,
+///   computed as above) and, when configured and planned as something
+///   else, keeps the configured objects (their number; for maps, their
+///   keys; for sets, each planned object plans a configured one) whose
+///   attributes obey these rules, recursively;
+/// - a write-only attribute is planned null;
 /// - a null configuration (delete) is planned null, and a configured
 ///   resource is not.
 pub fn check_plan(schema: &Block, prior: &Value, config: &Value, planned: &Value) -> Vec<Violation> {
@@ -50,13 +56,14 @@ pub fn check_plan_marked(
         (_, Value::Null) => {
             plan.push(&root, RULE_CONFIG_PRESERVED, "planned null for a resource that is configured".to_string())
         }
-        (Value::Unknown, _) => {
+        (Value::Unknown(_), _) => {
             let message = format!("planned {} for a configuration not yet known", r.show(&root, planned));
             plan.push(&root, RULE_CONFIG_PRESERVED, message);
         }
-        (_, Value::Unknown) => plan.push(&root, RULE_BLOCK_KNOWN, "planned unknown as a whole".to_string()),
+        (_, Value::Unknown(_)) => plan.push(&root, RULE_BLOCK_KNOWN, "planned unknown as a whole".to_string()),
         _ => plan.contents(schema, prior, config, planned, &root),
     }
+    write_only_kept(schema, planned, &root, &mut plan.out);
     finish(types, plan.out)
 }
 
@@ -88,11 +95,11 @@ impl Plan<'_> {
         let r = self.r;
         let shown = || r.show(path, planned);
         match (config, planned) {
-            (Value::Unknown, _) => {
+            (Value::Unknown(_), _) => {
                 let message = format!("planned {} for a block the configuration does not know yet", shown());
                 self.push(path, RULE_BLOCK_COUNT, message);
             }
-            (_, Value::Unknown) => self.push(path, RULE_BLOCK_KNOWN, "planned unknown as a whole".to_string()),
+            (_, Value::Unknown(_)) => self.push(path, RULE_BLOCK_KNOWN, "planned unknown as a whole".to_string()),
             (Value::Null, _) => {
                 let message = format!("planned the block {} that the configuration does not have", shown());
                 self.push(path, RULE_BLOCK_COUNT, message);
@@ -121,7 +128,9 @@ impl Plan<'_> {
     }
 
     fn attribute(&mut self, attr: &Attribute, prior: &Value, config: &Value, planned: &Value, path: &Path) {
-        if same(planned, config) {
+        // A write-only attribute must be planned null, whatever the
+        // configuration says; `write_only_kept` reports anything else.
+        if attr.write_only || same(planned, config) {
             return;
         }
         // The provider may keep the prior value of a configured attribute,
@@ -150,11 +159,90 @@ impl Plan<'_> {
             );
             return self.push(path, RULE_NOT_COMPUTED, message);
         }
+        if let Some(nested) = &attr.nested
+            && !planned.is_null()
+            && !planned.is_unknown()
+        {
+            return self.nested_attribute(nested, prior, config, planned, path);
+        }
         let mut message = format!("planned value {} does not match config value {}", show(planned), show(config));
         if !prior.is_null() {
             message.push_str(&format!(" nor prior value {}", show(prior)));
         }
         self.push(path, RULE_CONFIG_PRESERVED, message);
+    }
+
+    /// A configured nested attribute planned as a known value other than
+    /// its configuration: the objects must be the configured ones, each
+    /// planned by the attribute rules (Terraform's
+    /// `assertPlannedObjectValid`).
+    fn nested_attribute(&mut self, nested: &NestedType, prior: &Value, config: &Value, planned: &Value, path: &Path) {
+        let block = &nested.block;
+        let objects = |n: usize| format!("{n} object(s)");
+        match (nested.nesting, config, planned) {
+            (Nesting::Single, Value::Object(_), Value::Object(_)) => self.contents(block, prior, config, planned, path),
+            (Nesting::List, Value::List(c), Value::List(p)) => {
+                if c.len() != p.len() {
+                    let message =
+                        format!("planned {} where the configuration has {}", objects(p.len()), objects(c.len()));
+                    return self.push(path, RULE_NESTED_COUNT, message);
+                }
+                let priors = match prior {
+                    Value::List(items) => items.as_slice(),
+                    _ => &[],
+                };
+                for (i, (ce, pe)) in c.iter().zip(p).enumerate() {
+                    self.nested_object(block, priors.get(i).unwrap_or(&Value::Null), ce, pe, &path.index(i));
+                }
+            }
+            (Nesting::Map, Value::Map(c), Value::Map(p)) => {
+                for k in p.keys().filter(|k| !c.contains_key(*k)) {
+                    let message = format!("planned the key {} that the configuration does not have", quote(k));
+                    self.push(&path.key(k), RULE_NESTED_COUNT, message);
+                }
+                for k in c.keys().filter(|k| !p.contains_key(*k)) {
+                    let message = format!("planned no object for the configured key {}", quote(k));
+                    self.push(&path.key(k), RULE_NESTED_COUNT, message);
+                }
+                for (k, ce) in c {
+                    if let Some(pe) = p.get(k) {
+                        self.nested_object(block, prior.get_attr(k), ce, pe, &path.key(k));
+                    }
+                }
+            }
+            (Nesting::Set, Value::Set(c), Value::Set(p)) => {
+                if c.len() != p.len() {
+                    let message =
+                        format!("planned {} where the configuration has {}", objects(p.len()), objects(c.len()));
+                    return self.push(path, RULE_NESTED_COUNT, message);
+                }
+                let priors = match prior {
+                    Value::Set(items) => items.as_slice(),
+                    _ => &[],
+                };
+                self.set_of_objects(block, priors, c, p, path, Objects::Nested);
+            }
+            // A value of the wrong shape: the type check reports it.
+            _ => {}
+        }
+    }
+
+    /// One object of a configured nested attribute.
+    fn nested_object(&mut self, block: &Block, prior: &Value, config: &Value, planned: &Value, path: &Path) {
+        if same(planned, config) || config.is_unknown() {
+            return;
+        }
+        match (config, planned) {
+            (_, Value::Unknown(_)) => {
+                self.push(path, RULE_CONFIG_PRESERVED, "planned unknown for a configured object".to_string())
+            }
+            (Value::Null, _) | (_, Value::Null) => {
+                let shown = |v: &Value| self.r.show(path, v);
+                let message = format!("planned {} where the configuration has {}", shown(planned), shown(config));
+                self.push(path, RULE_CONFIG_PRESERVED, message);
+            }
+            _ => self.contents(block, prior, config, planned, path),
+        }
     }
 
     fn nested(&mut self, nested: &NestedBlock, prior: &Value, config: &Value, planned: &Value, path: &Path) {
@@ -231,7 +319,7 @@ impl Plan<'_> {
                     Value::Set(items) => items.as_slice(),
                     _ => &[],
                 };
-                self.set_of_blocks(block, priors, config.elements().unwrap_or(&[]), p, path);
+                self.set_of_objects(block, priors, config.elements().unwrap_or(&[]), p, path, Objects::Blocks);
             }
             // A value of the wrong shape: the type check reports it.
             _ => {}
@@ -249,10 +337,26 @@ impl Plan<'_> {
     /// block must be planned by some planned block. Two configured blocks
     /// that the plan makes equal (with a default, say) may coalesce into
     /// one, as set elements do; the plan may never have more blocks.
-    fn set_of_blocks(&mut self, block: &Block, priors: &[Value], config: &[Value], planned: &[Value], path: &Path) {
+    fn set_of_objects(
+        &mut self,
+        block: &Block,
+        priors: &[Value],
+        config: &[Value],
+        planned: &[Value],
+        path: &Path,
+        what: Objects,
+    ) {
+        let (noun, count_rule) = match what {
+            Objects::Blocks => ("block", RULE_BLOCK_COUNT),
+            Objects::Nested => ("object", RULE_NESTED_COUNT),
+        };
         let unknown: Vec<usize> = (0..planned.len()).filter(|&i| planned[i].is_unknown()).collect();
         for &i in &unknown {
-            self.push(&path.index(i), RULE_BLOCK_KNOWN, "planned a block unknown as a whole".to_string());
+            let (rule, message) = match what {
+                Objects::Blocks => (RULE_BLOCK_KNOWN, "planned a block unknown as a whole"),
+                Objects::Nested => (RULE_CONFIG_PRESERVED, "planned unknown for a configured object"),
+            };
+            self.push(&path.index(i), rule, message.to_string());
         }
         if !unknown.is_empty() {
             return;
@@ -286,7 +390,7 @@ impl Plan<'_> {
         let stray: Vec<String> =
             (0..planned.len()).filter(|&i| !planned_ok[i]).map(|i| self.r.show(&path.index(i), &planned[i])).collect();
         for shown in &stray {
-            let message = format!("planned the block {shown}, which plans no configured block");
+            let message = format!("planned the {noun} {shown}, which plans no configured {noun}");
             self.push(path, RULE_CONFIG_PRESERVED, message);
         }
         // A changed block also leaves its configured block unplanned; say
@@ -294,9 +398,18 @@ impl Plan<'_> {
         if stray.is_empty() {
             for (j, c) in config.iter().enumerate().filter(|(j, _)| !config_ok[*j]) {
                 let message =
-                    format!("the configured block {} is missing from the plan", self.r.show(&path.index(j), c));
-                self.push(path, RULE_BLOCK_COUNT, message);
+                    format!("the configured {noun} {} is missing from the plan", self.r.show(&path.index(j), c));
+                self.push(path, count_rule, message);
             }
         }
     }
+}
+
+/// What a set of objects holds, for the words and rules of messages.
+#[derive(Clone, Copy)]
+enum Objects {
+    /// Nested blocks.
+    Blocks,
+    /// The objects of a nested attribute type.
+    Nested,
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{canonical_set, same};
-use crate::schema::{Block, NestedBlock, Nesting};
+use crate::schema::{Block, Nesting};
 use crate::value::Value;
 
 /// The proposed new state: configured values where the configuration sets
@@ -33,19 +33,59 @@ fn proposed_element(block: &Block, prior: &Value, config: &Value) -> Value {
     let prior = if matches!(prior, Value::Object(_)) { prior } else { &Value::Null };
     let mut out = BTreeMap::new();
     for (name, attr) in &block.attributes {
-        let c = config.get_attr(name);
-        let v = if attr.computed && c.is_null() { prior.get_attr(name) } else { c };
-        out.insert(name.clone(), v.clone());
+        let (c, p) = (config.get_attr(name), prior.get_attr(name));
+        let v = match &attr.nested {
+            // An optional+computed nested attribute left null keeps the
+            // prior value only if the provider chose all of it: a prior
+            // holding a configurable value came from an earlier
+            // configuration, which now says null (Terraform's
+            // `optionalValueNotComputable`).
+            Some(nested) if attr.computed && c.is_null() => {
+                if attr.optional && configurable_inside(nested.nesting, &nested.block, p) {
+                    c.clone()
+                } else {
+                    p.clone()
+                }
+            }
+            Some(nested) => proposed_nested(nested.nesting, &nested.block, p, c),
+            None if attr.computed && c.is_null() => p.clone(),
+            None => c.clone(),
+        };
+        out.insert(name.clone(), v);
     }
     for (name, nested) in &block.blocks {
-        out.insert(name.clone(), proposed_nested(nested, prior.get_attr(name), config.get_attr(name)));
+        out.insert(
+            name.clone(),
+            proposed_nested(nested.nesting, &nested.block, prior.get_attr(name), config.get_attr(name)),
+        );
     }
     Value::Object(out)
 }
 
-fn proposed_nested(nested: &NestedBlock, prior: &Value, config: &Value) -> Value {
-    let block = &nested.block;
-    match (nested.nesting, config) {
+/// Whether the objects of a nested attribute value `v` hold a non-null
+/// value of an attribute that is not computed (one only configuration
+/// sets).
+fn configurable_inside(nesting: Nesting, block: &Block, v: &Value) -> bool {
+    let object = |o: &Value| {
+        block.attributes.iter().any(|(name, a)| {
+            let inner = o.get_attr(name);
+            !inner.is_null()
+                && (!a.computed || a.nested.as_ref().is_some_and(|n| configurable_inside(n.nesting, &n.block, inner)))
+        })
+    };
+    match (nesting, v) {
+        (_, Value::Null | Value::Unknown(_)) => false,
+        (Nesting::Single, o) => object(o),
+        (_, Value::List(items) | Value::Set(items)) => items.iter().any(object),
+        (_, Value::Map(m)) => m.values().any(object),
+        _ => false,
+    }
+}
+
+/// A nested block type's value, or a nested attribute's: the objects of
+/// `block`, gathered as `nesting` says, merged with their prior objects.
+fn proposed_nested(nesting: Nesting, block: &Block, prior: &Value, config: &Value) -> Value {
+    match (nesting, config) {
         (Nesting::Single, _) => proposed_element(block, prior, config),
         (Nesting::List, Value::List(items)) => {
             let priors = match prior {

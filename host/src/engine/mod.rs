@@ -195,8 +195,8 @@ impl Engine {
         let mut errors = Vec::new();
         let ctx = config::EvalContext {
             variables: ws.variables.clone(),
-            locals: ws.config.locals.keys().map(|k| (k.clone(), Value::Unknown)).collect(),
-            resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::Unknown)).collect(),
+            locals: ws.config.locals.keys().map(|k| (k.clone(), Value::unknown())).collect(),
+            resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::unknown())).collect(),
             ..config::EvalContext::new(ws.dir())
         };
         for r in &ws.config.resources {
@@ -209,7 +209,7 @@ impl Engine {
                 Some(s) => {
                     let mut inst = ctx.clone();
                     inst.count_index = r.count.as_ref().map(|_| 0);
-                    inst.each = r.for_each.as_ref().map(|_| (Value::Unknown, Value::Unknown));
+                    inst.each = r.for_each.as_ref().map(|_| (Value::unknown(), Value::unknown()));
                     if let Err(d) = config::decode_body(&r.body, &s.block, &inst) {
                         errors.extend(d);
                     }

@@ -51,6 +51,7 @@ impl InstancePlanner<'_> {
         }
         let value = response.planned_state.clone();
         plan.changes.push(ResourceChange {
+            sensitive: response.sensitive,
             addr: self.addr.clone(),
             provider: self.gate.name().to_string(),
             action,
@@ -167,6 +168,7 @@ impl InstancePlanner<'_> {
         }
         let planned = unknown_computed(&self.schema.block, &config);
         plan.changes.push(ResourceChange {
+            sensitive: Vec::new(),
             addr: self.addr.clone(),
             provider: self.gate.name().to_string(),
             action: Action::Read,
@@ -230,7 +232,7 @@ fn unknown_computed(block: &crate::schema::Block, config: &Value) -> Value {
     let mut out = attrs.clone();
     for (name, a) in &block.attributes {
         if a.computed && out.get(name).is_none_or(Value::is_null) {
-            out.insert(name.clone(), Value::Unknown);
+            out.insert(name.clone(), Value::unknown());
         }
     }
     Value::Object(out)

@@ -83,6 +83,9 @@ pub enum ReplaceReason {
 pub struct ResourceChange {
     /// Which instance.
     pub addr: InstanceAddr,
+    /// Paths the provider marked sensitive in `planned`, redacted in plan
+    /// output like the schema's sensitive attributes.
+    pub sensitive: Vec<crate::value::Path>,
     /// The local name of its provider.
     pub provider: String,
     /// What will happen.
@@ -361,6 +364,7 @@ impl Planner {
                 };
                 match instance::decode_prior(Gate::new(provider.as_ref()), &object).await {
                     Ok(prior) => plan.changes.push(ResourceChange {
+                        sensitive: Vec::new(),
                         addr: inst.addr.clone(),
                         provider: inst.provider.clone(),
                         action: Action::Delete,
@@ -403,6 +407,7 @@ impl Planner {
                     return;
                 }
                 plan.changes.push(ResourceChange {
+                    sensitive: Vec::new(),
                     addr: inst.addr.clone(),
                     provider: inst.provider.clone(),
                     action: Action::Delete,

@@ -52,7 +52,7 @@ fn creates_what_the_state_lacks() {
     let plan = plan_with(&s, &State::new(), false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.a"), Action::Create);
     assert_eq!(plan.counts(), (1, 0, 0));
-    assert_eq!(plan.changes[0].planned.get_attr("id"), &Value::Unknown);
+    assert_eq!(plan.changes[0].planned.get_attr("id"), &Value::unknown());
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn updates_in_place_and_replaces_on_requires_replace() {
     let plan = plan_with(&s, &state, false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.a"), Action::Replace);
     assert_eq!(plan.changes[0].replace_reason, Some(ReplaceReason::RequiresReplace(vec![Path::root().attr("name")])));
-    assert_eq!(plan.changes[0].planned.get_attr("id"), &Value::Unknown, "a replacement is planned as a create");
+    assert_eq!(plan.changes[0].planned.get_attr("id"), &Value::unknown(), "a replacement is planned as a create");
     assert_eq!(plan.counts(), (1, 0, 1));
 }
 
@@ -117,7 +117,7 @@ fn unknown_values_flow_into_dependents() {
     let plan = plan_with(&s, &State::new(), false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.b"), Action::Create);
     let b = plan.change(&"fake_thing.b".parse().unwrap()).unwrap();
-    assert_eq!(b.config.get_attr("name"), &Value::Unknown);
+    assert_eq!(b.config.get_attr("name"), &Value::unknown());
     assert_eq!(b.dependencies, vec![crate::addr::ResourceAddr::managed("fake_thing", "a")]);
 }
 

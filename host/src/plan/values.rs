@@ -95,7 +95,7 @@ impl ResourceValues {
     /// The value a reference to the resource sees.
     pub fn resource_value(&self, addr: &ResourceAddr) -> Value {
         let instance = |key: Option<InstanceKey>| {
-            self.instances.get(&InstanceAddr { resource: addr.clone(), key }).cloned().unwrap_or(Value::Unknown)
+            self.instances.get(&InstanceAddr { resource: addr.clone(), key }).cloned().unwrap_or(Value::unknown())
         };
         match self.expansions.get(addr) {
             None | Some(Expansion::Single) => instance(None),
@@ -133,7 +133,7 @@ mod tests {
         v.set(&single.instance(), Value::string("x"));
         v.set(&InstanceAddr { resource: counted.clone(), key: Some(InstanceKey::Int(1)) }, Value::string("y"));
         assert_eq!(v.resource_value(&single), Value::string("x"));
-        assert_eq!(v.resource_value(&counted), Value::Tuple(vec![Value::Unknown, Value::string("y")]));
+        assert_eq!(v.resource_value(&counted), Value::Tuple(vec![Value::unknown(), Value::string("y")]));
         assert!(Expansion::Count(2).contains(Some(&InstanceKey::Int(1))));
         assert!(!Expansion::Count(2).contains(Some(&InstanceKey::Int(2))));
         assert!(!Expansion::Count(2).contains(None));

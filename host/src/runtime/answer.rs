@@ -75,8 +75,9 @@ impl AnswerSize for wit::Value {
 impl AnswerSize for wit::Node {
     fn answer_size(&self) -> usize {
         match &self.kind {
+            // A refinement's only unbounded part is its prefix.
+            wit::ValueNode::Unknown(r) => r.prefix.as_ref().map_or(0, String::len),
             wit::ValueNode::Null
-            | wit::ValueNode::Unknown
             | wit::ValueNode::Boolean(_)
             | wit::ValueNode::Integer(_)
             | wit::ValueNode::Float(_) => 0,

@@ -105,6 +105,31 @@ pub enum ConfigureError {
     },
 }
 
+/// The provider interface this host calls: a component must export it.
+pub const PROVIDER_INTERFACE: &str = "cairn:provider/provider@0.2.0";
+
+/// Refuses a component that exports an older `cairn:provider` interface
+/// than [`PROVIDER_INTERFACE`], by name, with what to do about it: its
+/// values would be misread (0.1.0 unknowns carry no refinements, its
+/// schemas no nested or write-only attributes), so it is never run.
+/// Anything else (no provider export at all) is left to linking, which
+/// names what is missing.
+pub fn check_abi(exports: &[String]) -> Result<(), String> {
+    if exports.iter().any(|e| e == PROVIDER_INTERFACE) {
+        return Ok(());
+    }
+    match exports.iter().find(|e| e.starts_with("cairn:provider/provider@")) {
+        Some(old) => {
+            let version = old.trim_start_matches("cairn:provider/provider@");
+            Err(format!(
+                "cairn:provider@{version} is no longer supported: rebuild the provider with cairn-sdk 0.2 \
+                 (or against the WIT package cairn:provider@0.2.0), which exports {PROVIDER_INTERFACE}"
+            ))
+        }
+        None => Ok(()),
+    }
+}
+
 impl Runtime {
     /// A runtime caching compiled components in the default cache directory:
     /// `$CAIRN_CACHE_DIR`, else `$XDG_CACHE_HOME/cairn`, else
@@ -135,12 +160,15 @@ impl Runtime {
         let engine = &self.shared.engine;
         let loaded =
             self.shared.cache.load(engine, wasm).with_context(|| format!("cannot compile provider {name:?}"))?;
+        let exports: Vec<String> =
+            loaded.component.component_type().exports(engine).map(|(name, _)| name.to_string()).collect();
+        check_abi(&exports).map_err(|e| anyhow::anyhow!("provider {name:?}: {e}"))?;
         let link = || -> wasmtime::Result<ProviderWorldPre<StoreState>> {
             ProviderWorldPre::new(self.shared.linker.instantiate_pre(&loaded.component)?)
         };
         let pre = link()
             .map_err(to_anyhow)
-            .with_context(|| format!("provider {name:?} does not fit the cairn:provider@0.1.0 world"))?;
+            .with_context(|| format!("provider {name:?} does not fit the {PROVIDER_INTERFACE} world"))?;
         Ok(LoadedProvider { name: name.into(), pre, from_cache: loaded.from_cache, shared: self.shared.clone() })
     }
 }
@@ -152,7 +180,7 @@ impl LoadedProvider {
     }
 
     /// What the component imports, by WIT name (`wasi:filesystem/types@0.2.12`,
-    /// `cairn:provider/log@0.1.0`, …): everything it could ask the host for,
+    /// `cairn:provider/log@0.2.0`, …): everything it could ask the host for,
     /// whether or not a sandbox grants it. Sorted.
     pub fn imports(&self) -> Vec<String> {
         let component = self.pre.instance_pre().component();

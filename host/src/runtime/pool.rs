@@ -156,6 +156,7 @@ impl Provider for WasmProvider {
                 requires_replace: answer.requires_replace.iter().map(|p| wire::path_from_wire(p)).collect(),
                 planned_private: answer.planned_private,
                 diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+                sensitive: wire::sensitive_marks(&answer.planned_state),
             })
         })
     }
@@ -179,6 +180,7 @@ impl Provider for WasmProvider {
                 new_state: self.decode(OP, &answer.new_state)?,
                 private: answer.private,
                 diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+                sensitive: wire::sensitive_marks(&answer.new_state),
             })
         })
     }

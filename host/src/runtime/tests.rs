@@ -419,3 +419,18 @@ fn the_bundled_local_provider_writes_inside_its_grant_only() {
     assert!(Diagnostics::has_errors(&refused.diagnostics), "{:?}", refused.diagnostics);
     assert!(!config_dir.path().join("secret.txt").exists());
 }
+
+#[test]
+fn a_component_built_against_the_old_abi_is_refused_with_what_to_do() {
+    let old = ["cairn:provider/provider@0.1.0".to_string()];
+    let err = check_abi(&old).unwrap_err();
+    assert!(
+        err.starts_with("cairn:provider@0.1.0 is no longer supported: rebuild the provider with cairn-sdk 0.2"),
+        "{err}"
+    );
+    assert!(check_abi(&[PROVIDER_INTERFACE.to_string()]).is_ok());
+    // A component exporting both (a bridge) speaks the current ABI.
+    assert!(check_abi(&[old[0].clone(), PROVIDER_INTERFACE.to_string()]).is_ok());
+    // No provider export at all is for linking to explain.
+    assert!(check_abi(&["wasi:cli/run@0.2.0".to_string()]).is_ok());
+}

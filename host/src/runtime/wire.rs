@@ -11,8 +11,8 @@ use std::fmt;
 
 use super::bindings::cairn::provider::types as wit;
 use crate::diag::{Diagnostic, Severity};
-use crate::schema::{Attribute, Block, NestedBlock, Nesting, ProviderSchema, Schema};
-use crate::value::{Number, Path, PathStep, Type, Value};
+use crate::schema::{Attribute, Block, NestedBlock, NestedType, Nesting, ProviderSchema, Schema};
+use crate::value::{Bound, Number, Path, PathStep, Refinements, Type, Value};
 
 /// The most nodes a flattened value, type or schema may have on the wire.
 pub const MAX_WIRE_NODES: usize = 1 << 20;
@@ -62,7 +62,7 @@ fn encode_value(value: &Value, nodes: &mut Vec<wit::Node>) -> u32 {
     nodes.push(wit::Node { kind: wit::ValueNode::Null, sensitive: false });
     let kind = match value {
         Value::Null => wit::ValueNode::Null,
-        Value::Unknown => wit::ValueNode::Unknown,
+        Value::Unknown(r) => wit::ValueNode::Unknown(refinements_to_wire(r.as_deref())),
         Value::Bool(b) => wit::ValueNode::Boolean(*b),
         Value::Number(Number::Int(i)) => wit::ValueNode::Integer(*i),
         Value::Number(Number::Float(f)) => wit::ValueNode::Float(*f),
@@ -75,6 +75,79 @@ fn encode_value(value: &Value, nodes: &mut Vec<wit::Node>) -> u32 {
     };
     nodes[at].kind = kind;
     index_u32(at)
+}
+
+fn refinements_to_wire(r: Option<&Refinements>) -> wit::Refinements {
+    let none = Refinements::default();
+    let r = r.unwrap_or(&none);
+    let bound = |b: &Bound| wit::NumberBound {
+        value: match b.value {
+            Number::Int(i) => wit::Number::Integer(i),
+            Number::Float(f) => wit::Number::Float(f),
+        },
+        inclusive: b.inclusive,
+    };
+    wit::Refinements {
+        not_null: r.not_null,
+        prefix: r.prefix.clone(),
+        lower: r.lower.as_ref().map(bound),
+        upper: r.upper.as_ref().map(bound),
+        min_length: r.min_length,
+        max_length: r.max_length,
+    }
+}
+
+/// Decodes refinements; a bound that is not a finite number is malformed.
+fn refinements_from_wire(r: &wit::Refinements) -> Result<Refinements, WireError> {
+    let bound = |b: &wit::NumberBound| -> Result<Bound, WireError> {
+        let value = match b.value {
+            wit::Number::Integer(i) => Number::Int(i),
+            wit::Number::Float(f) if f.is_finite() => Number::from_f64(f),
+            wit::Number::Float(f) => return malformed(format!("the bound {f} is not finite")),
+        };
+        Ok(Bound { value, inclusive: b.inclusive })
+    };
+    Ok(Refinements {
+        not_null: r.not_null,
+        prefix: r.prefix.clone(),
+        lower: r.lower.as_ref().map(bound).transpose()?,
+        upper: r.upper.as_ref().map(bound).transpose()?,
+        min_length: r.min_length,
+        max_length: r.max_length,
+    })
+}
+
+/// The paths of the nodes a provider marked sensitive in a value it
+/// returned (outermost marks only: everything inside a marked node is
+/// secret anyway). Call after [`value_from_wire_within`] accepted the
+/// value, so the indexes are known to be good; a bad one ends the walk.
+pub fn sensitive_marks(value: &wit::Value) -> Vec<Path> {
+    fn walk(nodes: &[wit::Node], at: u32, path: Path, depth: usize, out: &mut Vec<Path>) {
+        let Some(node) = nodes.get(at as usize) else { return };
+        if depth > MAX_DEPTH {
+            return;
+        }
+        if node.sensitive {
+            out.push(path);
+            return;
+        }
+        match &node.kind {
+            wit::ValueNode::List(xs) | wit::ValueNode::Set(xs) | wit::ValueNode::Tuple(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    walk(nodes, *x, path.index(i), depth + 1, out);
+                }
+            }
+            wit::ValueNode::Map(xs) => xs.iter().for_each(|(k, x)| walk(nodes, *x, path.key(k), depth + 1, out)),
+            wit::ValueNode::Object(xs) => xs.iter().for_each(|(k, x)| walk(nodes, *x, path.attr(k), depth + 1, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    // Most answers mark nothing: no walk at all then.
+    if value.nodes.iter().any(|n| n.sensitive) {
+        walk(&value.nodes, 0, Path::root(), 0, &mut out);
+    }
+    out
 }
 
 fn encode_all(values: &[Value], nodes: &mut Vec<wit::Node>) -> Vec<u32> {
@@ -91,8 +164,8 @@ fn index_u32(at: usize) -> u32 {
     u32::try_from(at).unwrap_or(u32::MAX)
 }
 
-/// Decodes a value a provider returned. Sensitive marks are ignored: the host
-/// decides what is sensitive from the schema.
+/// Decodes a value a provider returned. Sensitive marks are read apart, by
+/// [`sensitive_marks`].
 #[cfg(test)]
 pub fn value_from_wire(value: &wit::Value) -> Result<Value, WireError> {
     value_from_wire_within(value, MAX_DEPTH)
@@ -144,7 +217,7 @@ impl Decoder<'_, wit::Node> {
     fn value(&mut self, at: u32, depth: usize) -> Result<Value, WireError> {
         Ok(match &self.node(at, depth)?.kind {
             wit::ValueNode::Null => Value::Null,
-            wit::ValueNode::Unknown => Value::Unknown,
+            wit::ValueNode::Unknown(r) => Value::refined(refinements_from_wire(r)?),
             wit::ValueNode::Boolean(b) => Value::Bool(*b),
             wit::ValueNode::Integer(i) => Value::Number(Number::Int(*i)),
             wit::ValueNode::Float(f) if f.is_finite() => Value::Number(Number::from_f64(*f)),
@@ -255,7 +328,18 @@ impl Decoder<'_, wit::Block> {
         let wire = self.node(at, depth)?;
         let mut block = Block { description: wire.description.clone(), ..Block::default() };
         for attr in &wire.attributes {
-            let decoded = attribute_from_wire(attr)?;
+            let mut decoded = attribute_from_wire(attr)?;
+            if let Some(nested) = &attr.nested {
+                // The objects' attributes are a block of the schema's list
+                // that holds attributes only.
+                let inner = self.block(nested.block, depth + 1)?;
+                if !inner.blocks.is_empty() {
+                    return malformed(format!("the nested attribute {:?} holds nested blocks", attr.name));
+                }
+                let nested = NestedType { nesting: nesting_from_wire(nested.nesting), block: inner };
+                decoded.ty = nested.implied_type();
+                decoded.nested = Some(nested);
+            }
             if block.attributes.insert(attr.name.clone(), decoded).is_some() {
                 return malformed(format!("duplicate attribute {:?}", attr.name));
             }
@@ -276,10 +360,18 @@ impl Decoder<'_, wit::Block> {
     }
 }
 
+/// An attribute, but for its nested type (which needs the schema's other
+/// blocks): the type of a nested attribute is left dynamic here.
 fn attribute_from_wire(attr: &wit::Attribute) -> Result<Attribute, WireError> {
-    let ty = type_from_wire(&attr.type_).map_err(|e| WireError(format!("attribute {:?}: {}", attr.name, e.0)))?;
+    let ty = if attr.nested.is_some() {
+        Type::Dynamic
+    } else {
+        type_from_wire(&attr.type_).map_err(|e| WireError(format!("attribute {:?}: {}", attr.name, e.0)))?
+    };
     Ok(Attribute {
         ty,
+        nested: None,
+        write_only: attr.write_only,
         required: attr.required,
         optional: attr.optional,
         computed: attr.computed,
@@ -364,9 +456,9 @@ mod tests {
         let v = Value::object([
             ("s", Value::string("x")),
             ("n", Value::Null),
-            ("u", Value::Unknown),
+            ("u", Value::unknown()),
             ("b", Value::Bool(true)),
-            ("l", Value::List(vec![Value::int(1), Value::Unknown])),
+            ("l", Value::List(vec![Value::int(1), Value::unknown()])),
             ("set", Value::set(vec![Value::string("b"), Value::string("a")])),
             ("t", Value::Tuple(vec![Value::Bool(false), Value::string("y")])),
             ("m", Value::Map([("k".to_string(), Value::Object(BTreeMap::new()))].into())),
@@ -379,7 +471,7 @@ mod tests {
     fn null_is_the_empty_node_list() {
         assert!(value_to_wire(&Value::Null).nodes.is_empty());
         assert_eq!(round_trip(&Value::Null), Value::Null);
-        assert_eq!(round_trip(&Value::Unknown), Value::Unknown);
+        assert_eq!(round_trip(&Value::unknown()), Value::unknown());
     }
 
     #[test]
@@ -398,11 +490,84 @@ mod tests {
     }
 
     #[test]
-    fn sensitive_marks_are_not_sent_and_ignored_back() {
+    fn sensitive_marks_are_not_sent_and_read_apart() {
         let wire = value_to_wire(&Value::object([("a", Value::string("x"))]));
         assert!(wire.nodes.iter().all(|n| !n.sensitive));
+        assert!(sensitive_marks(&wire).is_empty());
         let marked = wit::Value { nodes: vec![wit::Node { kind: wit::ValueNode::Boolean(true), sensitive: true }] };
         assert_eq!(value_from_wire(&marked).unwrap(), Value::Bool(true));
+        assert_eq!(sensitive_marks(&marked), vec![Path::root()]);
+        let nested = wit::Value {
+            nodes: vec![
+                node(wit::ValueNode::Object(vec![("a".into(), 1), ("b".into(), 2)])),
+                node(wit::ValueNode::List(vec![3])),
+                node(wit::ValueNode::Text("public".into())),
+                wit::Node { kind: wit::ValueNode::Text("secret".into()), sensitive: true },
+            ],
+        };
+        assert_eq!(sensitive_marks(&nested), vec![Path::root().attr("a").index(0)]);
+    }
+
+    #[test]
+    fn refinements_round_trip() {
+        let r = Refinements {
+            not_null: true,
+            prefix: Some("arn:".into()),
+            lower: Some(Bound::inclusive(Number::Int(i64::MIN))),
+            upper: Some(Bound { value: Number::Float(2.5), inclusive: false }),
+            min_length: Some(1),
+            max_length: Some(3),
+        };
+        let v = Value::object([("u", Value::refined(r)), ("plain", Value::unknown())]);
+        assert_eq!(round_trip(&v), v);
+        let bad = wit::Refinements {
+            lower: Some(wit::NumberBound { value: wit::Number::Float(f64::NAN), inclusive: true }),
+            ..refinements_to_wire(None)
+        };
+        let err = value_from_wire(&wit::Value { nodes: vec![node(wit::ValueNode::Unknown(bad))] }).unwrap_err();
+        assert!(err.0.contains("not finite"), "{err}");
+    }
+
+    #[test]
+    fn nested_attribute_types_decode() {
+        let wire_login = wit::Attribute {
+            nested: Some(wit::NestedType { nesting: wit::Nesting::List, block: 1 }),
+            type_: wit::TypeExpr { nodes: vec![] },
+            ..attr("login", vec![])
+        };
+        let password = wit::Attribute { write_only: true, ..attr("password", vec![wit::TypeNode::Text]) };
+        let schema = wit::Schema {
+            version: 0,
+            blocks: vec![
+                wit::Block { attributes: vec![wire_login.clone()], ..empty_block() },
+                wit::Block { attributes: vec![password], ..empty_block() },
+            ],
+        };
+        let block = schema_from_wire(&schema).unwrap().block;
+        let login = &block.attributes["login"];
+        let nested = login.nested.as_ref().expect("a nested type");
+        assert_eq!(nested.nesting, Nesting::List);
+        assert!(nested.block.attributes["password"].write_only);
+        assert_eq!(login.ty, Type::List(Box::new(Type::Object([("password".to_string(), Type::String)].into()))));
+        assert_eq!(block.implied_type(), Type::Object([("login".to_string(), login.ty.clone())].into()));
+        // The objects of a nested attribute hold attributes, not blocks.
+        let inner_block =
+            wit::NestedBlock { name: "b".into(), nesting: wit::Nesting::Single, block: 2, min_items: 0, max_items: 0 };
+        let bad = wit::Schema {
+            version: 0,
+            blocks: vec![
+                wit::Block {
+                    attributes: vec![wit::Attribute {
+                        nested: Some(wit::NestedType { nesting: wit::Nesting::Single, block: 1 }),
+                        ..wire_login
+                    }],
+                    ..empty_block()
+                },
+                wit::Block { blocks: vec![inner_block], ..empty_block() },
+                empty_block(),
+            ],
+        };
+        assert!(schema_from_wire(&bad).unwrap_err().0.contains("holds nested blocks"));
     }
 
     #[test]
@@ -468,6 +633,8 @@ mod tests {
         wit::Attribute {
             name: name.into(),
             type_: wit::TypeExpr { nodes: ty },
+            nested: None,
+            write_only: false,
             required: false,
             optional: true,
             computed: true,

@@ -389,6 +389,7 @@ mod tests {
                 attributes: serde_json::json!({"id": "old"}),
                 private: b"old secret".to_vec(),
             }],
+            sensitive_attributes: vec![crate::value::Path::root().attr("keepers").key("k")],
         });
         state.set(instance("local_file.pages[\"index\"]"));
         state.pending.push(PendingOperation::now("random_id.x[3]".parse().unwrap(), Some("0000000a"), "delete", "k3"));

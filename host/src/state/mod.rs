@@ -165,6 +165,11 @@ pub struct InstanceState {
     /// and wait for deletion; omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deposed: Vec<DeposedObject>,
+    /// Paths the provider marked sensitive in the attributes (beyond the
+    /// schema's sensitive attributes), redacted wherever the object is
+    /// shown; omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sensitive_attributes: Vec<crate::value::Path>,
 }
 
 impl InstanceState {
@@ -186,6 +191,7 @@ impl InstanceState {
             status: InstanceStatus::Ready,
             create_before_destroy: false,
             deposed: Vec::new(),
+            sensitive_attributes: Vec::new(),
         }
     }
 }

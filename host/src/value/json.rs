@@ -10,15 +10,82 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json, json};
 
-use super::{Number, Path, Type, TypeError, Value};
+use super::{Bound, Number, Path, Refinements, Type, TypeError, Value};
+
+/// Refinements as a JSON object with only the keys that say something:
+/// `not_null` (true), `prefix` (a string), `lower` / `upper` (a number, or
+/// `{"value": n, "inclusive": false}` for an exclusive bound),
+/// `min_length` / `max_length` (whole numbers).
+pub fn refinements_to_json(r: &Refinements) -> Json {
+    let mut o = Map::new();
+    if r.not_null {
+        o.insert("not_null".into(), Json::Bool(true));
+    }
+    if let Some(p) = &r.prefix {
+        o.insert("prefix".into(), Json::String(p.clone()));
+    }
+    let bound = |b: &Bound| {
+        let n = to_json(&Value::Number(b.value));
+        if b.inclusive { n } else { json!({"value": n, "inclusive": false}) }
+    };
+    if let Some(b) = &r.lower {
+        o.insert("lower".into(), bound(b));
+    }
+    if let Some(b) = &r.upper {
+        o.insert("upper".into(), bound(b));
+    }
+    if let Some(n) = r.min_length {
+        o.insert("min_length".into(), Json::from(n));
+    }
+    if let Some(n) = r.max_length {
+        o.insert("max_length".into(), Json::from(n));
+    }
+    Json::Object(o)
+}
+
+/// Reads what [`refinements_to_json`] writes; `true` is no refinement.
+/// Unknown keys are an error, so a typo cannot drop a promise.
+pub fn refinements_from_json(j: &Json) -> Result<Refinements, String> {
+    let o = match j {
+        Json::Bool(true) => return Ok(Refinements::default()),
+        Json::Object(o) => o,
+        other => return Err(format!("refinements are `true` or an object, not {other}")),
+    };
+    let mut r = Refinements::default();
+    let bound = |j: &Json| -> Result<Bound, String> {
+        let (n, inclusive) = match j {
+            Json::Object(b) => (b.get("value").unwrap_or(&Json::Null), b.get("inclusive") != Some(&Json::Bool(false))),
+            n => (n, true),
+        };
+        match n {
+            Json::Number(n) => Ok(Bound { value: json_number(n), inclusive }),
+            other => Err(format!("a bound is a number, not {other}")),
+        }
+    };
+    let length = |j: &Json| j.as_u64().ok_or_else(|| format!("a length bound is a whole number, not {j}"));
+    for (k, v) in o {
+        match k.as_str() {
+            "not_null" => r.not_null = v.as_bool().ok_or("`not_null` is true or false")?,
+            "prefix" => r.prefix = Some(v.as_str().ok_or("`prefix` is a string")?.to_string()),
+            "lower" => r.lower = Some(bound(v)?),
+            "upper" => r.upper = Some(bound(v)?),
+            "min_length" => r.min_length = Some(length(v)?),
+            "max_length" => r.max_length = Some(length(v)?),
+            other => return Err(format!("unknown refinement `{other}`")),
+        }
+    }
+    Ok(r)
+}
 
 /// The value as plain JSON. Sets and tuples become arrays, maps and objects
 /// become JSON objects. An unknown (which never reaches a state) becomes the
-/// object `{"$unknown": true}`.
+/// object `{"$unknown": true}`, or `{"$unknown": {…}}` with its refinements
+/// (see [`refinements_to_json`]).
 pub fn to_json(v: &Value) -> Json {
     match v {
         Value::Null => Json::Null,
-        Value::Unknown => json!({"$unknown": true}),
+        Value::Unknown(None) => json!({"$unknown": true}),
+        Value::Unknown(Some(r)) => json!({ "$unknown": refinements_to_json(r) }),
         Value::Bool(b) => Json::Bool(*b),
         Value::Number(Number::Int(i)) => Json::from(*i),
         Value::Number(Number::Float(f)) => serde_json::Number::from_f64(*f).map(Json::Number).unwrap_or(Json::Null),

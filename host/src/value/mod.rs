@@ -8,13 +8,18 @@
 
 mod json;
 mod path;
+mod refine;
 mod types;
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use json::{from_json, from_json_untyped, to_json, to_json_typed, type_from_json, type_to_json};
+pub use json::{
+    from_json, from_json_untyped, refinements_from_json, refinements_to_json, to_json, to_json_typed, type_from_json,
+    type_to_json,
+};
 pub use path::{Path, PathStep};
+pub use refine::{Bound, Refinements};
 pub use types::{Type, TypeError, parse_number};
 
 /// A number that keeps 64-bit integers and doubles exact.
@@ -81,8 +86,11 @@ pub enum Value {
     /// The absence of a value.
     #[default]
     Null,
-    /// Known only after apply.
-    Unknown,
+    /// Known only after apply, with what is already known about it (see
+    /// [`Refinements`]; `None` says nothing). Build with
+    /// [`Value::unknown`] or [`Value::refined`], which keep "nothing known"
+    /// as `None` so that equal unknowns compare equal.
+    Unknown(Option<Box<Refinements>>),
     /// true or false.
     Bool(bool),
     /// A number.
@@ -103,6 +111,26 @@ pub enum Value {
 }
 
 impl Value {
+    /// A plain unknown value: nothing known about it.
+    pub fn unknown() -> Value {
+        Value::Unknown(None)
+    }
+
+    /// An unknown value with `refinements` (a plain unknown when they say
+    /// nothing).
+    pub fn refined(refinements: Refinements) -> Value {
+        if refinements.is_empty() { Value::Unknown(None) } else { Value::Unknown(Some(Box::new(refinements))) }
+    }
+
+    /// The refinements of an unknown value (`None` for a plain unknown or
+    /// a value that is not unknown).
+    pub fn refinements(&self) -> Option<&Refinements> {
+        match self {
+            Value::Unknown(r) => r.as_deref(),
+            _ => None,
+        }
+    }
+
     /// A string value.
     pub fn string(s: impl Into<String>) -> Value {
         Value::String(s.into())
@@ -132,13 +160,13 @@ impl Value {
 
     /// Whether this value itself is unknown (not looking inside).
     pub fn is_unknown(&self) -> bool {
-        matches!(self, Value::Unknown)
+        matches!(self, Value::Unknown(_))
     }
 
     /// Whether this value contains no unknown anywhere inside it.
     pub fn is_wholly_known(&self) -> bool {
         match self {
-            Value::Unknown => false,
+            Value::Unknown(_) => false,
             Value::List(v) | Value::Set(v) | Value::Tuple(v) => v.iter().all(Value::is_wholly_known),
             Value::Map(m) | Value::Object(m) => m.values().all(Value::is_wholly_known),
             _ => true,
@@ -176,7 +204,7 @@ impl Value {
         let mut here = self;
         for step in path.steps() {
             if here.is_unknown() {
-                return Value::Unknown;
+                return Value::unknown();
             }
             here = match (step, here) {
                 (PathStep::Attr(k) | PathStep::Key(k), Value::Object(m) | Value::Map(m)) => {
@@ -195,7 +223,7 @@ impl Value {
     pub fn kind_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
-            Value::Unknown => "unknown",
+            Value::Unknown(_) => "unknown",
             Value::Bool(_) => "bool",
             Value::Number(_) => "number",
             Value::String(_) => "string",
@@ -224,7 +252,7 @@ impl Value {
 fn write_hcl(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
-        Value::Unknown => out.push_str("(known after apply)"),
+        Value::Unknown(_) => out.push_str("(known after apply)"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&n.to_string()),
         Value::String(s) => out.push_str(&quote(s)),
@@ -306,10 +334,10 @@ mod tests {
     fn at_follows_paths_and_unknowns() {
         let v = Value::object([
             ("keepers", Value::Map([("a".to_string(), Value::string("1"))].into())),
-            ("hex", Value::Unknown),
+            ("hex", Value::unknown()),
         ]);
         assert_eq!(v.at(&Path::root().attr("keepers").key("a")), Value::string("1"));
-        assert_eq!(v.at(&Path::root().attr("hex").key("x")), Value::Unknown);
+        assert_eq!(v.at(&Path::root().attr("hex").key("x")), Value::unknown());
         assert_eq!(v.at(&Path::root().attr("missing")), Value::Null);
         assert!(!v.is_wholly_known());
     }

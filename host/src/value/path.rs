@@ -3,8 +3,10 @@
 
 use std::fmt;
 
-/// One step from a value into one of its parts.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// One step from a value into one of its parts. In JSON (state files):
+/// `{"attr": "a"}`, `{"key": "k"}`, `{"index": 0}`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PathStep {
     /// An object attribute or nested block type.
     Attr(String),
@@ -15,7 +17,8 @@ pub enum PathStep {
 }
 
 /// A path from the root of a value. The empty path is the value itself.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+/// In JSON, the list of its steps.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Path(Vec<PathStep>);
 
 impl Path {

@@ -122,7 +122,7 @@ impl Type {
             message: format!("{} is required, got {}", self.article_name(), article(value.kind_name())),
         };
         match (self, value) {
-            (_, Value::Null | Value::Unknown) | (Type::Dynamic, _) => Ok(()),
+            (_, Value::Null | Value::Unknown(_)) | (Type::Dynamic, _) => Ok(()),
             (Type::Bool, Value::Bool(_)) | (Type::Number, Value::Number(_)) | (Type::String, Value::String(_)) => {
                 Ok(())
             }
@@ -151,7 +151,7 @@ impl Type {
     pub fn of(value: &Value) -> Type {
         let first = |v: &[Value]| Box::new(v.iter().find(|e| !e.is_null()).map(Type::of).unwrap_or(Type::Dynamic));
         match value {
-            Value::Null | Value::Unknown => Type::Dynamic,
+            Value::Null | Value::Unknown(_) => Type::Dynamic,
             Value::Bool(_) => Type::Bool,
             Value::Number(_) => Type::Number,
             Value::String(_) => Type::String,
@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn check_is_strict() {
         assert!(Type::String.check(&Value::int(1)).is_err());
-        assert!(Type::String.check(&Value::Unknown).is_ok());
+        assert!(Type::String.check(&Value::unknown()).is_ok());
         let obj = Type::Object([("a".to_string(), Type::Number)].into());
         let err = obj.check(&Value::object([("b", Value::int(1))])).unwrap_err();
         assert_eq!(err.path.to_string(), ".b");

@@ -266,7 +266,7 @@ mod tests {
         assert_eq!(p.get_attr("file_permission").as_str(), Some("0777"));
         assert_eq!(p.get_attr("id").as_str(), Some("aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"));
         let mut unknown = file("out/a.txt", "x");
-        unknown.set_attr("content", Value::Unknown);
+        unknown.set_attr("content", Value::unknown());
         assert!(plan(Value::Null, unknown).planned_state.get_attr("id").is_unknown());
     }
 

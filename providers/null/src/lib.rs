@@ -56,7 +56,7 @@ impl Provider for Null {
                 // `output` follows `input`, which only apply copies over; an
                 // unchanged input keeps the prior output the host merged in.
                 if !req.is_create() && req.config.get_attr("input") != req.prior_state.get_attr("input") {
-                    resp.set("output", Value::Unknown)
+                    resp.set("output", Value::unknown())
                 } else {
                     resp
                 }
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn apply_fills_unknowns_and_keeps_known_values() {
-        let planned = data(Value::list([1, 2]), Value::Null, Value::Unknown, Value::Unknown);
+        let planned = data(Value::list([1, 2]), Value::Null, Value::unknown(), Value::unknown());
         let req = ApplyRequest {
             type_name: "null_data".into(),
             schema: Null::schema().resource_schema("null_data").unwrap().clone(),
@@ -159,7 +159,7 @@ mod tests {
 
         let req = ApplyRequest {
             type_name: "null_resource".into(),
-            planned_state: Value::object([("triggers", Value::Null), ("id", Value::Unknown)]),
+            planned_state: Value::object([("triggers", Value::Null), ("id", Value::unknown())]),
             ..req
         };
         let id = Null.apply(req).unwrap().new_state.get_attr("id").as_str().unwrap().to_owned();

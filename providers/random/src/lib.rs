@@ -123,7 +123,21 @@ impl Provider for Random {
             .filter(|(_, a)| a.required || a.optional)
             .map(|(n, _)| n.clone())
             .collect();
-        Ok(resp.requires_replace(arguments))
+        let mut resp = resp.requires_replace(arguments);
+        // What apply will certainly produce is promised now: every result
+        // exists (so `random_id.x.hex != null` is known while planning),
+        // and the encodings of a `random_id` start with its prefix.
+        let prefix = req.config.get_attr("prefix").as_str().filter(|p| !p.is_empty()).map(str::to_owned);
+        for name in ["hex", "b64_url", "b64_std", "dec", "id", "result"] {
+            if resp.planned_state.get_attr(name).is_unknown() {
+                let mut promise = Value::unknown().not_null();
+                if let (Some(p), true) = (&prefix, name != "id") {
+                    promise = promise.prefix(p.clone());
+                }
+                resp.planned_state.set_attr(name, promise);
+            }
+        }
+        Ok(resp)
     }
 
     fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
@@ -295,6 +309,19 @@ mod tests {
     }
 
     #[test]
+    fn unknown_results_are_promised_not_null_and_prefixed() {
+        let config = Value::object([("byte_length", Value::from(4)), ("prefix", Value::from("app-"))]);
+        let planned = plan("random_id", Value::Null, config.clone()).planned_state;
+        let hex = planned.get_attr("hex").refinements().cloned().expect("hex is a refined unknown");
+        assert!(hex.not_null);
+        assert_eq!(hex.prefix.as_deref(), Some("app-"));
+        let id = planned.get_attr("id").refinements().cloned().expect("id is a refined unknown");
+        assert!(id.not_null && id.prefix.is_none());
+        // Apply keeps the promise.
+        assert!(create("random_id", config).get_attr("hex").as_str().unwrap().starts_with("app-"));
+    }
+
+    #[test]
     fn decimal_conversion_handles_any_length() {
         assert_eq!(big_endian_decimal(&[]), "0");
         assert_eq!(big_endian_decimal(&[0, 0]), "0");
@@ -367,7 +394,7 @@ mod tests {
         assert!(password(&too_many).is_err());
         let bad = Value::object([("byte_length", 0)]);
         assert_eq!(Random.validate("random_id", &bad).len(), 1);
-        assert!(Random.validate("random_id", &Value::object([("byte_length", Value::Unknown)])).is_empty());
+        assert!(Random.validate("random_id", &Value::object([("byte_length", Value::unknown())])).is_empty());
     }
 
     #[test]

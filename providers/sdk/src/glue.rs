@@ -143,7 +143,9 @@ impl<P: Provider> abi::Guest for Glue<P> {
             let resp = provider.plan(req)?;
             Ok((
                 abi::PlanResponse {
-                    planned_state: encode(&resp.planned_state, &schema),
+                    planned_state: resp
+                        .planned_state
+                        .to_wire_marked(&|name| schema.is_sensitive(name) || resp.sensitive.iter().any(|s| s == name)),
                     requires_replace: resp.requires_replace.iter().map(Path::to_wire).collect(),
                     planned_private: resp.planned_private,
                     diagnostics: Vec::new(),
@@ -188,7 +190,9 @@ impl<P: Provider> abi::Guest for Glue<P> {
             }
             Ok((
                 abi::ApplyResponse {
-                    new_state: encode(&resp.new_state, &schema),
+                    new_state: resp
+                        .new_state
+                        .to_wire_marked(&|name| schema.is_sensitive(name) || resp.sensitive.iter().any(|s| s == name)),
                     private: resp.private,
                     diagnostics: Vec::new(),
                 },
@@ -325,7 +329,7 @@ mod tests {
         G::apply_resource(abi::ApplyRequest {
             type_name: "echo".into(),
             prior_state: Value::Null.to_wire(),
-            planned_state: obj(name, Value::Unknown),
+            planned_state: obj(name, Value::unknown()),
             config: obj(name, Value::Null),
             planned_private: Vec::new(),
             idempotency_key: "k".into(),

@@ -78,7 +78,7 @@ mod value;
 pub use diag::{Diagnostic, Path, PathStep, Severity};
 pub use provider::{ApplyRequest, ApplyResponse, PlanRequest, PlanResponse, Provider, ReadRequest};
 pub use schema::{Attr, Block, NestedBlock, Nesting, ProviderSchema, Schema, Type};
-pub use value::{Number, Value, WireError};
+pub use value::{Number, Refinements, Value, WireError};
 
 /// Implementation details used by [`export_provider!`]; not a stable API.
 #[doc(hidden)]

@@ -156,7 +156,7 @@ impl PlanRequest {
 pub struct PlanResponse {
     /// The predicted new state. Must keep every non-null configured value
     /// (or the prior one); may set computed attributes the configuration
-    /// leaves null, using [`Value::Unknown`] for what only apply can tell.
+    /// leaves null, using [`Value::unknown()`] for what only apply can tell.
     pub planned_state: Value,
     /// Attributes whose change cannot be made in place: if any differs from
     /// the prior state, the host replaces the object.
@@ -165,6 +165,9 @@ pub struct PlanResponse {
     pub planned_private: Vec<u8>,
     /// Warnings to show (errors belong in the `Err` of `plan`).
     pub diagnostics: Vec<Diagnostic>,
+    /// Top-level attributes to mark sensitive in `planned_state` beyond
+    /// those the schema marks: the host redacts them in plan output.
+    pub sensitive: Vec<String>,
     /// What the helpers need to know about the request.
     ctx: Option<PlanContext>,
 }
@@ -186,11 +189,13 @@ impl PlanResponse {
             requires_replace: Vec::new(),
             planned_private: Vec::new(),
             diagnostics: Vec::new(),
+            sensitive: Vec::new(),
             ctx: None,
         }
     }
 
-    /// The default plan: the proposed new state, where on create every
+    /// The default plan: the proposed new state with write-only attributes
+    /// null, where on create every
     /// top-level computed attribute the configuration leaves null becomes
     /// unknown
     /// (on update they keep their prior values, which the host already
@@ -202,7 +207,9 @@ impl PlanResponse {
             .filter(|name| req.config.get_attr(name).is_null())
             .map(str::to_owned)
             .collect();
-        let mut resp = PlanResponse::new(req.proposed_new_state.clone());
+        // Write-only values reach the provider in the request and never
+        // the plan: the host refuses a plan that keeps one.
+        let mut resp = PlanResponse::new(req.schema.block.null_write_only(&req.proposed_new_state));
         resp.planned_private = req.prior_private.clone();
         resp.ctx = Some(PlanContext { prior: req.prior_state.clone(), config: req.config.clone(), free });
         if req.is_create() {
@@ -214,7 +221,7 @@ impl PlanResponse {
     fn mark_free_unknown(&mut self) {
         let Some(ctx) = &self.ctx else { return };
         for name in &ctx.free {
-            self.planned_state.set_attr(name.clone(), Value::Unknown);
+            self.planned_state.set_attr(name.clone(), Value::unknown());
         }
     }
 
@@ -264,13 +271,20 @@ impl PlanResponse {
     }
 
     /// Set the planned value of the top-level attribute `name` (a computed
-    /// attribute the provider can predict, or [`Value::Unknown`]).
+    /// attribute the provider can predict, or [`Value::unknown()`]).
     pub fn set(mut self, name: &str, value: impl Into<Value>) -> PlanResponse {
         self.planned_state.set_attr(name, value);
         self
     }
 
-    /// Add a warning.
+    /// Mark the top-level attribute `name` of the planned state sensitive
+    /// (a value the schema cannot know is secret).
+    pub fn mark_sensitive(mut self, name: impl Into<String>) -> PlanResponse {
+        self.sensitive.push(name.into());
+        self
+    }
+
+    /// Add a warning for the user.
     pub fn warn(mut self, diagnostic: Diagnostic) -> PlanResponse {
         self.diagnostics.push(diagnostic);
         self
@@ -313,7 +327,7 @@ impl ApplyRequest {
     /// changing a value the plan promised.
     pub fn planned_or(&self, name: &str, compute: impl FnOnce() -> Value) -> Value {
         match self.planned_state.get_attr(name) {
-            Value::Unknown => compute(),
+            Value::Unknown(_) => compute(),
             v if v.is_known() => v.clone(),
             // Partly unknown (a list with an unknown element): the provider
             // must compute it whole.
@@ -332,12 +346,22 @@ pub struct ApplyResponse {
     pub private: Vec<u8>,
     /// Warnings; or an error together with a partial `new_state`.
     pub diagnostics: Vec<Diagnostic>,
+    /// Top-level attributes to mark sensitive in `new_state` beyond those
+    /// the schema marks: the host redacts them in plan output, `show` and
+    /// `-json` output (a value that turned out secret, say).
+    pub sensitive: Vec<String>,
 }
 
 impl ApplyResponse {
     /// The object now has state `new_state`.
     pub fn new(new_state: Value) -> ApplyResponse {
-        ApplyResponse { new_state, private: Vec::new(), diagnostics: Vec::new() }
+        ApplyResponse { new_state, private: Vec::new(), diagnostics: Vec::new(), sensitive: Vec::new() }
+    }
+
+    /// Mark the top-level attribute `name` of the new state sensitive.
+    pub fn sensitive(mut self, name: impl Into<String>) -> ApplyResponse {
+        self.sensitive.push(name.into());
+        self
     }
 
     /// The object is gone.
@@ -441,7 +465,7 @@ mod tests {
     #[test]
     fn unknown_config_in_a_replacing_attribute_means_replacement() {
         let mut cfg = config("x");
-        cfg.set_attr("content", Value::Unknown);
+        cfg.set_attr("content", Value::unknown());
         let resp = PlanResponse::from_proposed(&request(prior("x"), cfg)).requires_replace(["content"]);
         assert!(resp.planned_state.get_attr("id").is_unknown());
     }
@@ -460,7 +484,7 @@ mod tests {
             type_name: "t".into(),
             schema: schema(),
             prior_state: Value::Null,
-            planned_state: Value::object([("id", Value::Unknown), ("mode", Value::from("0600"))]),
+            planned_state: Value::object([("id", Value::unknown()), ("mode", Value::from("0600"))]),
             config: Value::Null,
             planned_private: Vec::new(),
             idempotency_key: "k".into(),

@@ -109,6 +109,15 @@ pub struct Attr {
     pub computed: bool,
     /// Never display the value; the SDK also marks it sensitive on the wire.
     pub sensitive: bool,
+    /// Sent on plan and apply, never stored: planned and returned null
+    /// ([`PlanResponse::from_proposed`](crate::PlanResponse::from_proposed)
+    /// does that). For secrets that must not persist.
+    pub write_only: bool,
+    /// A nested attribute type: the value is an object of this block's
+    /// attributes, or a list, set or map of such objects. Declared like a
+    /// nested block (see [`Attr::nested`]), but the attribute as a whole
+    /// may be null, unknown, optional, computed or sensitive.
+    pub nested: Option<(Nesting, Block)>,
     /// Shown to users by `cairn providers schema`.
     pub description: String,
 }
@@ -118,7 +127,44 @@ impl Attr {
     /// [`required`](Self::required), [`optional`](Self::optional),
     /// [`computed`](Self::computed).
     pub fn of(ty: Type) -> Attr {
-        Attr { ty, required: false, optional: false, computed: false, sensitive: false, description: String::new() }
+        Attr {
+            ty,
+            required: false,
+            optional: false,
+            computed: false,
+            sensitive: false,
+            write_only: false,
+            nested: None,
+            description: String::new(),
+        }
+    }
+
+    /// A nested attribute type: objects of `block`'s attributes, gathered
+    /// as `nesting` says. Written in configuration as an expression
+    /// (`login = { user = "a" }`, `rules = [{ port = 80 }]`), unlike a
+    /// nested block. `block` holds attributes only (nested ones too).
+    ///
+    /// ```
+    /// use cairn_sdk::{Attr, Block, Nesting};
+    /// let rules = Attr::nested(Nesting::List, Block::new().attribute("port", Attr::number().required())).optional();
+    /// # let _ = rules;
+    /// ```
+    pub fn nested(nesting: Nesting, block: Block) -> Attr {
+        let object = Type::Object(block.attributes.iter().map(|(n, a)| (n.clone(), a.ty.clone())).collect());
+        let ty = match nesting {
+            Nesting::Single => object,
+            Nesting::List => Type::list(object),
+            Nesting::Set => Type::set(object),
+            Nesting::Map => Type::map(object),
+        };
+        Attr { nested: Some((nesting, block)), ..Attr::of(ty) }
+    }
+
+    /// Write-only: the configured value reaches plan and apply, and is
+    /// never stored in state or plan.
+    pub fn write_only(mut self) -> Attr {
+        self.write_only = true;
+        self
     }
 
     /// A string attribute.
@@ -189,16 +235,32 @@ impl Attr {
         self
     }
 
-    fn to_wire(&self, name: &str) -> wire::Attribute {
+    fn to_wire(&self, name: &str, out: &mut Vec<wire::Block>) -> wire::Attribute {
+        let nested = self
+            .nested
+            .as_ref()
+            .map(|(nesting, block)| wire::NestedType { nesting: nesting_to_wire(*nesting), block: block.encode(out) });
         wire::Attribute {
             name: name.to_owned(),
-            type_: self.ty.to_wire(),
+            // The host derives a nested attribute's type from `nested`.
+            type_: if nested.is_some() { wire::TypeExpr { nodes: Vec::new() } } else { self.ty.to_wire() },
+            nested,
             required: self.required,
             optional: self.optional,
             computed: self.computed,
             sensitive: self.sensitive,
+            write_only: self.write_only,
             description: self.description.clone(),
         }
+    }
+}
+
+fn nesting_to_wire(nesting: Nesting) -> wire::Nesting {
+    match nesting {
+        Nesting::Single => wire::Nesting::Single,
+        Nesting::List => wire::Nesting::List,
+        Nesting::Set => wire::Nesting::Set,
+        Nesting::Map => wire::Nesting::Map,
     }
 }
 
@@ -307,6 +369,32 @@ impl Block {
         self.attributes.iter().find(|(n, _)| n == name).map(|(_, a)| a)
     }
 
+    /// `value` (an object of this block) with every write-only attribute,
+    /// at any depth, null: what a plan or a new state must hold.
+    pub fn null_write_only(&self, value: &Value) -> Value {
+        let Value::Object(m) = value else { return value.clone() };
+        let mut out = m.clone();
+        let each = |block: &Block, nesting: Nesting, v: &Value| match (nesting, v) {
+            (Nesting::Single, o) => block.null_write_only(o),
+            (_, Value::List(xs)) => Value::List(xs.iter().map(|o| block.null_write_only(o)).collect()),
+            (_, Value::Set(xs)) => Value::Set(xs.iter().map(|o| block.null_write_only(o)).collect()),
+            (_, Value::Map(m)) => Value::Map(m.iter().map(|(k, o)| (k.clone(), block.null_write_only(o))).collect()),
+            (_, other) => other.clone(),
+        };
+        for (name, v) in out.iter_mut() {
+            if let Some(attr) = self.attr(name) {
+                match &attr.nested {
+                    _ if attr.write_only => *v = Value::Null,
+                    Some((nesting, block)) => *v = each(block, *nesting, v),
+                    None => {}
+                }
+            } else if let Some((_, nb)) = self.blocks.iter().find(|(n, _)| n == name) {
+                *v = each(&nb.block, nb.nesting, v);
+            }
+        }
+        Value::Object(out)
+    }
+
     /// Append this block and its nested blocks to `out`, this one first;
     /// returns its index.
     fn encode(&self, out: &mut Vec<wire::Block>) -> u32 {
@@ -317,22 +405,14 @@ impl Block {
             .iter()
             .map(|(name, nb)| wire::NestedBlock {
                 name: name.clone(),
-                nesting: match nb.nesting {
-                    Nesting::Single => wire::Nesting::Single,
-                    Nesting::List => wire::Nesting::List,
-                    Nesting::Set => wire::Nesting::Set,
-                    Nesting::Map => wire::Nesting::Map,
-                },
+                nesting: nesting_to_wire(nb.nesting),
                 block: nb.block.encode(out),
                 min_items: nb.min_items,
                 max_items: nb.max_items,
             })
             .collect();
-        out[at] = wire::Block {
-            attributes: self.attributes.iter().map(|(n, a)| a.to_wire(n)).collect(),
-            blocks,
-            description: self.description.clone(),
-        };
+        let attributes = self.attributes.iter().map(|(n, a)| a.to_wire(n, out)).collect();
+        out[at] = wire::Block { attributes, blocks, description: self.description.clone() };
         at as u32
     }
 
@@ -349,6 +429,15 @@ impl Block {
             }
             if attr.required && attr.computed {
                 errors.push(format!("{at}: attribute `{name}` cannot be both required and computed"));
+            }
+            if attr.write_only && attr.computed {
+                errors.push(format!("{at}: attribute `{name}` cannot be both write-only and computed"));
+            }
+            if let Some((_, block)) = &attr.nested {
+                if !block.blocks.is_empty() {
+                    errors.push(format!("{at}: nested attribute `{name}` holds blocks; it may hold attributes only"));
+                }
+                block.check(&format!("{at}.{name}"), errors);
             }
         }
         for (name, nb) in &self.blocks {

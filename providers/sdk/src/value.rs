@@ -17,8 +17,12 @@ pub enum Value {
     /// The absence of a value.
     #[default]
     Null,
-    /// A value that will only be known after apply.
-    Unknown,
+    /// A value that will only be known after apply, with what is already
+    /// known about it. Build it with [`Value::unknown`] and refine it with
+    /// [`not_null`](Value::not_null), [`prefix`](Value::prefix),
+    /// [`at_least`](Value::at_least), [`at_most`](Value::at_most),
+    /// [`length`](Value::length): `Value::unknown().not_null().prefix("arn:")`.
+    Unknown(Refinements),
     /// A boolean.
     Bool(bool),
     /// A number.
@@ -37,6 +41,25 @@ pub enum Value {
     Object(BTreeMap<String, Value>),
     /// A fixed-length sequence, each element of its own type.
     Tuple(Vec<Value>),
+}
+
+/// What is known about an unknown value. A planned refinement is a promise:
+/// the host refuses a new state (or a second plan) that breaks it, so only
+/// promise what apply is sure to keep. The default says nothing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Refinements {
+    /// The value will not be null.
+    pub not_null: bool,
+    /// A string: the value will start with this.
+    pub prefix: Option<String>,
+    /// A number: the value will be at least this (inclusive).
+    pub lower: Option<Number>,
+    /// A number: the value will be at most this (inclusive).
+    pub upper: Option<Number>,
+    /// A collection: the fewest elements it will have.
+    pub min_length: Option<u64>,
+    /// A collection: the most elements it will have.
+    pub max_length: Option<u64>,
 }
 
 /// A number: a 64-bit integer or a double, both exact.
@@ -97,6 +120,24 @@ fn float_as_i64(f: f64) -> Option<i64> {
     }
 }
 
+impl From<i64> for Number {
+    fn from(i: i64) -> Number {
+        Number::Int(i)
+    }
+}
+
+impl From<i32> for Number {
+    fn from(i: i32) -> Number {
+        Number::Int(i.into())
+    }
+}
+
+impl From<f64> for Number {
+    fn from(f: f64) -> Number {
+        Number::Float(f)
+    }
+}
+
 impl PartialEq for Number {
     fn eq(&self, other: &Self) -> bool {
         match (*self, *other) {
@@ -123,7 +164,8 @@ impl PartialEq for Value {
     fn eq(&self, other: &Self) -> bool {
         use Value::*;
         match (self, other) {
-            (Null, Null) | (Unknown, Unknown) => true,
+            (Null, Null) => true,
+            (Unknown(a), Unknown(b)) => a == b,
             (Bool(a), Bool(b)) => a == b,
             (Number(a), Number(b)) => a == b,
             (String(a), String(b)) => a == b,
@@ -140,6 +182,65 @@ impl PartialEq for Value {
 }
 
 impl Value {
+    /// An unknown value: known only after apply, nothing known about it yet.
+    pub fn unknown() -> Value {
+        Value::Unknown(Refinements::default())
+    }
+
+    /// Refine an unknown: it will not be null. A known value is returned
+    /// as it is (it needs no promise).
+    pub fn not_null(self) -> Value {
+        self.refine(|r| r.not_null = true)
+    }
+
+    /// Refine an unknown string: it will start with `prefix` (and so is
+    /// not null).
+    pub fn prefix(self, prefix: impl Into<String>) -> Value {
+        let prefix = prefix.into();
+        self.refine(|r| {
+            r.not_null = true;
+            r.prefix = Some(prefix);
+        })
+    }
+
+    /// Refine an unknown number: it will be at least `n`.
+    pub fn at_least(self, n: impl Into<Number>) -> Value {
+        let n = n.into();
+        self.refine(|r| r.lower = Some(n))
+    }
+
+    /// Refine an unknown number: it will be at most `n`.
+    pub fn at_most(self, n: impl Into<Number>) -> Value {
+        let n = n.into();
+        self.refine(|r| r.upper = Some(n))
+    }
+
+    /// Refine an unknown collection: it will have between `min` and `max`
+    /// elements (equal bounds make its length known to the configuration,
+    /// so `count = length(x)` can be planned).
+    pub fn length(self, min: u64, max: u64) -> Value {
+        self.refine(|r| {
+            r.not_null = true;
+            r.min_length = Some(min);
+            r.max_length = Some(max);
+        })
+    }
+
+    /// The refinements of an unknown value.
+    pub fn refinements(&self) -> Option<&Refinements> {
+        match self {
+            Value::Unknown(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    fn refine(mut self, f: impl FnOnce(&mut Refinements)) -> Value {
+        if let Value::Unknown(r) = &mut self {
+            f(r);
+        }
+        self
+    }
+
     /// An object from `(name, value)` pairs.
     pub fn object<K: Into<String>, V: Into<Value>>(attrs: impl IntoIterator<Item = (K, V)>) -> Value {
         Value::Object(attrs.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
@@ -179,7 +280,7 @@ impl Value {
     /// Is this value itself unknown? (See [`is_known`](Self::is_known) for
     /// "nothing inside is unknown".)
     pub fn is_unknown(&self) -> bool {
-        matches!(self, Value::Unknown)
+        matches!(self, Value::Unknown(_))
     }
 
     /// Is this value wholly known: no unknown anywhere inside it?
@@ -190,7 +291,7 @@ impl Value {
     /// The path of the first unknown inside this value, if there is one.
     pub fn find_unknown(&self) -> Option<Path> {
         match self {
-            Value::Unknown => Some(Path::root()),
+            Value::Unknown(_) => Some(Path::root()),
             Value::List(xs) | Value::Set(xs) | Value::Tuple(xs) => {
                 xs.iter().enumerate().find_map(|(i, x)| x.find_unknown().map(|p| p.prepend(PathStep::Index(i as u64))))
             }
@@ -313,7 +414,8 @@ impl Value {
     }
 
     /// Encode as the flattened wire value, marking sensitive each top-level
-    /// attribute of an object for which `sensitive(name)` is true.
+    /// attribute of an object for which `sensitive(name)` is true (the host
+    /// redacts marked values wherever it shows them).
     pub(crate) fn to_wire_marked(&self, sensitive: &dyn Fn(&str) -> bool) -> wire::Value {
         // A null root travels as the empty node list, the ABI's spelling of
         // "no object" (e.g. a planned state of null meaning delete).
@@ -359,7 +461,7 @@ fn encode(value: &Value, sensitive: bool, nodes: &mut Vec<wire::Node>) -> u32 {
     };
     let kind = match value {
         Value::Null => wire::ValueNode::Null,
-        Value::Unknown => wire::ValueNode::Unknown,
+        Value::Unknown(r) => wire::ValueNode::Unknown(refinements_to_wire(r)),
         Value::Bool(b) => wire::ValueNode::Boolean(*b),
         Value::Number(n) => match n.as_i64() {
             Some(i) => wire::ValueNode::Integer(i),
@@ -376,6 +478,42 @@ fn encode(value: &Value, sensitive: bool, nodes: &mut Vec<wire::Node>) -> u32 {
     };
     nodes[at as usize].kind = kind;
     at
+}
+
+fn number_to_wire(n: Number) -> wire::Number {
+    match n.as_i64() {
+        Some(i) => wire::Number::Integer(i),
+        None => wire::Number::Float(n.as_f64()),
+    }
+}
+
+fn refinements_to_wire(r: &Refinements) -> wire::Refinements {
+    let bound = |n: Number| wire::NumberBound { value: number_to_wire(n), inclusive: true };
+    wire::Refinements {
+        not_null: r.not_null,
+        prefix: r.prefix.clone(),
+        lower: r.lower.map(bound),
+        upper: r.upper.map(bound),
+        min_length: r.min_length,
+        max_length: r.max_length,
+    }
+}
+
+/// Exclusive bounds from the host are kept as inclusive ones: a provider
+/// reading configuration only needs "at least about here".
+fn refinements_from_wire(r: &wire::Refinements) -> Refinements {
+    let number = |b: &wire::NumberBound| match b.value {
+        wire::Number::Integer(i) => Number::Int(i),
+        wire::Number::Float(f) => Number::Float(f),
+    };
+    Refinements {
+        not_null: r.not_null,
+        prefix: r.prefix.clone(),
+        lower: r.lower.as_ref().map(number),
+        upper: r.upper.as_ref().map(number),
+        min_length: r.min_length,
+        max_length: r.max_length,
+    }
 }
 
 /// Deeper than this is not a real configuration; it is a cycle or an attack,
@@ -408,7 +546,7 @@ fn decode(nodes: &[wire::Node], at: u32, depth: usize, budget: &mut usize) -> Re
     };
     Ok(match &node.kind {
         wire::ValueNode::Null => Value::Null,
-        wire::ValueNode::Unknown => Value::Unknown,
+        wire::ValueNode::Unknown(r) => Value::Unknown(refinements_from_wire(r)),
         wire::ValueNode::Boolean(b) => Value::Bool(*b),
         wire::ValueNode::Integer(i) => Value::Number(Number::Int(*i)),
         wire::ValueNode::Float(f) => Value::Number(Number::Float(*f)),
@@ -507,7 +645,7 @@ mod tests {
             ("s", Value::from("text")),
             ("b", Value::from(true)),
             ("n", Value::Null),
-            ("u", Value::Unknown),
+            ("u", Value::unknown()),
             ("l", Value::list([Value::from(1), Value::object([("deep", Value::map([("k", Value::tuple([1.5]))]))])])),
             ("m", Value::map([("a", "x"), ("b", "y")])),
             ("t", Value::tuple([Value::from("x"), Value::from(2), Value::Null])),
@@ -549,9 +687,9 @@ mod tests {
     fn null_is_the_empty_node_list_and_unknown_a_node() {
         assert!(Value::Null.to_wire().nodes.is_empty());
         assert!(round_trip(&Value::Null).is_null());
-        let wire = Value::Unknown.to_wire();
-        assert!(matches!(wire.nodes[0].kind, wire::ValueNode::Unknown));
-        assert!(round_trip(&Value::Unknown).is_unknown());
+        let wire = Value::unknown().to_wire();
+        assert!(matches!(wire.nodes[0].kind, wire::ValueNode::Unknown(_)));
+        assert!(round_trip(&Value::unknown()).is_unknown());
         // A null node as the root also reads as null.
         let explicit = wire::Value { nodes: vec![wire::Node { kind: wire::ValueNode::Null, sensitive: false }] };
         assert!(Value::from_wire(&explicit).unwrap().is_null());
@@ -608,6 +746,21 @@ mod tests {
     }
 
     #[test]
+    fn refined_unknowns_round_trip() {
+        let v = Value::unknown().not_null().prefix("arn:");
+        assert_eq!(v.refinements().and_then(|r| r.prefix.as_deref()), Some("arn:"));
+        assert!(v.refinements().is_some_and(|r| r.not_null));
+        assert_eq!(round_trip(&v), v);
+        let n = Value::unknown().at_least(1).at_most(10i64);
+        assert_eq!(round_trip(&n), n);
+        let l = Value::unknown().length(2, 2);
+        assert_eq!(round_trip(&l), l);
+        assert_ne!(l, Value::unknown());
+        // Known values need no promise.
+        assert_eq!(Value::from("x").not_null(), Value::from("x"));
+    }
+
+    #[test]
     fn accessors_chain_through_absent_parts() {
         let v = Value::object([("m", Value::map([("k", Value::list([10, 20]))]))]);
         assert_eq!(v.get_attr("m").get_key("k").get_index(1).as_i64(), Some(20));
@@ -617,7 +770,7 @@ mod tests {
         s.set_attr("id", "x");
         assert_eq!(s.get_attr("id").as_str(), Some("x"));
         assert_eq!(
-            Value::object([("a", Value::list([Value::Unknown]))]).find_unknown(),
+            Value::object([("a", Value::list([Value::unknown()]))]).find_unknown(),
             Some(Path::attr("a").index(0))
         );
         assert!(Value::object([("a", 1)]).is_known());

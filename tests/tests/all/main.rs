@@ -9,4 +9,5 @@ mod failures;
 mod lifecycle;
 mod ordering;
 mod sandbox;
+mod values;
 mod zoo;

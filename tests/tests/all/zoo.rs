@@ -259,7 +259,7 @@ fn inspect_shows_what_a_provider_could_ask_for() {
         "outgoing HTTP: only the origins granted with http { url = … }",
         "files: only the directories granted with read_only / read_write",
         "environment variables: only those granted with env",
-        "cairn:provider/log@0.1.0",
+        "cairn:provider/log@0.2.0",
     ] {
         assert!(run.stdout.contains(expected), "{expected:?} not in:\n{}", run.stdout);
     }

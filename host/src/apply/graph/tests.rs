@@ -34,6 +34,7 @@ fn addr(name: &str) -> InstanceAddr {
 fn change(name: &str, action: Action, deps: &[&str], cbd: bool) -> ResourceChange {
     let deps: Vec<ResourceAddr> = deps.iter().map(|d| ResourceAddr::managed("null_resource", d)).collect();
     ResourceChange {
+        sensitive: Vec::new(),
         addr: addr(name),
         provider: "null".into(),
         action,

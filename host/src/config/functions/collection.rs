@@ -100,7 +100,7 @@ pub(super) fn coalesce(args: &Args) -> Result<Value, FnError> {
         match v {
             Value::Null => {}
             Value::String(s) if s.is_empty() => {}
-            Value::Unknown => return Ok(Value::Unknown),
+            Value::Unknown(_) => return Ok(Value::unknown()),
             v => return Ok(v.clone()),
         }
     }
@@ -281,9 +281,9 @@ mod tests {
         assert_eq!(value("coalesce(null, 2)"), Value::int(2));
         assert!(error("coalesce(null, \"\")").contains("no non-null, non-empty-string arguments"));
         let mut ctx = super::super::super::EvalContext::new(".");
-        ctx.variables.insert("u".into(), Value::Unknown);
+        ctx.variables.insert("u".into(), Value::unknown());
         let eval = |t: &str| super::super::super::testutil::eval_in(t, &ctx).unwrap();
-        assert_eq!(eval("coalesce(null, var.u, \"x\")"), Value::Unknown);
+        assert_eq!(eval("coalesce(null, var.u, \"x\")"), Value::unknown());
         assert_eq!(eval("coalesce(\"a\", var.u)"), s("a"));
     }
 

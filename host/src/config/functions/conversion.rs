@@ -143,9 +143,9 @@ mod tests {
     #[test]
     fn unknown_elements_survive_tolist_but_not_toset() {
         let mut ctx = super::super::super::EvalContext::new(".");
-        ctx.variables.insert("u".into(), Value::Unknown);
+        ctx.variables.insert("u".into(), Value::unknown());
         let eval = |t: &str| super::super::super::testutil::eval_in(t, &ctx).unwrap();
-        assert_eq!(eval("tolist([\"a\", var.u])"), Value::List(vec![s("a"), Value::Unknown]));
-        assert_eq!(eval("toset([\"a\", var.u])"), Value::Unknown);
+        assert_eq!(eval("tolist([\"a\", var.u])"), Value::List(vec![s("a"), Value::unknown()]));
+        assert_eq!(eval("toset([\"a\", var.u])"), Value::unknown());
     }
 }

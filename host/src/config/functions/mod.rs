@@ -35,10 +35,32 @@ pub(crate) fn call(name: &str, values: Vec<Value>, dir: &Path) -> Result<Value, 
         Unknowns::Handled => false,
     };
     if undecided {
-        return Ok(Value::Unknown);
+        if function.name == "length"
+            && let Some(r) = values.first().and_then(Value::refinements)
+        {
+            return Ok(length_of_refined(r));
+        }
+        return Ok(Value::unknown());
     }
     let args = Args { function, values, dir };
     (function.body)(&args).map_err(|e| e.into_diagnostic(function))
+}
+
+/// `length()` of an unknown collection: known when its length bounds meet
+/// (so `count = length(x)` can be planned), else an unknown number within
+/// those bounds.
+fn length_of_refined(r: &crate::value::Refinements) -> Value {
+    use crate::value::{Bound, Number, Refinements};
+    if let Some(n) = r.known_length() {
+        return Value::int(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+    let bound = |n: u64| Bound::inclusive(Number::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+    Value::refined(Refinements {
+        not_null: true,
+        lower: Some(bound(r.min_length.unwrap_or(0))),
+        upper: r.max_length.map(bound),
+        ..Refinements::default()
+    })
 }
 
 /// The names of every function, including those the evaluator handles.
@@ -341,15 +363,30 @@ mod tests {
     #[test]
     fn unknown_arguments_give_unknown() {
         let mut ctx = super::super::EvalContext::new(".");
-        ctx.variables.insert("u".into(), Value::Unknown);
+        ctx.variables.insert("u".into(), Value::unknown());
         let eval = |text: &str| super::super::testutil::eval_in(text, &ctx).unwrap();
-        assert_eq!(eval("upper(var.u)"), Value::Unknown);
-        assert_eq!(eval("join(\",\", [\"a\", var.u])"), Value::Unknown);
-        assert_eq!(eval("jsonencode({a = var.u})"), Value::Unknown);
+        assert_eq!(eval("upper(var.u)"), Value::unknown());
+        assert_eq!(eval("join(\",\", [\"a\", var.u])"), Value::unknown());
+        assert_eq!(eval("jsonencode({a = var.u})"), Value::unknown());
         // Shallow functions look inside known collections.
         assert_eq!(eval("length([var.u, 1])"), Value::int(2));
-        assert_eq!(eval("length(var.u)"), Value::Unknown);
+        assert_eq!(eval("length(var.u)"), Value::unknown());
         assert_eq!(eval("keys({a = var.u})"), Value::List(vec![Value::string("a")]));
         assert_eq!(value("length(\"héllo\")"), Value::int(5));
+    }
+
+    #[test]
+    fn length_of_an_unknown_with_a_known_length_is_known() {
+        use crate::value::Refinements;
+        let mut ctx = super::super::EvalContext::new(".");
+        let two = Refinements { min_length: Some(2), max_length: Some(2), ..Refinements::default() };
+        let some = Refinements { min_length: Some(1), max_length: Some(3), ..Refinements::default() };
+        ctx.variables.insert("two".into(), Value::refined(two));
+        ctx.variables.insert("some".into(), Value::refined(some));
+        let eval = |text: &str| super::super::testutil::eval_in(text, &ctx).unwrap();
+        assert_eq!(eval("length(var.two)"), Value::int(2));
+        let bounded = eval("length(var.some)");
+        let r = bounded.refinements().expect("a refined unknown");
+        assert!(r.not_null && r.lower.is_some() && r.upper.is_some(), "{r:?}");
     }
 }

@@ -14,12 +14,23 @@
 //! | `violations_replan_differs`       | re-plan keeps known values      | plans `nonce` (computed) as a fresh random value on every plan call    |
 //! | `violations_changes_known`        | apply keeps known values        | plans `id` as `"planned-id"`, then returns `"applied-id"`              |
 //! | `violations_unknown_after_apply`  | no unknowns in the new state    | returns `id` still unknown (the SDK adds its own error diagnostic too) |
+//! | `violations_breaks_refinement`    | refinements are promises        | plans `arn` as an unknown, not null, prefix `"arn:"`; returns `"x"`   |
 //! | `violations_ok`                   | nothing                         | a well-behaved resource                                                |
+//! | `violations_nested`               | nothing                         | well-behaved, with a nested attribute of each nesting and a write-only `password` |
+//!
+//! `violations_nested` keeps every contract: `login` (single), `ports`
+//! (list), `rules` (set) and `env` (map) are nested attribute types with a
+//! computed attribute inside each object, and `password` is write-only:
+//! the provider sees it (`password_length`, computed, is its length at
+//! apply) and never returns it. `token` (computed, not sensitive in the
+//! schema) is the known `"tok-marked-secret"`, which the provider marks
+//! sensitive on the wire in its plan and its new state.
 
 #![warn(missing_docs)]
 
 use cairn_sdk::{
-    ApplyRequest, ApplyResponse, Attr, Diagnostic, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema, Value,
+    ApplyRequest, ApplyResponse, Attr, Block, Diagnostic, Nesting, PlanRequest, PlanResponse, Provider, ProviderSchema,
+    Schema, Value,
 };
 
 /// The provider; it has no configuration.
@@ -62,7 +73,13 @@ impl Provider for Violations {
             )
             .resource("violations_changes_known", base("Plans `id` as \"planned-id\" and applies \"applied-id\"."))
             .resource("violations_unknown_after_apply", base("Leaves `id` unknown after apply."))
+            .resource(
+                "violations_breaks_refinement",
+                base("Promises an `arn` starting with \"arn:\" and returns \"x\".")
+                    .attribute("arn", Attr::string().computed().description("Planned unknown with prefix \"arn:\".")),
+            )
             .resource("violations_ok", base("Keeps every contract."))
+            .resource("violations_nested", nested_schema())
     }
 
     fn configure(_config: Value) -> Result<Self, Vec<Diagnostic>> {
@@ -82,6 +99,14 @@ impl Provider for Violations {
             }
             "violations_replan_differs" => resp.set("nonce", random_hex()),
             "violations_changes_known" => resp.set("id", "planned-id"),
+            "violations_breaks_refinement" => resp.set("arn", Value::unknown().not_null().prefix("arn:")),
+            "violations_nested" => {
+                let length = req.config.get_attr("password").as_str().map(|p| p.len() as i64);
+                let mut resp =
+                    resp.set("password_length", Value::from(length)).set("token", TOKEN).mark_sensitive("token");
+                resp.planned_state = fill_nested(&resp.planned_state, &|_| Value::unknown().not_null().prefix("n-"));
+                resp
+            }
             _ => resp,
         })
     }
@@ -96,11 +121,74 @@ impl Provider for Violations {
         match req.type_name.as_str() {
             "violations_wrong_type" => state.set_attr("count", "three"),
             "violations_changes_known" => state.set_attr("id", "applied-id"),
-            "violations_unknown_after_apply" => state.set_attr("id", Value::Unknown),
+            "violations_unknown_after_apply" => state.set_attr("id", Value::unknown()),
+            "violations_breaks_refinement" => state.set_attr("arn", "x"),
+            "violations_nested" => {
+                // The write-only password reaches apply in the configuration.
+                let length = req.config.get_attr("password").as_str().map(|p| p.len() as i64);
+                state.set_attr("password_length", Value::from(length));
+                state = fill_nested(&state, &|at| Value::from(format!("n-{at}")));
+                return Ok(ApplyResponse::new(state).sensitive("token"));
+            }
             _ => {}
         }
         Ok(ApplyResponse::new(state))
     }
+}
+
+/// The value `violations_nested` marks sensitive itself.
+const TOKEN: &str = "tok-marked-secret";
+
+/// `violations_nested`: a nested attribute of each nesting, each object
+/// with a computed `id`, and a write-only password.
+fn nested_schema() -> Schema {
+    let object = |name: &str| {
+        Block::new()
+            .attribute(name, Attr::string().required())
+            .attribute("id", Attr::string().computed().description("Set at apply: \"n-<where>\"."))
+    };
+    base("Nested attribute types of every nesting, and a write-only password.")
+        .attribute("login", Attr::nested(Nesting::Single, object("user")).optional())
+        .attribute("ports", Attr::nested(Nesting::List, object("port")).optional())
+        .attribute("rules", Attr::nested(Nesting::Set, object("cidr")).optional())
+        .attribute("env", Attr::nested(Nesting::Map, object("value")).optional())
+        .attribute("password", Attr::string().optional().sensitive().write_only().description("Never stored."))
+        .attribute("password_length", Attr::number().computed().description("The length of the password it was given."))
+        .attribute("token", Attr::string().computed().description("Marked sensitive by the provider, not the schema."))
+}
+
+/// `state` with the `id` of every object of the nested attributes that is
+/// not known yet set to `id(where)` (`where` names the object).
+fn fill_nested(state: &Value, id: &dyn Fn(&str) -> Value) -> Value {
+    let mut out = state.clone();
+    let fill = |o: &Value, at: &str| {
+        let mut o = o.clone();
+        if !o.is_null() && (o.get_attr("id").is_null() || o.get_attr("id").is_unknown()) {
+            o.set_attr("id", id(at));
+        }
+        o
+    };
+    out.set_attr(
+        "login",
+        match state.get_attr("login") {
+            Value::Null => Value::Null,
+            o => fill(o, "login"),
+        },
+    );
+    if let Some(items) = state.get_attr("ports").as_slice() {
+        out.set_attr(
+            "ports",
+            Value::List(items.iter().enumerate().map(|(i, o)| fill(o, &format!("port{i}"))).collect()),
+        );
+    }
+    if let Some(items) = state.get_attr("rules").as_slice() {
+        let filled = items.iter().map(|o| fill(o, o.get_attr("cidr").as_str().unwrap_or("rule"))).collect();
+        out.set_attr("rules", Value::Set(filled));
+    }
+    if let Some(m) = state.get_attr("env").as_map() {
+        out.set_attr("env", Value::Map(m.iter().map(|(k, o)| (k.clone(), fill(o, k))).collect()));
+    }
+    out
 }
 
 /// 16 random hex digits from the host's WASI random source.
@@ -192,6 +280,40 @@ mod tests {
     fn unknown_after_apply_leaves_the_id_unknown() {
         let planned = plan("violations_unknown_after_apply", Value::object([("input", Value::Null)]));
         assert!(apply("violations_unknown_after_apply", planned).get_attr("id").is_unknown());
+    }
+
+    #[test]
+    fn breaks_refinement_promises_a_prefix_and_returns_another() {
+        let planned = plan("violations_breaks_refinement", Value::object([("input", Value::Null)]));
+        let arn = planned.get_attr("arn");
+        assert_eq!(arn.refinements().and_then(|r| r.prefix.as_deref()), Some("arn:"));
+        assert_eq!(apply("violations_breaks_refinement", planned).get_attr("arn").as_str(), Some("x"));
+    }
+
+    #[test]
+    fn nested_keeps_the_password_out_of_plan_and_state() {
+        let config = Value::object([
+            ("password", Value::from("hunter2")),
+            ("login", Value::object([("user", Value::from("u"))])),
+            ("ports", Value::list([Value::object([("port", Value::from("80"))])])),
+        ]);
+        let planned = plan("violations_nested", config.clone());
+        assert!(planned.get_attr("password").is_null());
+        assert_eq!(planned.get_attr("password_length").as_i64(), Some(7));
+        assert!(planned.get_attr("login").get_attr("id").is_unknown());
+        let req = ApplyRequest {
+            type_name: "violations_nested".into(),
+            schema: Violations::schema().resource_schema("violations_nested").unwrap().clone(),
+            prior_state: Value::Null,
+            planned_state: planned,
+            config,
+            planned_private: Vec::new(),
+            idempotency_key: "k".into(),
+        };
+        let new = Violations.apply(req).unwrap().new_state;
+        assert!(new.get_attr("password").is_null());
+        assert_eq!(new.get_attr("login").get_attr("id").as_str(), Some("n-login"));
+        assert_eq!(new.get_attr("ports").get_index(0).get_attr("id").as_str(), Some("n-port0"));
     }
 
     #[test]

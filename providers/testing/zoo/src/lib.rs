@@ -361,6 +361,8 @@ fn attribute(name: &str, root: TypeNode) -> Attribute {
     Attribute {
         name: name.to_string(),
         type_: TypeExpr { nodes: vec![root, TypeNode::Text] },
+        nested: None,
+        write_only: false,
         required: false,
         optional: true,
         computed: name == "payload",
