@@ -264,3 +264,114 @@ fn inspect_shows_what_a_provider_could_ask_for() {
         assert!(run.stdout.contains(expected), "{expected:?} not in:\n{}", run.stdout);
     }
 }
+
+#[test]
+fn a_link_planted_in_a_grant_does_not_redirect_a_nested_grant() {
+    // Issue 11, item 1: with `./out` read-write, a provider replaces the
+    // nested read-only grant `./out/ro` by a link to a directory outside
+    // every grant; the next run must not open the grant through it.
+    let w = Workdir::new();
+    w.write("secret/key.txt", "top secret");
+    w.write("out/ro/fine.txt", "fine");
+    let sandbox = "    read_write = [\"./out\"]\n    read_only  = [\"./out/ro\"]";
+    let plant = "resource \"zoo_probe\" \"plant\" {\n  phase   = \"apply\"\n  symlink = [\"out/ro->../secret\"]\n}\n";
+    w.write("main.tf", &config(sandbox, plant));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let link = w.path().join("out/ro");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink(), "the provider planted its link");
+
+    let steal = "resource \"zoo_probe\" \"steal\" {\n  read = [\"out/ro/key.txt\"]\n}\n";
+    w.write("main.tf", &config(sandbox, &format!("{plant}{steal}")));
+    let run = w.cairn(&["plan"]);
+    assert_failed_cleanly(&w, &run, &["\"ro\" is a symbolic link or not a directory"]);
+    assert!(!run.all().contains("read out/ro/key.txt: ok"), "the provider read through the link:\n{}", run.all());
+}
+
+#[test]
+fn warnings_of_an_apply_are_shown() {
+    let w = Workdir::new();
+    let resource = "resource \"zoo_probe\" \"w\" {\n  phase = \"apply\"\n  env   = [\"ZOO_GRANTED\"]\n}\n";
+    w.write("main.tf", &config("    env = [\"ZOO_GRANTED\"]", resource));
+    let run = w.cairn_env(&["apply", "-auto-approve"], &[("ZOO_GRANTED", "granted")]).success();
+    assert!(
+        warnings(&run).iter().any(|s| s == "zoo_probe.w: env ZOO_GRANTED: ok (7 chars)"),
+        "the apply's warning was not shown:\n{}",
+        run.all()
+    );
+
+    let resource = "resource \"zoo_probe\" \"v\" {\n  phase = \"apply\"\n  env   = [\"ZOO_GRANTED\"]\n}\n";
+    w.write("main.tf", &config("    env = [\"ZOO_GRANTED\"]", resource));
+    let run = w.cairn_env(&["apply", "-auto-approve", "-json"], &[("ZOO_GRANTED", "granted")]).success();
+    let warned = run.events().into_iter().any(|e| {
+        e["type"] == "diagnostic"
+            && e["severity"] == "warning"
+            && e["summary"] == "zoo_probe.v: env ZOO_GRANTED: ok (7 chars)"
+    });
+    assert!(warned, "no warning event:\n{}", run.all());
+}
+
+#[test]
+fn a_crash_in_configure_aborts_the_run_before_any_change() {
+    // Issue 11, item 6: like Terraform, a provider that cannot be configured
+    // stops the whole run, before planning, so nothing is half-applied.
+    let w = Workdir::new();
+    let resources = "resource \"zoo_ok\" \"a\" {\n  needle = \"a\"\n}\nresource \"null_resource\" \"n\" {}\n";
+    w.write("main.tf", &config("", resources));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = w.state_text();
+
+    let more = format!("{resources}resource \"null_resource\" \"m\" {{}}\nresource \"zoo_ok\" \"b\" {{}}\n");
+    let crashing = config("", &more).replace("provider \"zoo\" {\n", "provider \"zoo\" {\n  fail = \"panic\"\n");
+    w.write("main.tf", &crashing);
+    let run = w.cairn(&["apply", "-auto-approve"]);
+    assert_failed_cleanly(&w, &run, &["provider \"zoo\" panicked: zoo: deliberate panic in configure"]);
+    assert_eq!(w.state_text(), before, "the state file is byte for byte what it was");
+    assert!(!run.stdout.contains("null_resource.m: Creat"), "another provider's change began:\n{}", run.all());
+}
+
+#[test]
+fn a_provider_at_its_limits_leaves_cairn_and_other_providers_working() {
+    // Every instance of the zoo at once (max_concurrency) holds files and
+    // handles up to its budgets, or runs out of memory, time, answer size or
+    // log lines, while the bundled null provider creates its resources and
+    // cairn writes its state.
+    let w = Workdir::new();
+    w.write("data/f.txt", "x");
+    let sandbox = "    read_only       = [\"./data\"]\n    memory          = 64\n    timeout         = \"3s\"\n    max_concurrency = 4\n    max_descriptors = 8\n    max_handles     = 2000\n    max_log_lines   = 100";
+    let mut resources = String::new();
+    for i in 0..4 {
+        resources.push_str(&format!(
+            "resource \"zoo_files\" \"f{i}\" {{\n  phase   = \"apply\"\n  read    = [\"data/f.txt\"]\n  payload = \"8\"\n}}\n"
+        ));
+        resources.push_str(&format!("resource \"zoo_handles\" \"h{i}\" {{\n  phase   = \"apply\"\n  payload = \"1500\"\n}}\n"));
+        resources.push_str(&format!("resource \"null_resource\" \"n{i}\" {{}}\n"));
+    }
+    for hostile in ["files", "handles", "oom", "loop", "big", "shared", "flood", "stall"] {
+        resources.push_str(&format!(
+            "resource \"zoo_{hostile}\" \"over\" {{\n  phase = \"apply\"\n  read  = [\"data/f.txt\"]\n}}\n"
+        ));
+    }
+    w.write("main.tf", &config(sandbox, &resources));
+    let run = w.cairn(&["apply", "-auto-approve", "-parallelism", "16"]);
+    assert_failed_cleanly(
+        &w,
+        &run,
+        &[
+            "provider \"zoo\" exceeded its limit of 8 open files while applying zoo_files.over",
+            "provider \"zoo\" exceeded its limit of 2000 handles while applying zoo_handles.over",
+            "provider \"zoo\" exceeded its memory limit of 64 MiB while applying zoo_oom.over",
+            "provider \"zoo\" exceeded its time limit of 3s while applying zoo_loop.over",
+            "provider \"zoo\" exceeded its time limit of 3s while applying zoo_stall.over",
+            "provider \"zoo\" returned an answer of 100.0 MiB, more than the limit of 32 MiB while applying zoo_big.over",
+            "more than the limit of 32 MiB while applying zoo_shared.over",
+        ],
+    );
+    let mut addresses = w.addresses();
+    addresses.sort();
+    let mut expected: Vec<String> = (0..4)
+        .flat_map(|i| [format!("null_resource.n{i}"), format!("zoo_files.f{i}"), format!("zoo_handles.h{i}")])
+        .collect();
+    expected.push("zoo_flood.over".to_string());
+    expected.sort();
+    assert_eq!(addresses, expected, "everything within its budgets was created:\n{}", run.all());
+}

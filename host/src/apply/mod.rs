@@ -452,6 +452,7 @@ impl Shared {
         if !violations.is_empty() {
             return Err(vec![plan::invalid_answer(provider.name(), &change.addr, what, &violations).at(&location)]);
         }
+        self.show_warnings(change, &response.diagnostics);
         self.record(change, schema, &response, InstanceStatus::Ready, key)?;
         self.values.lock().unwrap().0.set(&change.addr, response.new_state.clone());
         {
@@ -577,7 +578,18 @@ impl Shared {
             };
             return Err(vec![plan::invalid_answer(provider.name(), &change.addr, "an invalid delete result", &[v])]);
         }
+        self.show_warnings(change, &response.diagnostics);
         Ok(())
+    }
+
+    /// Shows the warnings of a provider's successful apply answer, named
+    /// after the instance as the plan's are: nothing else reports them.
+    fn show_warnings(&self, change: &ResourceChange, diagnostics: &[Diagnostic]) {
+        for warning in diagnostics.iter().filter(|d| !d.is_error()) {
+            let mut warning = warning.clone().at(&Self::location(change));
+            warning.summary = format!("{}: {}", change.addr, warning.summary);
+            self.applier.events.diagnostic(&warning);
+        }
     }
 
     /// Writes the object a provider answered into the state and persists
