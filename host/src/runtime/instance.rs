@@ -374,6 +374,12 @@ impl Instance {
         files.held(table)
     }
 
+    /// How many handles the host's table holds for the provider (files,
+    /// streams, timers, requests…).
+    pub(crate) fn held_handles(&mut self) -> usize {
+        self.store.data_mut().table.iter_mut().count()
+    }
+
     /// Calls `configure` with the `provider` block `config`; returns what the
     /// provider said about it.
     pub(crate) async fn configure(&mut self, config: wit::Value) -> Result<Vec<Diagnostic>, CallError> {

@@ -88,14 +88,20 @@ impl WasmProvider {
         };
         let result = instance.call(operation, f).await;
         // An instance whose call failed is dropped here: its state is unknown.
-        // So is one that still holds files open: idle instances hold no
-        // descriptors of the cairn process, which every provider shares.
+        // So is one that still holds files open (idle instances hold no
+        // descriptors of the cairn process, which every provider shares), or
+        // more than half its handles (so that what one call leaked does not
+        // fail the next one, made by another resource).
         if result.is_ok() {
-            let held = instance.held_descriptors();
-            if held == 0 {
+            let (files, handles) = (instance.held_descriptors(), instance.held_handles());
+            if files == 0 && handles <= self.sandbox.max_handles / 2 {
                 self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(instance);
             } else {
-                tracing::debug!(provider = %self.name, operation, "dropping an instance that holds {held} open files");
+                tracing::debug!(
+                    provider = %self.name,
+                    operation,
+                    "dropping an instance that holds {files} open files and {handles} handles"
+                );
             }
         }
         result
