@@ -346,7 +346,9 @@ fn a_provider_at_its_limits_leaves_cairn_and_other_providers_working() {
         resources.push_str(&format!(
             "resource \"zoo_files\" \"f{i}\" {{\n  phase   = \"apply\"\n  read    = [\"data/f.txt\"]\n  payload = \"8\"\n}}\n"
         ));
-        resources.push_str(&format!("resource \"zoo_handles\" \"h{i}\" {{\n  phase   = \"apply\"\n  payload = \"900\"\n}}\n"));
+        resources.push_str(&format!(
+            "resource \"zoo_handles\" \"h{i}\" {{\n  phase   = \"apply\"\n  payload = \"900\"\n}}\n"
+        ));
         resources.push_str(&format!("resource \"null_resource\" \"n{i}\" {{}}\n"));
     }
     for hostile in ["files", "handles", "oom", "loop", "big", "shared", "flood", "stall"] {

@@ -81,8 +81,9 @@ fn node(kind: wit::ValueNode) -> wit::Node {
 /// Any graph of up to 48 nodes.
 fn random_graph() -> impl Strategy<Value = wit::Value> {
     (1u32..48).prop_flat_map(|n| {
-        proptest::collection::vec((node_kind(n), any::<bool>()), n as usize)
-            .prop_map(|nodes| wit::Value { nodes: nodes.into_iter().map(|(kind, sensitive)| wit::Node { kind, sensitive }).collect() })
+        proptest::collection::vec((node_kind(n), any::<bool>()), n as usize).prop_map(|nodes| wit::Value {
+            nodes: nodes.into_iter().map(|(kind, sensitive)| wit::Node { kind, sensitive }).collect(),
+        })
     })
 }
 
@@ -204,7 +205,8 @@ fn type_node(n: u32) -> impl Strategy<Value = wit::TypeNode> {
 }
 
 fn type_expr() -> impl Strategy<Value = wit::TypeExpr> {
-    (0u32..8).prop_flat_map(|n| proptest::collection::vec(type_node(n.max(1)), n as usize))
+    (0u32..8)
+        .prop_flat_map(|n| proptest::collection::vec(type_node(n.max(1)), n as usize))
         .prop_map(|nodes| wit::TypeExpr { nodes })
 }
 
@@ -219,7 +221,8 @@ fn wire_block(n: u32) -> impl Strategy<Value = wit::Block> {
         description: String::new(),
     });
     let nested = (key(), index(n), 0u8..4, any::<u32>(), any::<u32>()).prop_map(|(name, block, nesting, min, max)| {
-        let nesting = [wit::Nesting::Single, wit::Nesting::List, wit::Nesting::Set, wit::Nesting::Map][nesting as usize];
+        let nesting =
+            [wit::Nesting::Single, wit::Nesting::List, wit::Nesting::Set, wit::Nesting::Map][nesting as usize];
         wit::NestedBlock { name, nesting, block, min_items: min, max_items: max }
     });
     (proptest::collection::vec(attribute, 0..4), proptest::collection::vec(nested, 0..3))
@@ -227,11 +230,11 @@ fn wire_block(n: u32) -> impl Strategy<Value = wit::Block> {
 }
 
 fn wire_schema() -> impl Strategy<Value = wit::ProviderSchema> {
-    let schema = (0u32..6).prop_flat_map(|n| proptest::collection::vec(wire_block(n.max(1)), n as usize))
+    let schema = (0u32..6)
+        .prop_flat_map(|n| proptest::collection::vec(wire_block(n.max(1)), n as usize))
         .prop_map(|blocks| wit::Schema { version: 0, blocks });
-    (schema.clone(), proptest::collection::vec((key(), schema), 0..3)).prop_map(|(provider, resources)| {
-        wit::ProviderSchema { provider, resources, data_sources: Vec::new() }
-    })
+    (schema.clone(), proptest::collection::vec((key(), schema), 0..3))
+        .prop_map(|(provider, resources)| wit::ProviderSchema { provider, resources, data_sources: Vec::new() })
 }
 
 #[test]

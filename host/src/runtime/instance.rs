@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
-use wasmtime::{Engine, ResourceLimiter, Store, StoreContextMut, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
+use wasmtime::{
+    Engine, ResourceLimiter, Store, StoreContextMut, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline,
+};
 use wasmtime_wasi::clocks::WasiClocksCtxView;
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
 use wasmtime_wasi::p2::bindings::filesystem::types as wasi_fs;
@@ -314,7 +316,9 @@ impl Instance {
                 max_answer_bytes: sandbox.max_answer_bytes,
                 max_handles: sandbox.max_handles,
             }),
-            Err(e) => Err(failure(provider, "instantiate", &e, store.data(), sandbox.call_timeout, fuel, sandbox.max_handles)),
+            Err(e) => {
+                Err(failure(provider, "instantiate", &e, store.data(), sandbox.call_timeout, fuel, sandbox.max_handles))
+            }
         }
     }
 
