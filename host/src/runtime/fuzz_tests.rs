@@ -179,9 +179,9 @@ fn shaped_answers_end_in_a_value_or_an_error() {
 
 #[test]
 fn shared_nodes_count_once_per_reference() {
-    // Found while writing the fuzzer's shapes: a diamond of 64 levels is
-    // 65 nodes on the wire and 2^64 nodes as a tree; it is measured (with
-    // saturation), refused, and never expanded.
+    // The extreme of the diamond shape: 65 nodes on the wire, 2^64 nodes
+    // as a tree. Its measure saturates instead of overflowing, and it is
+    // refused without being expanded.
     let mut nodes: Vec<_> = (1..=64u32).map(|i| node(wit::ValueNode::List(vec![i, i]))).collect();
     nodes.push(node(wit::ValueNode::Null));
     let diamond = wit::Value { nodes };
