@@ -43,7 +43,9 @@ fn warnings(run: &Run) -> Vec<String> {
 #[test]
 fn hostile_applies_fail_only_their_resource() {
     let w = Workdir::new();
-    let sandbox = "    memory  = \"256 MiB\"\n    timeout = \"2s\"";
+    // 5s, not less: filling 256 MiB takes over 2s on a loaded 2-core
+    // machine, and the out-of-memory case then reads as a timeout.
+    let sandbox = "    memory  = \"256 MiB\"\n    timeout = \"5s\"";
     // A resource that behaves when created, and that an update breaks.
     let existing = |phase: &str| format!("resource \"zoo_panic\" \"existing\" {{\n  phase = \"{phase}\"\n}}\n");
     let before = format!("resource \"zoo_ok\" \"before\" {{\n  needle = \"kept\"\n}}\n{}", existing("never"));
@@ -63,7 +65,7 @@ fn hostile_applies_fail_only_their_resource() {
         &w,
         &run,
         &[
-            "provider \"zoo\" exceeded its time limit of 2s while applying zoo_loop.bad",
+            "provider \"zoo\" exceeded its time limit of 5s while applying zoo_loop.bad",
             "provider \"zoo\" exceeded its memory limit of 256 MiB while applying zoo_oom.bad",
             "provider \"zoo\" overflowed its stack (unbounded recursion?) while applying zoo_recurse.bad",
             "provider \"zoo\" panicked: zoo: deliberate panic in zoo_panic while applying zoo_panic.bad",
@@ -351,11 +353,13 @@ fn a_provider_at_its_limits_leaves_cairn_and_other_providers_working() {
         ));
         resources.push_str(&format!("resource \"null_resource\" \"n{i}\" {{}}\n"));
     }
-    for hostile in ["files", "handles", "oom", "loop", "big", "shared", "flood", "stall"] {
+    for hostile in ["files", "handles", "oom", "loop", "big", "shared", "stall"] {
         resources.push_str(&format!(
             "resource \"zoo_{hostile}\" \"over\" {{\n  phase = \"apply\"\n  read  = [\"data/f.txt\"]\n}}\n"
         ));
     }
+    // 2 × 5000 lines, fifty times the budget: cut, counted, and created.
+    resources.push_str("resource \"zoo_flood\" \"over\" {\n  phase   = \"apply\"\n  payload = \"5000\"\n}\n");
     w.write("main.tf", &config(sandbox, &resources));
     let run = w.cairn(&["apply", "-auto-approve", "-parallelism", "16"]);
     assert_failed_cleanly(

@@ -23,8 +23,9 @@
 //! - `zoo_deep` answers a value nested 10,000 levels deep;
 //! - `zoo_alias` answers 1,000 strings that all point at the same 1 MiB of
 //!   its memory: 1 GiB once copied, from 1 MiB of guest memory;
-//! - `zoo_flood` writes 100,000 lines to standard error, 100,000 through the
-//!   log import and one 1 MiB line, then plans normally;
+//! - `zoo_flood` writes 100,000 lines (or `payload`, if fewer) to standard
+//!   error, as many through the log import and one 1 MiB line, then plans
+//!   normally;
 //! - `zoo_shared` answers a list of a million references to one 256-byte
 //!   text node: 4 MiB on the wire, 256 MiB and more once decoded as a tree;
 //! - `zoo_stall` writes the body of an outgoing HTTP request that is never
@@ -174,7 +175,7 @@ fn misbehave(type_name: &str, config: &Value) -> Option<Value> {
         "zoo_deep" => Some(deep_value(10_000)),
         "zoo_alias" => Some(aliased_value(1000, 1 << 20)),
         "zoo_flood" => {
-            flood();
+            flood(count(config).min(100_000));
             None
         }
         "zoo_shared" => Some(shared_value(1_000_000, 256)),
@@ -349,8 +350,10 @@ fn plant_link(entry: &str) -> std::io::Result<String> {
     Ok(String::new())
 }
 
-fn flood() {
-    for i in 0..100_000 {
+/// `lines` lines on standard error and as many through the log import,
+/// then one 1 MiB line.
+fn flood(lines: u64) {
+    for i in 0..lines {
         eprintln!("zoo: flood line {i} on stderr");
         log(Level::Info, &format!("zoo: flood line {i} through the log import"));
     }
