@@ -179,6 +179,16 @@ pub struct SandboxConfig {
     pub max_answer_size: Option<u64>,
     /// The deepest value an answer may hold (`max_answer_depth`).
     pub max_answer_depth: Option<u64>,
+    /// The most files one instance may hold open (`max_descriptors`).
+    pub max_descriptors: Option<u64>,
+    /// The most resource handles one instance may hold (`max_handles`).
+    pub max_handles: Option<u64>,
+    /// The most elements a table may grow to (`max_table_elements`).
+    pub max_table_elements: Option<u64>,
+    /// The most core instances an instance may create (`max_instances`).
+    pub max_instances: Option<u64>,
+    /// The most lines one call may log (`max_log_lines`).
+    pub max_log_lines: Option<u64>,
     /// The `http { url = … headers = { … } }` grants.
     pub http: Vec<HttpGrantConfig>,
     /// The `sandbox` block, when there is one.

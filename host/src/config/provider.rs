@@ -23,6 +23,11 @@ const SANDBOX_ARGUMENTS: &[&str] = &[
     "max_concurrency",
     "max_answer_size",
     "max_answer_depth",
+    "max_descriptors",
+    "max_handles",
+    "max_table_elements",
+    "max_instances",
+    "max_log_lines",
     "allowed_hosts",
     "memory_mb",
     "timeout_seconds",
@@ -33,6 +38,23 @@ const MAX_CONCURRENCY: u64 = 64;
 
 /// The deepest answer nesting an operator may allow (the host's own limit).
 const MAX_ANSWER_DEPTH: u64 = 256;
+
+/// The most open files an operator may allow one instance: cairn and every
+/// provider share the process's descriptors (often 1024 or 4096).
+const MAX_DESCRIPTORS: u64 = 1024;
+
+/// The most handles an operator may allow one instance (wasmtime's own
+/// default for a store).
+const MAX_HANDLES: u64 = 100_000;
+
+/// The most table elements an operator may allow (10 M, 80 MiB of host memory).
+const MAX_TABLE_ELEMENTS: u64 = 10_000_000;
+
+/// The most core instances an operator may allow one component.
+const MAX_INSTANCES: u64 = 1000;
+
+/// The most lines an operator may let one call log.
+const MAX_LOG_LINES: u64 = 1_000_000;
 
 /// A provider configuration from its block; `name` is its checked label.
 pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> ProviderConfig {
@@ -102,6 +124,13 @@ fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> SandboxCon
             "max_answer_depth" => {
                 sandbox.max_answer_depth = literal_at_most(attr, dir, MAX_ANSWER_DEPTH, diags);
             }
+            "max_descriptors" => sandbox.max_descriptors = literal_at_most(attr, dir, MAX_DESCRIPTORS, diags),
+            "max_handles" => sandbox.max_handles = literal_at_most(attr, dir, MAX_HANDLES, diags),
+            "max_table_elements" => {
+                sandbox.max_table_elements = literal_at_most(attr, dir, MAX_TABLE_ELEMENTS, diags);
+            }
+            "max_instances" => sandbox.max_instances = literal_at_most(attr, dir, MAX_INSTANCES, diags),
+            "max_log_lines" => sandbox.max_log_lines = literal_at_most(attr, dir, MAX_LOG_LINES, diags),
             _ => diags.push(unsupported_argument(attr, "sandbox", SANDBOX_ARGUMENTS)),
         }
     }
@@ -497,6 +526,11 @@ provider "local" {
     max_concurrency  = 2
     max_answer_size  = 1
     max_answer_depth = 32
+    max_descriptors  = 16
+    max_handles      = 500
+    max_table_elements = 20000
+    max_instances    = 8
+    max_log_lines    = 50
     http {
       url     = "https://API.example.com/"
       headers = { Authorization = var.token }
@@ -511,6 +545,8 @@ provider "local" {
         let s = &config.provider("local").unwrap().sandbox;
         assert_eq!((s.memory, s.timeout), (Some(64 << 20), Some(std::time::Duration::from_millis(500))));
         assert_eq!((s.max_concurrency, s.max_answer_size, s.max_answer_depth), (Some(2), Some(1 << 20), Some(32)));
+        let budgets = (s.max_descriptors, s.max_handles, s.max_table_elements, s.max_instances, s.max_log_lines);
+        assert_eq!(budgets, (Some(16), Some(500), Some(20000), Some(8), Some(50)));
         let origins: Vec<_> = s.http.iter().map(|h| (h.scheme.as_str(), h.host.as_str(), h.port)).collect();
         assert_eq!(origins, [("https", "api.example.com", 443), ("http", "127.0.0.1", 8080)]);
         assert!(s.http[0].headers.is_some() && s.http[1].headers.is_none());

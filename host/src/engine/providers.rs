@@ -93,6 +93,19 @@ fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> R
     if let Some(depth) = s.max_answer_depth {
         sandbox.max_answer_depth = usize::try_from(depth).unwrap_or(usize::MAX);
     }
+    // The parser bounds each budget.
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    for (set, budget) in [
+        (s.max_descriptors, &mut sandbox.max_descriptors),
+        (s.max_handles, &mut sandbox.max_handles),
+        (s.max_table_elements, &mut sandbox.max_table_elements),
+        (s.max_instances, &mut sandbox.max_instances),
+        (s.max_log_lines, &mut sandbox.max_log_lines),
+    ] {
+        if let Some(n) = set {
+            *budget = count(n);
+        }
+    }
     Ok(sandbox)
 }
 

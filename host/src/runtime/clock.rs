@@ -8,7 +8,9 @@
 //! at the call's deadline (plus
 //! one epoch tick): the provider wakes early and the call fails as timed
 //! out, whether the epoch deadline traps it first or it returns an answer
-//! built on a sleep it did not get.
+//! built on a sleep it did not get. Only a call that ends past its deadline
+//! after such a wait has timed out: a shortened timer that never fired
+//! (the loser of a `poll`) costs nothing.
 
 use std::time::{Duration, Instant};
 
@@ -44,7 +46,10 @@ pub(crate) struct DeadlineClockView<'a> {
     pub clocks: WasiClocksCtxView<'a>,
     /// When the call in progress must end.
     pub deadline: Option<Instant>,
-    /// Set when a wait was shortened: the call has then timed out.
+    /// Set when a wait was shortened to end at the deadline: if the call
+    /// then ends past its deadline, it timed out. (Creating a long timer
+    /// is not waiting on it: a provider may `poll` a short and a long one
+    /// and go on when the short one fires.)
     pub cut_short: &'a mut bool,
 }
 

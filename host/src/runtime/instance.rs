@@ -7,14 +7,19 @@
 //! pending future, not a blocked thread, and a provider computing yields to
 //! the executor at every epoch tick, so a few threads carry many calls.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
+use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
+use wasmtime::{
+    Engine, ResourceLimiter, Store, StoreContextMut, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline,
+};
 use wasmtime_wasi::clocks::WasiClocksCtxView;
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::p2::bindings::filesystem::types as wasi_fs;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -23,6 +28,7 @@ use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider::Guest;
 use super::bindings::{ProviderWorld, ProviderWorldPre, cairn};
 use super::clock;
+use super::engine::EPOCH_TICK;
 use super::http::HttpPolicy;
 use super::output::{GuestOutput, MAX_LINE};
 use super::sandbox::Sandbox;
@@ -30,14 +36,11 @@ use super::wire;
 use crate::diag::Diagnostic;
 use crate::provider::CallError;
 
-/// How many core instances, tables and memories one component may create.
-/// A Rust component has a handful; interpreters (Python, JavaScript) a few
-/// dozen.
-const MAX_CORE_INSTANCES: usize = 64;
+/// How many tables and memories one component may create. A Rust component
+/// has a handful; interpreters (Python, JavaScript) a few dozen. (Core
+/// instances and table elements are budgets of the sandbox.)
 const MAX_TABLES: usize = 64;
 const MAX_MEMORIES: usize = 16;
-/// The most elements one table may grow to.
-const MAX_TABLE_ELEMENTS: usize = 1 << 20;
 
 /// What a provider's store holds.
 pub(crate) struct StoreState {
@@ -50,8 +53,33 @@ pub(crate) struct StoreState {
     output: GuestOutput,
     /// When the call in progress must end (see `clock`).
     call_deadline: Option<Instant>,
-    /// Whether the clock cut a wait short at the deadline in this call.
+    /// Whether the clock shortened a wait to end at the deadline in this
+    /// call: if the call then ends past its deadline, that wait is why.
     sleep_cut_short: bool,
+    /// The files and directories the provider opened and may still hold.
+    files: FileBudget,
+}
+
+/// The files and directories an instance opened (`open-at`), counted
+/// against the sandbox's `max_descriptors`: each is a descriptor of the
+/// cairn process, whose limit cairn and every provider share.
+struct FileBudget {
+    /// The table handles of descriptors opened; some may be closed since.
+    opened: HashSet<u32>,
+    limit: usize,
+    /// Set when an open was refused for the limit.
+    hit: bool,
+}
+
+impl FileBudget {
+    /// How many opened descriptors are still open (forgetting the others).
+    /// A handle reused since for something else is no longer counted; one
+    /// reused for a granted directory's handle still is, which errs on the
+    /// side of the limit.
+    fn held(&mut self, table: &mut ResourceTable) -> usize {
+        self.opened.retain(|&rep| table.get_any_mut(rep).is_ok_and(|entry| entry.is::<Descriptor>()));
+        self.opened.len()
+    }
 }
 
 impl StoreState {
@@ -65,9 +93,16 @@ impl StoreState {
     }
 
     /// Whether the call in progress ran out of time: the epoch deadline
-    /// trapped it (`trap`), or the clock cut one of its waits short.
+    /// trapped it (`trap`), or it waited past its deadline.
     fn timed_out(&self, trap: Option<&Trap>) -> bool {
-        matches!(trap, Some(Trap::Interrupt)) || self.sleep_cut_short
+        matches!(trap, Some(Trap::Interrupt)) || self.waited_past_deadline()
+    }
+
+    /// Whether a wait was shortened to end at the deadline and the call is
+    /// now past it. A long timer the provider created but never waited out
+    /// (the loser of a `poll` on two timers) is not a timeout.
+    fn waited_past_deadline(&self) -> bool {
+        self.sleep_cut_short && self.call_deadline.is_some_and(|deadline| Instant::now() >= deadline)
     }
 }
 
@@ -156,8 +191,48 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     clock::shadow_monotonic_clock(&mut linker, StoreState::clock_view)?;
+    shadow_open_at(&mut linker)?;
     ProviderWorld::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |state| state)?;
     Ok(linker)
+}
+
+/// How wasmtime-wasi names the filesystem interface it links (the version
+/// of its WIT); components importing any 0.2.x version are linked to it.
+const WASI_FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
+
+/// Replaces wasmtime-wasi's `descriptor.open-at` by one that counts the
+/// descriptors the instance holds and refuses one more than the sandbox's
+/// `max_descriptors`, trapping with a message that says so. It is the only
+/// WASI call that opens a file or directory of the host (reading a
+/// directory reads it whole; granted directories are opened by the host).
+fn shadow_open_at(linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
+    type Args = (Resource<Descriptor>, wasi_fs::PathFlags, String, wasi_fs::OpenFlags, wasi_fs::DescriptorFlags);
+    type Opened = Result<Resource<Descriptor>, wasi_fs::ErrorCode>;
+    linker.allow_shadowing(true);
+    linker.instance(WASI_FILESYSTEM_TYPES)?.func_wrap_async(
+        "[method]descriptor.open-at",
+        |mut store: StoreContextMut<'_, StoreState>, (dir, path_flags, path, open_flags, flags): Args| {
+            Box::new(async move {
+                let StoreState { wasi, table, files, .. } = store.data_mut();
+                if files.held(table) >= files.limit {
+                    files.hit = true;
+                    return Err(wasmtime::Error::msg(format!("the limit of {} open files was reached", files.limit)));
+                }
+                let mut view = WasiFilesystemCtxView { ctx: wasi.filesystem(), table };
+                let opened: Opened =
+                    match wasi_fs::HostDescriptor::open_at(&mut view, dir, path_flags, path, open_flags, flags).await {
+                        Ok(descriptor) => {
+                            files.opened.insert(descriptor.rep());
+                            Ok(descriptor)
+                        }
+                        Err(e) => Err(wasi_fs::Host::convert_error_code(&mut view, e)?),
+                    };
+                Ok((opened,))
+            })
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 /// One export call of an instance: given the exports and the store, the
@@ -176,6 +251,7 @@ pub(crate) struct Instance {
     world: ProviderWorld,
     timeout: Duration,
     max_answer_bytes: u64,
+    max_handles: usize,
 }
 
 impl Instance {
@@ -186,16 +262,18 @@ impl Instance {
         sandbox: &Sandbox,
     ) -> Result<Instance, CallError> {
         let error = |message: String| CallError::new(&**provider, "instantiate", message);
-        let output = GuestOutput::new(provider.clone());
+        let output = GuestOutput::new(provider.clone(), sandbox.max_log_lines);
         let wasi = sandbox.wasi_ctx(&output).map_err(|e| error(format!("could not be started: {e}")))?;
         let memory_limit = usize::try_from(sandbox.memory_limit).unwrap_or(usize::MAX);
         let limits = StoreLimitsBuilder::new()
             .memory_size(memory_limit)
-            .instances(MAX_CORE_INSTANCES)
+            .instances(sandbox.max_instances)
             .tables(MAX_TABLES)
             .memories(MAX_MEMORIES)
-            .table_elements(MAX_TABLE_ELEMENTS)
+            .table_elements(sandbox.max_table_elements)
             .build();
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(sandbox.max_handles);
         // Until the first call, the deadline is instantiation's.
         let deadline = clock::deadline_after(sandbox.call_timeout);
         let state = StoreState {
@@ -203,14 +281,16 @@ impl Instance {
             wasi,
             http: WasiHttpCtx::new(),
             http_policy: HttpPolicy::new(provider.clone(), sandbox.http.clone(), deadline),
-            table: ResourceTable::new(),
+            table,
             limits: Limits { inner: limits, memory_limit: sandbox.memory_limit, hit_memory_limit: false },
             output,
             call_deadline: deadline,
             sleep_cut_short: false,
+            files: FileBudget { opened: HashSet::new(), limit: sandbox.max_descriptors, hit: false },
         };
         let mut store = Store::new(pre.engine(), state);
         store.limiter(|state| &mut state.limits);
+        store.set_max_component_handles(sandbox.max_handles);
         // wasmtime bounds what it copies out of the instance in one go (an
         // answer, or the arguments of a host call) by its "hostcall fuel":
         // strings by their bytes, lists by their elements' host size. Even a
@@ -229,10 +309,16 @@ impl Instance {
         // Start functions run during instantiation: they get a deadline too.
         store.set_epoch_deadline(1);
         match pre.instantiate_async(&mut store).await {
-            Ok(world) => {
-                Ok(Instance { store, world, timeout: sandbox.call_timeout, max_answer_bytes: sandbox.max_answer_bytes })
+            Ok(world) => Ok(Instance {
+                store,
+                world,
+                timeout: sandbox.call_timeout,
+                max_answer_bytes: sandbox.max_answer_bytes,
+                max_handles: sandbox.max_handles,
+            }),
+            Err(e) => {
+                Err(failure(provider, "instantiate", &e, store.data(), sandbox.call_timeout, fuel, sandbox.max_handles))
             }
-            Err(e) => Err(failure(provider, "instantiate", &e, store.data(), sandbox.call_timeout, fuel)),
         }
     }
 
@@ -248,35 +334,54 @@ impl Instance {
         state.output.start_call();
         state.limits.hit_memory_limit = false;
         state.sleep_cut_short = false;
+        state.files.hit = false;
         state.call_deadline = clock::deadline_after(self.timeout);
         state.http_policy.deadline = state.call_deadline;
         self.store.set_epoch_deadline(1);
-        let result = f(self.world.cairn_provider_provider(), &mut self.store).await;
+        // The epoch deadline stops WebAssembly code, and the clock and HTTP
+        // cut their own waits; this stops everything else a provider can
+        // wait on in the host (a stream that never becomes ready…), a few
+        // ticks later so that those give the reason first.
+        let bound = self.timeout + 3 * EPOCH_TICK;
+        let call = f(self.world.cairn_provider_provider(), &mut self.store);
+        let result = tokio::time::timeout(bound, call).await;
         let fuel = self.store.hostcall_fuel();
         let state = self.store.data();
         state.output.end_call();
+        let Ok(result) = result else {
+            return Err(CallError::new(&*state.provider, operation, time_limit(self.timeout)));
+        };
         match result {
             // An answer built on a sleep the provider did not get is no answer.
-            Ok(_) if state.sleep_cut_short => {
+            Ok(_) if state.waited_past_deadline() => {
                 Err(CallError::new(&*state.provider, operation, time_limit(self.timeout)))
             }
             Ok(answer) => {
                 let size = answer.answer_size() as u64;
                 if size > self.max_answer_bytes {
-                    let message = format!(
-                        "returned an answer of {}, more than the limit of {}",
-                        human_size(size),
-                        human_bytes(self.max_answer_bytes)
-                    );
+                    let message = answer_too_large(size, self.max_answer_bytes);
                     return Err(CallError::new(&*state.provider, operation, message));
                 }
                 Ok(answer)
             }
             Err(e) => {
                 tracing::debug!(provider = %state.provider, operation, "provider call failed: {e:?}");
-                Err(failure(&state.provider, operation, &e, state, self.timeout, fuel))
+                Err(failure(&state.provider, operation, &e, state, self.timeout, fuel, self.max_handles))
             }
         }
+    }
+
+    /// How many files and directories the provider holds open: an instance
+    /// that still holds some after its call is not kept for the next one.
+    pub(crate) fn held_descriptors(&mut self) -> usize {
+        let StoreState { table, files, .. } = self.store.data_mut();
+        files.held(table)
+    }
+
+    /// How many handles the host's table holds for the provider (files,
+    /// streams, timers, requests…).
+    pub(crate) fn held_handles(&mut self) -> usize {
+        self.store.data_mut().table.iter_mut().count()
     }
 
     /// Calls `configure` with the `provider` block `config`; returns what the
@@ -288,6 +393,11 @@ impl Instance {
     }
 }
 
+/// What a provider is told when its answer is over `max_answer_size`.
+pub(crate) fn answer_too_large(size: u64, limit: u64) -> String {
+    format!("returned an answer of {}, more than the limit of {}", human_size(size), human_bytes(limit))
+}
+
 fn time_limit(timeout: Duration) -> String {
     format!("exceeded its time limit of {}", human_duration(timeout))
 }
@@ -295,6 +405,10 @@ fn time_limit(timeout: Duration) -> String {
 /// How wasmtime says that an instance handed the host more data at once than
 /// the store's hostcall fuel allows.
 const TOO_MUCH_DATA: &str = "too much data is being copied between the host and the guest";
+
+/// How wasmtime says that an instance holds more handles than the store's
+/// limit (`max_handles`), and how wasmtime-wasi's table says it is full.
+const TOO_MANY_HANDLES: [&str; 2] = ["store handle limit exceeded", "resource table has no free keys"];
 
 /// What went wrong, in words a user understands, with the provider's last
 /// lines of standard error (a panic message, an allocator's complaint) as
@@ -306,14 +420,20 @@ fn failure(
     state: &StoreState,
     timeout: Duration,
     fuel: usize,
+    max_handles: usize,
 ) -> CallError {
     let trap = error.downcast_ref::<Trap>();
     let stderr = state.output.recent_stderr();
+    let chain = format!("{error:#}");
     let message = if state.timed_out(trap) {
         time_limit(timeout)
     } else if state.limits.hit_memory_limit {
         format!("exceeded its memory limit of {}", human_bytes(state.limits.memory_limit))
-    } else if format!("{error:#}").contains(TOO_MUCH_DATA) {
+    } else if state.files.hit {
+        format!("exceeded its limit of {} open files", state.files.limit)
+    } else if TOO_MANY_HANDLES.iter().any(|m| chain.contains(m)) {
+        format!("exceeded its limit of {max_handles} handles")
+    } else if chain.contains(TOO_MUCH_DATA) {
         format!(
             "handed the host more than {} at once (an answer, or a host call's arguments)",
             human_bytes(fuel as u64)
@@ -325,7 +445,9 @@ fn failure(
     } else if let Some(trap) = trap {
         format!("crashed: {trap}")
     } else {
-        format!("crashed: {error:#}")
+        // One line: the rest of the chain is a WebAssembly backtrace, for
+        // the log (see `call`), not for the user.
+        format!("crashed: {}", chain.lines().next().unwrap_or_default())
     };
     let mut detail = String::new();
     if !stderr.is_empty() {

@@ -52,7 +52,9 @@ pub use engine::EPOCH_TICK;
 pub use imports::describe_import;
 pub use pool::MAX_INSTANCES;
 pub use sandbox::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MEMORY_LIMIT, Grant, HttpGrant, MAX_ANSWER_DEPTH, Sandbox,
+    BUDGETS, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_CORE_INSTANCES, DEFAULT_MAX_DESCRIPTORS,
+    DEFAULT_MAX_HANDLES, DEFAULT_MAX_LOG_LINES, DEFAULT_MAX_TABLE_ELEMENTS, DEFAULT_MEMORY_LIMIT, Grant, HttpGrant,
+    MAX_ANSWER_DEPTH, Sandbox,
 };
 
 use self::bindings::ProviderWorldPre;
@@ -259,6 +261,8 @@ fn to_anyhow(error: wasmtime::Error) -> anyhow::Error {
     anyhow::Error::from_boxed(error.into_boxed_dyn_error())
 }
 
+#[cfg(test)]
+mod fuzz_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -28,8 +28,10 @@ const RECENT_LINES: usize = 10;
 /// bound.
 pub(crate) const MAX_LINE: usize = 16 * 1024;
 
-/// The most lines one call may log; later ones are only counted.
-pub(crate) const MAX_LINES_PER_CALL: usize = 1000;
+/// The most lines one call may log by default (the sandbox's
+/// `max_log_lines`); later ones are only counted.
+#[cfg(test)]
+pub(crate) const MAX_LINES_PER_CALL: usize = super::sandbox::DEFAULT_MAX_LOG_LINES;
 
 /// How much a provider may write in one go (the WASI `check-write` permit).
 const WRITE_PERMIT: usize = 64 * 1024;
@@ -52,9 +54,9 @@ struct LineBuffer {
     recent: VecDeque<String>,
 }
 
-/// How many lines the current call logged, and how many it was not allowed to.
-#[derive(Default)]
+/// How many lines the current call may log, logged, and was not allowed to.
 struct LineBudget {
+    limit: usize,
     logged: usize,
     dropped: usize,
 }
@@ -76,9 +78,11 @@ impl Stream {
 }
 
 impl GuestOutput {
-    /// The output of an instance of provider `provider`.
-    pub(crate) fn new(provider: Arc<str>) -> GuestOutput {
-        GuestOutput { provider, stdout: Arc::default(), stderr: Arc::default(), budget: Arc::default() }
+    /// The output of an instance of provider `provider`, which may log
+    /// `max_lines` lines per call.
+    pub(crate) fn new(provider: Arc<str>, max_lines: usize) -> GuestOutput {
+        let budget = LineBudget { limit: max_lines, logged: 0, dropped: 0 };
+        GuestOutput { provider, stdout: Arc::default(), stderr: Arc::default(), budget: Arc::new(Mutex::new(budget)) }
     }
 
     /// Whether the current call may log one more line; counts it either way.
@@ -110,7 +114,8 @@ impl GuestOutput {
     pub(crate) fn start_call(&self) {
         lock(&self.stderr).recent.clear();
         lock(&self.stdout).recent.clear();
-        *lock(&self.budget) = LineBudget::default();
+        let mut budget = lock(&self.budget);
+        (budget.logged, budget.dropped) = (0, 0);
     }
 
     /// Log what is left of unterminated lines, and how many lines were
@@ -118,12 +123,17 @@ impl GuestOutput {
     pub(crate) fn end_call(&self) {
         self.stdout().flush_partial();
         self.stderr().flush_partial();
-        let dropped = std::mem::take(&mut *lock(&self.budget)).dropped;
+        let (dropped, limit) = {
+            let mut budget = lock(&self.budget);
+            let dropped = std::mem::take(&mut budget.dropped);
+            budget.logged = 0;
+            (dropped, budget.limit)
+        };
         if dropped > 0 {
             tracing::warn!(
                 target: "cairn::provider",
                 provider = %self.provider,
-                "… {dropped} lines dropped (a provider call may log at most {MAX_LINES_PER_CALL} lines)"
+                "… {dropped} lines dropped (a provider call may log at most {limit} lines)"
             );
         }
     }
@@ -136,7 +146,7 @@ impl GuestOutput {
 
 fn admit(budget: &Mutex<LineBudget>) -> bool {
     let mut budget = lock(budget);
-    if budget.logged < MAX_LINES_PER_CALL {
+    if budget.logged < budget.limit {
         budget.logged += 1;
         true
     } else {
@@ -261,7 +271,7 @@ mod tests {
 
     #[test]
     fn lines_are_split_and_stderr_remembered() {
-        let output = GuestOutput::new("p".into());
+        let output = GuestOutput::new("p".into(), MAX_LINES_PER_CALL);
         let mut err = output.stderr();
         OutputStream::write(&mut err, bytes::Bytes::from_static(b"first\r\nsec")).unwrap();
         OutputStream::write(&mut err, bytes::Bytes::from_static(b"ond\nthird")).unwrap();
@@ -274,7 +284,7 @@ mod tests {
 
     #[test]
     fn only_the_last_lines_are_kept_and_long_lines_are_cut() {
-        let output = GuestOutput::new("p".into());
+        let output = GuestOutput::new("p".into(), MAX_LINES_PER_CALL);
         let err = output.stderr();
         for i in 0..(RECENT_LINES + 5) {
             err.write_bytes(format!("line {i}\n").as_bytes());
@@ -292,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_call_logs_a_bounded_number_of_lines() {
-        let output = GuestOutput::new("p".into());
+        let output = GuestOutput::new("p".into(), MAX_LINES_PER_CALL);
         output.start_call();
         let out = output.stdout();
         for i in 0..(MAX_LINES_PER_CALL + 50) {

@@ -16,7 +16,7 @@ use super::answer::AnswerSize;
 use super::bindings::ProviderWorldPre;
 use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider as api;
-use super::instance::{ExportCall, Instance, StoreState};
+use super::instance::{ExportCall, Instance, StoreState, answer_too_large};
 use super::sandbox::Sandbox;
 use super::wire::{self, WireError};
 use crate::diag::{Diagnostic, Diagnostics};
@@ -87,8 +87,21 @@ impl WasmProvider {
         };
         let result = instance.call(operation, f).await;
         // An instance whose call failed is dropped here: its state is unknown.
+        // So is one that still holds files open (idle instances hold no
+        // descriptors of the cairn process, which every provider shares), or
+        // more than half its handles (so that what one call leaked does not
+        // fail the next one, made by another resource).
         if result.is_ok() {
-            self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(instance);
+            let (files, handles) = (instance.held_descriptors(), instance.held_handles());
+            if files == 0 && handles <= self.sandbox.max_handles / 2 {
+                self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(instance);
+            } else {
+                tracing::debug!(
+                    provider = %self.name,
+                    operation,
+                    "dropping an instance that holds {files} open files and {handles} handles"
+                );
+            }
         }
         result
     }
@@ -109,14 +122,24 @@ impl WasmProvider {
         CallError::new(&*self.name, operation, message)
     }
 
-    /// A provider answer that does not decode.
-    fn malformed(&self, operation: &'static str, error: WireError) -> CallError {
-        self.error(operation, format!("returned a malformed value: {error}"))
-    }
-
+    /// Decodes a value of an answer, after checking what it would cost once
+    /// decoded: shared nodes on the wire are copied for every reference.
     fn decode(&self, operation: &'static str, value: &wit::Value) -> CallResult<Value> {
-        wire::value_from_wire_within(value, self.sandbox.max_answer_depth).map_err(|e| self.malformed(operation, e))
+        decode_answer(value, self.sandbox.max_answer_depth, self.sandbox.max_answer_bytes)
+            .map_err(|message| self.error(operation, message))
     }
+}
+
+/// Decodes a value of a provider's answer within the sandbox's depth and
+/// size budgets, or says why not (the message of a [`CallError`]). The one
+/// way an answer's values enter the host: the fuzzer drives it too.
+pub(crate) fn decode_answer(value: &wit::Value, max_depth: usize, max_bytes: u64) -> Result<Value, String> {
+    let malformed = |e: WireError| format!("returned a malformed value: {e}");
+    let size = wire::decoded_size(value, max_depth).map_err(malformed)?;
+    if size > max_bytes {
+        return Err(answer_too_large(size, max_bytes));
+    }
+    wire::value_from_wire_within(value, max_depth).map_err(malformed)
 }
 
 impl Provider for WasmProvider {

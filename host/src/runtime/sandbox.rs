@@ -25,6 +25,44 @@ pub const DEFAULT_MAX_ANSWER_BYTES: u64 = 32 << 20;
 /// The host's own code recurses over values, so it is not raised.
 pub const MAX_ANSWER_DEPTH: usize = super::wire::MAX_DEPTH;
 
+/// The default number of files and directories one instance may hold open
+/// (besides its granted directories). Every open file is a descriptor of
+/// the cairn process, whose limit all providers and cairn itself share.
+pub const DEFAULT_MAX_DESCRIPTORS: usize = 64;
+
+/// The default number of handles (resources: files, streams, pollables,
+/// HTTP requests…) one instance may hold, in the host's table and in
+/// wasmtime's. Each costs host memory.
+pub const DEFAULT_MAX_HANDLES: usize = 10_000;
+
+/// The default number of elements one WebAssembly table may grow to.
+pub const DEFAULT_MAX_TABLE_ELEMENTS: usize = 1 << 20;
+
+/// The default number of core WebAssembly instances one component instance
+/// may create. A Rust component has a handful; interpreters (Python,
+/// JavaScript) a few dozen.
+pub const DEFAULT_MAX_CORE_INSTANCES: usize = 64;
+
+/// The default number of lines one call may log (standard output, standard
+/// error and the `log` import together).
+pub const DEFAULT_MAX_LOG_LINES: usize = 1000;
+
+/// Every budget of a sandbox: what the `sandbox` block calls it, its
+/// default, and what a provider over it is told. The one list SECURITY.md's
+/// table and the README follow.
+pub const BUDGETS: &[(&str, &str, &str)] = &[
+    ("memory", "512 MiB", "exceeded its memory limit of …"),
+    ("timeout", "60s", "exceeded its time limit of …"),
+    ("max_concurrency", "8", "(calls wait for a free instance)"),
+    ("max_descriptors", "64", "exceeded its limit of … open files"),
+    ("max_handles", "10000", "exceeded its limit of … handles"),
+    ("max_table_elements", "1048576", "(the growth fails inside the provider, which decides what to do)"),
+    ("max_instances", "64", "(the provider cannot be started)"),
+    ("max_answer_size", "32 MiB", "returned an answer of …, more than the limit of …"),
+    ("max_answer_depth", "256", "returned a malformed value: nested deeper than the limit of …"),
+    ("max_log_lines", "1000", "… N lines dropped (a provider call may log at most … lines)"),
+];
+
 /// What a provider may touch and use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
@@ -50,6 +88,17 @@ pub struct Sandbox {
     /// The origins the provider may send HTTP requests to (wasi:http), with
     /// the headers the host adds to them. No raw sockets, no name lookup.
     pub http: Vec<HttpGrant>,
+    /// The most files and directories one instance may hold open at once
+    /// (`max_descriptors`).
+    pub max_descriptors: usize,
+    /// The most resource handles one instance may hold (`max_handles`).
+    pub max_handles: usize,
+    /// The most elements one table may grow to (`max_table_elements`).
+    pub max_table_elements: usize,
+    /// The most core instances one instance may create (`max_instances`).
+    pub max_instances: usize,
+    /// The most lines one call may log (`max_log_lines`).
+    pub max_log_lines: usize,
 }
 
 /// Outgoing HTTP granted to one origin: `scheme://host:port`.
@@ -124,6 +173,11 @@ impl Default for Sandbox {
             max_answer_depth: MAX_ANSWER_DEPTH,
             max_concurrency: super::pool::MAX_INSTANCES,
             http: Vec::new(),
+            max_descriptors: DEFAULT_MAX_DESCRIPTORS,
+            max_handles: DEFAULT_MAX_HANDLES,
+            max_table_elements: DEFAULT_MAX_TABLE_ELEMENTS,
+            max_instances: DEFAULT_MAX_CORE_INSTANCES,
+            max_log_lines: DEFAULT_MAX_LOG_LINES,
         }
     }
 }
@@ -168,19 +222,105 @@ impl Sandbox {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
+        let all: Vec<&Grant> = self.read_write.iter().chain(&self.read_only).collect();
         for (grants, perms, writable) in
             [(&self.read_write, FsPerms::ReadWrite, true), (&self.read_only, FsPerms::ReadOnly, false)]
         {
             // A writable grant that does not exist yet holds nothing to read;
             // it appears once `create_writable_dirs` has made it.
             for grant in grants.iter().filter(|g| !writable || g.host.is_dir()) {
+                let opened = open_grant(grant, &all)?;
                 builder
-                    .preopened_dir(&grant.host, &grant.guest, perms)
+                    .preopened_dir(opened.path(), &grant.guest, perms)
                     .map_err(|e| format!("cannot open the granted directory {}: {e}", grant.host.display()))?;
             }
         }
         Ok(builder.build())
     }
+}
+
+/// A granted directory opened for wasmtime-wasi, which takes a path. When
+/// the grant lies inside another grant, it was opened here without
+/// following links, and the path given is that open directory's own
+/// (`/proc/self/fd/N`), so that nothing can be swapped in between.
+enum OpenedGrant<'a> {
+    /// The path as the operator wrote it (resolved): no provider can change it.
+    Written(&'a Path),
+    /// An open directory, named through procfs (held open until
+    /// wasmtime-wasi has opened it again through that name).
+    #[cfg(target_os = "linux")]
+    Held { _dir: std::fs::File, path: PathBuf },
+}
+
+impl OpenedGrant<'_> {
+    fn path(&self) -> &Path {
+        match self {
+            OpenedGrant::Written(path) => path,
+            #[cfg(target_os = "linux")]
+            OpenedGrant::Held { path, .. } => path,
+        }
+    }
+}
+
+/// Opens `grant`. A grant nested inside another grant (`./out/ro` inside
+/// `./out`) has components a provider could have replaced with a symbolic
+/// link in an earlier call or run (through a read-write grant, now or
+/// then): those components, below the outermost enclosing grant, are
+/// opened one at a time without following links, and a link there is an
+/// error. The path up to the enclosing grant is the operator's, and is
+/// followed as written.
+fn open_grant<'a>(grant: &'a Grant, all: &[&Grant]) -> Result<OpenedGrant<'a>, String> {
+    let target = normalize(&grant.host);
+    let anchor = all
+        .iter()
+        .map(|g| normalize(&g.host))
+        .filter(|outer| target.starts_with(outer) && target != *outer)
+        .min_by_key(|outer| outer.components().count());
+    let Some(anchor) = anchor else { return Ok(OpenedGrant::Written(&grant.host)) };
+    let cannot = |e: std::io::Error| format!("cannot open the granted directory {}: {e}", grant.host.display());
+    let mut dir = cap_primitives::fs::open_ambient_dir(&anchor, cap_primitives::ambient_authority()).map_err(cannot)?;
+    // `target` is normalised and starts with `anchor`: only plain names remain.
+    for name in target.components().skip(anchor.components().count()) {
+        dir = cap_primitives::fs::open_dir_nofollow(&dir, Path::new(name.as_os_str())).map_err(|e| {
+            format!(
+                "cannot open the granted directory {:?} ({}): {:?} is a symbolic link or not a directory ({e}); \
+                 a grant inside another grant is opened without following links, since a provider may have \
+                 planted one there",
+                grant.guest,
+                grant.host.display(),
+                name.as_os_str(),
+            )
+        })?;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let path = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
+        Ok(OpenedGrant::Held { _dir: dir, path })
+    }
+    // Elsewhere the checked path is handed over as written: a provider
+    // running at this moment could still swap a component in between.
+    #[cfg(not(target_os = "linux"))]
+    {
+        drop(dir);
+        Ok(OpenedGrant::Written(&grant.host))
+    }
+}
+
+/// `path` with `.` and `..` resolved lexically: `/a/./b/../c` is `/a/c`.
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 impl Sandbox {
@@ -305,6 +445,49 @@ mod tests {
         assert!(!any.matches("https", "evilexample.com", 443));
         let secret = HttpGrant { headers: vec![("authorization".into(), "hunter2".into())], ..api };
         assert!(!format!("{secret:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn a_link_planted_inside_a_grant_does_not_redirect_a_nested_grant() {
+        // Issue 11, item 1: a provider with `./out` read-write replaced the
+        // nested read-only grant `./out/ro` with a link to a directory
+        // outside every grant; the next run must not follow it.
+        let config = tempfile::tempdir().unwrap();
+        let secret = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(config.path().join("out/ro")).unwrap();
+        let sandbox = Sandbox::resolve(config.path(), &["./out".into()], &["./out/ro".into()]).unwrap();
+        let output = GuestOutput::new("p".into(), 10);
+        assert!(sandbox.wasi_ctx(&output).is_ok(), "the grants open while nothing is planted");
+        std::fs::remove_dir(config.path().join("out/ro")).unwrap();
+        std::os::unix::fs::symlink(secret.path(), config.path().join("out/ro")).unwrap();
+        let err = sandbox.wasi_ctx(&output).err().expect("a planted link is refused");
+        assert!(err.contains("\"ro\" is a symbolic link or not a directory"), "{err}");
+        // The outer grant itself is the operator's path, and still opens.
+        let outer = Sandbox::resolve(config.path(), &["./out".into()], &[]).unwrap();
+        assert!(outer.wasi_ctx(&output).is_ok());
+    }
+
+    #[test]
+    fn a_nested_grant_without_links_opens() {
+        let config = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(config.path().join("out/a/b")).unwrap();
+        let sandbox = Sandbox::resolve(config.path(), &["./out".into(), "./out/a/./b".into()], &[]).unwrap();
+        assert!(sandbox.wasi_ctx(&GuestOutput::new("p".into(), 10)).is_ok());
+        assert_eq!(normalize(Path::new("/a/./b/../c")), Path::new("/a/c"));
+    }
+
+    #[test]
+    fn every_budget_is_documented_with_its_default() {
+        let security = include_str!("../../../SECURITY.md");
+        let readme = include_str!("../../../README.md");
+        for (key, default, _) in BUDGETS {
+            let row = format!("| `{key}` | {default}");
+            assert!(security.contains(&row), "SECURITY.md has no row {row:?}");
+            assert!(readme.contains(&format!("# {key} ")), "the README's sandbox block does not show {key}");
+        }
+        let defaults = Sandbox::default();
+        assert_eq!(defaults.max_descriptors, DEFAULT_MAX_DESCRIPTORS);
+        assert_eq!((defaults.max_handles, defaults.max_log_lines), (DEFAULT_MAX_HANDLES, DEFAULT_MAX_LOG_LINES));
     }
 
     #[test]

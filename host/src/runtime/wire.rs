@@ -248,6 +248,60 @@ impl Decoder<'_, wit::Node> {
     }
 }
 
+/// The bytes a value will occupy in the host once decoded into a tree:
+/// every node as a [`Value`], every string's and key's bytes, counted once
+/// per reference (a node shared by a million references is decoded a
+/// million times). Computed over the graph without decoding it, each node
+/// once, so that a "zip bomb" of shared nodes is measured, and refused,
+/// before it costs anything. Saturates; fails on a bad index or on nesting
+/// deeper than `max_depth` (a cycle).
+pub fn decoded_size(value: &wit::Value, max_depth: usize) -> Result<u64, WireError> {
+    if value.nodes.is_empty() {
+        return Ok(0);
+    }
+    check_node_count(value.nodes.len())?;
+    let mut sizes = vec![None; value.nodes.len()];
+    node_size(&value.nodes, &mut sizes, 0, 0, max_depth.min(MAX_DEPTH))
+}
+
+fn node_size(
+    nodes: &[wit::Node],
+    sizes: &mut [Option<u64>],
+    at: u32,
+    depth: usize,
+    max_depth: usize,
+) -> Result<u64, WireError> {
+    if depth > max_depth {
+        return malformed(format!("nested deeper than the limit of {max_depth} levels (a cycle?)"));
+    }
+    let Some(node) = nodes.get(at as usize) else {
+        return malformed(format!("node index {at} out of range ({} nodes)", nodes.len()));
+    };
+    if let Some(Some(size)) = sizes.get(at as usize) {
+        return Ok(*size);
+    }
+    const NODE: u64 = std::mem::size_of::<Value>() as u64;
+    const KEY: u64 = std::mem::size_of::<String>() as u64;
+    let mut size = NODE;
+    match &node.kind {
+        wit::ValueNode::Text(s) => size = size.saturating_add(s.len() as u64),
+        wit::ValueNode::List(xs) | wit::ValueNode::Set(xs) | wit::ValueNode::Tuple(xs) => {
+            for &x in xs {
+                size = size.saturating_add(node_size(nodes, sizes, x, depth + 1, max_depth)?);
+            }
+        }
+        wit::ValueNode::Map(entries) | wit::ValueNode::Object(entries) => {
+            for (key, x) in entries {
+                let entry = KEY.saturating_add(key.len() as u64);
+                size = size.saturating_add(entry).saturating_add(node_size(nodes, sizes, *x, depth + 1, max_depth)?);
+            }
+        }
+        _ => {}
+    }
+    sizes[at as usize] = Some(size);
+    Ok(size)
+}
+
 // ---------------------------------------------------------------------------
 // Types and schemas
 // ---------------------------------------------------------------------------

@@ -283,3 +283,86 @@ fn a_computing_provider_lets_other_calls_use_its_thread() {
     assert_eq!(looped.unwrap_err().message, "exceeded its time limit of 5s");
     assert_eq!(*finished.lock().unwrap(), ["ok", "loop"]);
 }
+
+/// Runs `f` on its own thread; fails the test instead of hanging when it
+/// does not finish within [`HANG_GUARD`].
+fn within_guard<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(f()));
+    result.recv_timeout(HANG_GUARD).unwrap_or_else(|_| panic!("{what} did not end"))
+}
+
+#[test]
+fn an_answer_of_shared_nodes_is_measured_as_it_would_be_decoded() {
+    // Issue 11, item 3: a million references to one 256-byte text node are
+    // 4 MiB on the wire and over 256 MiB as a tree; the decoder used to
+    // build the tree (2.1 GiB in the report) before anything measured it.
+    let provider = zoo(Sandbox::default());
+    let err = plan(&*provider, "zoo_shared", Value::Null).unwrap_err();
+    assert!(err.message.starts_with("returned an answer of "), "{err}");
+    assert!(err.message.ends_with(" MiB, more than the limit of 32 MiB"), "{err}");
+    let mib: f64 = err.message["returned an answer of ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(mib > 256.0, "{err}");
+    assert_healthy(&*provider);
+}
+
+#[test]
+fn a_wait_in_the_host_ends_at_the_call_timeout() {
+    // Issue 11, item 4: waiting for room in the body of a request that is
+    // never sent blocked forever, using no CPU, so no epoch tick stopped it.
+    let provider = zoo(Sandbox { call_timeout: Duration::from_secs(2), ..Sandbox::default() });
+    let err = within_guard("the stalled call", move || {
+        let err = plan(&*provider, "zoo_stall", Value::Null).unwrap_err();
+        assert_healthy(&*provider);
+        err
+    });
+    assert_eq!(err.message, "exceeded its time limit of 2s");
+}
+
+#[test]
+fn a_long_timer_that_is_never_waited_out_is_not_a_timeout() {
+    // Issue 11, item 5: polling a 10 ms and a one-hour timer failed at once,
+    // because creating the long timer marked the call as timed out.
+    let provider = zoo(Sandbox { call_timeout: Duration::from_secs(30), ..Sandbox::default() });
+    let config = Value::object([("needle", Value::string("x"))]);
+    let answer = plan(&*provider, "zoo_timers", config.clone()).unwrap();
+    assert_eq!(answer.planned_state, config);
+}
+
+/// A sandbox granting `data/` (holding `data/f.txt`) read-only.
+fn with_data_dir(config_dir: &std::path::Path, sandbox: Sandbox) -> Sandbox {
+    std::fs::create_dir_all(config_dir.join("data")).unwrap();
+    std::fs::write(config_dir.join("data/f.txt"), "x").unwrap();
+    let granted = Sandbox::resolve(config_dir, &[], &["./data".into()]).unwrap();
+    Sandbox { read_only: granted.read_only, ..sandbox }
+}
+
+#[test]
+fn open_files_are_capped_per_instance_and_not_kept_in_the_pool() {
+    // Issue 11, item 2: a provider held ~4,080 files open, and then other
+    // providers and cairn's own state write failed with "Too many open files".
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = with_data_dir(dir.path(), Sandbox { max_descriptors: 16, max_concurrency: 1, ..Sandbox::default() });
+    let provider = zoo(sandbox);
+    let read = |count: Option<&str>| {
+        let mut attrs = vec![("read", Value::List(vec![Value::string("data/f.txt")]))];
+        attrs.extend(count.map(|n| ("payload", Value::string(n))));
+        Value::object(attrs)
+    };
+    let err = plan(&*provider, "zoo_files", read(None)).unwrap_err();
+    assert_eq!(err.message, "exceeded its limit of 16 open files");
+    assert_healthy(&*provider);
+    // Ten files held after a call that succeeded: with one instance, were it
+    // pooled with its ten files, the second call would reach twenty.
+    plan(&*provider, "zoo_files", read(Some("10"))).unwrap();
+    plan(&*provider, "zoo_files", read(Some("10"))).unwrap();
+}
+
+#[test]
+fn handles_are_capped_with_a_one_line_message() {
+    let provider = zoo(Sandbox { max_handles: 1000, ..Sandbox::default() });
+    let err = plan(&*provider, "zoo_handles", Value::Null).unwrap_err();
+    assert_eq!(err.message, "exceeded its limit of 1000 handles");
+    assert!(!err.detail.contains("wasm backtrace"), "{}", err.detail);
+    assert_healthy(&*provider);
+}

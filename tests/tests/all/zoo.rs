@@ -43,7 +43,9 @@ fn warnings(run: &Run) -> Vec<String> {
 #[test]
 fn hostile_applies_fail_only_their_resource() {
     let w = Workdir::new();
-    let sandbox = "    memory  = \"256 MiB\"\n    timeout = \"2s\"";
+    // 5s, not less: filling 256 MiB takes over 2s on a loaded 2-core
+    // machine, and the out-of-memory case then reads as a timeout.
+    let sandbox = "    memory  = \"256 MiB\"\n    timeout = \"5s\"";
     // A resource that behaves when created, and that an update breaks.
     let existing = |phase: &str| format!("resource \"zoo_panic\" \"existing\" {{\n  phase = \"{phase}\"\n}}\n");
     let before = format!("resource \"zoo_ok\" \"before\" {{\n  needle = \"kept\"\n}}\n{}", existing("never"));
@@ -63,7 +65,7 @@ fn hostile_applies_fail_only_their_resource() {
         &w,
         &run,
         &[
-            "provider \"zoo\" exceeded its time limit of 2s while applying zoo_loop.bad",
+            "provider \"zoo\" exceeded its time limit of 5s while applying zoo_loop.bad",
             "provider \"zoo\" exceeded its memory limit of 256 MiB while applying zoo_oom.bad",
             "provider \"zoo\" overflowed its stack (unbounded recursion?) while applying zoo_recurse.bad",
             "provider \"zoo\" panicked: zoo: deliberate panic in zoo_panic while applying zoo_panic.bad",
@@ -263,4 +265,122 @@ fn inspect_shows_what_a_provider_could_ask_for() {
     ] {
         assert!(run.stdout.contains(expected), "{expected:?} not in:\n{}", run.stdout);
     }
+}
+
+#[test]
+fn a_link_planted_in_a_grant_does_not_redirect_a_nested_grant() {
+    // Issue 11, item 1: with `./out` read-write, a provider replaces the
+    // nested read-only grant `./out/ro` by a link to a directory outside
+    // every grant; the next run must not open the grant through it.
+    let w = Workdir::new();
+    w.write("secret/key.txt", "top secret");
+    std::fs::create_dir_all(w.path().join("out/ro")).unwrap();
+    let sandbox = "    read_write = [\"./out\"]\n    read_only  = [\"./out/ro\"]";
+    let plant = "resource \"zoo_probe\" \"plant\" {\n  phase   = \"apply\"\n  symlink = [\"out/ro->../secret\"]\n}\n";
+    w.write("main.tf", &config(sandbox, plant));
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    let link = w.path().join("out/ro");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink(), "no link planted:\n{}", run.all());
+
+    let steal = "resource \"zoo_probe\" \"steal\" {\n  read = [\"out/ro/key.txt\"]\n}\n";
+    w.write("main.tf", &config(sandbox, &format!("{plant}{steal}")));
+    let run = w.cairn(&["plan"]);
+    assert_failed_cleanly(&w, &run, &["\"ro\" is a symbolic link or not a directory"]);
+    assert!(!run.all().contains("read out/ro/key.txt: ok"), "the provider read through the link:\n{}", run.all());
+}
+
+#[test]
+fn warnings_of_an_apply_are_shown() {
+    let w = Workdir::new();
+    let resource = "resource \"zoo_probe\" \"w\" {\n  phase = \"apply\"\n  env   = [\"ZOO_GRANTED\"]\n}\n";
+    w.write("main.tf", &config("    env = [\"ZOO_GRANTED\"]", resource));
+    let run = w.cairn_env(&["apply", "-auto-approve"], &[("ZOO_GRANTED", "granted")]).success();
+    assert!(
+        warnings(&run).iter().any(|s| s.ends_with(": zoo_probe.w: env ZOO_GRANTED: ok (7 chars)")),
+        "the apply's warning was not shown:\n{}",
+        run.all()
+    );
+
+    let resource = "resource \"zoo_probe\" \"v\" {\n  phase = \"apply\"\n  env   = [\"ZOO_GRANTED\"]\n}\n";
+    w.write("main.tf", &config("    env = [\"ZOO_GRANTED\"]", resource));
+    let run = w.cairn_env(&["apply", "-auto-approve", "-json"], &[("ZOO_GRANTED", "granted")]).success();
+    let warned = run.events().into_iter().any(|e| {
+        e["type"] == "diagnostic"
+            && e["severity"] == "warning"
+            && e["summary"] == "zoo_probe.v: env ZOO_GRANTED: ok (7 chars)"
+    });
+    assert!(warned, "no warning event:\n{}", run.all());
+}
+
+#[test]
+fn a_crash_in_configure_aborts_the_run_before_any_change() {
+    // Issue 11, item 6: like Terraform, a provider that cannot be configured
+    // stops the whole run, before planning, so nothing is half-applied.
+    let w = Workdir::new();
+    let resources = "resource \"zoo_ok\" \"a\" {\n  needle = \"a\"\n}\nresource \"null_resource\" \"n\" {}\n";
+    w.write("main.tf", &config("", resources));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = w.state_text();
+
+    let more = format!("{resources}resource \"null_resource\" \"m\" {{}}\nresource \"zoo_ok\" \"b\" {{}}\n");
+    let crashing = config("", &more).replace("provider \"zoo\" {\n", "provider \"zoo\" {\n  fail = \"panic\"\n");
+    w.write("main.tf", &crashing);
+    let run = w.cairn(&["apply", "-auto-approve"]);
+    assert_failed_cleanly(&w, &run, &["provider \"zoo\" panicked: zoo: deliberate panic in configure"]);
+    assert_eq!(w.state_text(), before, "the state file is byte for byte what it was");
+    assert!(!run.stdout.contains("null_resource.m: Creat"), "another provider's change began:\n{}", run.all());
+}
+
+#[test]
+fn a_provider_at_its_limits_leaves_cairn_and_other_providers_working() {
+    // Every instance of the zoo at once (max_concurrency) holds files and
+    // handles up to its budgets, or runs out of memory, time, answer size or
+    // log lines, while the bundled null provider creates its resources and
+    // cairn writes its state.
+    let w = Workdir::new();
+    w.write("data/f.txt", "x");
+    let sandbox = "    read_only       = [\"./data\"]\n    memory          = 256\n    timeout         = \"10s\"\n    max_concurrency = 4\n    max_descriptors = 8\n    max_handles     = 2000\n    max_log_lines   = 100";
+    // A timer takes two entries of the host's table (the deadline and its
+    // pollable), so 900 timers and the instance's own handles stay just
+    // under a budget of 2000.
+    let mut resources = String::new();
+    for i in 0..4 {
+        resources.push_str(&format!(
+            "resource \"zoo_files\" \"f{i}\" {{\n  phase   = \"apply\"\n  read    = [\"data/f.txt\"]\n  payload = \"8\"\n}}\n"
+        ));
+        resources.push_str(&format!(
+            "resource \"zoo_handles\" \"h{i}\" {{\n  phase   = \"apply\"\n  payload = \"900\"\n}}\n"
+        ));
+        resources.push_str(&format!("resource \"null_resource\" \"n{i}\" {{}}\n"));
+    }
+    for hostile in ["files", "handles", "oom", "loop", "big", "shared", "stall"] {
+        resources.push_str(&format!(
+            "resource \"zoo_{hostile}\" \"over\" {{\n  phase = \"apply\"\n  read  = [\"data/f.txt\"]\n}}\n"
+        ));
+    }
+    // 2 × 5000 lines, fifty times the budget: cut, counted, and created.
+    resources.push_str("resource \"zoo_flood\" \"over\" {\n  phase   = \"apply\"\n  payload = \"5000\"\n}\n");
+    w.write("main.tf", &config(sandbox, &resources));
+    let run = w.cairn(&["apply", "-auto-approve", "-parallelism", "16"]);
+    assert_failed_cleanly(
+        &w,
+        &run,
+        &[
+            "provider \"zoo\" exceeded its limit of 8 open files while applying zoo_files.over",
+            "provider \"zoo\" exceeded its limit of 2000 handles while applying zoo_handles.over",
+            "provider \"zoo\" exceeded its memory limit of 256 MiB while applying zoo_oom.over",
+            "provider \"zoo\" exceeded its time limit of 10s while applying zoo_loop.over",
+            "provider \"zoo\" exceeded its time limit of 10s while applying zoo_stall.over",
+            "provider \"zoo\" returned an answer of 100.0 MiB, more than the limit of 32 MiB while applying zoo_big.over",
+            "more than the limit of 32 MiB while applying zoo_shared.over",
+        ],
+    );
+    let mut addresses = w.addresses();
+    addresses.sort();
+    let mut expected: Vec<String> = (0..4)
+        .flat_map(|i| [format!("null_resource.n{i}"), format!("zoo_files.f{i}"), format!("zoo_handles.h{i}")])
+        .collect();
+    expected.push("zoo_flood.over".to_string());
+    expected.sort();
+    assert_eq!(addresses, expected, "everything within its budgets was created:\n{}", run.all());
 }

@@ -23,8 +23,25 @@
 //! - `zoo_deep` answers a value nested 10,000 levels deep;
 //! - `zoo_alias` answers 1,000 strings that all point at the same 1 MiB of
 //!   its memory: 1 GiB once copied, from 1 MiB of guest memory;
-//! - `zoo_flood` writes 100,000 lines to standard error, 100,000 through the
-//!   log import and one 1 MiB line, then plans normally.
+//! - `zoo_flood` writes 100,000 lines (or `payload`, if fewer) to standard
+//!   error, as many through the log import and one 1 MiB line, then plans
+//!   normally;
+//! - `zoo_shared` answers a list of a million references to one 256-byte
+//!   text node: 4 MiB on the wire, 256 MiB and more once decoded as a tree;
+//! - `zoo_stall` writes the body of an outgoing HTTP request that is never
+//!   sent, and waits for the body to take more: forever, without CPU;
+//! - `zoo_timers` waits on the first of a 10 ms and a one-hour timer, then
+//!   answers normally (an honest provider, not a hostile one);
+//! - `zoo_files` opens the first `read` path again and again, holding every
+//!   descriptor, `payload` times (a number) or until an open fails;
+//! - `zoo_handles` creates timers (resource handles) and holds them,
+//!   `payload` times or without end.
+//!
+//! `zoo_probe` also takes `symlink`: `"<dir>/<name>-><target>"` entries
+//! that replace the directory `<dir>/<name>` by a link to `<target>`, as a
+//! provider with a read-write grant of `<dir>` can.
+//!
+//! The provider configuration's `fail = "panic"` panics in `configure`.
 //!
 //! Written against raw wit-bindgen bindings, not the SDK.
 
@@ -51,10 +68,15 @@ const RESOURCE_TYPES: &[&str] = &[
     "zoo_deep",
     "zoo_alias",
     "zoo_flood",
+    "zoo_shared",
+    "zoo_stall",
+    "zoo_timers",
+    "zoo_files",
+    "zoo_handles",
 ];
 
 /// The lists of things `zoo_probe` tries.
-const PROBES: &[&str] = &["read", "write", "list", "env", "connect", "http"];
+const PROBES: &[&str] = &["read", "write", "list", "env", "connect", "http", "symlink"];
 
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 struct Zoo;
@@ -67,13 +89,18 @@ impl Guest for Zoo {
         attributes.push(attribute("payload", TypeNode::Text));
         let resource = schema(attributes);
         ProviderSchema {
-            provider: schema(Vec::new()),
+            provider: schema(vec![attribute("fail", TypeNode::Text)]),
             resources: RESOURCE_TYPES.iter().map(|name| (name.to_string(), resource.clone())).collect(),
             data_sources: Vec::new(),
         }
     }
 
-    fn configure(_config: Value) -> Vec<Diagnostic> {
+    fn configure(config: Value) -> Vec<Diagnostic> {
+        if let Some(Node { kind: ValueNode::Text(fail), .. }) = attr(&config, "fail")
+            && fail == "panic"
+        {
+            panic!("zoo: deliberate panic in configure");
+        }
         Vec::new()
     }
 
@@ -89,7 +116,7 @@ impl Guest for Zoo {
                 diagnostics = probe(&request.config);
             }
         } else if phase(&request.config).is_none()
-            && let Some(answer) = misbehave(&request.type_name)
+            && let Some(answer) = misbehave(&request.type_name, &request.config)
         {
             planned_state = answer;
         }
@@ -102,7 +129,7 @@ impl Guest for Zoo {
         if phase(&request.config) == Some("apply") {
             if request.type_name == "zoo_probe" {
                 diagnostics = probe(&request.config);
-            } else if let Some(answer) = misbehave(&request.type_name) {
+            } else if let Some(answer) = misbehave(&request.type_name, &request.config) {
                 new_state = answer;
             }
         }
@@ -135,7 +162,7 @@ fn phase(config: &Value) -> Option<&str> {
 }
 
 /// What the hostile resource type `type_name` does; some answer a value.
-fn misbehave(type_name: &str) -> Option<Value> {
+fn misbehave(type_name: &str, config: &Value) -> Option<Value> {
     match type_name {
         "zoo_loop" => spin_forever(),
         "zoo_oom" => exhaust_memory(),
@@ -148,7 +175,22 @@ fn misbehave(type_name: &str) -> Option<Value> {
         "zoo_deep" => Some(deep_value(10_000)),
         "zoo_alias" => Some(aliased_value(1000, 1 << 20)),
         "zoo_flood" => {
-            flood();
+            flood(count(config).min(100_000));
+            None
+        }
+        "zoo_shared" => Some(shared_value(1_000_000, 256)),
+        "zoo_stall" => stall(),
+        "zoo_timers" => {
+            first_of_two_timers();
+            None
+        }
+        "zoo_files" => {
+            let path = strings(config, "read").into_iter().next().unwrap_or_else(|| ".".to_string());
+            hold_files(&path, count(config));
+            None
+        }
+        "zoo_handles" => {
+            hold_handles(count(config));
             None
         }
         _ => None,
@@ -217,8 +259,101 @@ fn aliased_value(count: u32, len: usize) -> Value {
     Value { nodes }
 }
 
-fn flood() {
-    for i in 0..100_000 {
+/// `payload` as a number: how many of something to make; without end when
+/// absent.
+fn count(config: &Value) -> u64 {
+    match attr(config, "payload") {
+        Some(Node { kind: ValueNode::Text(n), .. }) => n.parse().unwrap_or(u64::MAX),
+        _ => u64::MAX,
+    }
+}
+
+/// `{ payload = [t, t, …] }`: `count` references to one text node of `len`
+/// bytes. The wire holds the text once; a tree holds it `count` times.
+fn shared_value(count: u32, len: usize) -> Value {
+    let nodes = vec![
+        Node { kind: ValueNode::Object(vec![("payload".to_string(), 1)]), sensitive: false },
+        Node { kind: ValueNode::List(vec![2; count as usize]), sensitive: false },
+        Node { kind: ValueNode::Text("s".repeat(len)), sensitive: false },
+    ];
+    Value { nodes }
+}
+
+/// Writes the body of an HTTP request that is never handed to the host
+/// (so never sent, and no grant is needed): once the body's buffer is
+/// full, waiting for room to write waits forever, in the host, using no
+/// CPU, so no epoch deadline ever interrupts it.
+fn stall() -> Option<Value> {
+    use wasi::http::types::{Fields, OutgoingBody, OutgoingRequest};
+    let request = OutgoingRequest::new(Fields::new());
+    let body: OutgoingBody = request.body().expect("a new request has a body");
+    let stream = body.write().expect("a new body has a stream");
+    let chunk = vec![0u8; 4096];
+    loop {
+        match stream.check_write() {
+            Ok(0) => stream.subscribe().block(),
+            Ok(n) => {
+                let n = (n as usize).min(chunk.len());
+                if stream.write(&chunk[..n]).is_err() {
+                    return None;
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Waits on the first of a 10 ms and a one-hour timer, as a provider with
+/// a retry loop and an overall timeout does.
+fn first_of_two_timers() {
+    use wasi::clocks::monotonic_clock::subscribe_duration;
+    let short = subscribe_duration(10_000_000);
+    let long = subscribe_duration(3_600_000_000_000);
+    let ready = wasi::io::poll::poll(&[&short, &long]);
+    assert_eq!(ready, [0], "the short timer fires first");
+}
+
+/// Opens `path` `count` times (or until an open fails), and never closes.
+fn hold_files(path: &str, count: u64) {
+    let mut held = Vec::new();
+    while (held.len() as u64) < count {
+        match std::fs::File::open(path) {
+            Ok(file) => held.push(file),
+            Err(_) => break,
+        }
+    }
+    std::mem::forget(held);
+}
+
+/// Creates `count` timers and never drops them: each is a handle in the
+/// host's table and in the component's.
+fn hold_handles(count: u64) {
+    let mut held = Vec::new();
+    while (held.len() as u64) < count {
+        held.push(wasi::clocks::monotonic_clock::subscribe_duration(1));
+    }
+    std::mem::forget(held);
+}
+
+/// Replaces the directory `<dir>/<name>` by a link to `target`, through the
+/// preopen named `<dir>`.
+fn plant_link(entry: &str) -> std::io::Result<String> {
+    let (link, target) = entry.split_once("->").ok_or_else(|| std::io::Error::other("not <link>-><target>"))?;
+    let (dir, name) = link.rsplit_once('/').ok_or_else(|| std::io::Error::other("not <dir>/<name>"))?;
+    let preopens = wasi::filesystem::preopens::get_directories();
+    let (descriptor, _) = preopens
+        .iter()
+        .find(|(_, guest)| guest == dir)
+        .ok_or_else(|| std::io::Error::other(format!("no grant named {dir:?}")))?;
+    let _ = descriptor.remove_directory_at(name);
+    descriptor.symlink_at(target, name).map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+    Ok(String::new())
+}
+
+/// `lines` lines on standard error and as many through the log import,
+/// then one 1 MiB line.
+fn flood(lines: u64) {
+    for i in 0..lines {
         eprintln!("zoo: flood line {i} on stderr");
         log(Level::Info, &format!("zoo: flood line {i} through the log import"));
     }
@@ -254,6 +389,9 @@ fn probe(config: &Value) -> Vec<Diagnostic> {
     }
     for url in strings(config, "http") {
         report.push(outcome("http", &url, http_get(&url).map_err(std::io::Error::other)));
+    }
+    for entry in strings(config, "symlink") {
+        report.push(outcome("symlink", &entry, plant_link(&entry)));
     }
     if let Some(Node { kind: ValueNode::Text(needle), .. }) = attr(config, "needle") {
         let found = if memory_contains_shifted(needle.as_bytes()) { "found" } else { "not found" };
