@@ -32,7 +32,6 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn::diag::Diagnostic;
 use cairn::engine::{Engine, Intent, RunOptions, Workspace};
 use cairn::plan::Providers;
 use cairn::provider::{
@@ -61,15 +60,8 @@ impl Sleepy {
 }
 
 impl Provider for Sleepy {
-    fn name(&self) -> &str {
-        "bench"
-    }
-    fn schema(&self) -> &ProviderSchema {
-        &self.schema
-    }
-    fn validate_resource<'a>(&'a self, _: &'a str, _: &'a Value) -> CallFuture<'a, Vec<Diagnostic>> {
-        ready(Ok(Vec::new()))
-    }
+    bench_provider_basics!();
+
     fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
         ready(Ok(common::plan_with_unknown_id(r)))
     }
@@ -87,12 +79,6 @@ impl Provider for Sleepy {
     }
     fn read_resource<'a>(&'a self, _: &'a str, current: &'a Value, private: &'a [u8]) -> CallFuture<'a, ReadResponse> {
         ready(Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() }))
-    }
-    fn read_data_source<'a>(&'a self, _: &'a str, c: &'a Value) -> CallFuture<'a, (Value, Vec<Diagnostic>)> {
-        ready(Ok((c.clone(), Vec::new())))
-    }
-    fn upgrade_state<'a>(&'a self, _: &'a str, _: u64, _: &'a str) -> CallFuture<'a, (Value, Vec<Diagnostic>)> {
-        unreachable!("no upgrades")
     }
 }
 

@@ -24,7 +24,6 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn::diag::Diagnostic;
 use cairn::engine::{Engine, Intent, RunOptions, Workspace};
 use cairn::plan::Providers;
 use cairn::provider::{
@@ -51,15 +50,8 @@ impl Slow {
 }
 
 impl Provider for Slow {
-    fn name(&self) -> &str {
-        "bench"
-    }
-    fn schema(&self) -> &ProviderSchema {
-        &self.schema
-    }
-    fn validate_resource<'a>(&'a self, _: &'a str, _: &'a Value) -> CallFuture<'a, Vec<Diagnostic>> {
-        ready(Ok(Vec::new()))
-    }
+    bench_provider_basics!();
+
     fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
         Box::pin(async move {
             self.pause().await;
@@ -74,12 +66,6 @@ impl Provider for Slow {
             self.pause().await;
             Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() })
         })
-    }
-    fn read_data_source<'a>(&'a self, _: &'a str, c: &'a Value) -> CallFuture<'a, (Value, Vec<Diagnostic>)> {
-        ready(Ok((c.clone(), Vec::new())))
-    }
-    fn upgrade_state<'a>(&'a self, _: &'a str, _: u64, _: &'a str) -> CallFuture<'a, (Value, Vec<Diagnostic>)> {
-        unreachable!("no upgrades")
     }
 }
 

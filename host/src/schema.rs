@@ -139,13 +139,7 @@ impl NestedType {
 
     /// The type of the whole attribute value.
     pub fn implied_type(&self) -> Type {
-        let object = Box::new(self.block.implied_type());
-        match self.nesting {
-            Nesting::Single => *object,
-            Nesting::List => Type::List(object),
-            Nesting::Set => Type::Set(object),
-            Nesting::Map => Type::Map(object),
-        }
+        self.nesting.gather(self.block.implied_type())
     }
 }
 
@@ -160,6 +154,18 @@ pub enum Nesting {
     Set,
     /// A map of objects keyed by the block label.
     Map,
+}
+
+impl Nesting {
+    /// The type of the value that gathers objects of type `object` this way.
+    pub fn gather(self, object: Type) -> Type {
+        match self {
+            Nesting::Single => object,
+            Nesting::List => Type::List(Box::new(object)),
+            Nesting::Set => Type::Set(Box::new(object)),
+            Nesting::Map => Type::Map(Box::new(object)),
+        }
+    }
 }
 
 /// A nested block type.
@@ -286,13 +292,7 @@ fn attribute_within<'a>(a: &'a Attribute, rest: &[PathStep]) -> Option<&'a Attri
 impl NestedBlock {
     /// The type of the whole nested block value.
     pub fn implied_type(&self) -> Type {
-        let object = Box::new(self.block.implied_type());
-        match self.nesting {
-            Nesting::Single => *object,
-            Nesting::List => Type::List(object),
-            Nesting::Set => Type::Set(object),
-            Nesting::Map => Type::Map(object),
-        }
+        self.nesting.gather(self.block.implied_type())
     }
 }
 

@@ -52,3 +52,40 @@ impl EventSink for Quiet {
     fn emit(&self, _: Event) {}
     fn diagnostic(&self, _: &Diagnostic) {}
 }
+
+/// The parts of [`cairn::provider::Provider`] every benchmark provider
+/// shares: named `bench`, its `schema` field, nothing to validate, no data
+/// sources or upgrades. Refresh and the rest are each benchmark's own.
+#[macro_export]
+macro_rules! bench_provider_basics {
+    () => {
+        fn name(&self) -> &str {
+            "bench"
+        }
+        fn schema(&self) -> &cairn::schema::ProviderSchema {
+            &self.schema
+        }
+        fn validate_resource<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a cairn::value::Value,
+        ) -> cairn::provider::CallFuture<'a, Vec<cairn::diag::Diagnostic>> {
+            cairn::provider::ready(Ok(Vec::new()))
+        }
+        fn read_data_source<'a>(
+            &'a self,
+            _: &'a str,
+            c: &'a cairn::value::Value,
+        ) -> cairn::provider::CallFuture<'a, (cairn::value::Value, Vec<cairn::diag::Diagnostic>)> {
+            cairn::provider::ready(Ok((c.clone(), Vec::new())))
+        }
+        fn upgrade_state<'a>(
+            &'a self,
+            _: &'a str,
+            _: u64,
+            _: &'a str,
+        ) -> cairn::provider::CallFuture<'a, (cairn::value::Value, Vec<cairn::diag::Diagnostic>)> {
+            unreachable!("no upgrades")
+        }
+    };
+}
