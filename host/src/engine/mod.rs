@@ -176,7 +176,15 @@ impl Engine {
                 let mut schemas = BTreeMap::new();
                 let mut errors = Vec::new();
                 for name in names {
-                    match providers::load(runtime, &ws.config, name).await {
+                    // Only the schema is read: nothing may change.
+                    let sandbox = providers::policy(&ws.config, name, &ws.variables).and_then(|mut sandbox| {
+                        providers::prepare_sandbox(name, &mut sandbox, Intent::Inspect).map(|()| sandbox)
+                    });
+                    let loaded = match sandbox {
+                        Ok(sandbox) => providers::load(runtime, &ws.config, name, sandbox).await,
+                        Err(d) => Err(d),
+                    };
+                    match loaded {
                         Ok(l) => {
                             schemas.insert(name.clone(), l.schema);
                         }

@@ -34,11 +34,9 @@ pub struct Loaded {
     pub schema: ProviderSchema,
 }
 
-/// Loads provider `name` and reads its schema.
-pub async fn load(runtime: &Runtime, config: &Config, name: &str) -> Result<Loaded, Vec<Diagnostic>> {
-    let block = config.providers.iter().find(|p| p.name == name);
+/// Loads provider `name`, to run in `sandbox`, and reads its schema.
+pub async fn load(runtime: &Runtime, config: &Config, name: &str, sandbox: Sandbox) -> Result<Loaded, Vec<Diagnostic>> {
     let bytes = registry::resolve(name, config).and_then(|source| source.bytes(name)).map_err(|d| vec![d])?;
-    let sandbox = sandbox_for(config, name, block)?;
     let loaded = runtime
         .load(name, &bytes)
         .map_err(|e| vec![Diagnostic::error(format!("Provider {name:?} could not be loaded: {e:#}"))])?;
@@ -46,7 +44,21 @@ pub async fn load(runtime: &Runtime, config: &Config, name: &str) -> Result<Load
     Ok(Loaded { loaded, sandbox, schema })
 }
 
-/// The sandbox an operator granted in the provider block; nothing without one.
+/// The sandbox policy of provider `name`: everything its `provider`
+/// block's `sandbox` grants (nothing without one), checked and resolved
+/// once — directories, the headers of `http` grants (evaluated with the
+/// run's `variables`), environment variables, budgets.
+pub fn policy(config: &Config, name: &str, variables: &BTreeMap<String, Value>) -> Result<Sandbox, Vec<Diagnostic>> {
+    let mut sandbox = sandbox_for(config, name, config.providers.iter().find(|p| p.name == name))?;
+    let headers = http_headers(config, name, variables)?;
+    for (grant, headers) in sandbox.http.iter_mut().zip(headers) {
+        grant.headers = headers;
+    }
+    Ok(sandbox)
+}
+
+/// The sandbox an operator granted in the provider block, but the headers
+/// of its `http` grants; nothing without one.
 fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> Result<Sandbox, Vec<Diagnostic>> {
     let Some(block) = block else {
         return Sandbox::resolve(&config.dir, &[], &[])
@@ -70,7 +82,7 @@ fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> R
     }
     for grant in &s.http {
         let (scheme, host, port) = (grant.scheme.clone(), grant.host.clone(), grant.port);
-        // The headers are added by `start`, once variables have values.
+        // The headers are added by `policy`, with the run's variables.
         sandbox.http.push(HttpGrant { scheme, host, port, headers: Vec::new() });
     }
     for (var, _) in &s.env {
@@ -181,15 +193,11 @@ pub async fn start(
     let mut providers = BTreeMap::new();
     let mut errors = Vec::new();
     // Every sandbox (directories, headers) is checked before any provider runs.
-    let mut headers = BTreeMap::new();
+    let mut policies = BTreeMap::new();
     for name in names {
-        if let Err(d) = sandbox_for(config, name, config.providers.iter().find(|p| &p.name == name)) {
-            errors.extend(d);
-            continue;
-        }
-        match http_headers(config, name, variables) {
-            Ok(h) => {
-                headers.insert(name.clone(), h);
+        match policy(config, name, variables) {
+            Ok(sandbox) => {
+                policies.insert(name.clone(), sandbox);
             }
             Err(d) => errors.extend(d),
         }
@@ -197,20 +205,17 @@ pub async fn start(
     if !errors.is_empty() {
         return Err(errors);
     }
-    for name in names {
-        let started = match load(runtime, config, name).await {
-            Ok(mut l) => {
-                let headers = headers.remove(name).unwrap_or_default();
-                match prepare_sandbox(name, &mut l.sandbox, headers, intent) {
-                    Ok(()) => configure(config, name, l, variables).await,
-                    Err(d) => Err(d),
-                }
-            }
+    for (name, mut sandbox) in policies {
+        let started = match prepare_sandbox(&name, &mut sandbox, intent) {
+            Ok(()) => match load(runtime, config, &name, sandbox).await {
+                Ok(loaded) => configure(config, &name, loaded, variables).await,
+                Err(d) => Err(d),
+            },
             Err(d) => Err(d),
         };
         match started {
             Ok(p) => {
-                providers.insert(name.clone(), p);
+                providers.insert(name, p);
             }
             Err(d) => errors.extend(d),
         }
@@ -218,17 +223,9 @@ pub async fn start(
     if errors.is_empty() { Ok(providers) } else { Err(errors) }
 }
 
-/// Completes a sandbox for the run: the grants' headers, and read-write
-/// directories created for a change or mounted read-only otherwise.
-fn prepare_sandbox(
-    name: &str,
-    sandbox: &mut Sandbox,
-    headers: Vec<Vec<(String, String)>>,
-    intent: Intent,
-) -> Result<(), Vec<Diagnostic>> {
-    for (grant, headers) in sandbox.http.iter_mut().zip(headers) {
-        grant.headers = headers;
-    }
+/// Fits a sandbox to the run: read-write directories created for a change,
+/// or mounted read-only otherwise.
+pub fn prepare_sandbox(name: &str, sandbox: &mut Sandbox, intent: Intent) -> Result<(), Vec<Diagnostic>> {
     match intent {
         Intent::Change => sandbox
             .create_writable_dirs()
