@@ -74,33 +74,37 @@ fn block_text(block: &Block, indent: usize) -> String {
     let pad = " ".repeat(indent);
     let mut out = String::new();
     for (name, a) in &block.attributes {
-        let mut flags = Vec::new();
-        if a.required {
-            flags.push("required");
-        }
-        if a.optional {
-            flags.push("optional");
-        }
-        if a.computed {
-            flags.push("computed");
-        }
-        if a.sensitive {
-            flags.push("sensitive");
-        }
+        let flags: Vec<&str> = [
+            (a.required, "required"),
+            (a.optional, "optional"),
+            (a.computed, "computed"),
+            (a.sensitive, "sensitive"),
+            (a.write_only, "write-only"),
+        ]
+        .into_iter()
+        .filter_map(|(set, flag)| set.then_some(flag))
+        .collect();
         let desc = if a.description.is_empty() { String::new() } else { format!(" — {}", a.description) };
-        out.push_str(&format!("{pad}{name}: {} ({}){desc}\n", a.ty, flags.join(", ")));
+        let nested = a.nested.as_ref().map(|n| format!(", nested {}", nesting_name(n.nesting))).unwrap_or_default();
+        out.push_str(&format!("{pad}{name}: {} ({}{nested}){desc}\n", a.ty, flags.join(", ")));
+        if let Some(n) = &a.nested {
+            out.push_str(&block_text(&n.block, indent + 2));
+        }
     }
     for (name, nb) in &block.blocks {
-        let nesting = match nb.nesting {
-            Nesting::Single => "single",
-            Nesting::List => "list",
-            Nesting::Set => "set",
-            Nesting::Map => "map",
-        };
-        out.push_str(&format!("{pad}{name} {{ }} ({nesting} block)\n"));
+        out.push_str(&format!("{pad}{name} {{ }} ({} block)\n", nesting_name(nb.nesting)));
         out.push_str(&block_text(&nb.block, indent + 2));
     }
     out
+}
+
+fn nesting_name(nesting: Nesting) -> &'static str {
+    match nesting {
+        Nesting::Single => "single",
+        Nesting::List => "list",
+        Nesting::Set => "set",
+        Nesting::Map => "map",
+    }
 }
 
 fn schema_json(schema: &ProviderSchema) -> serde_json::Value {
@@ -109,13 +113,18 @@ fn schema_json(schema: &ProviderSchema) -> serde_json::Value {
             .attributes
             .iter()
             .map(|(n, a)| {
-                (
-                    n.clone(),
-                    serde_json::json!({
+                (n.clone(), {
+                    let mut attr = serde_json::json!({
                         "type": value::type_to_json(&a.ty), "required": a.required, "optional": a.optional,
-                        "computed": a.computed, "sensitive": a.sensitive, "description": a.description,
-                    }),
-                )
+                        "computed": a.computed, "sensitive": a.sensitive, "write_only": a.write_only,
+                        "description": a.description,
+                    });
+                    if let Some(n) = &a.nested {
+                        attr["nested_type"] =
+                            serde_json::json!({"nesting_mode": nesting_name(n.nesting), "block": block(&n.block)});
+                    }
+                    attr
+                })
             })
             .collect();
         let blocks: serde_json::Map<String, serde_json::Value> = b

@@ -107,3 +107,21 @@ fn a_refinement_broken_at_apply_is_refused_naming_it() {
     assert!(run.stderr.contains("violations_breaks_refinement.x"), "{}", run.all());
     assert!(!w.addresses().contains(&"violations_breaks_refinement.x".to_string()), "{}", w.state_text());
 }
+
+#[test]
+fn the_schema_command_shows_nested_attributes_and_write_only_ones() {
+    let w = Workdir::new();
+    w.install_provider("violations", "cairn-provider-violations");
+    w.write("main.tf", &nested_config());
+    let text = w.cairn(&["providers", "schema"]).success().stdout;
+    let line = |name: &str| text.lines().find(|l| l.trim_start().starts_with(&format!("{name}:"))).unwrap_or("");
+    assert!(line("ports").contains("nested list"), "{text}");
+    assert!(line("env").contains("nested map"), "{text}");
+    assert!(line("password").contains("write-only"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&w.cairn(&["providers", "schema", "-json"]).success().stdout).unwrap();
+    let attrs = &json["violations"]["resource_schemas"]["violations_nested"]["block"]["attributes"];
+    assert_eq!(attrs["rules"]["nested_type"]["nesting_mode"], "set");
+    assert!(attrs["rules"]["nested_type"]["block"]["attributes"]["cidr"].is_object(), "{attrs}");
+    assert_eq!(attrs["password"]["write_only"], true);
+}
