@@ -265,9 +265,14 @@ impl Shared {
     /// The contract gate of the change's provider, and the schema of its
     /// resource type (both were found when the change was planned).
     fn gate(&self, change: &ResourceChange) -> Result<(Gate<'_>, &Schema), Vec<Diagnostic>> {
-        let gate = Gate::new(self.applier.providers[&change.provider].as_ref());
+        let gate = self.provider_gate(change);
         let schema = gate.schema_of(&change.addr.resource).map_err(|d| vec![d])?;
         Ok((gate, schema))
+    }
+
+    /// The contract gate of the change's provider.
+    fn provider_gate(&self, change: &ResourceChange) -> Gate<'_> {
+        Gate::new(self.applier.providers[&change.provider].as_ref())
     }
 
     fn location(change: &ResourceChange) -> Location {
@@ -508,7 +513,7 @@ impl Shared {
         private: &[u8],
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        let gate = Gate::new(self.applier.providers[&change.provider].as_ref());
+        let gate = self.provider_gate(change);
         let request = ApplyRequest {
             type_name: change.addr.resource.type_name.clone(),
             prior_state: prior.clone(),

@@ -82,7 +82,14 @@ impl<'a> Gate<'a> {
     /// The schema of a resource type or data source, or an error that names
     /// what the provider offers instead.
     pub fn schema_of(&self, resource: &ResourceAddr) -> Result<&'a Schema, Diagnostic> {
-        schema_of(self.provider, resource)
+        let schema = self.provider.schema();
+        schema.of(resource).ok_or_else(|| {
+            let kind = if resource.mode == Mode::Managed { "resource type" } else { "data source" };
+            let known: Vec<&str> = schema.table(resource.mode).keys().map(String::as_str).collect();
+            let offers = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            Diagnostic::error(format!("Provider {:?} has no {kind} {:?}", self.name(), resource.type_name))
+                .with_detail(format!("It offers: {offers}."))
+        })
     }
 
     /// The provider's own validation of a configuration; returns its
@@ -287,19 +294,6 @@ impl<'a> Gate<'a> {
         }
         Err(CheckedCallError::Contract(invalid_answer(self.name(), addr, what, violations)))
     }
-}
-
-/// The schema `provider` declared for a resource type or data source, or an
-/// error that names what it offers instead.
-pub fn schema_of<'p>(provider: &'p dyn Provider, resource: &ResourceAddr) -> Result<&'p Schema, Diagnostic> {
-    let schema = provider.schema();
-    schema.of(resource).ok_or_else(|| {
-        let kind = if resource.mode == Mode::Managed { "resource type" } else { "data source" };
-        let known: Vec<&str> = schema.table(resource.mode).keys().map(String::as_str).collect();
-        Diagnostic::error(format!("Provider {:?} has no {kind} {:?}", provider.name(), resource.type_name)).with_detail(
-            format!("It offers: {}.", if known.is_empty() { "none".to_string() } else { known.join(", ") }),
-        )
-    })
 }
 
 /// Splits a provider's diagnostics: errors fail the call, warnings are returned.

@@ -245,7 +245,7 @@ impl Engine {
         if lock {
             backend.lock()?;
         }
-        let state = backend.read()?;
+        let state = Arc::new(backend.read()?);
         for pending in &state.pending {
             events.diagnostic(&pending.warning());
         }
@@ -254,7 +254,7 @@ impl Engine {
             config: Arc::clone(&ws.config),
             graph: Arc::clone(&ws.graph),
             providers: providers.clone(),
-            state: Arc::new(state.clone()),
+            state: Arc::clone(&state),
             variables: ws.variables.clone(),
             options: PlanOptions {
                 destroy: options.destroy,
@@ -263,6 +263,8 @@ impl Engine {
             },
         };
         let plan = self.tokio.block_on(planner.plan()).map_err(diagnostics)?;
+        // The planner is gone, and with it the only other holder: no copy.
+        let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());
         for w in &plan.warnings {
             events.diagnostic(w);
         }

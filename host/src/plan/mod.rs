@@ -13,11 +13,9 @@ mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::Poll;
 
+use futures_util::future::join_all;
 use tokio::sync::Semaphore;
 
 use crate::addr::{InstanceAddr, InstanceKey, Mode, ResourceAddr};
@@ -543,7 +541,9 @@ impl Walk {
                 (addr, result, own)
             }
         });
-        let planned = join_all(instances.collect()).await;
+        // The instances share their node's task: their provider calls wait
+        // without a thread, and the instance slots bound how many run.
+        let planned = join_all(instances).await;
         {
             let mut walked = self.walked();
             for (addr, result, own) in planned {
@@ -566,29 +566,6 @@ impl Walk {
             }
         }
     }
-}
-
-/// Runs `futures` at the same time on this task and returns their outputs
-/// in order. (A resource's instances share the task of their node: their
-/// provider calls wait without a thread, and the instance slots bound how
-/// many run.)
-async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if output.is_none() {
-                match future.as_mut().poll(cx) {
-                    Poll::Ready(v) => *output = Some(v),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending { Poll::Pending } else { Poll::Ready(()) }
-    })
-    .await;
-    outputs.into_iter().map(|o| o.expect("every future finished")).collect()
 }
 
 /// Marks create_before_destroy on every change of a resource that a
