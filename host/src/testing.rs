@@ -10,7 +10,8 @@ use crate::value::{Path, Type, Value};
 
 /// A provider named `fake` with one resource type, `fake_thing`: `name`
 /// (required; a change forces replacement), `size` (optional) and computed
-/// `id`. Creates get the id `id-<name>`.
+/// `id`. Creates get the id `id-<name>`. A data source of the same name and
+/// shape reads back its configuration.
 #[derive(Default)]
 pub struct Fake {
     /// What it offers: `fake_thing`.
@@ -36,7 +37,8 @@ impl Fake {
             ..Default::default()
         };
         let schema = ProviderSchema {
-            resources: [("fake_thing".to_string(), Schema { version: 0, block })].into(),
+            resources: [("fake_thing".to_string(), Schema { version: 0, block: block.clone() })].into(),
+            data_sources: [("fake_thing".to_string(), Schema { version: 0, block })].into(),
             ..Default::default()
         };
         Fake { schema, ..Default::default() }

@@ -553,9 +553,6 @@ impl Walk {
                     Err(d) => errors.extend(d),
                 }
             }
-            if part.changes.iter().any(|c| c.action != Action::NoOp) {
-                walked.changed.insert(addr.clone());
-            }
         }
         // Instances in state that the count or for_each no longer has.
         if addr.mode == Mode::Managed {
@@ -564,6 +561,11 @@ impl Walk {
                     planner.plan_delete(inst, part, errors).await;
                 }
             }
+        }
+        // After the deletes: a data source that depends on a block losing
+        // an instance is read during apply too.
+        if part.changes.iter().any(|c| c.action != Action::NoOp) {
+            self.walked().changed.insert(addr.clone());
         }
     }
 }

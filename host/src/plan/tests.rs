@@ -156,3 +156,21 @@ fn prevent_destroy_stops_a_replace() {
     let errors = plan_with(&s, &state, false).unwrap_err();
     assert!(errors[0].to_string().contains("cannot be destroyed"), "{}", errors[0]);
 }
+
+#[test]
+fn a_data_source_after_a_block_that_loses_an_instance_is_read_during_apply() {
+    // `a` keeps a[0] as it is and deletes a[1]: a change of `a` all the
+    // same, so `d`, which depends on it, is read once the delete is done.
+    let hcl = "resource \"fake_thing\" \"a\" {\n  count = 1\n  name = \"n\"\n}\n\
+               data \"fake_thing\" \"d\" {\n  name = \"d-${length(fake_thing.a)}\"\n}\n";
+    let s = setup(hcl, fake(false));
+    let mut state = State::new();
+    for i in 0..2 {
+        let attrs = serde_json::json!({"name": "n", "size": null, "id": format!("id-{i}")});
+        state.set(InstanceState::new(format!("fake_thing.a[{i}]").parse().unwrap(), "fake", 0, attrs));
+    }
+    let plan = plan_with(&s, &state, false).unwrap();
+    assert_eq!(action_of(&plan, "fake_thing.a[0]"), Action::NoOp);
+    assert_eq!(action_of(&plan, "fake_thing.a[1]"), Action::Delete);
+    assert_eq!(action_of(&plan, "data.fake_thing.d"), Action::Read);
+}
