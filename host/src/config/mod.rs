@@ -46,6 +46,7 @@ use std::path::PathBuf;
 
 use crate::addr::ResourceAddr;
 use crate::diag::{Diagnostic, Location};
+use crate::runtime::Sandbox;
 use crate::value::{Path, Type, Value};
 
 pub use decode::decode_body;
@@ -148,67 +149,29 @@ pub struct ProviderConfig {
     pub name: String,
     /// The provider's own configuration, without `sandbox` and meta-arguments.
     pub body: Body,
-    /// What the provider's sandbox grants.
-    pub sandbox: SandboxConfig,
+    /// What the `sandbox { … }` block grants, checked as it was read:
+    /// directories resolved against the configuration directory (read-only
+    /// ones exist), environment variables with cairn's values, budgets
+    /// within their ceilings. Without the block, nothing is granted. The
+    /// values are literals, so an operator can audit the grants by reading
+    /// the file; only the headers of `http` grants are expressions
+    /// ([`ProviderConfig::http_headers`]).
+    pub sandbox: Sandbox,
+    /// The `headers` of the sandbox's `http` grants: evaluated when the
+    /// provider starts, since they usually come from (secret) variables.
+    pub http_headers: Vec<HttpHeaders>,
     /// The block header.
     pub location: Location,
 }
 
-/// The `sandbox { … }` block of a provider: everything the provider may use
-/// beyond its own memory. Values are literals, so an operator can audit the
-/// grants by reading the file. Without the block, nothing is granted.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SandboxConfig {
-    /// Directories the provider may read and write (relative to the
-    /// configuration directory, or absolute).
-    pub read_write: Vec<(String, Location)>,
-    /// Directories the provider may only read.
-    pub read_only: Vec<(String, Location)>,
-    /// Names of environment variables passed to the provider.
-    pub env: Vec<(String, Location)>,
-    /// Hosts the provider may reach over outgoing HTTP (`allowed_hosts`).
-    pub allowed_hosts: Vec<(String, Location)>,
-    /// Memory cap per instance in bytes (`memory`, or `memory_mb`).
-    pub memory: Option<u64>,
-    /// Wall-clock timeout per call (`timeout`, or `timeout_seconds`).
-    pub timeout: Option<std::time::Duration>,
-    /// The most calls (instances) at once (`max_concurrency`); apply also
-    /// runs at most this many operations of the provider at once.
-    pub max_concurrency: Option<u64>,
-    /// The largest answer one call may return, in bytes (`max_answer_size`).
-    pub max_answer_size: Option<u64>,
-    /// The deepest value an answer may hold (`max_answer_depth`).
-    pub max_answer_depth: Option<u64>,
-    /// The most files one instance may hold open (`max_descriptors`).
-    pub max_descriptors: Option<u64>,
-    /// The most resource handles one instance may hold (`max_handles`).
-    pub max_handles: Option<u64>,
-    /// The most elements a table may grow to (`max_table_elements`).
-    pub max_table_elements: Option<u64>,
-    /// The most core instances an instance may create (`max_instances`).
-    pub max_instances: Option<u64>,
-    /// The most lines one call may log (`max_log_lines`).
-    pub max_log_lines: Option<u64>,
-    /// The `http { url = … headers = { … } }` grants.
-    pub http: Vec<HttpGrantConfig>,
-    /// The `sandbox` block, when there is one.
-    pub location: Option<Location>,
-}
-
-/// One `http { … }` grant of a sandbox: outgoing HTTP to one origin.
+/// The `headers = { … }` of one `http { … }` grant of a sandbox.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HttpGrantConfig {
-    /// `http` or `https`.
-    pub scheme: String,
-    /// The host name, lower case; `*.example.com` matches every subdomain.
-    pub host: String,
-    /// The port (the scheme's default when not written).
-    pub port: u16,
-    /// The `headers` expression (may refer to variables): a map of header
-    /// names to values the host adds to every request to this origin.
-    pub headers: Option<Expression>,
-    /// The `http` block.
-    pub location: Location,
+pub struct HttpHeaders {
+    /// Which of the sandbox's `http` grants they are for (an index).
+    pub grant: usize,
+    /// A map of header names to values the host adds to every request to
+    /// the grant's origin.
+    pub expr: Expression,
 }
 
 /// Where a provider comes from: an entry of `required_providers`.

@@ -12,7 +12,9 @@ use super::blocks::{
     expect_no_labels, literal, literal_positive, literal_strings, reject_dynamic_blocks, take_attribute, take_blocks,
     unsupported_argument, unsupported_block,
 };
-use super::{Attribute, Block, HttpGrantConfig, ProviderConfig, ProviderRequirement, SandboxConfig, error_at};
+use super::{Attribute, Block, HttpHeaders, ProviderConfig, ProviderRequirement, error_at};
+use crate::diag::Location;
+use crate::runtime::sandbox::{self, HttpGrant, Sandbox};
 
 const SANDBOX_ARGUMENTS: &[&str] = &[
     "read_write",
@@ -33,29 +35,6 @@ const SANDBOX_ARGUMENTS: &[&str] = &[
     "timeout_seconds",
 ];
 
-/// The most instances (parallel calls) one provider may be given.
-const MAX_CONCURRENCY: u64 = 64;
-
-/// The deepest answer nesting an operator may allow (the host's own limit).
-const MAX_ANSWER_DEPTH: u64 = 256;
-
-/// The most open files an operator may allow one instance: cairn and every
-/// provider share the process's descriptors (often 1024 or 4096).
-const MAX_DESCRIPTORS: u64 = 1024;
-
-/// The most handles an operator may allow one instance (wasmtime's own
-/// default for a store).
-const MAX_HANDLES: u64 = 100_000;
-
-/// The most table elements an operator may allow (10 M, 80 MiB of host memory).
-const MAX_TABLE_ELEMENTS: u64 = 10_000_000;
-
-/// The most core instances an operator may allow one component.
-const MAX_INSTANCES: u64 = 1000;
-
-/// The most lines an operator may let one call log.
-const MAX_LOG_LINES: u64 = 1_000_000;
-
 /// A provider configuration from its block; `name` is its checked label.
 pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> ProviderConfig {
     let Block { mut body, location, .. } = block;
@@ -71,43 +50,71 @@ pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<D
     // by the lock file's hashes instead, so it is accepted and ignored.
     take_attribute(&mut body, "version");
     let mut sandboxes = take_blocks(&mut body, "sandbox").into_iter();
-    let sandbox = sandboxes.next().map(|b| sandbox(&b, dir, diags)).unwrap_or_default();
+    let (sandbox, http_headers) = sandboxes.next().map(|b| sandbox(&b, dir, diags)).unwrap_or_default();
     for extra in sandboxes {
         diags.push(error_at("Duplicate sandbox block", "A provider may have only one sandbox block.", &extra.location));
     }
-    ProviderConfig { name, body, sandbox, location }
+    ProviderConfig { name, body, sandbox, http_headers, location }
 }
 
-/// The `sandbox { … }` grants: literal values only.
-fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> SandboxConfig {
+/// The `sandbox { … }` grants (literal values only), checked as they are
+/// read: directories resolved against the configuration directory `dir`
+/// (read-only ones must exist), environment variables given cairn's values,
+/// budgets within their ceilings. Header expressions of `http` grants come
+/// back apart, to be evaluated when the provider starts.
+fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> (Sandbox, Vec<HttpHeaders>) {
     expect_no_labels(block, diags);
-    let mut sandbox = SandboxConfig { location: Some(block.location.clone()), ..SandboxConfig::default() };
+    let mut policy = Sandbox::default();
+    let config_dir = match sandbox::absolute_dir(dir) {
+        Ok(config_dir) => config_dir,
+        Err(e) => {
+            diags.push(error_at("Invalid sandbox", e, &block.location));
+            return (policy, Vec::new());
+        }
+    };
+    // Each grant is checked where it is written.
+    let grant = |result: Result<(), String>, location: &Location, diags: &mut Vec<Diagnostic>| {
+        if let Err(e) = result {
+            diags.push(error_at("Invalid sandbox grant", format!("{}.", capitalized(&e)), location));
+        }
+    };
     // The settings written so far, for those with two spellings.
     let mut written = Vec::new();
     for attr in &block.body.attributes {
         match attr.name.as_str() {
-            "read_write" => sandbox.read_write = literal_strings(attr, dir, diags),
-            "read_only" => sandbox.read_only = literal_strings(attr, dir, diags),
+            "read_write" => {
+                for (path, location) in literal_strings(attr, dir, diags) {
+                    grant(policy.grant_read_write(&config_dir, &path), &location, diags);
+                }
+            }
+            "read_only" => {
+                for (path, location) in literal_strings(attr, dir, diags) {
+                    grant(policy.grant_read_only(&config_dir, &path), &location, diags);
+                }
+            }
             "env" => {
-                sandbox.env = literal_strings(attr, dir, diags);
-                for (name, location) in &sandbox.env {
-                    if name.is_empty() || name.contains('=') {
-                        diags.push(error_at(
-                            "Invalid environment variable name",
-                            format!("{name:?} is not an environment variable name."),
-                            location,
-                        ));
+                for (name, location) in literal_strings(attr, dir, diags) {
+                    if let Err(e) = policy.grant_env(&name) {
+                        diags.push(error_at("Invalid environment variable name", format!("{e}."), &location));
                     }
                 }
             }
-            "allowed_hosts" => sandbox.allowed_hosts = literal_strings(attr, dir, diags),
+            // Refused rather than ignored: an operator who grants a host
+            // expects it to be reachable, and nothing would tell them why it
+            // is not.
+            "allowed_hosts" => diags.push(error_at(
+                "Unsupported argument",
+                "sandbox.allowed_hosts is not supported; grant outgoing HTTP with a block per origin instead: \
+                 http { url = \"https://api.example.com\" }.",
+                &attr.location,
+            )),
             "memory" | "memory_mb" => {
                 let bytes = if attr.name == "memory" {
                     literal_size(attr, dir, diags)
                 } else {
                     literal_positive(attr, dir, diags).map(|mb| mb.saturating_mul(1 << 20))
                 };
-                set_once(&mut sandbox.memory, bytes, &mut written, attr, "memory", diags);
+                set_once(&mut policy.memory_limit, bytes, &mut written, attr, "memory", diags);
             }
             "timeout" | "timeout_seconds" => {
                 let timeout = if attr.name == "timeout" {
@@ -115,41 +122,59 @@ fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> SandboxCon
                 } else {
                     literal_positive(attr, dir, diags).map(std::time::Duration::from_secs)
                 };
-                set_once(&mut sandbox.timeout, timeout, &mut written, attr, "timeout", diags);
+                set_once(&mut policy.call_timeout, timeout, &mut written, attr, "timeout", diags);
             }
-            "max_concurrency" => {
-                sandbox.max_concurrency = literal_at_most(attr, dir, MAX_CONCURRENCY, diags);
+            "max_answer_size" => {
+                if let Some(bytes) = literal_size(attr, dir, diags) {
+                    policy.max_answer_bytes = bytes;
+                }
             }
-            "max_answer_size" => sandbox.max_answer_size = literal_size(attr, dir, diags),
-            "max_answer_depth" => {
-                sandbox.max_answer_depth = literal_at_most(attr, dir, MAX_ANSWER_DEPTH, diags);
+            "max_concurrency" => policy.max_concurrency = literal_count(attr, dir, diags).or(policy.max_concurrency),
+            name => {
+                let budget = match name {
+                    "max_answer_depth" => &mut policy.max_answer_depth,
+                    "max_descriptors" => &mut policy.max_descriptors,
+                    "max_handles" => &mut policy.max_handles,
+                    "max_table_elements" => &mut policy.max_table_elements,
+                    "max_instances" => &mut policy.max_instances,
+                    "max_log_lines" => &mut policy.max_log_lines,
+                    _ => {
+                        diags.push(unsupported_argument(attr, "sandbox", SANDBOX_ARGUMENTS));
+                        continue;
+                    }
+                };
+                if let Some(n) = literal_count(attr, dir, diags) {
+                    *budget = n;
+                }
             }
-            "max_descriptors" => sandbox.max_descriptors = literal_at_most(attr, dir, MAX_DESCRIPTORS, diags),
-            "max_handles" => sandbox.max_handles = literal_at_most(attr, dir, MAX_HANDLES, diags),
-            "max_table_elements" => {
-                sandbox.max_table_elements = literal_at_most(attr, dir, MAX_TABLE_ELEMENTS, diags);
-            }
-            "max_instances" => sandbox.max_instances = literal_at_most(attr, dir, MAX_INSTANCES, diags),
-            "max_log_lines" => sandbox.max_log_lines = literal_at_most(attr, dir, MAX_LOG_LINES, diags),
-            _ => diags.push(unsupported_argument(attr, "sandbox", SANDBOX_ARGUMENTS)),
         }
     }
+    let mut headers = Vec::new();
     for nested in &block.body.blocks {
         if nested.type_name == "http" {
-            if let Some(grant) = http_grant(nested, dir, diags) {
-                sandbox.http.push(grant);
+            if let Some((origin, expr)) = http_grant(nested, dir, diags) {
+                if let Some(expr) = expr {
+                    headers.push(HttpHeaders { grant: policy.http.len(), expr });
+                }
+                policy.http.push(origin);
             }
         } else {
             diags.push(unsupported_block(nested, "sandbox", &["http"]));
         }
     }
-    sandbox
+    (policy, headers)
+}
+
+/// `text` with its first letter in upper case, to start a sentence.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// Sets a setting that has two spellings (`memory` and `memory_mb`), with an
 /// error when both are written.
 fn set_once<T>(
-    slot: &mut Option<T>,
+    slot: &mut T,
     value: Option<T>,
     written: &mut Vec<&'static str>,
     attr: &Attribute,
@@ -164,23 +189,24 @@ fn set_once<T>(
         ));
     }
     written.push(name);
-    if value.is_some() {
+    if let Some(value) = value {
         *slot = value;
     }
 }
 
-/// A whole number from 1 to `max`.
-fn literal_at_most(attr: &Attribute, dir: &Path, max: u64, diags: &mut Vec<Diagnostic>) -> Option<u64> {
+/// A whole number from 1 to the budget's ceiling ([`sandbox::CEILINGS`]).
+fn literal_count(attr: &Attribute, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<usize> {
     let n = literal_positive(attr, dir, diags)?;
-    if n > max {
+    let ceiling = sandbox::CEILINGS.iter().find(|(name, _)| *name == attr.name).map_or(u64::MAX, |(_, most)| *most);
+    if n > ceiling {
         diags.push(error_at(
             "Invalid value",
-            format!("The \"{}\" argument must be at most {max}, got {n}.", attr.name),
+            format!("The \"{}\" argument must be at most {ceiling}, got {n}.", attr.name),
             &attr.location,
         ));
         return None;
     }
-    Some(n)
+    Some(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// A size in bytes: a number of MiB (`64`), or a string with a unit
@@ -260,7 +286,11 @@ fn parse_duration(text: &str) -> Option<std::time::Duration> {
 }
 
 /// An `http { url = "https://api.example.com" headers = { … } }` block.
-fn http_grant(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<HttpGrantConfig> {
+fn http_grant(
+    block: &Block,
+    dir: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(HttpGrant, Option<super::Expression>)> {
     expect_no_labels(block, diags);
     for nested in &block.body.blocks {
         diags.push(unsupported_block(nested, "http", &[]));
@@ -291,9 +321,7 @@ fn http_grant(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<
         other => Err(format!("a string is required, got {}", other.to_hcl())),
     };
     match parsed {
-        Ok((scheme, host, port)) => {
-            Some(HttpGrantConfig { scheme, host, port, headers, location: block.location.clone() })
-        }
+        Ok((scheme, host, port)) => Some((HttpGrant { scheme, host, port, headers: Vec::new() }, headers)),
         Err(e) => {
             diags.push(error_at("Invalid value", format!("The {what} is not valid: {e}."), &url_attr.location));
             None
@@ -482,37 +510,71 @@ mod tests {
 
     #[test]
     fn provider_blocks_and_sandbox() {
-        let (_dir, config) = load_main(
-            r#"variable "root" {}
+        let dir = write_dir(&[
+            (
+                "main.tf",
+                r#"variable "root" {}
 provider "local" {
   root    = var.root
   version = "~> 1.0"
   sandbox {
     read_write      = ["./out", "/tmp/cairn"]
     read_only       = ["./templates"]
-    env             = ["HOME"]
-    allowed_hosts   = ["api.example.com"]
+    env             = ["PATH", "CAIRN_TEST_SURELY_UNSET"]
     memory_mb       = 256
     timeout_seconds = 30
   }
 }
 provider "random" {}
 "#,
-        );
+            ),
+            ("templates/a.txt", "a"),
+        ]);
+        let config = load(dir.path()).unwrap();
         let local = config.provider("local").unwrap();
         assert_eq!(local.location.line, 2);
         assert_eq!(local.body.attributes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["root"]);
         assert!(local.body.blocks.is_empty());
         let s = &local.sandbox;
-        let names =
-            |v: &[(String, crate::diag::Location)]| v.iter().map(|(s, l)| (s.clone(), l.line)).collect::<Vec<_>>();
-        assert_eq!(names(&s.read_write), [("./out".to_string(), 6), ("/tmp/cairn".to_string(), 6)]);
-        assert_eq!(names(&s.read_only), [("./templates".to_string(), 7)]);
-        assert_eq!(names(&s.env), [("HOME".to_string(), 8)]);
-        assert_eq!(names(&s.allowed_hosts), [("api.example.com".to_string(), 9)]);
-        assert_eq!((s.memory, s.timeout), (Some(256 << 20), Some(std::time::Duration::from_secs(30))));
-        assert_eq!(s.location.as_ref().unwrap().line, 5);
-        assert_eq!(config.provider("random").unwrap().sandbox, SandboxConfig::default());
+        // Grants are resolved as they are read: absolute host paths, the
+        // written path as the guest's name.
+        let grants =
+            |v: &[crate::runtime::Grant]| v.iter().map(|g| (g.host.clone(), g.guest.clone())).collect::<Vec<_>>();
+        let root = std::path::absolute(dir.path()).unwrap();
+        assert_eq!(
+            grants(&s.read_write),
+            [(root.join("./out"), "out".into()), ("/tmp/cairn".into(), "/tmp/cairn".into())]
+        );
+        assert_eq!(grants(&s.read_only), [(root.join("./templates"), "templates".into())]);
+        assert!(!root.join("out").exists(), "reading a configuration creates nothing");
+        // Environment variables carry cairn's values; unset ones are left out.
+        assert_eq!(s.env, [("PATH".to_string(), std::env::var("PATH").unwrap())]);
+        assert_eq!((s.memory_limit, s.call_timeout), (256 << 20, std::time::Duration::from_secs(30)));
+        assert_eq!(config.provider("random").unwrap().sandbox, Sandbox::default());
+    }
+
+    #[test]
+    fn grants_are_checked_where_they_are_written() {
+        let errors = load_errors(
+            r#"provider "local" {
+  sandbox {
+    read_only = [
+      "./missing",
+    ]
+    read_write = [""]
+    allowed_hosts = ["api.example.com"]
+  }
+}
+"#,
+        );
+        let expected = [
+            "Error: main.tf:4: Invalid sandbox grant\n  The read-only directory \"./missing\"",
+            "Error: main.tf:6: Invalid sandbox grant\n  An empty directory grant.",
+            "Error: main.tf:7: Unsupported argument\n  sandbox.allowed_hosts is not supported; grant outgoing HTTP with a block per origin",
+        ];
+        for e in expected {
+            assert!(errors.iter().any(|shown| shown.starts_with(e)), "missing {e:?} in:\n{}", errors.join("\n"));
+        }
     }
 
     #[test]
@@ -542,14 +604,17 @@ provider "local" {
 }
 "#,
         );
-        let s = &config.provider("local").unwrap().sandbox;
-        assert_eq!((s.memory, s.timeout), (Some(64 << 20), Some(std::time::Duration::from_millis(500))));
-        assert_eq!((s.max_concurrency, s.max_answer_size, s.max_answer_depth), (Some(2), Some(1 << 20), Some(32)));
+        let local = config.provider("local").unwrap();
+        let s = &local.sandbox;
+        assert_eq!((s.memory_limit, s.call_timeout), (64 << 20, std::time::Duration::from_millis(500)));
+        assert_eq!((s.max_concurrency, s.max_answer_bytes, s.max_answer_depth), (Some(2), 1 << 20, 32));
         let budgets = (s.max_descriptors, s.max_handles, s.max_table_elements, s.max_instances, s.max_log_lines);
-        assert_eq!(budgets, (Some(16), Some(500), Some(20000), Some(8), Some(50)));
+        assert_eq!(budgets, (16, 500, 20000, 8, 50));
         let origins: Vec<_> = s.http.iter().map(|h| (h.scheme.as_str(), h.host.as_str(), h.port)).collect();
         assert_eq!(origins, [("https", "api.example.com", 443), ("http", "127.0.0.1", 8080)]);
-        assert!(s.http[0].headers.is_some() && s.http[1].headers.is_none());
+        // Headers wait for the run's variables; only the first grant has any.
+        assert_eq!(local.http_headers.iter().map(|h| h.grant).collect::<Vec<_>>(), [0]);
+        assert!(s.http.iter().all(|h| h.headers.is_empty()));
     }
 
     #[test]

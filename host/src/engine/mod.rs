@@ -82,11 +82,7 @@ impl Workspace {
     /// Most steps of each provider that may run at once: its sandbox's
     /// `max_concurrency`, where it sets one.
     fn provider_limits(&self) -> BTreeMap<String, usize> {
-        self.config
-            .providers
-            .iter()
-            .filter_map(|p| Some((p.name.clone(), usize::try_from(p.sandbox.max_concurrency?).unwrap_or(usize::MAX))))
-            .collect()
+        self.config.providers.iter().filter_map(|p| Some((p.name.clone(), p.sandbox.max_concurrency?))).collect()
     }
 }
 

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::config::{self, Config, EvalContext, ProviderConfig};
-use crate::diag::{Diagnostic, Location};
+use crate::config::{self, Config, EvalContext, Expression};
+use crate::diag::Diagnostic;
 use crate::plan::Providers;
 use crate::provider::Provider;
 use crate::registry;
@@ -44,131 +44,46 @@ pub async fn load(runtime: &Runtime, config: &Config, name: &str, sandbox: Sandb
     Ok(Loaded { loaded, sandbox, schema })
 }
 
-/// The sandbox policy of provider `name`: everything its `provider`
-/// block's `sandbox` grants (nothing without one), checked and resolved
-/// once — directories, the headers of `http` grants (evaluated with the
-/// run's `variables`), environment variables, budgets.
+/// The sandbox policy of provider `name`: what its `provider` block's
+/// `sandbox` grants (nothing without one), as the configuration checked it,
+/// with the headers of its `http` grants evaluated with the run's
+/// `variables`.
 pub fn policy(config: &Config, name: &str, variables: &BTreeMap<String, Value>) -> Result<Sandbox, Vec<Diagnostic>> {
-    let mut sandbox = sandbox_for(config, name, config.providers.iter().find(|p| p.name == name))?;
-    let headers = http_headers(config, name, variables)?;
-    for (grant, headers) in sandbox.http.iter_mut().zip(headers) {
-        grant.headers = headers;
-    }
-    Ok(sandbox)
-}
-
-/// The sandbox an operator granted in the provider block, but the headers
-/// of its `http` grants; nothing without one.
-fn sandbox_for(config: &Config, name: &str, block: Option<&ProviderConfig>) -> Result<Sandbox, Vec<Diagnostic>> {
-    let Some(block) = block else {
-        return Sandbox::resolve(&config.dir, &[], &[])
-            .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: {e}"))]);
-    };
-    let s = &block.sandbox;
-    let strings = |v: &[(String, Location)]| v.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>();
-    let location = s.location.clone().unwrap_or_else(|| block.location.clone());
-    let mut sandbox = Sandbox::resolve(&config.dir, &strings(&s.read_write), &strings(&s.read_only))
-        .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}")).at(&location)])?;
-    if let Some((host, at)) = s.allowed_hosts.first() {
-        // Refuse rather than ignore: an operator who grants a host expects it
-        // to be reachable, and nothing would tell them why it is not.
-        return Err(vec![
-            Diagnostic::error(format!("provider {name:?}: sandbox.allowed_hosts ({host:?}) is not supported yet"))
-                .at(at)
-                .with_detail(
-                    "Grant outgoing HTTP with a block per origin instead: http { url = \"https://api.example.com\" }.",
-                ),
-        ]);
-    }
-    for grant in &s.http {
-        let (scheme, host, port) = (grant.scheme.clone(), grant.host.clone(), grant.port);
-        // The headers are added by `policy`, with the run's variables.
-        sandbox.http.push(HttpGrant { scheme, host, port, headers: Vec::new() });
-    }
-    for (var, _) in &s.env {
-        if let Ok(v) = std::env::var(var) {
-            sandbox.env.push((var.clone(), v));
-        }
-    }
-    if let Some(bytes) = s.memory {
-        sandbox.memory_limit = bytes;
-    }
-    if let Some(timeout) = s.timeout {
-        sandbox.call_timeout = timeout;
-    }
-    if let Some(n) = s.max_concurrency {
-        sandbox.max_concurrency = usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    if let Some(bytes) = s.max_answer_size {
-        sandbox.max_answer_bytes = bytes;
-    }
-    if let Some(depth) = s.max_answer_depth {
-        sandbox.max_answer_depth = usize::try_from(depth).unwrap_or(usize::MAX);
-    }
-    // The parser bounds each budget.
-    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    for (set, budget) in [
-        (s.max_descriptors, &mut sandbox.max_descriptors),
-        (s.max_handles, &mut sandbox.max_handles),
-        (s.max_table_elements, &mut sandbox.max_table_elements),
-        (s.max_instances, &mut sandbox.max_instances),
-        (s.max_log_lines, &mut sandbox.max_log_lines),
-    ] {
-        if let Some(n) = set {
-            *budget = count(n);
-        }
-    }
-    Ok(sandbox)
-}
-
-/// The headers of each `http` grant of provider `name`'s sandbox, evaluated
-/// with the run's variables (they are usually secrets, from variables).
-fn http_headers(
-    config: &Config,
-    name: &str,
-    variables: &BTreeMap<String, Value>,
-) -> Result<Vec<Vec<(String, String)>>, Vec<Diagnostic>> {
-    let Some(block) = config.providers.iter().find(|p| p.name == name) else { return Ok(Vec::new()) };
+    let Some(block) = config.providers.iter().find(|p| p.name == name) else { return Ok(Sandbox::default()) };
+    let mut sandbox = block.sandbox.clone();
     let ctx = EvalContext { variables: variables.clone(), ..EvalContext::new(&config.dir) };
-    let mut all = Vec::new();
     let mut errors = Vec::new();
-    for grant in &block.sandbox.http {
-        let Some(expr) = &grant.headers else {
-            all.push(Vec::new());
-            continue;
-        };
-        let invalid = |detail: String| {
-            Diagnostic::error(format!("provider {name:?}: invalid headers for {}://{}", grant.scheme, grant.host))
-                .with_detail(detail)
-                .at(&expr.location)
-        };
-        let entries = match config::eval(expr, &ctx) {
-            Ok(Value::Object(entries) | Value::Map(entries)) => entries,
-            Ok(other) => {
-                errors.push(invalid(format!("headers must be a map of strings, got {}.", other.to_hcl())));
-                continue;
-            }
-            Err(d) => {
-                errors.extend(d);
-                continue;
-            }
-        };
-        let mut headers = Vec::new();
-        for (header, value) in entries {
-            let Value::String(value) = value else {
-                // Never print the value: it is likely a secret.
-                errors.push(invalid(format!("the value of header {header:?} must be a known string.")));
-                continue;
-            };
-            let mut check = HttpGrant { scheme: String::new(), host: String::new(), port: 0, headers: Vec::new() };
-            match check.add_header(&header, &value) {
-                Ok(()) => headers.extend(check.headers),
-                Err(e) => errors.push(invalid(format!("{e}."))),
-            }
+    for headers in &block.http_headers {
+        let Some(grant) = sandbox.http.get_mut(headers.grant) else { continue };
+        if let Err(d) = add_headers(name, grant, &headers.expr, &ctx) {
+            errors.extend(d);
         }
-        all.push(headers);
     }
-    if errors.is_empty() { Ok(all) } else { Err(errors) }
+    if errors.is_empty() { Ok(sandbox) } else { Err(errors) }
+}
+
+/// Adds the headers `expr` gives to provider `name`'s `grant`: a map of header names to
+/// known strings, each one that HTTP can carry. An error never shows a
+/// value: it is likely a secret.
+fn add_headers(name: &str, grant: &mut HttpGrant, expr: &Expression, ctx: &EvalContext) -> Result<(), Vec<Diagnostic>> {
+    let origin = grant.origin();
+    let invalid = |detail: String| {
+        let summary = format!("provider {name:?}: invalid headers for {origin}");
+        vec![Diagnostic::error(summary).with_detail(detail).at(&expr.location)]
+    };
+    let entries = match config::eval(expr, ctx)? {
+        Value::Object(entries) | Value::Map(entries) => entries,
+        other => return Err(invalid(format!("headers must be a map of strings, got {}.", other.kind_name()))),
+    };
+    let mut checked = HttpGrant { headers: Vec::new(), ..grant.clone() };
+    for (header, value) in entries {
+        let Value::String(value) = value else {
+            return Err(invalid(format!("the value of header {header:?} must be a known string.")));
+        };
+        checked.add_header(&header, &value).map_err(|e| invalid(format!("{e}.")))?;
+    }
+    grant.headers = checked.headers;
+    Ok(())
 }
 
 /// Whether a run may change things: only then are granted read-write
@@ -230,11 +145,8 @@ pub fn prepare_sandbox(name: &str, sandbox: &mut Sandbox, intent: Intent) -> Res
         Intent::Change => sandbox
             .create_writable_dirs()
             .map_err(|e| vec![Diagnostic::error(format!("provider {name:?}: sandbox: {e}"))]),
-        // Planning may read what a provider wrote, never write: the
-        // operator approved no change yet.
         Intent::Inspect => {
-            let writable = std::mem::take(&mut sandbox.read_write);
-            sandbox.read_only.extend(writable.into_iter().filter(|g| g.host.is_dir()));
+            sandbox.inspect_only();
             Ok(())
         }
     }

@@ -263,7 +263,7 @@ impl Instance {
     ) -> Result<Instance, CallError> {
         let error = |message: String| CallError::new(&**provider, "instantiate", message);
         let output = GuestOutput::new(provider.clone(), sandbox.max_log_lines);
-        let wasi = sandbox.wasi_ctx(&output).map_err(|e| error(format!("could not be started: {e}")))?;
+        let wasi = super::wasi::context(sandbox, &output).map_err(|e| error(format!("could not be started: {e}")))?;
         let memory_limit = usize::try_from(sandbox.memory_limit).unwrap_or(usize::MAX);
         let limits = StoreLimitsBuilder::new()
             .memory_size(memory_limit)

@@ -4,7 +4,8 @@
 //! This module owns the engine and its epoch ticker (`engine`), a WASI clock
 //! whose sleeps end at the call deadline (`clock`), the on-disk cache of
 //! compiled components (`cache`), the sandbox policy and limits
-//! ([`Sandbox`]), provider output (`output`), the conversion of host data to
+//! ([`Sandbox`], which the configuration fills) and its mapping to WASI
+//! (`wasi`), provider output (`output`), the conversion of host data to
 //! and from the WIT ABI (`wire`), provider instances and their pool
 //! (`instance`, `pool`), and the providers bundled into the binary
 //! ([`builtin`]).
@@ -32,10 +33,11 @@ mod imports;
 mod instance;
 mod output;
 mod pool;
-mod sandbox;
+pub mod sandbox;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 // Shared with the build script, which uses the parts the library does not.
+mod wasi;
 #[allow(dead_code)]
 mod wasm_build;
 mod wire;
@@ -50,12 +52,7 @@ use wasmtime::component::Linker;
 pub use builtin::{BUILTIN_NAMES, builtin};
 pub use engine::EPOCH_TICK;
 pub use imports::describe_import;
-pub use pool::MAX_INSTANCES;
-pub use sandbox::{
-    BUDGETS, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_CORE_INSTANCES, DEFAULT_MAX_DESCRIPTORS,
-    DEFAULT_MAX_HANDLES, DEFAULT_MAX_LOG_LINES, DEFAULT_MAX_TABLE_ELEMENTS, DEFAULT_MEMORY_LIMIT, Grant, HttpGrant,
-    MAX_ANSWER_DEPTH, Sandbox,
-};
+pub use sandbox::{Grant, HttpGrant, Sandbox};
 
 use self::bindings::ProviderWorldPre;
 use self::cache::ComponentCache;

@@ -26,11 +26,6 @@ use crate::provider::{
 use crate::schema::ProviderSchema;
 use crate::value::Value;
 
-/// The most instances of one configured provider that exist at once, and so
-/// the most calls to it that run in parallel, unless its sandbox says
-/// otherwise (`max_concurrency`).
-pub const MAX_INSTANCES: usize = 8;
-
 /// A provider component, configured, serving calls.
 pub(crate) struct WasmProvider {
     name: Arc<str>,
@@ -63,7 +58,7 @@ pub(crate) struct Parts {
 impl WasmProvider {
     /// A provider whose first instance, `first`, is already configured.
     pub(crate) fn new(parts: Parts, schema: ProviderSchema, first: Instance) -> WasmProvider {
-        let permits = parts.sandbox.max_concurrency.clamp(1, Semaphore::MAX_PERMITS);
+        let permits = parts.sandbox.concurrency().clamp(1, Semaphore::MAX_PERMITS);
         WasmProvider {
             name: parts.name,
             schema,

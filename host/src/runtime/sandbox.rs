@@ -1,5 +1,12 @@
 //! The sandbox policy of a provider: what it may touch (granted directories,
-//! environment variables) and how much it may use (memory, time per call).
+//! environment variables, HTTP origins) and how much it may use (memory, time
+//! per call, answer size, handles…).
+//!
+//! This is the one policy type: the configuration's `sandbox` block is read
+//! into it (and checked there, with the block's locations), the engine adds
+//! what needs the run (header values from variables, read-only mounts for a
+//! plan), and the runtime only maps it to a WASI context (`wasi`) and to
+//! wasmtime's limits (`instance`, `pool`).
 //!
 //! Deny by default: a provider gets no files, no environment, no arguments,
 //! no standard input, no network. Its standard output and error go to the
@@ -7,10 +14,6 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
-
-use super::output::GuestOutput;
 
 /// The default memory cap of a provider instance.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 512 << 20;
@@ -23,7 +26,11 @@ pub const DEFAULT_MAX_ANSWER_BYTES: u64 = 32 << 20;
 
 /// The deepest nesting a value in an answer may have; also the default.
 /// The host's own code recurses over values, so it is not raised.
-pub const MAX_ANSWER_DEPTH: usize = super::wire::MAX_DEPTH;
+pub const MAX_ANSWER_DEPTH: usize = 256;
+
+/// The default number of instances of one provider, and so of its calls
+/// that run at once.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 8;
 
 /// The default number of files and directories one instance may hold open
 /// (besides its granted directories). Every open file is a descriptor of
@@ -63,6 +70,23 @@ pub const BUDGETS: &[(&str, &str, &str)] = &[
     ("max_log_lines", "1000", "… N lines dropped (a provider call may log at most … lines)"),
 ];
 
+/// The most an operator may grant of each budget that has a ceiling: what
+/// the `sandbox` block calls it, and the ceiling.
+pub const CEILINGS: &[(&str, u64)] = &[
+    // Each instance is a whole provider in memory.
+    ("max_concurrency", 64),
+    // The host's own code recurses over values.
+    ("max_answer_depth", MAX_ANSWER_DEPTH as u64),
+    // cairn and every provider share the process's descriptors (often 1024 or 4096).
+    ("max_descriptors", 1024),
+    // wasmtime's own default for a store.
+    ("max_handles", 100_000),
+    // 10 M elements, 80 MiB of host memory.
+    ("max_table_elements", 10_000_000),
+    ("max_instances", 1000),
+    ("max_log_lines", 1_000_000),
+];
+
 /// What a provider may touch and use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
@@ -83,8 +107,11 @@ pub struct Sandbox {
     /// [`MAX_ANSWER_DEPTH`]).
     pub max_answer_depth: usize,
     /// The most instances of the provider at once, and so the most calls
-    /// to it that run in parallel.
-    pub max_concurrency: usize,
+    /// to it that run in parallel, when the operator set it
+    /// (`max_concurrency`); see [`Sandbox::concurrency`]. Only a limit the
+    /// operator set also bounds how many of the provider's steps apply runs
+    /// at once.
+    pub max_concurrency: Option<usize>,
     /// The origins the provider may send HTTP requests to (wasi:http), with
     /// the headers the host adds to them. No raw sockets, no name lookup.
     pub http: Vec<HttpGrant>,
@@ -130,7 +157,7 @@ impl HttpGrant {
     /// Adds a header the host sets on every granted request; fails when it
     /// cannot be sent as an HTTP header.
     pub fn add_header(&mut self, name: &str, value: &str) -> Result<(), String> {
-        super::http::valid_header(name, value)?;
+        valid_header(name, value)?;
         self.headers.push((name.to_ascii_lowercase(), value.to_string()));
         Ok(())
     }
@@ -171,7 +198,7 @@ impl Default for Sandbox {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             max_answer_depth: MAX_ANSWER_DEPTH,
-            max_concurrency: super::pool::MAX_INSTANCES,
+            max_concurrency: None,
             http: Vec::new(),
             max_descriptors: DEFAULT_MAX_DESCRIPTORS,
             max_handles: DEFAULT_MAX_HANDLES,
@@ -184,143 +211,83 @@ impl Default for Sandbox {
 
 impl Sandbox {
     /// A sandbox with directories granted as the operator wrote them in the
-    /// configuration: relative paths are relative to `config_dir`. Read-only
-    /// directories must exist; read-write ones are created by
-    /// [`Sandbox::create_writable_dirs`] when a run is about to change
-    /// things, so that validating or planning leaves no trace. Environment
-    /// and limits are the defaults.
+    /// configuration in `config_dir` (see [`Sandbox::grant_read_write`] and
+    /// [`Sandbox::grant_read_only`]). Environment and limits are the defaults.
     pub fn resolve(config_dir: &Path, read_write: &[String], read_only: &[String]) -> Result<Sandbox, String> {
-        let config_dir = std::path::absolute(config_dir)
-            .map_err(|e| format!("cannot resolve the configuration directory {}: {e}", config_dir.display()))?;
+        let config_dir = absolute_dir(config_dir)?;
         let mut sandbox = Sandbox::default();
         for written in read_write {
-            sandbox.read_write.push(Grant::resolve(&config_dir, written)?);
+            sandbox.grant_read_write(&config_dir, written)?;
         }
         for written in read_only {
-            let grant = Grant::resolve(&config_dir, written)?;
-            if !grant.host.is_dir() {
-                return Err(format!(
-                    "the read-only directory {written:?} ({}) does not exist or is not a directory",
-                    grant.host.display()
-                ));
-            }
-            sandbox.read_only.push(grant);
+            sandbox.grant_read_only(&config_dir, written)?;
         }
         Ok(sandbox)
     }
 
-    /// The WASI context of one instance: the granted directories preopened,
-    /// the granted environment, output into `output`, nothing else.
-    pub(crate) fn wasi_ctx(&self, output: &GuestOutput) -> Result<WasiCtx, String> {
-        let mut builder = WasiCtxBuilder::new();
-        builder
-            .envs(&self.env)
-            .stdout(output.stdout())
-            .stderr(output.stderr())
-            // No network: every address is denied and the protocols are off.
-            .socket_addr_check(|_, _| Box::pin(async { false }))
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false);
-        let all: Vec<&Grant> = self.read_write.iter().chain(&self.read_only).collect();
-        for (grants, perms, writable) in
-            [(&self.read_write, FsPerms::ReadWrite, true), (&self.read_only, FsPerms::ReadOnly, false)]
-        {
-            // A writable grant that does not exist yet holds nothing to read;
-            // it appears once `create_writable_dirs` has made it.
-            for grant in grants.iter().filter(|g| !writable || g.host.is_dir()) {
-                let opened = open_grant(grant, &all)?;
-                builder
-                    .preopened_dir(opened.path(), &grant.guest, perms)
-                    .map_err(|e| format!("cannot open the granted directory {}: {e}", grant.host.display()))?;
-            }
+    /// Grants the directory written `written` in a configuration in
+    /// `config_dir` (absolute; see [`absolute_dir`]) to read and write. It
+    /// need not exist: it is created by [`Sandbox::create_writable_dirs`]
+    /// when a run is about to change things, so that validating or planning
+    /// leaves no trace.
+    pub fn grant_read_write(&mut self, config_dir: &Path, written: &str) -> Result<(), String> {
+        self.read_write.push(Grant::resolve(config_dir, written)?);
+        Ok(())
+    }
+
+    /// Grants the directory written `written` in a configuration in
+    /// `config_dir` (absolute) to read only. It must exist.
+    pub fn grant_read_only(&mut self, config_dir: &Path, written: &str) -> Result<(), String> {
+        let grant = Grant::resolve(config_dir, written)?;
+        if !grant.host.is_dir() {
+            return Err(format!(
+                "the read-only directory {written:?} ({}) does not exist or is not a directory",
+                grant.host.display()
+            ));
         }
-        Ok(builder.build())
+        self.read_only.push(grant);
+        Ok(())
     }
-}
 
-/// A granted directory opened for wasmtime-wasi, which takes a path. When
-/// the grant lies inside another grant, it was opened here without
-/// following links, and the path given is that open directory's own
-/// (`/proc/self/fd/N`), so that nothing can be swapped in between.
-enum OpenedGrant<'a> {
-    /// The path as the operator wrote it (resolved): no provider can change it.
-    Written(&'a Path),
-    /// An open directory, named through procfs (held open until
-    /// wasmtime-wasi has opened it again through that name).
-    #[cfg(target_os = "linux")]
-    Held { _dir: std::fs::File, path: PathBuf },
-}
-
-impl OpenedGrant<'_> {
-    fn path(&self) -> &Path {
-        match self {
-            OpenedGrant::Written(path) => path,
-            #[cfg(target_os = "linux")]
-            OpenedGrant::Held { path, .. } => path,
+    /// Passes the environment variable `name` with cairn's own value; one
+    /// that cairn does not have is left out, as the provider would see it
+    /// unset either way.
+    pub fn grant_env(&mut self, name: &str) -> Result<(), String> {
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            return Err(format!("{name:?} is not an environment variable name"));
         }
-    }
-}
-
-/// Opens `grant`. A grant nested inside another grant (`./out/ro` inside
-/// `./out`) has components a provider could have replaced with a symbolic
-/// link in an earlier call or run (through a read-write grant, now or
-/// then): those components, below the outermost enclosing grant, are
-/// opened one at a time without following links, and a link there is an
-/// error. The path up to the enclosing grant is the operator's, and is
-/// followed as written.
-fn open_grant<'a>(grant: &'a Grant, all: &[&Grant]) -> Result<OpenedGrant<'a>, String> {
-    let target = normalize(&grant.host);
-    let anchor = all
-        .iter()
-        .map(|g| normalize(&g.host))
-        .filter(|outer| target.starts_with(outer) && target != *outer)
-        .min_by_key(|outer| outer.components().count());
-    let Some(anchor) = anchor else { return Ok(OpenedGrant::Written(&grant.host)) };
-    let cannot = |e: std::io::Error| format!("cannot open the granted directory {}: {e}", grant.host.display());
-    let mut dir = cap_primitives::fs::open_ambient_dir(&anchor, cap_primitives::ambient_authority()).map_err(cannot)?;
-    // `target` is normalised and starts with `anchor`: only plain names remain.
-    for name in target.components().skip(anchor.components().count()) {
-        dir = cap_primitives::fs::open_dir_nofollow(&dir, Path::new(name.as_os_str())).map_err(|e| {
-            format!(
-                "cannot open the granted directory {:?} ({}): {:?} is a symbolic link or not a directory ({e}); \
-                 a grant inside another grant is opened without following links, since a provider may have \
-                 planted one there",
-                grant.guest,
-                grant.host.display(),
-                name.as_os_str(),
-            )
-        })?;
-    }
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let path = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
-        Ok(OpenedGrant::Held { _dir: dir, path })
-    }
-    // Elsewhere the checked path is handed over as written: a provider
-    // running at this moment could still swap a component in between.
-    #[cfg(not(target_os = "linux"))]
-    {
-        drop(dir);
-        Ok(OpenedGrant::Written(&grant.host))
-    }
-}
-
-/// `path` with `.` and `..` resolved lexically: `/a/./b/../c` is `/a/c`.
-fn normalize(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
+        if let Ok(value) = std::env::var(name) {
+            self.env.push((name.to_string(), value));
         }
+        Ok(())
     }
-    out
+
+    /// How many instances of the provider may run at once.
+    pub fn concurrency(&self) -> usize {
+        self.max_concurrency.unwrap_or(DEFAULT_MAX_CONCURRENCY)
+    }
+
+    /// The sandbox of a run that changes nothing (validate, plan): what the
+    /// operator granted to read and write is mounted read-only where it
+    /// exists, and created nowhere, since the operator approved no change yet.
+    pub fn inspect_only(&mut self) {
+        let writable = std::mem::take(&mut self.read_write);
+        self.read_only.extend(writable.into_iter().filter(|g| g.host.is_dir()));
+    }
+}
+
+/// `config_dir` made absolute, to resolve grants against.
+pub fn absolute_dir(config_dir: &Path) -> Result<PathBuf, String> {
+    std::path::absolute(config_dir)
+        .map_err(|e| format!("cannot resolve the configuration directory {}: {e}", config_dir.display()))
+}
+
+/// Whether `name: value` can be sent as an HTTP header.
+pub(crate) fn valid_header(name: &str, value: &str) -> Result<(), String> {
+    http::HeaderName::try_from(name).map_err(|_| format!("{name:?} is not a valid HTTP header name"))?;
+    http::HeaderValue::try_from(value)
+        .map_err(|_| format!("the value of header {name:?} is not a valid header value"))?;
+    Ok(())
 }
 
 impl Sandbox {
@@ -448,35 +415,6 @@ mod tests {
     }
 
     #[test]
-    fn a_link_planted_inside_a_grant_does_not_redirect_a_nested_grant() {
-        // Issue 11, item 1: a provider with `./out` read-write replaced the
-        // nested read-only grant `./out/ro` with a link to a directory
-        // outside every grant; the next run must not follow it.
-        let config = tempfile::tempdir().unwrap();
-        let secret = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(config.path().join("out/ro")).unwrap();
-        let sandbox = Sandbox::resolve(config.path(), &["./out".into()], &["./out/ro".into()]).unwrap();
-        let output = GuestOutput::new("p".into(), 10);
-        assert!(sandbox.wasi_ctx(&output).is_ok(), "the grants open while nothing is planted");
-        std::fs::remove_dir(config.path().join("out/ro")).unwrap();
-        std::os::unix::fs::symlink(secret.path(), config.path().join("out/ro")).unwrap();
-        let err = sandbox.wasi_ctx(&output).err().expect("a planted link is refused");
-        assert!(err.contains("\"ro\" is a symbolic link or not a directory"), "{err}");
-        // The outer grant itself is the operator's path, and still opens.
-        let outer = Sandbox::resolve(config.path(), &["./out".into()], &[]).unwrap();
-        assert!(outer.wasi_ctx(&output).is_ok());
-    }
-
-    #[test]
-    fn a_nested_grant_without_links_opens() {
-        let config = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(config.path().join("out/a/b")).unwrap();
-        let sandbox = Sandbox::resolve(config.path(), &["./out".into(), "./out/a/./b".into()], &[]).unwrap();
-        assert!(sandbox.wasi_ctx(&GuestOutput::new("p".into(), 10)).is_ok());
-        assert_eq!(normalize(Path::new("/a/./b/../c")), Path::new("/a/c"));
-    }
-
-    #[test]
     fn every_budget_is_documented_with_its_default() {
         let security = include_str!("../../../SECURITY.md");
         let readme = include_str!("../../../README.md");
@@ -485,9 +423,21 @@ mod tests {
             assert!(security.contains(&row), "SECURITY.md has no row {row:?}");
             assert!(readme.contains(&format!("# {key} ")), "the README's sandbox block does not show {key}");
         }
+        for (key, ceiling) in CEILINGS {
+            let documented = security.lines().find(|l| l.starts_with(&format!("| `{key}` |")));
+            let row = documented.unwrap_or_else(|| panic!("SECURITY.md has no row for {key}"));
+            assert!(row.contains(&format!("(at most {ceiling})")), "SECURITY.md's row {row:?} misses the ceiling");
+        }
         let defaults = Sandbox::default();
         assert_eq!(defaults.max_descriptors, DEFAULT_MAX_DESCRIPTORS);
         assert_eq!((defaults.max_handles, defaults.max_log_lines), (DEFAULT_MAX_HANDLES, DEFAULT_MAX_LOG_LINES));
+    }
+
+    #[test]
+    fn headers_are_checked() {
+        assert!(valid_header("Authorization", "Bearer x").is_ok());
+        assert!(valid_header("bad header", "x").is_err());
+        assert!(valid_header("x", "line\nbreak").is_err());
     }
 
     #[test]

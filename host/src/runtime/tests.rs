@@ -5,6 +5,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use super::sandbox::DEFAULT_MAX_CONCURRENCY;
 use super::*;
 use crate::diag::Severity;
 use crate::provider::{ApplyRequest, CallResult, PlanRequest, PlanResponse};
@@ -342,7 +343,7 @@ fn something_that_is_not_a_component_is_an_error() {
 fn concurrent_calls_share_a_bounded_pool() {
     let provider = misbehave(Sandbox::default());
     std::thread::scope(|scope| {
-        for _ in 0..(2 * MAX_INSTANCES) {
+        for _ in 0..(2 * DEFAULT_MAX_CONCURRENCY) {
             scope.spawn(|| {
                 for _ in 0..5 {
                     assert_healthy(&*provider);
@@ -356,7 +357,7 @@ fn concurrent_calls_share_a_bounded_pool() {
 fn failing_calls_do_not_leak_pool_slots() {
     // More failures than the pool has slots: each must give its slot back.
     let provider = misbehave(Sandbox::default());
-    for _ in 0..(MAX_INSTANCES + 2) {
+    for _ in 0..(DEFAULT_MAX_CONCURRENCY + 2) {
         assert!(plan(&*provider, "misbehave_panic", Value::Null).is_err());
     }
     assert_healthy(&*provider);

@@ -24,7 +24,7 @@ pub const MAX_DECODED_NODES: usize = 1 << 20;
 /// The deepest nesting accepted. Real configurations are a few levels deep;
 /// anything deeper is a cycle or an attack, and recursing further would risk
 /// the host's stack. Matches the limit of the Rust provider SDK.
-pub const MAX_DEPTH: usize = 256;
+pub const MAX_DEPTH: usize = super::sandbox::MAX_ANSWER_DEPTH;
 
 /// A provider answer that does not follow the wire format.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -189,7 +189,7 @@ fn calls_waiting_on_the_network_hold_no_threads() {
     const CALLS: usize = 256;
     let server = BarrierServer::start(CALLS);
     let grant = HttpGrant { scheme: "http".into(), host: "127.0.0.1".into(), port: server.port, headers: vec![] };
-    let provider = zoo(Sandbox { http: vec![grant], max_concurrency: CALLS, ..Sandbox::default() });
+    let provider = zoo(Sandbox { http: vec![grant], max_concurrency: Some(CALLS), ..Sandbox::default() });
     let url = format!("http://127.0.0.1:{}/wait", server.port);
     let config = Value::object([("http", Value::List(vec![Value::string(&url)])), ("phase", Value::string("apply"))]);
     // Two threads run tasks and two may do blocking work. Were a waiting
@@ -240,7 +240,8 @@ fn a_computing_provider_lets_other_calls_use_its_thread() {
     // One worker thread. A provider spinning in a loop yields at every epoch
     // tick, so a call that starts while it spins finishes first; were it
     // to keep the thread, that call would wait until the loop's time limit.
-    let provider = zoo(Sandbox { call_timeout: Duration::from_secs(5), max_concurrency: 2, ..Sandbox::default() });
+    let provider =
+        zoo(Sandbox { call_timeout: Duration::from_secs(5), max_concurrency: Some(2), ..Sandbox::default() });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .max_blocking_threads(1)
@@ -342,7 +343,8 @@ fn open_files_are_capped_per_instance_and_not_kept_in_the_pool() {
     // Issue 11, item 2: a provider held ~4,080 files open, and then other
     // providers and cairn's own state write failed with "Too many open files".
     let dir = tempfile::tempdir().unwrap();
-    let sandbox = with_data_dir(dir.path(), Sandbox { max_descriptors: 16, max_concurrency: 1, ..Sandbox::default() });
+    let sandbox =
+        with_data_dir(dir.path(), Sandbox { max_descriptors: 16, max_concurrency: Some(1), ..Sandbox::default() });
     let provider = zoo(sandbox);
     let read = |count: Option<&str>| {
         let mut attrs = vec![("read", Value::List(vec![Value::string("data/f.txt")]))];

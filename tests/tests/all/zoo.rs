@@ -234,17 +234,24 @@ fn sandbox_mistakes_are_errors_before_any_provider_runs() {
     let sandbox = "    read_only = [\"./missing\"]\n    memroy    = \"64 MiB\"";
     w.write("main.tf", &config(sandbox, "resource \"zoo_panic\" \"never\" {}\n"));
     let run = w.cairn(&["plan"]);
+    // Both are found when the configuration is read, each where it is written.
     assert_failed_cleanly(
         &w,
         &run,
-        &["An argument named \"memroy\" is not expected in a sandbox block. Did you mean \"memory\"?"],
+        &[
+            "An argument named \"memroy\" is not expected in a sandbox block. Did you mean \"memory\"?",
+            "Invalid sandbox grant",
+            "The read-only directory \"./missing\"",
+        ],
     );
     assert!(!run.stderr.contains("panicked"), "the provider ran:\n{}", run.all());
 
     w.write("main.tf", &config("    read_only = [\"./missing\"]", "resource \"zoo_panic\" \"never\" {}\n"));
-    let run = w.cairn(&["plan"]);
-    assert_failed_cleanly(&w, &run, &["the read-only directory \"./missing\""]);
-    assert!(!run.stderr.contains("panicked"), "the provider ran:\n{}", run.all());
+    for command in ["validate", "plan"] {
+        let run = w.cairn(&[command]);
+        assert_failed_cleanly(&w, &run, &["main.tf:", "The read-only directory \"./missing\""]);
+        assert!(!run.stderr.contains("panicked"), "the provider ran:\n{}", run.all());
+    }
 }
 
 #[test]
