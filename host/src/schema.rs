@@ -32,6 +32,100 @@ impl ProviderSchema {
     }
 }
 
+/// Something wrong with a schema a provider declared: where (`provider`,
+/// `resource "x"`, `data "y"`, then the attribute path) and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaProblem {
+    /// `resource "local_file"`, `data "http"` or `provider`.
+    pub within: String,
+    /// The attribute or block, as a path from the top-level block.
+    pub path: Path,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemaProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.steps().is_empty() {
+            write!(f, "{}: {}", self.within, self.message)
+        } else {
+            write!(f, "{} at {}: {}", self.within, self.path, self.message)
+        }
+    }
+}
+
+impl ProviderSchema {
+    /// Everything that makes this schema malformed: names that are not
+    /// identifiers (or that a configuration could not write), attributes
+    /// that are neither required, optional nor computed (or more than one
+    /// of those at once, but optional + computed), write-only attributes
+    /// that are computed, nested blocks whose item limits contradict each
+    /// other or their nesting, and nested attribute types whose declared
+    /// type is not the one they imply.
+    pub fn problems(&self) -> Vec<SchemaProblem> {
+        let mut out = Vec::new();
+        let tables = [("resource", &self.resources), ("data", &self.data_sources)];
+        let mut blocks = vec![("provider".to_string(), &self.provider.block)];
+        for (kind, table) in tables {
+            for (name, schema) in table {
+                let within = format!("{kind} {name:?}");
+                if !crate::addr::is_identifier(name) || name.contains('-') {
+                    let message = "is not a name a configuration can write (letters, digits and _)".to_string();
+                    out.push(SchemaProblem { within: within.clone(), path: Path::root(), message });
+                }
+                blocks.push((within, &schema.block));
+            }
+        }
+        for (within, block) in blocks {
+            block_problems(block, &Path::root(), &mut |path, message| {
+                out.push(SchemaProblem { within: within.clone(), path, message });
+            });
+        }
+        out
+    }
+}
+
+fn block_problems(block: &Block, at: &Path, report: &mut dyn FnMut(Path, String)) {
+    for (name, a) in &block.attributes {
+        let path = at.attr(name);
+        if !crate::addr::is_identifier(name) {
+            report(path.clone(), format!("{name:?} is not an identifier"));
+        }
+        if block.blocks.contains_key(name) {
+            report(path.clone(), "is both an attribute and a nested block".into());
+        }
+        match (a.required, a.optional, a.computed) {
+            (true, false, false) | (false, true, _) | (false, false, true) => {}
+            (false, false, false) => report(path.clone(), "is neither required, optional nor computed".into()),
+            (true, true, _) => report(path.clone(), "is both required and optional".into()),
+            (true, false, true) => report(path.clone(), "is both required and computed".into()),
+        }
+        if a.write_only && a.computed {
+            report(path.clone(), "is write-only and computed: a provider can never return it".into());
+        }
+        if let Some(nested) = &a.nested {
+            if a.ty != nested.implied_type() {
+                report(path.clone(), "declares a type other than the one its nested attributes imply".into());
+            }
+            block_problems(&nested.block, &path, report);
+        }
+    }
+    for (name, nested) in &block.blocks {
+        let path = at.attr(name);
+        if !crate::addr::is_identifier(name) {
+            report(path.clone(), format!("{name:?} is not an identifier"));
+        }
+        let (min, max) = (nested.min_items, nested.max_items);
+        if max != 0 && min > max {
+            report(path.clone(), format!("needs at least {min} blocks but allows at most {max}"));
+        }
+        if nested.nesting == Nesting::Single && (min > 1 || max > 1) {
+            report(path.clone(), "is a single block, yet allows more than one".into());
+        }
+        block_problems(&nested.block, &path, report);
+    }
+}
+
 /// The schema of one resource type, data source or provider configuration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Schema {
@@ -302,6 +396,50 @@ mod tests {
 
     fn attr(ty: Type, sensitive: bool) -> Attribute {
         Attribute { sensitive, ..Attribute::optional(ty) }
+    }
+
+    #[test]
+    fn malformed_schemas_are_named_with_their_paths() {
+        let mut block = Block::default();
+        let flags =
+            |required, optional, computed| Attribute { required, optional, computed, ..attr(Type::String, false) };
+        block.attributes.insert("none".into(), flags(false, false, false));
+        block.attributes.insert("req_opt".into(), flags(true, true, false));
+        block.attributes.insert("req_comp".into(), flags(true, false, true));
+        block.attributes.insert("fine".into(), flags(false, true, true));
+        block.attributes.insert("wo".into(), Attribute { write_only: true, ..Attribute::computed(Type::String) });
+        block.attributes.insert("bad name".into(), attr(Type::String, false));
+        let mut wrong_type = Attribute::nested(Nesting::List, [("x".to_string(), attr(Type::Number, false))].into());
+        wrong_type.ty = Type::String;
+        block.attributes.insert("nested".into(), wrong_type);
+        let rule = NestedBlock { nesting: Nesting::List, block: Block::default(), min_items: 3, max_items: 2 };
+        block.blocks.insert("rule".into(), rule);
+        let one = NestedBlock { nesting: Nesting::Single, block: Block::default(), min_items: 0, max_items: 2 };
+        block.blocks.insert("one".into(), one);
+        let schema = ProviderSchema {
+            resources: [
+                ("thing".to_string(), Schema { version: 0, block }),
+                ("bad-type".to_string(), Schema::default()),
+            ]
+            .into(),
+            ..ProviderSchema::default()
+        };
+        let shown: Vec<String> = schema.problems().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "resource \"bad-type\": is not a name a configuration can write (letters, digits and _)",
+                "resource \"thing\" at .bad name: \"bad name\" is not an identifier",
+                "resource \"thing\" at .nested: declares a type other than the one its nested attributes imply",
+                "resource \"thing\" at .none: is neither required, optional nor computed",
+                "resource \"thing\" at .req_comp: is both required and computed",
+                "resource \"thing\" at .req_opt: is both required and optional",
+                "resource \"thing\" at .wo: is write-only and computed: a provider can never return it",
+                "resource \"thing\" at .one: is a single block, yet allows more than one",
+                "resource \"thing\" at .rule: needs at least 3 blocks but allows at most 2",
+            ]
+        );
+        assert!(ProviderSchema::default().problems().is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! engine and renders what it returns (human text or `-json` lines).
 
 mod apply;
+mod check;
 mod graph;
 mod output;
 mod plan;
@@ -106,8 +107,16 @@ enum ProvidersCommand {
     /// Show what a provider component is and what it could ask for, without
     /// granting it anything: its resource types and the WIT imports it uses.
     Inspect {
-        /// The provider's `.wasm` file.
+        /// The provider's `.wasm` file, or the name of a bundled provider.
         file: PathBuf,
+    },
+    /// Run a provider through the contracts cairn enforces, in a throw-away
+    /// sandbox: its schema; for each resource type a plan with unknown and
+    /// with generated values, planning twice, apply, read, a second plan,
+    /// delete, read after delete; each data source read once.
+    Check {
+        /// The provider's `.wasm` file, or the name of a bundled provider.
+        provider: PathBuf,
     },
 }
 
@@ -272,6 +281,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Graph { common, kind } => graph::run(&common, &kind),
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers::schema(&common, json),
         Command::Providers { command: ProvidersCommand::Inspect { file } } => providers::inspect(&file),
+        Command::Providers { command: ProvidersCommand::Check { provider } } => check::run(&provider),
     }
 }
 

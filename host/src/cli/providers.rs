@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::Common;
 use crate::engine::Engine;
@@ -33,8 +33,7 @@ pub(super) fn schema(common: &Common, json: bool) -> Result<i32> {
 /// Runs `cairn providers inspect FILE`: what a provider component is and
 /// what it could ask for, without granting it anything.
 pub(super) fn inspect(file: &std::path::Path) -> Result<i32> {
-    let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let name = file.file_stem().map_or_else(|| "provider".to_string(), |s| s.to_string_lossy().into_owned());
+    let (name, wasm) = super::check::component(file)?;
     let found = Engine::new()?.inspect(&name, &wasm)?;
     println!("provider {name:?}");
     println!("  file:    {}", file.display());

@@ -8,6 +8,7 @@
 //! Progress, warnings and results go to an [`EventSink`] as they happen;
 //! what a command prints is the sink's business.
 
+pub mod check;
 mod providers;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,6 +20,7 @@ use anyhow::{Context, Result};
 pub use crate::apply::events::{Event, EventSink};
 pub use crate::apply::{ApplyReport, Outcome};
 pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
+pub use crate::runtime::builtin as bundled;
 pub use providers::{Intent, needed_providers};
 
 use crate::apply::{self, Applier};

@@ -58,7 +58,7 @@ pub mod bindings {
     //! [`export_provider!`](crate::export_provider) macro expands to code that
     //! names them from the provider's crate.
     wit_bindgen::generate!({
-        path: "../../wit",
+        path: "wit",
         world: "provider-world",
         pub_export_macro: true,
         default_bindings_module: "cairn_sdk::bindings",

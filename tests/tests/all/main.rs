@@ -2,6 +2,7 @@
 //! components. One test binary (one link of the engine and wasmtime), one
 //! module per area.
 
+mod check;
 mod commands;
 mod contract_violations;
 mod errors;

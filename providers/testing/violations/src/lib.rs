@@ -163,7 +163,9 @@ fn fill_nested(state: &Value, id: &dyn Fn(&str) -> Value) -> Value {
     let mut out = state.clone();
     let fill = |o: &Value, at: &str| {
         let mut o = o.clone();
-        if !o.is_null() && (o.get_attr("id").is_null() || o.get_attr("id").is_unknown()) {
+        // A whole object still unknown (the configuration refers to what
+        // is known only after apply) stays unknown: it has no `id` yet.
+        if !o.is_null() && !o.is_unknown() && (o.get_attr("id").is_null() || o.get_attr("id").is_unknown()) {
             o.set_attr("id", id(at));
         }
         o
@@ -314,6 +316,13 @@ mod tests {
         assert!(new.get_attr("password").is_null());
         assert_eq!(new.get_attr("login").get_attr("id").as_str(), Some("n-login"));
         assert_eq!(new.get_attr("ports").get_index(0).get_attr("id").as_str(), Some("n-port0"));
+    }
+
+    #[test]
+    fn nested_plans_objects_that_are_still_unknown() {
+        // Found by `cairn providers check`: an unknown `login` made the plan panic.
+        let planned = plan("violations_nested", Value::object([("login", Value::unknown())]));
+        assert!(planned.get_attr("login").is_unknown());
     }
 
     #[test]

@@ -1,0 +1,111 @@
+//! `cairn providers check`: the conformance run passes the well-behaved
+//! providers and names every contract the `violations` provider breaks,
+//! with the resource, the operation and the attribute path.
+
+use std::process::Command;
+
+use cairn_e2e::{Run, cairn_binary, component};
+
+fn check(provider: &str) -> Run {
+    Command::new(cairn_binary()).args(["providers", "check", provider]).output().unwrap().into()
+}
+
+/// The lines of the check's output under `resource "<type_name>"`.
+fn section<'a>(run: &'a Run, header: &str) -> Vec<&'a str> {
+    let mut lines = run.stdout.lines().skip_while(|l| *l != header).skip(1);
+    let mut out = Vec::new();
+    for line in lines.by_ref() {
+        if !line.starts_with(' ') {
+            break;
+        }
+        out.push(line);
+    }
+    out
+}
+
+#[test]
+fn bundled_providers_pass_by_name() {
+    for (name, types) in [
+        ("local", &["local_file"][..]),
+        ("null", &["null_resource", "null_data"][..]),
+        ("random", &["random_id", "random_password"][..]),
+    ] {
+        let run = check(name);
+        assert_eq!(run.code, 0, "{}", run.all());
+        assert!(!run.stdout.contains("FAIL"), "{}", run.all());
+        for type_name in types {
+            let lines = section(&run, &format!("resource {type_name:?}"));
+            for step in ["apply the create", "read what apply made", "plan again: no changes", "delete"] {
+                assert!(
+                    lines.contains(&format!("  ok    {step}").as_str()),
+                    "{type_name}: {step} did not pass:\n{}",
+                    run.all()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_provider_of_real_objects_passes_every_step() {
+    let recorder = component("cairn-provider-recorder");
+    let run = check(recorder.to_str().unwrap());
+    assert_eq!(run.code, 0, "{}", run.all());
+    let lines = section(&run, "resource \"recorder_thing\"");
+    assert_eq!(lines.len(), 8, "{}", run.all());
+    assert!(lines.iter().all(|l| l.starts_with("  ok ")), "{}", run.all());
+    assert!(run.stdout.contains("9 passed, 0 failed, 0 warned, 0 skipped."), "{}", run.all());
+}
+
+#[test]
+fn every_violation_is_caught_and_the_good_types_pass() {
+    let violations = component("cairn-provider-violations");
+    let run = check(violations.to_str().unwrap());
+    assert_eq!(run.code, 1, "{}", run.all());
+    // Each violating type fails at the step that breaks its contract,
+    // naming the attribute.
+    for (type_name, step, says) in [
+        (
+            "violations_changes_config",
+            "plan a create twice, with required attributes only",
+            ".byte_length: planned value 5 does not match config value 1",
+        ),
+        (
+            "violations_invents_attribute",
+            "plan a create twice, with required attributes only",
+            ".note: planned value \"invented\"",
+        ),
+        (
+            "violations_replan_differs",
+            "plan a create twice, with required attributes only",
+            "planned the same change twice with different answers for violations_replan_differs.check at .nonce",
+        ),
+        ("violations_changes_known", "apply the create", ".id: was \"planned-id\", but now \"applied-id\""),
+        ("violations_unknown_after_apply", "apply the create", ".id: the new state leaves this value unknown"),
+        ("violations_breaks_refinement", "apply the create", ".arn: planned as an unknown with prefix \"arn:\""),
+        ("violations_wrong_type", "apply the create", ".count: a number is required, got the string \"three\""),
+    ] {
+        let lines = section(&run, &format!("resource {type_name:?}"));
+        let at = lines
+            .iter()
+            .position(|l| *l == format!("  FAIL  {step}"))
+            .unwrap_or_else(|| panic!("{type_name}: no failed {step:?}:\n{}", run.all()));
+        let why = lines[at + 1];
+        assert!(why.contains(says) && why.contains(&format!("{type_name}.check")), "{type_name}: {why}");
+    }
+    for good in ["violations_ok", "violations_nested"] {
+        let lines = section(&run, &format!("resource {good:?}"));
+        assert_eq!(lines.iter().filter(|l| l.starts_with("  ok ")).count(), 7, "{good}:\n{}", run.all());
+        assert!(!lines.iter().any(|l| l.starts_with("  FAIL")), "{good}:\n{}", run.all());
+    }
+}
+
+#[test]
+fn inspect_and_check_name_what_they_cannot_find() {
+    let run = check("no-such-provider");
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.stderr.contains("cannot read no-such-provider (nor is it a bundled provider: "), "{}", run.all());
+    let inspect: Run = Command::new(cairn_binary()).args(["providers", "inspect", "random"]).output().unwrap().into();
+    assert_eq!(inspect.code, 0, "{}", inspect.all());
+    assert!(inspect.stdout.contains("resource types:\n  random_id\n  random_password\n"), "{}", inspect.all());
+}
