@@ -22,6 +22,7 @@ pub mod plan;
 pub mod provider;
 pub mod registry;
 pub mod runtime;
+pub mod scaffold;
 pub mod schema;
 pub mod state;
 pub mod value;

@@ -5,6 +5,7 @@
 mod apply;
 mod check;
 mod graph;
+mod new;
 mod output;
 mod plan;
 mod providers;
@@ -117,6 +118,18 @@ enum ProvidersCommand {
     Check {
         /// The provider's `.wasm` file, or the name of a bundled provider.
         provider: PathBuf,
+    },
+    /// Make a new provider project that builds and passes `providers check`
+    /// as written: one resource, one test, a build script, an example.
+    New {
+        /// The provider's name, the prefix of its resource types.
+        name: String,
+        /// The language: rust.
+        #[arg(long, default_value = "rust")]
+        lang: String,
+        /// Where to make it (default: ./NAME); it must not exist or be empty.
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -282,6 +295,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers::schema(&common, json),
         Command::Providers { command: ProvidersCommand::Inspect { file } } => providers::inspect(&file),
         Command::Providers { command: ProvidersCommand::Check { provider } } => check::run(&provider),
+        Command::Providers { command: ProvidersCommand::New { name, lang, dir } } => {
+            new::run(&name, &lang, dir.as_deref())
+        }
     }
 }
 

@@ -9,6 +9,7 @@ mod errors;
 mod failures;
 mod lifecycle;
 mod ordering;
+mod providers_new;
 mod sandbox;
 mod values;
 mod zoo;

@@ -1,0 +1,127 @@
+//! `cairn providers new`: the files of a new provider project that builds
+//! and passes `cairn providers check` as written.
+//!
+//! The templates live in `host/templates/<lang>/`, with `__NAME__` where
+//! the provider's name goes. A Rust project carries a copy of the SDK this
+//! cairn was built with (`sdk/`), so that it builds outside cairn's
+//! repository and speaks the interface this cairn speaks.
+
+use std::path::PathBuf;
+
+/// The languages a project can be made in.
+pub const LANGUAGES: &[&str] = &["rust"];
+
+/// One file of a project: where, what, and whether it is a script to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectFile {
+    /// Relative to the project's directory.
+    pub path: PathBuf,
+    /// The file's text.
+    pub text: String,
+    /// Whether it is made executable (a build script).
+    pub executable: bool,
+}
+
+/// The templates of a Rust project.
+const RUST: &[(&str, &str)] = &[
+    ("Cargo.toml", include_str!("../templates/rust/Cargo.toml.tmpl")),
+    ("src/lib.rs", include_str!("../templates/rust/src/lib.rs.tmpl")),
+    ("build.sh", include_str!("../templates/rust/build.sh")),
+    ("example/main.tf", include_str!("../templates/rust/example/main.tf.tmpl")),
+    ("README.md", include_str!("../templates/rust/README.md.tmpl")),
+];
+
+/// The Rust SDK's sources, copied into a project as `sdk/`.
+const RUST_SDK: &[(&str, &str)] = &[
+    ("sdk/src/lib.rs", include_str!("../../providers/sdk/src/lib.rs")),
+    ("sdk/src/diag.rs", include_str!("../../providers/sdk/src/diag.rs")),
+    ("sdk/src/glue.rs", include_str!("../../providers/sdk/src/glue.rs")),
+    ("sdk/src/log.rs", include_str!("../../providers/sdk/src/log.rs")),
+    ("sdk/src/provider.rs", include_str!("../../providers/sdk/src/provider.rs")),
+    ("sdk/src/schema.rs", include_str!("../../providers/sdk/src/schema.rs")),
+    ("sdk/src/value.rs", include_str!("../../providers/sdk/src/value.rs")),
+    ("sdk/wit/provider.wit", include_str!("../../wit/provider.wit")),
+];
+
+/// The SDK's manifest outside cairn's workspace: the same crate, with the
+/// versions the workspace would give it written out.
+const RUST_SDK_MANIFEST: &str = r#"[package]
+name = "cairn-provider-sdk"
+description = "Write cairn providers in Rust: implement a trait, get a WebAssembly component"
+version = "0.2.0"
+edition = "2024"
+license = "Apache-2.0"
+
+[lib]
+name = "cairn_sdk"
+
+[dependencies]
+wit-bindgen = "0.63"
+serde_json = { version = "1", features = ["float_roundtrip"] }
+"#;
+
+/// The files of a new provider called `name` in `lang`, or why not.
+pub fn project(name: &str, lang: &str) -> Result<Vec<ProjectFile>, String> {
+    check_name(name)?;
+    let (templates, extra): (&[(&str, &str)], Vec<(&str, &str)>) = match lang {
+        "rust" => (RUST, [RUST_SDK, &[("sdk/Cargo.toml", RUST_SDK_MANIFEST)]].concat()),
+        other => return Err(format!("no template for the language {other:?}; there are: {}", LANGUAGES.join(", "))),
+    };
+    let filled = templates.iter().map(|(path, text)| (*path, text.replace("__NAME__", name)));
+    let copied = extra.into_iter().map(|(path, text)| (path, text.to_string()));
+    Ok(filled
+        .chain(copied)
+        .map(|(path, text)| ProjectFile { path: PathBuf::from(path), executable: path.ends_with(".sh"), text })
+        .collect())
+}
+
+/// A provider's name is the prefix of its resource types: lower-case
+/// letters, digits and underscores, starting with a letter.
+fn check_name(name: &str) -> Result<(), String> {
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} cannot name a provider: use lower-case letters, digits and underscores, starting with a letter \
+             (it becomes the prefix of its resource types, as in {name}_greeting)"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rust_project_names_its_provider_everywhere() {
+        let files = project("hello", "rust").unwrap();
+        let text = |path: &str| &files.iter().find(|f| f.path == PathBuf::from(path)).unwrap().text;
+        assert!(text("Cargo.toml").contains("name = \"cairn-provider-hello\""));
+        assert!(text("src/lib.rs").contains("\"hello_greeting\""));
+        assert!(text("example/main.tf").contains("hello = { source = \"../hello.wasm\" }"));
+        assert!(files.iter().all(|f| !f.text.contains("__NAME__")), "a placeholder is left");
+        assert!(files.iter().any(|f| f.path == PathBuf::from("sdk/wit/provider.wit")));
+        assert!(files.iter().find(|f| f.path == PathBuf::from("build.sh")).unwrap().executable);
+    }
+
+    #[test]
+    fn the_copied_sdk_is_the_workspace_sdk() {
+        let manifest = include_str!("../../providers/sdk/Cargo.toml");
+        let version = manifest.lines().find(|l| l.starts_with("version = ")).unwrap();
+        assert!(RUST_SDK_MANIFEST.contains(version), "the copied SDK's version differs: {version}");
+        let sources = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../providers/sdk/src")).unwrap();
+        for source in sources {
+            let name = format!("sdk/src/{}", source.unwrap().file_name().to_string_lossy());
+            assert!(RUST_SDK.iter().any(|(path, _)| *path == name), "{name} is not copied into new projects");
+        }
+    }
+
+    #[test]
+    fn bad_names_and_languages_are_refused() {
+        assert!(project("Hello", "rust").unwrap_err().contains("lower-case"));
+        assert!(project("my-provider", "rust").is_err());
+        assert!(project("hello", "cobol").unwrap_err().contains("no template for the language \"cobol\""));
+    }
+}
