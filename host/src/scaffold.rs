@@ -22,8 +22,11 @@ pub struct ProjectFile {
     pub executable: bool,
 }
 
+/// Files by path: the text of each, templates or copies.
+type Files = &'static [(&'static str, &'static str)];
+
 /// The templates of a Rust project.
-const RUST: &[(&str, &str)] = &[
+const RUST: Files = &[
     ("Cargo.toml", include_str!("../templates/rust/Cargo.toml.tmpl")),
     ("src/lib.rs", include_str!("../templates/rust/src/lib.rs.tmpl")),
     ("build.sh", include_str!("../templates/rust/build.sh")),
@@ -32,7 +35,7 @@ const RUST: &[(&str, &str)] = &[
 ];
 
 /// The Rust SDK's sources, copied into a project as `sdk/`.
-const RUST_SDK: &[(&str, &str)] = &[
+const RUST_SDK: Files = &[
     ("sdk/src/lib.rs", include_str!("../../providers/sdk/src/lib.rs")),
     ("sdk/src/diag.rs", include_str!("../../providers/sdk/src/diag.rs")),
     ("sdk/src/glue.rs", include_str!("../../providers/sdk/src/glue.rs")),
@@ -63,7 +66,7 @@ serde_json = { version = "1", features = ["float_roundtrip"] }
 /// The files of a new provider called `name` in `lang`, or why not.
 pub fn project(name: &str, lang: &str) -> Result<Vec<ProjectFile>, String> {
     check_name(name)?;
-    let (templates, extra): (&[(&str, &str)], Vec<(&str, &str)>) = match lang {
+    let (templates, extra): (Files, Vec<(&str, &str)>) = match lang {
         "rust" => (RUST, [RUST_SDK, &[("sdk/Cargo.toml", RUST_SDK_MANIFEST)]].concat()),
         other => return Err(format!("no template for the language {other:?}; there are: {}", LANGUAGES.join(", "))),
     };
@@ -97,13 +100,13 @@ mod tests {
     #[test]
     fn a_rust_project_names_its_provider_everywhere() {
         let files = project("hello", "rust").unwrap();
-        let text = |path: &str| &files.iter().find(|f| f.path == PathBuf::from(path)).unwrap().text;
+        let text = |path: &str| &files.iter().find(|f| f.path == std::path::Path::new(path)).unwrap().text;
         assert!(text("Cargo.toml").contains("name = \"cairn-provider-hello\""));
         assert!(text("src/lib.rs").contains("\"hello_greeting\""));
         assert!(text("example/main.tf").contains("hello = { source = \"../hello.wasm\" }"));
         assert!(files.iter().all(|f| !f.text.contains("__NAME__")), "a placeholder is left");
-        assert!(files.iter().any(|f| f.path == PathBuf::from("sdk/wit/provider.wit")));
-        assert!(files.iter().find(|f| f.path == PathBuf::from("build.sh")).unwrap().executable);
+        assert!(files.iter().any(|f| f.path == std::path::Path::new("sdk/wit/provider.wit")));
+        assert!(files.iter().find(|f| f.path == std::path::Path::new("build.sh")).unwrap().executable);
     }
 
     #[test]
