@@ -4,6 +4,8 @@
 //! The binary is built once per test process (a no-op when it is up to
 //! date), in the same profile and with the same features as the tests.
 
+pub mod languages;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;

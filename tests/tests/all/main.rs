@@ -8,6 +8,7 @@ mod errors;
 mod failures;
 mod lifecycle;
 mod ordering;
+mod python;
 mod sandbox;
 mod values;
 mod zoo;
