@@ -6,6 +6,7 @@ mod commands;
 mod contract_violations;
 mod errors;
 mod failures;
+mod javascript;
 mod lifecycle;
 mod ordering;
 mod python;
