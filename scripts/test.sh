@@ -27,6 +27,8 @@ fi
 
 # componentize-js with its own CLI: `jco componentize` fails on this WIT
 # path (see ../shared/TOOLCHAINS.md), and nothing else of jco is needed.
+# (A committed package-lock with `npm ci` was tried: npm 11 leaves
+# @bytecodealliance/preview2-shim out of that install, and the CLI fails.)
 js="$tools/node/node_modules/.bin/componentize-js"
 if [[ "$("$js" --version 2>/dev/null || true)" != "$COMPONENTIZE_JS_VERSION" ]]; then
     echo "scripts/test.sh: installing @bytecodealliance/componentize-js $COMPONENTIZE_JS_VERSION into $tools/node" >&2
