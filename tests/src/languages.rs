@@ -158,6 +158,15 @@ fn build(lang: Lang, name: &str) -> PathBuf {
         String::from_utf8_lossy(&output.stderr)
     );
     std::fs::rename(&partial, &out).expect("the built component can be moved into place");
+    // Builds of older sources are never used again: keep the directory from
+    // growing by a 12-20 MB component per edit.
+    for entry in std::fs::read_dir(&out_dir).into_iter().flatten().flatten() {
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        if file.starts_with(&format!("{name}-")) && file.ends_with(".wasm") && entry.path() != out {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
     out
 }
 
