@@ -105,8 +105,28 @@ pub fn lang_component(lang: Lang, name: &str) -> PathBuf {
         return path.clone();
     }
     let path = build(lang, name);
+    warm_cache(&path);
     built.insert((lang, name.to_string()), path.clone());
     path
+}
+
+/// Compiles `wasm` into the test run's shared compiled-code cache once,
+/// with `cairn providers inspect`, while the build lock is held: otherwise
+/// every test that starts the provider at the same time would compile the
+/// same 12-20 MB component (seconds of CPU each) side by side.
+fn warm_cache(wasm: &Path) {
+    let output = Command::new(crate::cairn_binary())
+        .args(["providers", "inspect"])
+        .arg(wasm)
+        .env("CAIRN_CACHE_DIR", crate::shared_cache_dir())
+        .output()
+        .expect("cairn runs");
+    assert!(
+        output.status.success(),
+        "cairn providers inspect {} failed:\n{}",
+        wasm.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 fn build(lang: Lang, name: &str) -> PathBuf {
