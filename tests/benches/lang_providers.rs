@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use cairn::runtime::{Runtime, Sandbox};
 use cairn::value::Value;
 use cairn_e2e::bundled_component;
-use cairn_e2e::languages::{Lang, lang_component};
+use cairn_e2e::languages::{Lang, built_component};
 
 fn main() {
     let mut calls = 300u32;
@@ -38,7 +38,7 @@ fn main() {
         ("rust (null)", bundled_component("null"), "null_resource", Value::object([("triggers", Value::Null)])),
         (
             "python (archive)",
-            lang_component(Lang::Python, "archive"),
+            built_component(Lang::Python, "archive"),
             "archive_file",
             Value::object([
                 ("type", Value::string("zip")),
@@ -52,7 +52,7 @@ fn main() {
         ),
         // `http` has no resource type: the call is answered with one
         // diagnostic, after the same decoding and lookup.
-        ("javascript (http)", lang_component(Lang::JavaScript, "http"), "http", Value::Null),
+        ("javascript (http)", built_component(Lang::JavaScript, "http"), "http", Value::Null),
     ];
     let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     println!(
