@@ -4,6 +4,8 @@
 //! The binary is built once per test process (a no-op when it is up to
 //! date), in the same profile and with the same features as the tests.
 
+pub mod languages;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -224,7 +226,7 @@ impl Default for Workdir {
 }
 
 /// One cache of compiled components for the whole test run.
-fn shared_cache_dir() -> PathBuf {
+pub(crate) fn shared_cache_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().and_then(Path::parent).unwrap().join("cairn-test-cache")
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The test command: installs the pinned Python and JavaScript provider
+# toolchains if they are missing, says where they are, and runs the whole
+# workspace's tests (arguments are passed on to `cargo test`).
+#
+# The toolchains come from the package registries (PyPI, npm) into
+# target/lang-toolchains (override with CAIRN_LANG_TOOLCHAINS); the
+# end-to-end tests build the Python and JavaScript providers with them once
+# per run (cached in target/lang-providers by a hash of their sources).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COMPONENTIZE_PY_VERSION=0.25.1
+COMPONENTIZE_JS_VERSION=0.23.0
+
+tools="${CAIRN_LANG_TOOLCHAINS:-$PWD/target/lang-toolchains}"
+mkdir -p "$tools"
+
+# componentize-py in its own virtual environment, so the system Python is
+# left alone.
+py="$tools/venv/bin/componentize-py"
+if [[ "$("$py" --version 2>/dev/null || true)" != "componentize-py $COMPONENTIZE_PY_VERSION" ]]; then
+    echo "scripts/test.sh: installing componentize-py $COMPONENTIZE_PY_VERSION into $tools/venv" >&2
+    python3 -m venv "$tools/venv"
+    "$tools/venv/bin/pip" install --quiet --disable-pip-version-check "componentize-py==$COMPONENTIZE_PY_VERSION"
+fi
+
+# componentize-js with its own CLI: `jco componentize` fails on this WIT
+# path (see ../shared/TOOLCHAINS.md), and nothing else of jco is needed.
+# (A committed package-lock with `npm ci` was tried: npm 11 leaves
+# @bytecodealliance/preview2-shim out of that install, and the CLI fails.)
+js="$tools/node/node_modules/.bin/componentize-js"
+if [[ "$("$js" --version 2>/dev/null || true)" != "$COMPONENTIZE_JS_VERSION" ]]; then
+    echo "scripts/test.sh: installing @bytecodealliance/componentize-js $COMPONENTIZE_JS_VERSION into $tools/node" >&2
+    mkdir -p "$tools/node"
+    npm install --prefix "$tools/node" --no-audit --no-fund --save-exact \
+        "@bytecodealliance/componentize-js@$COMPONENTIZE_JS_VERSION" >&2
+fi
+
+export CAIRN_COMPONENTIZE_PY="$py"
+export CAIRN_COMPONENTIZE_JS="$js"
+exec cargo test --workspace "$@"

@@ -1,0 +1,101 @@
+//! What a Python or JavaScript provider costs the host, next to a Rust one:
+//! component size, cold compile (Cranelift, nothing cached), warm start
+//! (the compiled code loaded back from the cache, then the first instance:
+//! instantiate, `schema`, `configure`), and the round trip of a no-op call
+//! (`validate-resource`, averaged over many calls on a configured
+//! provider). The providers are built from source as the e2e tests build
+//! them (so the Python and JavaScript toolchains must be installed; see
+//! `scripts/test.sh`).
+//!
+//! ```sh
+//! cargo bench -p cairn-e2e --bench lang_providers            # release-built host
+//! cargo bench -p cairn-e2e --bench lang_providers -- --calls 1000
+//! ```
+//!
+//! It prints numbers, not pass or fail.
+
+// A benchmark that cannot set itself up should stop.
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use cairn::runtime::{Runtime, Sandbox};
+use cairn::value::Value;
+use cairn_e2e::bundled_component;
+use cairn_e2e::languages::{Lang, built_component};
+
+fn main() {
+    let mut calls = 300u32;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--calls" => calls = args.next().and_then(|v| v.parse().ok()).expect("--calls needs a number"),
+            "--bench" => {}
+            other => panic!("unknown option {other}"),
+        }
+    }
+    let providers = [
+        ("rust (null)", bundled_component("null"), "null_resource", Value::object([("triggers", Value::Null)])),
+        (
+            "python (archive)",
+            built_component(Lang::Python, "archive"),
+            "archive_file",
+            Value::object([
+                ("type", Value::string("zip")),
+                ("source_file", Value::string("src/a.txt")),
+                ("source_dir", Value::Null),
+                ("output_path", Value::string("out/a.zip")),
+                ("output_sha256", Value::Null),
+                ("output_size", Value::Null),
+                ("id", Value::Null),
+            ]),
+        ),
+        // `http` has no resource type: the call is answered with one
+        // diagnostic, after the same decoding and lookup.
+        ("javascript (http)", built_component(Lang::JavaScript, "http"), "http", Value::Null),
+    ];
+    let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    println!(
+        "{:<18} {:>12} {:>13} {:>13} {:>15} {:>13}",
+        "provider", "size", "cold compile", "warm load", "first instance", "no-op call"
+    );
+    for (label, wasm_path, type_name, config) in providers {
+        let wasm = std::fs::read(&wasm_path).unwrap();
+        let cache = tempfile::tempdir().unwrap();
+
+        let runtime = Runtime::with_cache_dir(Some(cache.path().to_path_buf())).unwrap();
+        let started = Instant::now();
+        let loaded = runtime.load("bench", &wasm).unwrap();
+        let cold = started.elapsed();
+        assert!(!loaded.from_cache(), "the first load must compile");
+        drop((loaded, runtime));
+
+        // A new runtime, as a second `cairn` run would make.
+        let runtime = Runtime::with_cache_dir(Some(cache.path().to_path_buf())).unwrap();
+        let started = Instant::now();
+        let loaded = runtime.load("bench", &wasm).unwrap();
+        let warm = started.elapsed();
+        assert!(loaded.from_cache(), "the second load must come from the cache");
+        let started = Instant::now();
+        let provider = tokio.block_on(loaded.configure(Sandbox::default(), Value::Null)).unwrap();
+        let first = started.elapsed();
+
+        let started = Instant::now();
+        for _ in 0..calls {
+            tokio.block_on(provider.validate_resource(type_name, &config)).unwrap();
+        }
+        let call = started.elapsed() / calls;
+        println!(
+            "{label:<18} {:>9} KB {:>13} {:>13} {:>15} {:>13}",
+            wasm.len() / 1000,
+            ms(cold),
+            ms(warm),
+            ms(first),
+            format!("{:.1} µs", call.as_secs_f64() * 1e6)
+        );
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}

@@ -1,0 +1,233 @@
+//! Building the Python and JavaScript providers (`providers/archive`,
+//! `providers/http`) from source, once per test run.
+//!
+//! Their toolchains come from PyPI and npm, not from cargo: `scripts/test.sh`
+//! installs the pinned versions under `target/lang-toolchains` and exports
+//! where they are (`CAIRN_COMPONENTIZE_PY`, `CAIRN_COMPONENTIZE_JS`). A
+//! missing or wrong toolchain fails the test that needs it with a message
+//! saying what to run; nothing is skipped.
+//!
+//! A build takes 10-40 s, so its output is cached in `target/lang-providers/`
+//! under a hash of everything it is made from (the WIT, the SDK, the
+//! provider's sources, the tool and its version): a second run of the tests
+//! with the same sources builds nothing.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use sha2::{Digest, Sha256};
+
+use crate::repo_root;
+
+/// The componentize-py release the Python providers are built with.
+pub const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
+/// The componentize-js release the JavaScript providers are built with.
+pub const COMPONENTIZE_JS_VERSION: &str = "0.23.0";
+
+/// A provider written in another language than Rust.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lang {
+    /// `providers/<name>/app.py` with `providers/sdk-python`.
+    Python,
+    /// `providers/<name>/app.js` with `providers/sdk-js`.
+    JavaScript,
+}
+
+impl Lang {
+    fn sdk_dir(self) -> &'static str {
+        match self {
+            Lang::Python => "providers/sdk-python",
+            Lang::JavaScript => "providers/sdk-js",
+        }
+    }
+
+    /// The toolchain's variable, its default place, its version and how to
+    /// install it by hand.
+    fn tool(self) -> (&'static str, PathBuf, &'static str, String) {
+        let tools = target_dir().join("lang-toolchains");
+        match self {
+            Lang::Python => (
+                "CAIRN_COMPONENTIZE_PY",
+                tools.join("venv/bin/componentize-py"),
+                COMPONENTIZE_PY_VERSION,
+                format!("pip install componentize-py=={COMPONENTIZE_PY_VERSION}"),
+            ),
+            Lang::JavaScript => (
+                "CAIRN_COMPONENTIZE_JS",
+                tools.join("node/node_modules/.bin/componentize-js"),
+                COMPONENTIZE_JS_VERSION,
+                format!("npm install @bytecodealliance/componentize-js@{COMPONENTIZE_JS_VERSION}"),
+            ),
+        }
+    }
+}
+
+/// The cargo target directory of this test run (`target/<profile>/deps/<test
+/// binary>` → `target`).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    exe.ancestors().nth(3).expect("tests run from target/<profile>/deps").to_path_buf()
+}
+
+/// The componentize tool of `lang`, checked to be the pinned version; panics
+/// with what to run when it is missing.
+pub fn toolchain(lang: Lang) -> PathBuf {
+    let (var, default, version, install) = lang.tool();
+    let tool = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
+    let output = Command::new(&tool).arg("--version").output();
+    let shown = match &output {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        Ok(o) => format!("`--version` failed: {}", String::from_utf8_lossy(&o.stderr).trim()),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        shown.ends_with(version),
+        "the {lang:?} provider toolchain is missing or not version {version}: {} ({shown}).\n\
+         Run the tests with `scripts/test.sh`, which installs it under target/lang-toolchains, \
+         or `{install}` and set {var} to the tool's path.",
+        tool.display()
+    );
+    tool
+}
+
+/// The component of the provider in `providers/<name>` written in `lang`,
+/// built on first use (per process, and cached on disk across runs) and
+/// compiled into the tests' shared compiled-code cache: for e2e tests.
+pub fn lang_component(lang: Lang, name: &str) -> PathBuf {
+    static WARMED: OnceLock<Mutex<HashMap<(Lang, String), PathBuf>>> = OnceLock::new();
+    let warmed = WARMED.get_or_init(Default::default);
+    // Held while compiling: two tests asking for the same provider wait for
+    // one compile.
+    let mut warmed = warmed.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(path) = warmed.get(&(lang, name.to_string())) {
+        return path.clone();
+    }
+    let path = built_component(lang, name);
+    warm_cache(&path);
+    warmed.insert((lang, name.to_string()), path.clone());
+    path
+}
+
+/// The component of the provider in `providers/<name>` written in `lang`,
+/// built on first use (per process, and cached on disk across runs), not
+/// compiled: for benchmarks, which measure the compile themselves.
+pub fn built_component(lang: Lang, name: &str) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<(Lang, String), PathBuf>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    // Held during the build: two tests asking for the same provider wait for
+    // one build (different providers build one after the other, which on a
+    // 2-core machine is no slower).
+    let mut built = built.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(path) = built.get(&(lang, name.to_string())) {
+        return path.clone();
+    }
+    let path = build(lang, name);
+    built.insert((lang, name.to_string()), path.clone());
+    path
+}
+
+/// Compiles `wasm` into the test run's shared compiled-code cache once,
+/// with `cairn providers inspect`, while the build lock is held: otherwise
+/// every test that starts the provider at the same time would compile the
+/// same 12-20 MB component (seconds of CPU each) side by side.
+fn warm_cache(wasm: &Path) {
+    let output = Command::new(crate::cairn_binary())
+        .args(["providers", "inspect"])
+        .arg(wasm)
+        .env("CAIRN_CACHE_DIR", crate::shared_cache_dir())
+        .output()
+        .expect("cairn runs");
+    assert!(
+        output.status.success(),
+        "cairn providers inspect {} failed:\n{}",
+        wasm.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn build(lang: Lang, name: &str) -> PathBuf {
+    let root = repo_root();
+    let tool = toolchain(lang);
+    let (_, _, version, _) = lang.tool();
+    let provider_dir = root.join("providers").join(name);
+    let sdk_dir = root.join(lang.sdk_dir());
+    let mut hash = Sha256::new();
+    hash.update(format!("{lang:?} {version}\n"));
+    for dir in [root.join("wit"), sdk_dir.clone(), provider_dir.clone()] {
+        hash_tree(&root, &dir, &mut hash);
+    }
+    let digest: String = hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let out_dir = target_dir().join("lang-providers");
+    let out = out_dir.join(format!("{name}-{digest}.wasm"));
+    if out.is_file() {
+        return out;
+    }
+    std::fs::create_dir_all(&out_dir).expect("target/lang-providers can be created");
+    // Built under a temporary name and renamed: another test process never
+    // sees half a component.
+    let partial = out_dir.join(format!("{name}-{digest}.{}.partial", std::process::id()));
+    let mut command = Command::new(&tool);
+    let shown = match lang {
+        Lang::Python => {
+            // `-p` puts the SDK and the provider on the Python path.
+            command.current_dir(&root).args(["-d", "wit", "-w", "provider-world", "componentize", "-p"]);
+            command.arg(&sdk_dir).arg("-p").arg(&provider_dir).arg("app").arg("-o").arg(&partial);
+            format!(
+                "componentize-py -d wit -w provider-world componentize -p {} -p providers/{name} app -o OUT",
+                lang.sdk_dir()
+            )
+        }
+        Lang::JavaScript => {
+            command.current_dir(&root).args(["--wit", "wit", "--world-name", "provider-world", "-d", "fetch-event"]);
+            command.arg("-o").arg(&partial).arg(provider_dir.join("app.js"));
+            format!(
+                "componentize-js --wit wit --world-name provider-world -d fetch-event -o OUT providers/{name}/app.js"
+            )
+        }
+    };
+    let output = command.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", tool.display()));
+    assert!(
+        output.status.success() && partial.is_file(),
+        "building the {lang:?} provider {name} failed: `{shown}` exited with {}\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::rename(&partial, &out).expect("the built component can be moved into place");
+    // Builds of older sources are never used again: keep the directory from
+    // growing by a 12-20 MB component per edit.
+    for entry in std::fs::read_dir(&out_dir).into_iter().flatten().flatten() {
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        if file.starts_with(&format!("{name}-")) && file.ends_with(".wasm") && entry.path() != out {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    out
+}
+
+/// Feeds every file under `dir` (path relative to `root`, and content) into
+/// `hash`, in a fixed order; generated and cache directories are left out.
+fn hash_tree(root: &Path, dir: &Path, hash: &mut Sha256) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry can be read").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if matches!(name, "__pycache__" | "node_modules" | "dist") {
+            continue;
+        }
+        if path.is_dir() {
+            hash_tree(root, &path, hash);
+        } else {
+            hash.update(path.strip_prefix(root).unwrap_or(&path).to_string_lossy().as_bytes());
+            hash.update([0]);
+            hash.update(std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display())));
+            hash.update([0]);
+        }
+    }
+}

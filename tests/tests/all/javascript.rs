@@ -1,0 +1,234 @@
+//! The JavaScript SDK and the `http` provider written with it
+//! (`providers/sdk-js`, `providers/http`), built from source with
+//! componentize-js and driven through the real binary against a loopback
+//! server: the host checks its answers exactly as it checks a Rust
+//! provider's.
+//!
+//! `http` has only a data source, which has no update or replacement of its
+//! own: it is read again on every plan. What a changed answer does is shown
+//! through a `local_file` that copies the response (replaced when the
+//! answer changes), and a changed URL is simply read anew.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use cairn_e2e::Workdir;
+use cairn_e2e::languages::{Lang, lang_component};
+use cairn_e2e::repo_root;
+
+/// One request as the server saw it.
+#[derive(Clone, Debug)]
+struct Seen {
+    /// `METHOD /path`.
+    line: String,
+    /// Header lines, names lowercased.
+    headers: Vec<String>,
+    body: String,
+}
+
+/// A loopback HTTP server whose answer a test can change: `GET /echo`-style
+/// paths are answered with the current `body` (status 200, with an `x-served-by`
+/// header), and every request is recorded.
+struct Server {
+    port: u16,
+    body: Arc<Mutex<String>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Server {
+    fn start(body: &str) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let answer = Arc::new(Mutex::new(body.to_string()));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (answer2, seen2) = (Arc::clone(&answer), Arc::clone(&seen));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    continue;
+                }
+                let mut headers = Vec::new();
+                let mut length = 0;
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                    let h = h.trim_end().to_string();
+                    let (name, value) = h.split_once(':').unwrap_or((&h, ""));
+                    if name.eq_ignore_ascii_case("content-length") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    headers.push(format!("{}:{value}", name.to_ascii_lowercase()));
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let line = line.split(' ').take(2).collect::<Vec<_>>().join(" ");
+                seen2.lock().unwrap().push(Seen { line, headers, body: String::from_utf8_lossy(&body).into_owned() });
+                let text = answer2.lock().unwrap().clone();
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nx-served-by: loopback\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+                let _ = reader.get_mut().write_all(response.as_bytes());
+            }
+        });
+        Server { port, body: answer, seen }
+    }
+
+    fn answer(&self, body: &str) {
+        *self.body.lock().unwrap() = body.to_string();
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn config(port: u16) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    http = {{ source = "./http.wasm" }}
+  }}
+}}
+
+provider "http" {{
+  sandbox {{
+    http {{
+      url = "http://127.0.0.1:{port}"
+    }}
+  }}
+}}
+
+provider "local" {{
+  sandbox {{
+    read_write = ["./out"]
+  }}
+}}
+
+variable "page" {{
+  default = "page"
+}}
+
+data "http" "page" {{
+  url             = "http://127.0.0.1:{port}/${{var.page}}"
+  request_headers = {{ Accept = "text/plain" }}
+}}
+
+data "http" "post" {{
+  url          = "http://127.0.0.1:{port}/echo"
+  method       = "POST"
+  request_body = "ping"
+}}
+
+resource "local_file" "copy" {{
+  filename = "out/page.txt"
+  content  = data.http.page.response_body
+}}
+
+output "status" {{
+  value = data.http.page.status_code
+}}
+
+output "served_by" {{
+  value = data.http.post.response_headers["x-served-by"]
+}}
+"#
+    )
+}
+
+fn workdir(port: u16) -> Workdir {
+    let w = Workdir::new();
+    std::fs::copy(lang_component(Lang::JavaScript, "http"), w.path().join("http.wasm")).unwrap();
+    w.write("out/.keep", "");
+    w.write("main.tf", &config(port));
+    w
+}
+
+#[test]
+fn http_data_source_reads_through_the_grant_and_follows_the_server() {
+    let server = Server::start("hello");
+    let w = workdir(server.port);
+
+    w.cairn(&["validate"]).success();
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("Plan: 1 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("status = 200"), "{}", run.all());
+    assert!(run.stdout.contains("served_by = \"loopback\""), "{}", run.all());
+    assert_eq!(w.read("out/page.txt"), "hello");
+    let page = server.seen().into_iter().find(|s| s.line == "GET /page").expect("the page was requested");
+    assert!(page.headers.iter().any(|h| h == "accept: text/plain"), "{page:?}");
+    let post = server.seen().into_iter().find(|s| s.line == "POST /echo").expect("the POST was sent");
+    assert_eq!(post.body, "ping");
+
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "a second plan must find nothing to do:\n{}", again.all());
+    assert!(again.stdout.contains("No changes."), "{}", again.all());
+
+    // The server's answer changes: the data source reads the new body, and
+    // the file that copies it is replaced.
+    server.answer("hello again");
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 2, "{}", plan.all());
+    assert!(plan.stdout.contains("# local_file.copy must be replaced"), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.read("out/page.txt"), "hello again");
+
+    // A different URL is simply read anew.
+    let requests = server.seen().len();
+    w.cairn(&["apply", "-auto-approve", "-var", "page=other"]).success();
+    assert!(server.seen()[requests..].iter().any(|s| s.line == "GET /other"), "{:?}", server.seen());
+
+    let run = w.cairn(&["destroy", "-auto-approve", "-var", "page=other"]).success();
+    assert!(run.stdout.contains("Destroy complete! Resources: 1 destroyed."), "{}", run.all());
+    assert!(!w.exists("out/page.txt"));
+}
+
+#[test]
+fn http_data_source_outside_the_grant_fails_saying_what_to_grant() {
+    let server = Server::start("hello");
+    let ungranted = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = ungranted.local_addr().unwrap().port();
+    let w = workdir(server.port);
+    w.write("main.tf", &config(server.port).replace(&format!("{}/${{var.page}}", server.port), &format!("{other}/x")));
+    let run = w.cairn(&["plan"]).failure();
+    assert!(
+        run.stderr.contains(&format!("data.http.page: Request to http://127.0.0.1:{other}/x failed")),
+        "{}",
+        run.all()
+    );
+    assert!(run.stderr.contains(&format!("http {{ url = \"http://127.0.0.1:{other}\" }}")), "{}", run.all());
+    ungranted.set_nonblocking(true).unwrap();
+    assert!(ungranted.accept().is_err(), "the ungranted listener saw a connection");
+
+    w.write("main.tf", &config(server.port).replace("method       = \"POST\"", "method       = \"BREW\""));
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("data.http.post: Unsupported method \"BREW\""), "{}", run.all());
+}
+
+/// The SDK's own unit tests (`providers/sdk-js/test`), run by Node.
+#[test]
+fn js_sdk_unit_tests_pass() {
+    let root = repo_root();
+    let out = Command::new("node")
+        .current_dir(&root)
+        .args(["--test", "providers/sdk-js/test/"])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run node (it comes with npm, which scripts/test.sh needs): {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the JavaScript SDK's unit tests failed:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("# fail 0") && !stdout.contains("# pass 0"), "{stdout}");
+}
