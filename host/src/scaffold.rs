@@ -2,14 +2,15 @@
 //! and passes `cairn providers check` as written.
 //!
 //! The templates live in `host/templates/<lang>/`, with `__NAME__` where
-//! the provider's name goes. A Rust project carries a copy of the SDK this
-//! cairn was built with (`sdk/`), so that it builds outside cairn's
-//! repository and speaks the interface this cairn speaks.
+//! the provider's name goes. A project carries a copy of the SDK this
+//! cairn was built with (`sdk/`, and for Python and JavaScript the WIT in
+//! `wit/`), so that it builds outside cairn's repository and speaks the
+//! interface this cairn speaks.
 
 use std::path::PathBuf;
 
 /// The languages a project can be made in.
-pub const LANGUAGES: &[&str] = &["rust"];
+pub const LANGUAGES: &[&str] = &["rust", "python", "js"];
 
 /// One file of a project: where, what, and whether it is a script to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +47,43 @@ const RUST_SDK: Files = &[
     ("sdk/wit/provider.wit", include_str!("../../wit/provider.wit")),
 ];
 
+/// The templates of a Python project (componentize-py).
+const PYTHON: Files = &[
+    ("app.py", include_str!("../templates/python/app.py.tmpl")),
+    ("test_app.py", include_str!("../templates/python/test_app.py.tmpl")),
+    ("build.sh", include_str!("../templates/python/build.sh")),
+    ("test.sh", include_str!("../templates/python/test.sh")),
+    ("example/main.tf", include_str!("../templates/python/example/main.tf.tmpl")),
+    ("README.md", include_str!("../templates/python/README.md.tmpl")),
+];
+
+/// The Python SDK and the WIT it is built against.
+const PYTHON_SDK: Files = &[
+    ("sdk/cairn_provider/__init__.py", include_str!("../../providers/sdk-python/cairn_provider/__init__.py")),
+    ("sdk/cairn_provider/glue.py", include_str!("../../providers/sdk-python/cairn_provider/glue.py")),
+    ("sdk/cairn_provider/log.py", include_str!("../../providers/sdk-python/cairn_provider/log.py")),
+    ("sdk/cairn_provider/provider.py", include_str!("../../providers/sdk-python/cairn_provider/provider.py")),
+    ("sdk/cairn_provider/schema.py", include_str!("../../providers/sdk-python/cairn_provider/schema.py")),
+    ("sdk/cairn_provider/values.py", include_str!("../../providers/sdk-python/cairn_provider/values.py")),
+    ("wit/provider.wit", include_str!("../../wit/provider.wit")),
+];
+
+/// The templates of a JavaScript project (componentize-js).
+const JS: Files = &[
+    ("app.js", include_str!("../templates/js/app.js.tmpl")),
+    ("test/app.test.mjs", include_str!("../templates/js/test/app.test.mjs.tmpl")),
+    ("build.sh", include_str!("../templates/js/build.sh")),
+    ("example/main.tf", include_str!("../templates/js/example/main.tf.tmpl")),
+    ("README.md", include_str!("../templates/js/README.md.tmpl")),
+];
+
+/// The JavaScript SDK and the WIT it is built against.
+const JS_SDK: Files = &[
+    ("sdk/cairn-provider.js", include_str!("../../providers/sdk-js/cairn-provider.js")),
+    ("sdk/log.js", include_str!("../../providers/sdk-js/log.js")),
+    ("wit/provider.wit", include_str!("../../wit/provider.wit")),
+];
+
 /// The SDK's manifest outside cairn's workspace: the same crate, with the
 /// versions the workspace would give it written out.
 const RUST_SDK_MANIFEST: &str = r#"[package]
@@ -68,6 +106,8 @@ pub fn project(name: &str, lang: &str) -> Result<Vec<ProjectFile>, String> {
     check_name(name)?;
     let (templates, extra): (Files, Vec<(&str, &str)>) = match lang {
         "rust" => (RUST, [RUST_SDK, &[("sdk/Cargo.toml", RUST_SDK_MANIFEST)]].concat()),
+        "python" => (PYTHON, PYTHON_SDK.to_vec()),
+        "js" => (JS, JS_SDK.to_vec()),
         other => return Err(format!("no template for the language {other:?}; there are: {}", LANGUAGES.join(", "))),
     };
     let filled = templates.iter().map(|(path, text)| (*path, text.replace("__NAME__", name)));
@@ -114,10 +154,30 @@ mod tests {
         let manifest = include_str!("../../providers/sdk/Cargo.toml");
         let version = manifest.lines().find(|l| l.starts_with("version = ")).unwrap();
         assert!(RUST_SDK_MANIFEST.contains(version), "the copied SDK's version differs: {version}");
-        let sources = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../providers/sdk/src")).unwrap();
-        for source in sources {
-            let name = format!("sdk/src/{}", source.unwrap().file_name().to_string_lossy());
-            assert!(RUST_SDK.iter().any(|(path, _)| *path == name), "{name} is not copied into new projects");
+        for (copies, dir, into) in [
+            (RUST_SDK, "providers/sdk/src", "sdk/src"),
+            (PYTHON_SDK, "providers/sdk-python/cairn_provider", "sdk/cairn_provider"),
+            (JS_SDK, "providers/sdk-js", "sdk"),
+        ] {
+            let sources = std::fs::read_dir(format!("{}/../{dir}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+            for source in sources.map(Result::unwrap).filter(|s| s.path().is_file()) {
+                let name = format!("{into}/{}", source.file_name().to_string_lossy());
+                assert!(copies.iter().any(|(path, _)| *path == name), "{name} is not copied into new projects");
+            }
+        }
+    }
+
+    #[test]
+    fn python_and_javascript_projects_carry_their_sdk_and_the_wit() {
+        for (lang, app, sdk) in
+            [("python", "app.py", "sdk/cairn_provider/glue.py"), ("js", "app.js", "sdk/cairn-provider.js")]
+        {
+            let files = project("hello", lang).unwrap();
+            let has = |path: &str| files.iter().any(|f| f.path == std::path::Path::new(path));
+            assert!(has(app) && has(sdk) && has("wit/provider.wit") && has("build.sh"), "{lang}");
+            let app = &files.iter().find(|f| f.path == std::path::Path::new(app)).unwrap().text;
+            assert!(app.contains("hello_greeting"), "{lang}");
+            assert!(files.iter().all(|f| !f.text.contains("__NAME__")), "{lang}: a placeholder is left");
         }
     }
 

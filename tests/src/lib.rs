@@ -226,7 +226,7 @@ impl Default for Workdir {
 }
 
 /// One cache of compiled components for the whole test run.
-pub(crate) fn shared_cache_dir() -> PathBuf {
+pub fn shared_cache_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().and_then(Path::parent).unwrap().join("cairn-test-cache")
 }

@@ -124,7 +124,7 @@ enum ProvidersCommand {
     New {
         /// The provider's name, the prefix of its resource types.
         name: String,
-        /// The language: rust.
+        /// The language: rust, python or js.
         #[arg(long, default_value = "rust")]
         lang: String,
         /// Where to make it (default: ./NAME); it must not exist or be empty.

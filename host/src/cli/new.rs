@@ -1,4 +1,4 @@
-//! `cairn providers new NAME --lang rust`: writes a provider project (see
+//! `cairn providers new NAME --lang rust|python|js`: writes a provider project (see
 //! `scaffold`) into a new directory.
 
 use std::path::Path;
@@ -27,11 +27,12 @@ pub(super) fn run(name: &str, lang: &str, dir: Option<&Path>) -> Result<i32> {
         }
     }
     println!("Made the {lang} provider {name:?} in {}:", dir.display());
-    for file in files.iter().filter(|f| !f.path.starts_with("sdk")) {
+    for file in files.iter().filter(|f| !f.path.starts_with("sdk") && !f.path.starts_with("wit")) {
         println!("  {}", file.path.display());
     }
     println!("  sdk/ (the provider SDK this cairn speaks)\n");
     println!("Next: cd {} && ./build.sh && cairn providers check {name}.wasm", dir.display());
+    println!("(see README.md there for the toolchain {lang} needs)");
     Ok(0)
 }
 

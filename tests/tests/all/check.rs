@@ -4,10 +4,13 @@
 
 use std::process::Command;
 
-use cairn_e2e::{Run, cairn_binary, component};
+use cairn_e2e::languages::{Lang, lang_component};
+use cairn_e2e::{Run, cairn_binary, component, shared_cache_dir};
 
 fn check(provider: &str) -> Run {
-    Command::new(cairn_binary()).args(["providers", "check", provider]).output().unwrap().into()
+    let mut command = Command::new(cairn_binary());
+    command.args(["providers", "check", provider]).env("CAIRN_CACHE_DIR", shared_cache_dir());
+    command.output().unwrap().into()
 }
 
 /// The lines of the check's output under `resource "<type_name>"`.
@@ -55,6 +58,19 @@ fn a_provider_of_real_objects_passes_every_step() {
     assert_eq!(lines.len(), 8, "{}", run.all());
     assert!(lines.iter().all(|l| l.starts_with("  ok ")), "{}", run.all());
     assert!(run.stdout.contains("9 passed, 0 failed, 0 warned, 0 skipped."), "{}", run.all());
+}
+
+#[test]
+fn the_python_and_javascript_providers_pass() {
+    for (lang, name, subject) in
+        [(Lang::Python, "archive", "resource \"archive_file\""), (Lang::JavaScript, "http", "data \"http\"")]
+    {
+        let run = check(lang_component(lang, name).to_str().unwrap());
+        assert_eq!(run.code, 0, "{}", run.all());
+        assert!(run.stdout.contains("schema\n  ok    is well formed"), "{}", run.all());
+        assert!(!section(&run, subject).is_empty(), "{}", run.all());
+        assert!(!run.stdout.contains("FAIL"), "{}", run.all());
+    }
 }
 
 #[test]

@@ -1,52 +1,96 @@
-//! `cairn providers new`: the project it writes builds outside cairn's
-//! repository, passes its own test and `cairn providers check`, and its
-//! example applies.
+//! `cairn providers new`: the project it writes, in each language, builds
+//! outside cairn's repository, passes its own test and `cairn providers
+//! check`, and its example applies.
 
 use std::path::Path;
 use std::process::Command;
 
-use cairn_e2e::{Run, Workdir, cairn_binary, repo_root};
+use cairn_e2e::languages::{Lang, toolchain};
+use cairn_e2e::{Run, Workdir, cairn_binary, repo_root, shared_cache_dir};
 
-/// Runs `program` in `dir` with the project's builds in one target
-/// directory shared by every run of the suite (the SDK's dependencies are
-/// compiled once).
-fn run_in(dir: &Path, program: &str, args: &[&str]) -> Run {
-    Command::new(program)
+/// Runs `program` in `dir`: Rust builds share one target directory across
+/// the suite (the SDK's dependencies are compiled once), components one
+/// compiled-code cache, and the Python and JavaScript tools are the pinned
+/// ones `scripts/test.sh` installs.
+fn run_in(dir: &Path, program: &str, args: &[&str], tools: &[(&str, &Path)]) -> Run {
+    let mut command = Command::new(program);
+    command
         .args(args)
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", repo_root().join("target/scaffold"))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
-        .into()
+        .env("CAIRN_CACHE_DIR", shared_cache_dir());
+    for (var, tool) in tools {
+        command.env(var, tool);
+    }
+    command.output().unwrap_or_else(|e| panic!("cannot run {program}: {e}")).into()
+}
+
+/// Makes the project `hello` in `lang`, builds it, runs its own test
+/// (`test`), checks it and applies its example.
+fn new_project_works(lang: &str, test: &[&str], tools: &[(&str, &Path)]) {
+    let w = Workdir::new();
+    let project = w.path().join("hello");
+    let cairn = cairn_binary().to_str().unwrap();
+    let made = run_in(w.path(), cairn, &["providers", "new", "hello", "--lang", lang], tools);
+    assert_eq!(made.code, 0, "{}", made.all());
+    assert!(made.stdout.contains("Next: cd "), "{}", made.all());
+
+    let built = run_in(&project, "./build.sh", &[], tools);
+    assert_eq!(built.code, 0, "{lang}: {}", built.all());
+    assert!(project.join("hello.wasm").is_file());
+
+    let tested = run_in(&project, test[0], &test[1..], tools);
+    assert_eq!(tested.code, 0, "{lang}: {}", tested.all());
+
+    let checked = run_in(&project, cairn, &["providers", "check", "hello.wasm"], tools);
+    assert_eq!(checked.code, 0, "{lang}: {}", checked.all());
+    assert!(checked.stdout.contains("8 passed, 0 failed"), "{lang}: {}", checked.all());
+
+    let applied = run_in(&project, cairn, &["apply", "-auto-approve", "example"], tools);
+    assert_eq!(applied.code, 0, "{lang}: {}", applied.all());
+    assert!(applied.stdout.contains("text = \"Hello, world!\""), "{lang}: {}", applied.all());
+    let id = |project: &Path| {
+        let text = std::fs::read_to_string(project.join("example/cairn.state.json")).unwrap();
+        let state: serde_json::Value = serde_json::from_str(&text).unwrap();
+        state["resources"][0]["attributes"]["id"].as_str().map(str::to_string)
+    };
+    let first_id = id(&project).expect("the greeting has an id");
+
+    // An in-place update keeps the object; a new name replaces it.
+    let config = project.join("example/main.tf");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("name = \"world\"", "name = \"world\"\n  punctuation = \"?\"")).unwrap();
+    let updated = run_in(&project, cairn, &["apply", "-auto-approve", "example"], tools);
+    assert_eq!(updated.code, 0, "{lang}: {}", updated.all());
+    assert!(updated.stdout.contains("1 changed, 0 destroyed"), "{lang}: {}", updated.all());
+    assert!(updated.stdout.contains("text = \"Hello, world?\""), "{lang}: {}", updated.all());
+    assert_eq!(id(&project).as_deref(), Some(first_id.as_str()), "{lang}: an update in place keeps the object");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("name = \"world\"", "name = \"moon\"")).unwrap();
+    let replaced = run_in(&project, cairn, &["apply", "-auto-approve", "example"], tools);
+    assert_eq!(replaced.code, 0, "{lang}: {}", replaced.all());
+    assert!(replaced.stdout.contains("1 added, 0 changed, 1 destroyed"), "{lang}: {}", replaced.all());
+    assert_ne!(id(&project).as_deref(), Some(first_id.as_str()), "{lang}: a new name makes a new object");
+
+    // A second project may not overwrite the first.
+    let again = run_in(w.path(), cairn, &["providers", "new", "hello", "--lang", lang, "--dir", "hello"], tools);
+    assert_eq!(again.code, 1, "{}", again.all());
+    assert!(again.stderr.contains("is not empty"), "{}", again.all());
 }
 
 #[test]
 fn a_new_rust_provider_builds_and_passes_check() {
-    let w = Workdir::new();
-    let project = w.path().join("hello");
-    let cairn = cairn_binary().to_str().unwrap();
-    let made = run_in(w.path(), cairn, &["providers", "new", "hello", "--lang", "rust"]);
-    assert_eq!(made.code, 0, "{}", made.all());
-    assert!(made.stdout.contains("Next: cd "), "{}", made.all());
+    new_project_works("rust", &["cargo", "test", "--quiet"], &[]);
+}
 
-    let built = run_in(&project, "./build.sh", &[]);
-    assert_eq!(built.code, 0, "{}", built.all());
-    assert!(project.join("hello.wasm").is_file());
+#[test]
+fn a_new_python_provider_builds_and_passes_check() {
+    let tool = toolchain(Lang::Python);
+    new_project_works("python", &["./test.sh"], &[("CAIRN_COMPONENTIZE_PY", &tool)]);
+}
 
-    let tested = run_in(&project, "cargo", &["test", "--quiet"]);
-    assert_eq!(tested.code, 0, "{}", tested.all());
-    assert!(tested.all().contains("1 passed"), "{}", tested.all());
-
-    let checked = run_in(&project, cairn, &["providers", "check", "hello.wasm"]);
-    assert_eq!(checked.code, 0, "{}", checked.all());
-    assert!(checked.stdout.contains("8 passed, 0 failed"), "{}", checked.all());
-
-    let applied = run_in(&project, cairn, &["apply", "-auto-approve", "example"]);
-    assert_eq!(applied.code, 0, "{}", applied.all());
-    assert!(applied.stdout.contains("text = \"Hello, world!\""), "{}", applied.all());
-
-    // A second project may not overwrite the first.
-    let again = run_in(w.path(), cairn, &["providers", "new", "hello", "--dir", "hello"]);
-    assert_eq!(again.code, 1, "{}", again.all());
-    assert!(again.stderr.contains("is not empty"), "{}", again.all());
+#[test]
+fn a_new_javascript_provider_builds_and_passes_check() {
+    let tool = toolchain(Lang::JavaScript);
+    new_project_works("js", &["node", "--test", "test/"], &[("CAIRN_COMPONENTIZE_JS", &tool)]);
 }
