@@ -128,6 +128,12 @@ fn median(n: usize, mut measure: impl FnMut() -> Duration) -> Duration {
 
 fn row(label: &str, took: Duration) {
     let secs = took.as_secs_f64();
-    let shown = if secs >= 0.1 { format!("{secs:.3} s") } else { format!("{:.1} µs", secs * 1e6) };
+    let shown = if secs >= 0.1 {
+        format!("{secs:.3} s")
+    } else if secs >= 1e-3 {
+        format!("{:.2} ms", secs * 1e3)
+    } else {
+        format!("{:.1} µs", secs * 1e6)
+    };
     println!("{label:<44} {shown:>12}");
 }

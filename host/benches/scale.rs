@@ -9,9 +9,13 @@
 //!   and one with `-refresh=false`; the peak RSS of the largest run and the
 //!   state file's bytes per resource; and, for every N whose half was
 //!   measured too, how much doubling N multiplied each time.
-//! - **Reference-heavy graph**: 10,000 `null_resource.base` (count),
-//!   10,000 `null_resource.ref` each referring to one of them, and a
-//!   `for_each` over all of `ref`: apply, then a no-op plan.
+//! - **Reference-heavy graph**: `--refs N` `null_resource.base` (count),
+//!   as many `null_resource.ref` each referring to one of them, and a
+//!   `for_each` over all of `ref`: apply, then the no-op plans. Issue 17
+//!   asks for N = 10,000, but today every instance's evaluation context
+//!   copies the whole value of each block it refers to, so this graph
+//!   costs N² in time and memory (10,000 needed more than 22 GB and was
+//!   killed): the default is 1,000 until that is fixed.
 //! - **State load and save** of 100,000 resources through the local
 //!   backend (atomic write with fsync), in this process.
 //!
@@ -21,7 +25,7 @@
 //! ```
 //!
 //! Options (after `--`): `--sizes N,N,…`, `--runs R` (medians of R, default
-//! 3), `--seed S`, `--skip-refs`, `--skip-state`, `--dir DIR` (where to
+//! 3), `--seed S`, `--refs N` (default 1000), `--skip-refs`, `--skip-state`, `--dir DIR` (where to
 //! generate, default a temporary directory). Peak RSS needs `/usr/bin/time`
 //! (Debian package `time`); without it RSS shows as `-`.
 //!
@@ -51,6 +55,7 @@ struct Options {
     runs: usize,
     seed: u64,
     refs: bool,
+    refs_n: usize,
     state: bool,
     dir: Option<PathBuf>,
 }
@@ -61,6 +66,7 @@ fn main() {
         runs: 3,
         seed: 1,
         refs: true,
+        refs_n: 1_000,
         state: true,
         dir: None,
     };
@@ -71,6 +77,7 @@ fn main() {
             "--runs" => o.runs = args.next().unwrap().parse().unwrap(),
             "--seed" => o.seed = args.next().unwrap().parse().unwrap(),
             "--skip-refs" => o.refs = false,
+            "--refs" => o.refs_n = args.next().unwrap().parse().unwrap(),
             "--skip-state" => o.state = false,
             "--dir" => o.dir = Some(PathBuf::from(args.next().unwrap())),
             // `cargo bench` passes `--bench`.
@@ -247,31 +254,34 @@ impl XorShift {
     }
 }
 
-/// 10,000 `base`, 10,000 `ref` each referring to one `base`, and a
-/// `for_each` over every `ref`.
+/// N `base`, N `ref` each referring to one `base`, and a `for_each` over
+/// every `ref`, each instance referring to its own `ref`. The `for_each`
+/// values are known at plan time: cairn does not yet evaluate a `for_each`
+/// again at apply, so `each.value` of an id known only after apply would
+/// stay unknown.
 fn reference_heavy(o: &Options, root: &Path, rss: bool) {
-    const N: usize = 10_000;
+    let n = o.refs_n;
     let config = format!(
         r#"resource "null_resource" "base" {{
-  count = {N}
+  count = {n}
 }}
 
 resource "null_resource" "ref" {{
-  count = {N}
+  count = {n}
   triggers = {{
-    base = null_resource.base[(count.index * 7919) % {N}].id
+    base = null_resource.base[(count.index * 7919) % {n}].id
   }}
 }}
 
 resource "null_resource" "all" {{
-  for_each = {{ for i, r in null_resource.ref : tostring(i) => r.id }}
+  for_each = {{ for i, r in null_resource.ref : tostring(i) => i }}
   triggers = {{
-    ref = each.value
+    ref = null_resource.ref[each.value].id
   }}
 }}
 "#
     );
-    println!("Reference-heavy graph: {N} base (count), {N} ref each referring to one base, for_each over all ref");
+    println!("Reference-heavy graph: {n} base (count), {n} ref each referring to one base, for_each over all ref");
     let (times, peak, _) = measure(&config, root, "refs", o.runs, rss);
     for (phase, _, _) in TARGETS {
         println!("  {:<22} {:>8.3} s", phase, median(&times[phase]));
@@ -279,7 +289,7 @@ resource "null_resource" "all" {{
     if peak > 0 {
         println!("  {:<22} {:>8.1} MB", "peak RSS", peak as f64 / 1024.0);
     }
-    println!("  ({} instances; compare with the random DAG at 30,000)", 3 * N);
+    println!("  ({} instances; compare with the random DAG of as many)", 3 * n);
     println!();
 }
 
