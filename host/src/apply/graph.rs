@@ -111,6 +111,14 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     let mut creators: Vec<(NodeIndex, &ResourceChange)> = Vec::new();
     let mut destroyers: Vec<(NodeIndex, &ResourceChange, bool)> = Vec::new();
     let mut current_destroy: BTreeMap<InstanceAddr, NodeIndex> = BTreeMap::new();
+    // The keys of each instance's deposed objects, found once rather than
+    // by searching the plan for every replace.
+    let mut deposed_keys: BTreeMap<&InstanceAddr, BTreeSet<&str>> = BTreeMap::new();
+    for change in &plan.changes {
+        if let Some(key) = &change.deposed {
+            deposed_keys.entry(&change.addr).or_default().insert(key);
+        }
+    }
     for change in &plan.changes {
         if let Some(key) = &change.deposed {
             let d = g.add_node(Step::Destroy(change.addr.clone(), Some(key.clone())));
@@ -118,11 +126,7 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
             continue;
         }
         let cbd_replace = change.action == Action::Replace && change.create_before_destroy;
-        let key = cbd_replace.then(|| {
-            let taken: BTreeSet<&str> =
-                plan.changes.iter().filter(|c| c.addr == change.addr).filter_map(|c| c.deposed.as_deref()).collect();
-            deposing_key(change, &taken)
-        });
+        let key = cbd_replace.then(|| deposing_key(change, deposed_keys.get(&change.addr).unwrap_or(&BTreeSet::new())));
         if matches!(change.action, Action::Delete | Action::Replace) {
             let d = g.add_node(Step::Destroy(change.addr.clone(), key.clone()));
             destroyers.push((d, change, change.create_before_destroy));
@@ -168,9 +172,20 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
             edges.insert((*a, *d));
         }
     }
-    let destroyers_of = |r: &ResourceAddr| {
-        destroyers.iter().filter(move |(_, c, _)| &c.addr.resource == r).map(|(d, _, _)| *d).collect::<Vec<_>>()
-    };
+    // Destroyers, and creators of objects not destroyed first, by resource
+    // block: rules 3 and 4 look them up for every dependency of every
+    // step, and searching all of them each time made this quadratic.
+    let mut destroyers_by: BTreeMap<&ResourceAddr, Vec<NodeIndex>> = BTreeMap::new();
+    for (d, change, _) in &destroyers {
+        destroyers_by.entry(&change.addr.resource).or_default().push(*d);
+    }
+    let mut kept_creators_by: BTreeMap<&ResourceAddr, Vec<NodeIndex>> = BTreeMap::new();
+    for (c, creator) in &creators {
+        if !current_destroy.contains_key(&creator.addr) {
+            kept_creators_by.entry(&creator.addr.resource).or_default().push(*c);
+        }
+    }
+    let destroyers_of = |r: &ResourceAddr| destroyers_by.get(r).into_iter().flatten().copied();
     // Rule 3: dependencies destroyed after their dependents; their creates
     // and updates too when they are not replaced.
     for (d, change, _) in &destroyers {
@@ -180,10 +195,8 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
                     edges.insert((dep_destroy, *d));
                 }
             }
-            for (c, creator) in &creators {
-                if &creator.addr.resource == dep && !current_destroy.contains_key(&creator.addr) {
-                    edges.insert((*c, *d));
-                }
+            for c in kept_creators_by.get(dep).into_iter().flatten() {
+                edges.insert((*c, *d));
             }
         }
     }

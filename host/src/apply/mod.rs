@@ -7,7 +7,7 @@
 pub mod events;
 pub mod graph;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -18,7 +18,7 @@ use crate::config::{self, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
 use crate::graph::DependencyGraph;
-use crate::graph::walk::{self, Limits};
+use crate::graph::walk::{self, Limits, Slots};
 use crate::plan::{self, Action, Plan, Providers, ResourceChange, ResourceValues};
 use crate::provider::{ApplyRequest, ApplyResponse};
 use crate::schema::Schema;
@@ -86,7 +86,29 @@ struct Shared {
     lineage: String,
     /// Where each instance's current-object change is in the plan.
     current: BTreeMap<InstanceAddr, usize>,
+    /// Where the delete of each deposed object (instance, key) is in the plan.
+    deposed: HashMap<(InstanceAddr, String), usize>,
+    /// Where each resource block is in the configuration. This index and
+    /// the two above keep every step's lookups from searching the whole
+    /// plan or configuration, which made apply quadratic.
+    blocks: HashMap<ResourceAddr, usize>,
+    /// One permit per provider operation running (`-parallelism`), handed
+    /// out longest chain first.
+    operations: Slots,
+    /// Each step's urgency for [`Shared::operations`]: the longest chain
+    /// of steps from it.
+    urgency: BTreeMap<Step, usize>,
 }
+
+/// How many steps may be under way for each provider operation allowed to
+/// run (`-parallelism`). A step spends most of its time waiting for the
+/// journal to reach the disk (its intent before the provider call, its
+/// result after), not in the provider; steps waiting hold no operation
+/// permit, so that while some wait, others call their provider, and one
+/// flush of the journal serves many steps. With only `-parallelism` steps
+/// under way, apply took two flushes (an `fdatasync` each, milliseconds) per
+/// `-parallelism` resources.
+const STEPS_PER_OPERATION: usize = 8;
 
 impl Applier {
     /// Carries out the plan on `state`, persisting every change in the
@@ -144,20 +166,36 @@ impl Applier {
                 .filter(|(_, c)| c.deposed.is_none())
                 .map(|(i, c)| (c.addr.clone(), i))
                 .collect(),
+            deposed: self
+                .plan
+                .changes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| Some(((c.addr.clone(), c.deposed.clone()?), i)))
+                .collect(),
+            blocks: self.config.resources.iter().enumerate().map(|(i, r)| (r.addr.clone(), i)).collect(),
+            operations: Slots::new(self.parallelism),
+            urgency: {
+                let chains = walk::chain_lengths(&apply_graph);
+                apply_graph.node_indices().map(|n| (apply_graph[n].clone(), chains[n.index()])).collect()
+            },
             applier: self,
             values: Mutex::new((values, BTreeMap::new())),
             ledger: Mutex::new(Ledger { state, journal }),
             report: Mutex::new(ApplyReport::default()),
         });
-        let limits =
-            Limits { parallelism: shared.applier.parallelism, per_group: shared.applier.provider_limits.clone() };
+        let limits = Limits {
+            parallelism: shared.applier.parallelism.max(1).saturating_mul(STEPS_PER_OPERATION),
+            per_group: shared.applier.provider_limits.clone(),
+        };
         let worker = Arc::clone(&shared);
         let group = |step: &Step| {
-            let addr = step.addr()?;
-            let plan = &shared.applier.plan;
-            let change = match shared.current.get(addr) {
-                Some(i) => plan.changes.get(*i),
-                None => plan.changes.iter().find(|c| &c.addr == addr),
+            let change = match step {
+                Step::Local(_) => return None,
+                Step::Destroy(addr, Some(key)) => {
+                    shared.deposed_change(addr, key).or_else(|| shared.current_change(addr))
+                }
+                Step::Destroy(addr, None) | Step::Apply(addr, _) => shared.current_change(addr),
             };
             change.map(|c| c.provider.clone())
         };
@@ -200,16 +238,17 @@ impl Shared {
             self.applier.events.emit(node.start());
         }
         let started = Instant::now();
+        let urgency = self.urgency.get(step).copied().unwrap_or(0);
         let result = match step {
             Step::Local(name) => self.eval_local(name).map(|()| None),
-            Step::Destroy(addr, None) => self.destroy(self.change(addr)).await.map(|()| None),
-            Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key).await.map(|()| None),
+            Step::Destroy(addr, None) => self.destroy(self.change(addr), urgency).await.map(|()| None),
+            Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key, urgency).await.map(|()| None),
             Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
                     Action::NoOp => Ok(None),
-                    Action::Read => self.read_data(change).await.map(|()| None),
-                    _ => self.create_or_update(change, depose.as_deref()).await,
+                    Action::Read => self.read_data(change, urgency).await.map(|()| None),
+                    _ => self.create_or_update(change, depose.as_deref(), urgency).await,
                 }
             }
         };
@@ -240,7 +279,7 @@ impl Shared {
         let (addr, deposed, action, replace) = match step {
             Step::Local(_) => return None,
             Step::Destroy(addr, key) => {
-                let replace = key.as_ref().is_some_and(|k| self.applier.plan.deposed_change(addr, k).is_none())
+                let replace = key.as_ref().is_some_and(|k| self.deposed_change(addr, k).is_none())
                     || (key.is_none() && self.change(addr).action == Action::Replace);
                 (addr, key.clone(), "delete", replace)
             }
@@ -260,6 +299,17 @@ impl Shared {
 
     fn change(&self, addr: &InstanceAddr) -> &ResourceChange {
         &self.applier.plan.changes[self.current[addr]]
+    }
+
+    /// The change of an instance's current object, if the plan has one.
+    fn current_change(&self, addr: &InstanceAddr) -> Option<&ResourceChange> {
+        self.current.get(addr).map(|i| &self.applier.plan.changes[*i])
+    }
+
+    /// The delete of one of an instance's deposed objects, if planned
+    /// (the plan's [`Plan::deposed_change`], without searching it).
+    fn deposed_change(&self, addr: &InstanceAddr, key: &str) -> Option<&ResourceChange> {
+        self.deposed.get(&(addr.clone(), key.to_string())).map(|i| &self.applier.plan.changes[*i])
     }
 
     /// The contract gate of the change's provider, and the schema of its
@@ -315,13 +365,9 @@ impl Shared {
 
     /// The instance's configuration, evaluated now that its dependencies are done.
     fn config_now(&self, change: &ResourceChange, schema: &Schema) -> Result<Value, Vec<Diagnostic>> {
-        let resource = self
-            .applier
-            .config
-            .resources
-            .iter()
-            .find(|r| r.addr == change.addr.resource)
-            .expect("a create, update or read comes from the configuration");
+        let block =
+            self.blocks.get(&change.addr.resource).expect("a create, update or read comes from the configuration");
+        let resource = &self.applier.config.resources[*block];
         let config = config::decode_body(
             &resource.body,
             &schema.block,
@@ -332,16 +378,23 @@ impl Shared {
         Ok(plan::ignoring_changes(resource, config, prior))
     }
 
-    async fn read_data(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+    async fn read_data(&self, change: &ResourceChange, urgency: usize) -> Result<(), Vec<Diagnostic>> {
         let (gate, schema) = self.gate(change)?;
         let config = self.config_now(change, schema)?;
-        let (state, warnings) = gate
-            .read_data(schema, &change.addr, &config)
+        let (state, warnings) = self
+            .operation(urgency, gate.read_data(schema, &change.addr, &config))
             .await
             .map_err(|e| e.into_diagnostics(&Self::location(change)))?;
         self.warn(change, warnings);
         lock(&self.values).0.set(&change.addr, state);
         Ok(())
+    }
+
+    /// Runs `call`, a provider operation, once one of the `-parallelism`
+    /// operation permits is free.
+    async fn operation<T>(&self, urgency: usize, call: impl std::future::Future<Output = T>) -> T {
+        let _permit = self.operations.acquire(urgency).await;
+        call.await
     }
 
     /// Shows a provider's warnings about a change as they happen.
@@ -359,12 +412,13 @@ impl Shared {
         &self,
         change: &ResourceChange,
         depose: Option<&str>,
+        urgency: usize,
     ) -> Result<Option<String>, Vec<Diagnostic>> {
         if let Some(key) = depose {
             blocking(|| self.depose(&change.addr, key))?;
         }
         let key = self.idempotency_key(change);
-        let result = self.create_or_update_object(change, &key).await;
+        let result = self.create_or_update_object(change, &key, urgency).await;
         if let (Some(deposed), Err(_)) = (depose, &result) {
             blocking(|| self.restore_deposed(&change.addr, deposed));
         }
@@ -382,6 +436,7 @@ impl Shared {
         &self,
         change: &ResourceChange,
         key: &str,
+        urgency: usize,
     ) -> Result<Option<String>, Vec<Diagnostic>> {
         let (gate, schema) = self.gate(change)?;
         let location = Self::location(change);
@@ -391,8 +446,8 @@ impl Shared {
             true => (Value::Null, &[][..]),
             false => (change.prior.clone(), &change.prior_private[..]),
         };
-        let replanned = gate
-            .replan(schema, &change.addr, &change.planned, &prior, &config, prior_private)
+        let replanned = self
+            .operation(urgency, gate.replan(schema, &change.addr, &change.planned, &prior, &config, prior_private))
             .await
             .map_err(|e| e.into_diagnostics(&location))?;
         self.warn(change, replanned.diagnostics);
@@ -405,7 +460,7 @@ impl Shared {
             idempotency_key: key.to_string(),
         };
         blocking(|| self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key))?;
-        match gate.apply(schema, &change.addr, request).await {
+        match self.operation(urgency, gate.apply(schema, &change.addr, request)).await {
             Ok(response) => {
                 self.warn(change, response.diagnostics.clone());
                 blocking(|| self.record(change, schema, &response, InstanceStatus::Ready, key))?;
@@ -455,9 +510,9 @@ impl Shared {
     /// Destroys the current object: a delete, or the first half of a replace.
     /// When the delete fails, the object stays in the state marked as being
     /// destroyed, and the next apply deletes it again.
-    async fn destroy(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+    async fn destroy(&self, change: &ResourceChange, urgency: usize) -> Result<(), Vec<Diagnostic>> {
         let key = self.delete_key(change, None, &change.prior);
-        let deleted = self.delete_object(change, None, &change.prior, &change.prior_private, &key).await;
+        let deleted = self.delete_object(change, None, &change.prior, &change.prior_private, &key, urgency).await;
         blocking(|| {
             self.change_state(&change.addr, Some(&key), |state| match (&deleted, state.get_mut(&change.addr)) {
                 (Ok(()), _) => {
@@ -478,8 +533,8 @@ impl Shared {
 
     /// Destroys a deposed object: the old object of a create_before_destroy
     /// replace in this run, or one left by an earlier run.
-    async fn destroy_deposed(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
-        let (change, prior, private) = match self.applier.plan.deposed_change(addr, key) {
+    async fn destroy_deposed(&self, addr: &InstanceAddr, key: &str, urgency: usize) -> Result<(), Vec<Diagnostic>> {
+        let (change, prior, private) = match self.deposed_change(addr, key) {
             Some(c) => (c, c.prior.clone(), c.prior_private.clone()),
             None => {
                 let c = self.change(addr);
@@ -487,7 +542,7 @@ impl Shared {
             }
         };
         let delete_key = self.delete_key(change, Some(key), &prior);
-        let deleted = self.delete_object(change, Some(key), &prior, &private, &delete_key).await;
+        let deleted = self.delete_object(change, Some(key), &prior, &private, &delete_key, urgency).await;
         // A deposed object whose delete failed stays as it is, to be
         // deleted by a later apply.
         blocking(|| {
@@ -512,6 +567,7 @@ impl Shared {
         prior: &Value,
         private: &[u8],
         key: &str,
+        urgency: usize,
     ) -> Result<(), Vec<Diagnostic>> {
         let gate = self.provider_gate(change);
         let request = ApplyRequest {
@@ -523,8 +579,10 @@ impl Shared {
             idempotency_key: key.to_string(),
         };
         blocking(|| self.begin_operation(&change.addr, deposed, "delete", key))?;
-        let warnings =
-            gate.delete(&change.addr, request).await.map_err(|e| e.into_diagnostics(&Self::location(change)))?;
+        let warnings = self
+            .operation(urgency, gate.delete(&change.addr, request))
+            .await
+            .map_err(|e| e.into_diagnostics(&Self::location(change)))?;
         self.warn(change, warnings);
         Ok(())
     }

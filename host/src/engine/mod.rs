@@ -199,7 +199,10 @@ impl Engine {
     pub fn validate(&self, ws: &Workspace) -> Result<()> {
         let schemas = self.schemas(ws, &ws.provider_names())?;
         let mut errors = Vec::new();
-        let ctx = config::EvalContext {
+        // One context for every resource, only `count.index` and `each`
+        // set anew for each: a copy per resource of a context that holds
+        // every resource made validating quadratic (16 s at 10,000).
+        let mut inst = config::EvalContext {
             variables: ws.variables.clone(),
             locals: ws.config.locals.keys().map(|k| (k.clone(), Value::unknown())).collect(),
             resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::unknown())).collect(),
@@ -213,7 +216,6 @@ impl Engine {
                         .at(&r.location),
                 ),
                 Some(s) => {
-                    let mut inst = ctx.clone();
                     inst.count_index = r.count.as_ref().map(|_| 0);
                     inst.each = r.for_each.as_ref().map(|_| (Value::unknown(), Value::unknown()));
                     if let Err(d) = config::decode_body(&r.body, &s.block, &inst) {

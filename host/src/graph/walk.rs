@@ -7,7 +7,8 @@
 //! When a step fails, nothing after it starts; independent steps still run
 //! to completion.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -87,32 +88,43 @@ where
     let mut waiting_on: BTreeMap<NodeIndex, usize> =
         graph.node_indices().map(|n| (n, graph.edges_directed(n, Direction::Incoming).count())).collect();
     let priority = chain_lengths(graph);
-    // Ready steps, the most urgent first (ties in graph order).
-    let mut ready: Vec<NodeIndex> = Vec::new();
-    let make_ready = |ready: &mut Vec<NodeIndex>, n: NodeIndex| {
-        let key = |m: &NodeIndex| (std::cmp::Reverse(priority[m.index()]), *m);
-        let at = ready.binary_search_by_key(&key(&n), key).unwrap_or_else(|at| at);
-        ready.insert(at, n);
-    };
+    // Ready steps by group (`None`: no group), each set the most urgent
+    // first (ties in graph order). Sets, not one sorted list: with tens of
+    // thousands of steps ready, inserting into and removing from a list
+    // moved them all each time. By group, so that finding the next step
+    // to start never looks past the steps of a full group.
+    let mut ready: Ready<'_> = BTreeMap::new();
+    fn make_ready<'g>(
+        ready: &mut Ready<'g>,
+        groups: &'g BTreeMap<NodeIndex, String>,
+        priority: &[usize],
+        n: NodeIndex,
+    ) {
+        ready.entry(groups.get(&n).map(String::as_str)).or_default().insert((Reverse(priority[n.index()]), n));
+    }
     for (n, _) in waiting_on.iter().filter(|(_, c)| **c == 0) {
-        make_ready(&mut ready, *n);
+        make_ready(&mut ready, &groups, &priority, *n);
     }
     let mut outcomes: BTreeMap<NodeIndex, Outcome> = BTreeMap::new();
     let mut running = JoinSet::new();
     let mut tasks: BTreeMap<tokio::task::Id, NodeIndex> = BTreeMap::new();
     loop {
-        let mut i = 0;
-        while running.len() < limits.parallelism.max(1) && i < ready.len() {
-            let n = ready[i];
-            let g = groups.get(&n).map(String::as_str);
-            if let Some(g) = g
-                && let Some(limit) = limits.per_group.get(g)
-                && active.get(g).copied().unwrap_or(0) >= (*limit).max(1)
-            {
-                i += 1;
-                continue;
+        while running.len() < limits.parallelism.max(1) {
+            // The most urgent ready step of a group that may start one more.
+            let has_room = |g: &str| match limits.per_group.get(g) {
+                Some(limit) => active.get(g).copied().unwrap_or(0) < (*limit).max(1),
+                None => true,
+            };
+            let next = ready
+                .iter()
+                .filter(|(g, _)| g.is_none_or(has_room))
+                .filter_map(|(g, steps)| steps.first().map(|first| (*first, *g)))
+                .min();
+            let Some((first, g)) = next else { break };
+            let n = first.1;
+            if let Some(steps) = ready.get_mut(&g) {
+                steps.remove(&first);
             }
-            ready.remove(i);
             if let Some(g) = g {
                 *active.entry(g).or_default() += 1;
             }
@@ -135,7 +147,7 @@ where
                 let count = waiting_on.get_mut(&e.target()).expect("every node is counted");
                 *count -= 1;
                 if *count == 0 {
-                    make_ready(&mut ready, e.target());
+                    make_ready(&mut ready, &groups, &priority, e.target());
                 }
             }
         }
@@ -146,9 +158,13 @@ where
     outcomes
 }
 
+/// Ready steps by group name (`None`: in no group), each set ordered most
+/// urgent first: the longest chain after the step, then graph order.
+type Ready<'g> = BTreeMap<Option<&'g str>, BTreeSet<(Reverse<usize>, NodeIndex)>>;
+
 /// For every step, the number of steps in the longest chain that starts
-/// with it (itself included), by node index.
-fn chain_lengths<N>(graph: &DiGraph<N, ()>) -> Vec<usize> {
+/// with it (itself included), by node index: how urgent it is.
+pub fn chain_lengths<N>(graph: &DiGraph<N, ()>) -> Vec<usize> {
     let mut length = vec![1usize; graph.node_count()];
     // Successors first: a reverse topological order. The graph is acyclic.
     let order = petgraph::algo::toposort(graph, None).unwrap_or_default();
@@ -157,6 +173,104 @@ fn chain_lengths<N>(graph: &DiGraph<N, ()>) -> Vec<usize> {
         length[n.index()] = 1 + longest_after.unwrap_or(0);
     }
     length
+}
+
+/// A fixed number of permits for one kind of work (apply's provider
+/// operations), handed to waiters most urgent first rather than first come
+/// first served, so that steps waiting for a permit still go in the order
+/// [`walk_limited`] would start them: longest chain first.
+#[derive(Debug)]
+pub struct Slots {
+    state: std::sync::Mutex<SlotState>,
+}
+
+#[derive(Debug)]
+struct SlotState {
+    /// Permits no one holds or waits for.
+    free: usize,
+    /// Waiters by urgency (most urgent first), then by arrival.
+    waiting: BTreeMap<(Reverse<usize>, u64), tokio::sync::oneshot::Sender<()>>,
+    /// Arrivals so far, to order waiters of the same urgency.
+    arrivals: u64,
+}
+
+/// One of the permits of [`Slots`], given back when dropped.
+#[derive(Debug)]
+pub struct SlotPermit<'a> {
+    slots: &'a Slots,
+}
+
+impl Slots {
+    /// `permits` permits (at least one).
+    pub fn new(permits: usize) -> Slots {
+        let state = SlotState { free: permits.max(1), waiting: BTreeMap::new(), arrivals: 0 };
+        Slots { state: std::sync::Mutex::new(state) }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits for a permit; waiters with a higher `urgency` (see
+    /// [`chain_lengths`]) get one first. A waiter that stops waiting (its
+    /// future dropped) gives up its place, and a permit handed to it passes
+    /// on to the next.
+    pub async fn acquire(&self, urgency: usize) -> SlotPermit<'_> {
+        let handed = {
+            let mut state = self.state();
+            if state.free > 0 && state.waiting.is_empty() {
+                state.free -= 1;
+                return SlotPermit { slots: self };
+            }
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let arrival = state.arrivals;
+            state.arrivals += 1;
+            state.waiting.insert((Reverse(urgency), arrival), tx);
+            rx
+        };
+        let mut waiting = Waiting { slots: self, handed: Some(handed) };
+        if let Some(handed) = waiting.handed.as_mut() {
+            // The sender is never dropped unsent while `self` lives.
+            let _ = handed.await;
+        }
+        waiting.handed = None;
+        SlotPermit { slots: self }
+    }
+
+    /// Gives a permit to the most urgent waiter still waiting, or back.
+    fn release(&self) {
+        let mut state = self.state();
+        while let Some((_, waiter)) = state.waiting.pop_first() {
+            if waiter.send(()).is_ok() {
+                return;
+            }
+        }
+        state.free += 1;
+    }
+}
+
+/// A waiter of [`Slots::acquire`]: if its future is dropped while it
+/// waits, a permit already handed to it passes on.
+struct Waiting<'a> {
+    slots: &'a Slots,
+    handed: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if let Some(mut handed) = self.handed.take() {
+            handed.close();
+            if handed.try_recv().is_ok() {
+                self.slots.release();
+            }
+        }
+    }
+}
+
+impl Drop for SlotPermit<'_> {
+    fn drop(&mut self) {
+        self.slots.release();
+    }
 }
 
 #[cfg(test)]
@@ -300,5 +414,53 @@ mod tests {
         let (_, max_p, max_all, _) = *active.lock().unwrap();
         assert_eq!(max_p, 2, "the p group never exceeds its limit");
         assert!(max_all >= 3, "q steps run beside the p steps: {max_all}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slots_go_to_the_most_urgent_waiter_first() {
+        let slots = Arc::new(Slots::new(1));
+        let held = slots.acquire(0).await;
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        for (name, urgency) in [("low", 1), ("high", 9), ("mid", 5), ("high too", 9)] {
+            let (mine, order) = (Arc::clone(&slots), Arc::clone(&order));
+            waiters.push(tokio::spawn(async move {
+                let _permit = mine.acquire(urgency).await;
+                order.lock().unwrap().push(name);
+            }));
+            // Each waits before the next arrives.
+            while slots.state().waiting.len() < waiters.len() {
+                tokio::task::yield_now().await;
+            }
+        }
+        drop(held);
+        for w in waiters {
+            w.await.unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), ["high", "high too", "mid", "low"]);
+        assert_eq!(slots.state().free, 1, "every permit came back");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiter_that_gives_up_passes_its_permit_on() {
+        let slots = Arc::new(Slots::new(1));
+        let held = slots.acquire(0).await;
+        let gives_up = {
+            let slots = Arc::clone(&slots);
+            tokio::spawn(async move {
+                let _permit = slots.acquire(9).await;
+                unreachable!("aborted before its turn");
+            })
+        };
+        while slots.state().waiting.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        gives_up.abort();
+        assert!(gives_up.await.unwrap_err().is_cancelled());
+        drop(held);
+        let again = tokio::time::timeout(std::time::Duration::from_secs(10), slots.acquire(1)).await;
+        assert!(again.is_ok(), "the permit was lost");
+        drop(again);
+        assert_eq!(slots.state().free, 1);
     }
 }

@@ -11,7 +11,7 @@
 mod instance;
 mod values;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -271,7 +271,14 @@ struct Walk {
     slots: Semaphore,
     /// Each node's position in the stable topological order.
     position: BTreeMap<Node, usize>,
+    /// Each resource block's position in the configuration.
+    blocks: Arc<Blocks>,
 }
+
+/// The configuration's resource blocks by address, so that finding the
+/// block of a graph node or of a state instance does not search them all
+/// (which made planning quadratic in the number of blocks).
+type Blocks = HashMap<ResourceAddr, usize>;
 
 impl Planner {
     /// Plans the run: refreshes and plans every resource instance, as many
@@ -279,14 +286,16 @@ impl Planner {
     /// is planned. Errors are all the problems found, each saying where.
     pub async fn plan(self) -> Result<Plan, Vec<Diagnostic>> {
         let planner = Arc::new(self);
+        let blocks: Arc<Blocks> =
+            Arc::new(planner.config.resources.iter().enumerate().map(|(i, r)| (r.addr.clone(), i)).collect());
         let mut plan = Plan { destroy: planner.options.destroy, ..Plan::default() };
         let mut errors = Vec::new();
         if planner.options.destroy {
             plan.removed_outputs = planner.state.outputs.keys().cloned().collect();
         } else {
-            Planner::plan_configuration(&planner, &mut plan, &mut errors).await;
+            Planner::plan_configuration(&planner, &blocks, &mut plan, &mut errors).await;
         }
-        planner.plan_orphans(&mut plan, &mut errors).await;
+        planner.plan_orphans(&blocks, &mut plan, &mut errors).await;
         planner.plan_deposed(&mut plan, &mut errors).await;
         inherit_create_before_destroy(&mut plan.changes);
         if errors.is_empty() { Ok(plan) } else { Err(errors) }
@@ -294,13 +303,19 @@ impl Planner {
 
     /// Walks the configuration's graph: every node once what it depends on
     /// is done, independent ones at the same time.
-    async fn plan_configuration(planner: &Arc<Planner>, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+    async fn plan_configuration(
+        planner: &Arc<Planner>,
+        blocks: &Arc<Blocks>,
+        plan: &mut Plan,
+        errors: &mut Vec<Diagnostic>,
+    ) {
         let position = planner.graph.topo_order().into_iter().enumerate().map(|(i, n)| (n, i)).collect();
         let walk = Arc::new(Walk {
             planner: Arc::clone(planner),
             walked: Mutex::new(Walked::default()),
             slots: Semaphore::new(planner.options.parallelism.clamp(1, Semaphore::MAX_PERMITS)),
             position,
+            blocks: Arc::clone(blocks),
         });
         let limits = Limits { parallelism: planner.options.parallelism, per_group: BTreeMap::new() };
         let task = Arc::clone(&walk);
@@ -333,11 +348,11 @@ impl Planner {
 
     /// Plans the deletion of everything in state that the configuration no
     /// longer declares (or everything, for destroy).
-    async fn plan_orphans(&self, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+    async fn plan_orphans(&self, blocks: &Blocks, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
         for inst in &self.state.resources {
-            let declared = !self.options.destroy && self.config.resources.iter().any(|r| r.addr == inst.addr.resource);
+            let declared = !self.options.destroy && blocks.contains_key(&inst.addr.resource);
             if !declared && inst.addr.resource.mode == Mode::Managed {
-                self.plan_delete(inst, plan, errors).await;
+                self.plan_delete(inst, blocks, plan, errors).await;
             }
         }
     }
@@ -385,7 +400,7 @@ impl Planner {
         }
     }
 
-    async fn plan_delete(&self, inst: &InstanceState, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+    async fn plan_delete(&self, inst: &InstanceState, blocks: &Blocks, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
         if inst.attributes.is_null() {
             // No current object: only deposed ones, planned apart.
             return;
@@ -399,7 +414,7 @@ impl Planner {
         };
         match instance::decode_prior(Gate::new(provider.as_ref()), inst).await {
             Ok(prior) => {
-                let resource = self.config.resources.iter().find(|r| r.addr == inst.addr.resource);
+                let resource = blocks.get(&inst.addr.resource).map(|i| &self.config.resources[*i]);
                 if let Some(r) = resource.filter(|r| r.lifecycle.prevent_destroy) {
                     errors.push(instance::prevent_destroy_error(&inst.addr, &r.location));
                     return;
@@ -492,7 +507,7 @@ impl Walk {
     /// records their values for the nodes after it.
     async fn plan_resource(&self, addr: &ResourceAddr, node: &Node, part: &mut Plan, errors: &mut Vec<Diagnostic>) {
         let planner = &self.planner;
-        let resource = planner.config.resources.iter().find(|r| &r.addr == addr).expect("graph node");
+        let resource = &planner.config.resources[self.blocks[addr]];
         let provider = match planner.providers.get(&resource.provider) {
             Some(p) => p,
             None => {
@@ -556,9 +571,9 @@ impl Walk {
         }
         // Instances in state that the count or for_each no longer has.
         if addr.mode == Mode::Managed {
-            for inst in planner.state.resources.iter().filter(|i| &i.addr.resource == addr) {
+            for inst in planner.state.resources.of_resource(addr) {
                 if !keys.contains(inst.addr.key.as_ref()) {
-                    planner.plan_delete(inst, part, errors).await;
+                    planner.plan_delete(inst, &self.blocks, part, errors).await;
                 }
             }
         }

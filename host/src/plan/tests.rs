@@ -100,8 +100,8 @@ fn deletes_what_the_configuration_dropped_and_everything_on_destroy() {
         state_with("fake_thing.gone", serde_json::json!({"name": "g", "size": null, "id": "y"}), InstanceStatus::Ready);
     state.set(
         state_with("fake_thing.a", serde_json::json!({"name": "n", "size": 1, "id": "x"}), InstanceStatus::Ready)
-            .resources
-            .remove(0),
+            .remove(&"fake_thing.a".parse().unwrap())
+            .unwrap(),
     );
     let plan = plan_with(&s, &state, false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.gone"), Action::Delete);

@@ -26,7 +26,7 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 #[cfg(test)]
 use super::journal::Record;
@@ -282,12 +282,110 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
     Ok(state)
 }
 
-/// The state as pretty-printed JSON with a trailing newline.
+/// The state as JSON with a trailing newline: its own fields one a line,
+/// and each resource instance and output on one line of its own (see
+/// [`OneLineEach`]).
 fn encode(path: &Path, state: &State) -> Result<Vec<u8>, StateError> {
-    let mut bytes =
-        serde_json::to_vec_pretty(state).map_err(|source| StateError::Encode { path: path.to_path_buf(), source })?;
+    let mut bytes = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, OneLineEach::default());
+    state.serialize(&mut serializer).map_err(|source| StateError::Encode { path: path.to_path_buf(), source })?;
     bytes.push(b'\n');
     Ok(bytes)
+}
+
+/// A JSON layout for state files: serde_json's pretty layout for the
+/// state's own fields and the list of resources (and map of outputs), but
+/// each resource instance (and output) compact on one line. Fully
+/// indented, a resource's nested attributes cost more in spaces than in
+/// content (a `null_resource` took about 320 bytes, against about 190 on
+/// one line), and a state of 100,000 resources is read and written by
+/// every run; one line a resource still diffs line by line.
+#[derive(Default)]
+struct OneLineEach {
+    /// How many arrays and objects are open.
+    depth: usize,
+    /// Whether the innermost open array or object has a value yet.
+    has_value: bool,
+}
+
+impl OneLineEach {
+    /// Containers up to this depth (the state, its resources and outputs)
+    /// put each value on its own indented line; deeper ones are compact.
+    const LAID_OUT: usize = 2;
+
+    /// Starts a value (or key) in the container at the current depth.
+    fn begin_value<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        if self.depth <= Self::LAID_OUT {
+            w.write_all(b"\n")?;
+            self.indent(w, self.depth)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the container at the current depth + 1, which was just closed.
+    fn end_container<W: ?Sized + Write>(&mut self, w: &mut W, close: &[u8]) -> io::Result<()> {
+        if self.depth < Self::LAID_OUT && self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w, self.depth)?;
+        }
+        w.write_all(close)
+    }
+
+    fn indent<W: ?Sized + Write>(&self, w: &mut W, depth: usize) -> io::Result<()> {
+        for _ in 0..depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for OneLineEach {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        self.end_container(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.begin_value(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        self.end_container(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.begin_value(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(if self.depth <= Self::LAID_OUT { b": " } else { b":" })
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// Replaces `dest` with `bytes` so that `dest` holds the old content or the
@@ -424,9 +522,15 @@ mod tests {
         let text = fs::read_to_string(backend.path()).unwrap();
         assert!(text.starts_with("{\n  \"format_version\": 3,\n  \"cairn_version\": "), "{text}");
         assert!(text.ends_with("}\n"));
-        assert!(text.contains("\"big\": 9223372036854775807"), "{text}");
-        assert!(text.contains("\"private\": \"AAEC/v8=\""), "{text}");
-        assert!(text.contains("\"status\": \"tainted\""), "{text}");
+        assert!(text.contains("\"big\":9223372036854775807"), "{text}");
+        assert!(text.contains("\"private\":\"AAEC/v8=\""), "{text}");
+        assert!(text.contains("\"status\":\"tainted\""), "{text}");
+        // One line per instance, indented under the list.
+        let lines: Vec<&str> =
+            text.lines().filter(|l| l.starts_with("    {\"addr\":") && l.contains("\"provider\":")).collect();
+        assert_eq!(lines.len(), state.resources.len(), "{text}");
+        assert!(text.contains("  \"resources\": [\n    {"), "{text}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), serde_json::to_value(&state).unwrap());
         // Written sorted by address, whatever the order they were set in.
         assert!(text.find("local_file.pages").unwrap() < text.find("random_id.x[2]").unwrap());
     }
@@ -579,8 +683,9 @@ mod tests {
         fs::write(&path, v1).unwrap();
         let mut backend = LocalBackend::open(&path).unwrap();
         let mut state = backend.read().unwrap();
-        assert_eq!(state.resources[0].status, crate::state::InstanceStatus::Tainted);
-        assert!(!state.resources[0].create_before_destroy);
+        let read = state.resources.iter().next().unwrap();
+        assert_eq!(read.status, crate::state::InstanceStatus::Tainted);
+        assert!(!read.create_before_destroy);
         backend.write(&mut state).unwrap();
         assert!(fs::read_to_string(&path).unwrap().contains(&format!("\"format_version\": {FORMAT_VERSION}")));
     }
@@ -607,9 +712,9 @@ mod tests {
     fn a_state_listing_an_instance_twice_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = state_path(&dir);
-        let mut state = State::new();
-        state.resources = vec![instance("local_file.a"), instance("local_file.a")];
-        fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+        let mut state = serde_json::to_value(State::new()).unwrap();
+        state["resources"] = serde_json::to_value([instance("local_file.a"), instance("local_file.a")]).unwrap();
+        fs::write(&path, state.to_string()).unwrap();
         let err = LocalBackend::open_read_only(&path).read().unwrap_err();
         assert!(err.to_string().contains("lists local_file.a twice"), "{err}");
     }

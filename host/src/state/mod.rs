@@ -18,12 +18,13 @@ mod local;
 mod lock;
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::io;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::addr::InstanceAddr;
+use crate::addr::{InstanceAddr, ResourceAddr};
 
 pub use backend::{Backend, StateJournal};
 pub use journal::{Journal, Record, Unsynced};
@@ -69,10 +70,10 @@ pub struct State {
     /// Root module outputs, by name.
     #[serde(default)]
     pub outputs: BTreeMap<String, OutputState>,
-    /// Every resource instance that exists, sorted by address when written
-    /// so that diffs of the file are stable.
+    /// Every resource instance that exists, by address; written sorted by
+    /// address so that diffs of the file are stable.
     #[serde(default)]
-    pub resources: Vec<InstanceState>,
+    pub resources: Resources,
     /// Operations a provider was asked for by an apply that crashed before
     /// it learnt how they ended: their objects may exist. Plan and apply
     /// warn about them; an apply clears them. Omitted when empty.
@@ -264,21 +265,19 @@ impl State {
             serial: 0,
             lineage: uuid::Uuid::new_v4().to_string(),
             outputs: BTreeMap::new(),
-            resources: Vec::new(),
+            resources: Resources::default(),
             pending: Vec::new(),
         }
     }
 
     /// The instance at `addr`, if it exists.
     pub fn get(&self, addr: &InstanceAddr) -> Option<&InstanceState> {
-        // A linear search: `resources` is public and may be unsorted between
-        // writes, and states are small enough that it does not matter.
-        self.resources.iter().find(|r| &r.addr == addr)
+        self.resources.get(addr)
     }
 
     /// The instance at `addr` to change in place, if it exists.
     pub fn get_mut(&mut self, addr: &InstanceAddr) -> Option<&mut InstanceState> {
-        self.resources.iter_mut().find(|r| &r.addr == addr)
+        self.resources.get_mut(addr)
     }
 
     /// Forgets the current object of the instance at `addr`: the whole
@@ -307,16 +306,12 @@ impl State {
 
     /// Records `inst`, replacing the instance at the same address if any.
     pub fn set(&mut self, inst: InstanceState) {
-        match self.resources.iter_mut().find(|r| r.addr == inst.addr) {
-            Some(existing) => *existing = inst,
-            None => self.resources.push(inst),
-        }
+        self.resources.insert(inst);
     }
 
     /// Forgets the instance at `addr`, returning it if it was there.
     pub fn remove(&mut self, addr: &InstanceAddr) -> Option<InstanceState> {
-        let index = self.resources.iter().position(|r| &r.addr == addr)?;
-        Some(self.resources.remove(index))
+        self.resources.remove(addr)
     }
 
     /// Whether the state records no resources and no outputs.
@@ -324,22 +319,146 @@ impl State {
         self.resources.is_empty() && self.outputs.is_empty()
     }
 
-    /// Puts resources (and each one's dependencies) in a canonical order, so
-    /// that the same state is always written as the same bytes.
+    /// Puts each resource's dependencies in a canonical order, so that the
+    /// same state is always written as the same bytes (the resources
+    /// themselves are always in address order).
     fn normalize(&mut self) {
-        self.resources.sort_by(|a, b| a.addr.cmp(&b.addr));
-        for r in &mut self.resources {
+        for r in self.resources.iter_mut() {
             r.dependencies.sort();
             r.dependencies.dedup();
         }
     }
 
-    /// The first address listed twice, if any: a state that lists an
-    /// instance twice cannot say which object is the real one.
+    /// The first address the file this state was read from listed twice,
+    /// if any: a state that lists an instance twice cannot say which object
+    /// is the real one.
     fn duplicate_addr(&self) -> Option<&InstanceAddr> {
-        let mut addrs: Vec<&InstanceAddr> = self.resources.iter().map(|r| &r.addr).collect();
-        addrs.sort();
-        addrs.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+        self.resources.duplicate.as_ref()
+    }
+}
+
+/// The resource instances of a state, indexed by address, so that finding,
+/// adding and removing one costs `O(log n)` however large the state is
+/// (planning and applying look every instance up). They iterate, and are
+/// written, in address order.
+#[derive(Clone, Debug, Default)]
+pub struct Resources {
+    by_addr: BTreeMap<InstanceAddr, InstanceState>,
+    /// The first address listed twice in the file these were read from:
+    /// reading keeps the last one, and [`LocalBackend`] refuses the state.
+    duplicate: Option<InstanceAddr>,
+}
+
+impl Resources {
+    /// The instance at `addr`, if it exists.
+    pub fn get(&self, addr: &InstanceAddr) -> Option<&InstanceState> {
+        self.by_addr.get(addr)
+    }
+
+    /// The instance at `addr` to change in place, if it exists. Its
+    /// address must not change (it is the key it is found by).
+    pub fn get_mut(&mut self, addr: &InstanceAddr) -> Option<&mut InstanceState> {
+        self.by_addr.get_mut(addr)
+    }
+
+    /// Records `inst`, returning the instance it replaced at the same
+    /// address, if any.
+    pub fn insert(&mut self, inst: InstanceState) -> Option<InstanceState> {
+        self.by_addr.insert(inst.addr.clone(), inst)
+    }
+
+    /// Forgets the instance at `addr`, returning it if it was there.
+    pub fn remove(&mut self, addr: &InstanceAddr) -> Option<InstanceState> {
+        self.by_addr.remove(addr)
+    }
+
+    /// Every instance, in address order.
+    pub fn iter(&self) -> impl Iterator<Item = &InstanceState> {
+        self.by_addr.values()
+    }
+
+    /// Every instance to change in place, in address order. Their
+    /// addresses must not change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut InstanceState> {
+        self.by_addr.values_mut()
+    }
+
+    /// The instances of one resource block (all its `count` or `for_each`
+    /// keys), in key order, found without looking at the others.
+    pub fn of_resource<'a>(&'a self, resource: &'a ResourceAddr) -> impl Iterator<Item = &'a InstanceState> + 'a {
+        // An instance address orders by resource first, and the key `None`
+        // before every other: this is where the block's instances start.
+        let first = InstanceAddr { resource: resource.clone(), key: None };
+        self.by_addr.range(first..).map(|(_, inst)| inst).take_while(move |inst| &inst.addr.resource == resource)
+    }
+
+    /// How many instances there are.
+    pub fn len(&self) -> usize {
+        self.by_addr.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.by_addr.is_empty()
+    }
+}
+
+impl PartialEq for Resources {
+    /// The same instances; where a file listed an address twice is not
+    /// part of the value.
+    fn eq(&self, other: &Resources) -> bool {
+        self.by_addr == other.by_addr
+    }
+}
+
+impl FromIterator<InstanceState> for Resources {
+    /// The instances, a later one replacing an earlier one at the same
+    /// address.
+    fn from_iter<I: IntoIterator<Item = InstanceState>>(iter: I) -> Resources {
+        let mut resources = Resources::default();
+        for inst in iter {
+            resources.insert(inst);
+        }
+        resources
+    }
+}
+
+impl<'a> IntoIterator for &'a Resources {
+    type Item = &'a InstanceState;
+    type IntoIter = std::collections::btree_map::Values<'a, InstanceAddr, InstanceState>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.by_addr.values()
+    }
+}
+
+impl Serialize for Resources {
+    /// A JSON array of the instances in address order, as the state file
+    /// has always had them.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.by_addr.values())
+    }
+}
+
+impl<'de> Deserialize<'de> for Resources {
+    /// The array of a state file, in any order. An address listed twice
+    /// is remembered rather than an error
+    /// here, so that reading can say which one it is.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Resources, D::Error> {
+        let list = Vec::<InstanceState>::deserialize(d)?;
+        let mut resources = Resources::default();
+        for inst in list {
+            match resources.by_addr.entry(inst.addr.clone()) {
+                Entry::Vacant(e) => {
+                    e.insert(inst);
+                }
+                Entry::Occupied(mut e) => {
+                    resources.duplicate.get_or_insert_with(|| inst.addr.clone());
+                    e.insert(inst);
+                }
+            }
+        }
+        Ok(resources)
     }
 }
 
@@ -532,19 +651,78 @@ mod tests {
     }
 
     #[test]
-    fn normalize_sorts_by_address() {
+    fn resources_iterate_in_address_order_and_normalize_sorts_dependencies() {
         let mut state = State::new();
         for a in ["random_id.x[10]", "data.local_file.t", "random_id.x[2]", "local_file.b"] {
             state.set(inst(a));
         }
-        let (a, b) = (crate::addr::ResourceAddr::managed("t", "a"), crate::addr::ResourceAddr::managed("t", "b"));
-        state.resources[0].dependencies = vec![b.clone(), a.clone(), b.clone()];
+        let (a, b) = (ResourceAddr::managed("t", "a"), ResourceAddr::managed("t", "b"));
+        let x10: InstanceAddr = "random_id.x[10]".parse().unwrap();
+        state.get_mut(&x10).unwrap().dependencies = vec![b.clone(), a.clone(), b.clone()];
         state.normalize();
         let order: Vec<String> = state.resources.iter().map(|r| r.addr.to_string()).collect();
         // Managed before data, integer keys in numeric order.
         assert_eq!(order, ["local_file.b", "random_id.x[2]", "random_id.x[10]", "data.local_file.t"]);
-        let x10 = &state.resources[2];
-        assert_eq!(x10.dependencies, [a, b]);
+        assert_eq!(state.get(&x10).unwrap().dependencies, [a, b]);
+        let written: Vec<String> = serde_json::to_value(&state).unwrap()["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["addr"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(written, order);
+    }
+
+    #[test]
+    fn the_index_finds_every_instance_after_inserts_replacements_and_removals() {
+        // Many instances added in a scrambled order, some replaced, some
+        // removed: every lookup must agree with a plain list searched
+        // linearly, and iteration must stay in address order.
+        let mut state = State::new();
+        let mut expected: Vec<InstanceState> = Vec::new();
+        let name = |i: usize| format!("null_resource.r{}", (i * 7919) % 1000);
+        for i in 0..1000 {
+            state.set(inst(&name(i)));
+            expected.push(inst(&name(i)));
+        }
+        for i in (0..1000).step_by(3) {
+            let addr: InstanceAddr = name(i).parse().unwrap();
+            assert_eq!(state.remove(&addr).map(|r| r.addr), Some(addr.clone()));
+            expected.retain(|r| r.addr != addr);
+        }
+        for i in (1..1000).step_by(7) {
+            let mut changed = inst(&name(i));
+            changed.status = InstanceStatus::Tainted;
+            state.set(changed.clone());
+            match expected.iter_mut().find(|r| r.addr == changed.addr) {
+                Some(r) => *r = changed,
+                None => expected.push(changed),
+            }
+        }
+        assert_eq!(state.resources.len(), expected.len());
+        for i in 0..1000 {
+            let addr: InstanceAddr = name(i).parse().unwrap();
+            assert_eq!(state.get(&addr), expected.iter().find(|r| r.addr == addr), "{addr}");
+        }
+        expected.sort_by(|a, b| a.addr.cmp(&b.addr));
+        assert!(state.resources.iter().eq(expected.iter()));
+    }
+
+    #[test]
+    fn a_resource_blocks_instances_are_found_apart_from_its_neighbours() {
+        let state = State {
+            resources: ["t.a", "t.b[0]", "t.b[1]", "t.b[\"k\"]", "t.ba", "t.c[3]", "data.t.b"]
+                .into_iter()
+                .map(inst)
+                .collect(),
+            ..State::new()
+        };
+        let of =
+            |r: &ResourceAddr| -> Vec<String> { state.resources.of_resource(r).map(|i| i.addr.to_string()).collect() };
+        assert_eq!(of(&ResourceAddr::managed("t", "b")), ["t.b[0]", "t.b[1]", "t.b[\"k\"]"]);
+        assert_eq!(of(&ResourceAddr::managed("t", "a")), ["t.a"]);
+        assert_eq!(of(&ResourceAddr::data("t", "b")), ["data.t.b"]);
+        assert!(of(&ResourceAddr::managed("t", "zz")).is_empty());
     }
 
     #[test]
@@ -562,11 +740,15 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_addresses_are_found() {
-        let mut state = State::new();
-        state.resources = vec![inst("local_file.a"), inst("local_file.b"), inst("local_file.a")];
-        assert_eq!(state.duplicate_addr().unwrap().to_string(), "local_file.a");
-        state.resources.pop();
-        assert!(state.duplicate_addr().is_none());
+    fn duplicate_addresses_are_found_when_read() {
+        let mut json = serde_json::to_value(State::new()).unwrap();
+        let listed = |names: &[&str]| serde_json::to_value(names.iter().map(|n| inst(n)).collect::<Vec<_>>()).unwrap();
+        json["resources"] = listed(&["local_file.a", "local_file.b", "local_file.a"]);
+        let read: State = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(read.duplicate_addr().unwrap().to_string(), "local_file.a");
+        assert_eq!(read.resources.len(), 2);
+        json["resources"] = listed(&["local_file.b", "local_file.a"]);
+        let read: State = serde_json::from_value(json).unwrap();
+        assert!(read.duplicate_addr().is_none());
     }
 }
