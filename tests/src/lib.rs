@@ -179,6 +179,9 @@ impl Workdir {
         cmd.env_remove("CAIRN_LOG").env("NO_COLOR", "1");
         // Compiled components are cached per test run, not in the user's home.
         cmd.env("CAIRN_CACHE_DIR", shared_cache_dir());
+        // Its key is kept outside it, as a user's is (and not in the home
+        // of whoever runs the tests).
+        cmd.env("CAIRN_CACHE_KEY_FILE", shared_cache_dir().with_extension("key"));
         for (k, v) in env {
             cmd.env(k, v);
         }

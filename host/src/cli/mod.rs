@@ -4,6 +4,7 @@
 
 mod apply;
 mod graph;
+mod init;
 mod output;
 mod plan;
 mod providers;
@@ -35,6 +36,19 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Resolve the configuration's providers, check them, and write cairn.lock.
+    Init {
+        #[command(flatten)]
+        common: Common,
+        /// Lock the newest allowed version of each provider, even where
+        /// another file is locked.
+        #[arg(long)]
+        upgrade: bool,
+        /// `readonly`: check against cairn.lock without changing it; a
+        /// provider missing from it is an error.
+        #[arg(long, value_name = "MODE")]
+        lockfile: Option<String>,
+    },
     /// Check that the configuration is valid.
     Validate(Common),
     /// Show what apply would do.
@@ -109,6 +123,38 @@ enum ProvidersCommand {
         /// The provider's `.wasm` file.
         file: PathBuf,
     },
+    /// Make a minisign key pair for signing providers: PREFIX.key, PREFIX.pub.
+    Keygen {
+        /// Where to write the keys, without extension.
+        prefix: PathBuf,
+    },
+    /// Sign a provider: writes FILE.minisig.
+    Sign {
+        /// The secret key (from `cairn providers keygen`).
+        #[arg(long)]
+        key: PathBuf,
+        /// The provider's `.wasm` file.
+        file: PathBuf,
+    },
+    /// Check a provider's signature (FILE.minisig) against public keys.
+    Verify {
+        /// A public key (`RW…`) or a `.pub` file; repeatable.
+        #[arg(long = "key", value_name = "KEY")]
+        keys: Vec<String>,
+        /// The provider's `.wasm` file.
+        file: PathBuf,
+    },
+    /// The compiled-code cache (CAIRN_CACHE_DIR).
+    Cache {
+        #[command(subcommand)]
+        command: CacheCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CacheCommand {
+    /// Remove every compiled provider; the next run compiles them again.
+    Clean,
 }
 
 /// Flags every command takes.
@@ -262,6 +308,7 @@ fn init_logging() {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
+        Command::Init { common, upgrade, lockfile } => init::run(&common, upgrade, lockfile.as_deref()),
         Command::Validate(common) => validate::run(&common),
         Command::Plan { common, run, detailed_exitcode, destroy } => {
             plan::run(&common, &run, detailed_exitcode, destroy)
@@ -272,6 +319,12 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Graph { common, kind } => graph::run(&common, &kind),
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers::schema(&common, json),
         Command::Providers { command: ProvidersCommand::Inspect { file } } => providers::inspect(&file),
+        Command::Providers { command: ProvidersCommand::Keygen { prefix } } => providers::keygen(&prefix),
+        Command::Providers { command: ProvidersCommand::Sign { key, file } } => providers::sign(&key, &file),
+        Command::Providers { command: ProvidersCommand::Verify { keys, file } } => providers::verify(&keys, &file),
+        Command::Providers { command: ProvidersCommand::Cache { command: CacheCommand::Clean } } => {
+            providers::cache_clean()
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod commands;
 mod contract_violations;
+mod distribution;
 mod errors;
 mod failures;
 mod lifecycle;
