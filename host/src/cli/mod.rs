@@ -144,6 +144,13 @@ enum ProvidersCommand {
         /// The provider's `.wasm` file.
         file: PathBuf,
     },
+    /// Publish a provider to an OCI registry (with FILE.minisig, if signed).
+    Push {
+        /// The provider's `.wasm` file.
+        file: PathBuf,
+        /// Where: oci://HOST/REPOSITORY:TAG.
+        target: String,
+    },
     /// The compiled-code cache (CAIRN_CACHE_DIR).
     Cache {
         #[command(subcommand)]
@@ -322,6 +329,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Providers { command: ProvidersCommand::Keygen { prefix } } => providers::keygen(&prefix),
         Command::Providers { command: ProvidersCommand::Sign { key, file } } => providers::sign(&key, &file),
         Command::Providers { command: ProvidersCommand::Verify { keys, file } } => providers::verify(&keys, &file),
+        Command::Providers { command: ProvidersCommand::Push { file, target } } => providers::push(&file, &target),
         Command::Providers { command: ProvidersCommand::Cache { command: CacheCommand::Clean } } => {
             providers::cache_clean()
         }

@@ -123,6 +123,24 @@ pub(super) fn verify(keys: &[String], file: &std::path::Path) -> Result<i32> {
     }
 }
 
+/// Runs `cairn providers push FILE oci://HOST/REPOSITORY:TAG`: publishes
+/// the component as a Wasm OCI artifact, with its signature
+/// (`FILE.minisig`) when there is one.
+pub(super) fn push(file: &std::path::Path, target: &str) -> Result<i32> {
+    let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    registry::identity::read(&wasm).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let signature_path = registry::signature::signature_path(file);
+    let signature = match std::fs::read(&signature_path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", signature_path.display())),
+    };
+    let url = registry::oci::push(&wasm, signature.as_deref(), target).map_err(anyhow::Error::msg)?;
+    let signed = if signature.is_some() { ", with its signature" } else { "" };
+    println!("Pushed {} (sha256 {}{signed}) to {target}\n  {url}", file.display(), registry::sha256_hex(&wasm));
+    Ok(0)
+}
+
 /// Runs `cairn providers cache clean`: removes the compiled code of every
 /// provider (the next run compiles again).
 pub(super) fn cache_clean() -> Result<i32> {

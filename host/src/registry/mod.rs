@@ -17,6 +17,7 @@
 
 pub mod identity;
 pub mod lock;
+pub mod oci;
 pub mod search;
 pub mod signature;
 
@@ -159,9 +160,15 @@ fn locate(
     };
     match requirement.source.as_deref() {
         None => search(&search::providers_path(), PROVIDERS_PATH_SOURCE.to_string()),
-        Some(source) if source.starts_with("oci://") => Err(Diagnostic::error(format!(
-            "Provider {name:?}: OCI registry sources ({source}) are not supported by this build of cairn yet"
-        ))),
+        Some(source) if source.starts_with(oci::SCHEME) => {
+            let path = match mode {
+                // Runs never contact the registry: the copy `cairn init`
+                // downloaded, found by the locked hash.
+                Mode::Run => oci::cached(name, source, locked)?,
+                Mode::Init { .. } => oci::pull(name, source, requirement.version.as_ref(), preferred.as_ref())?,
+            };
+            Ok((path, source.to_string(), None))
+        }
         Some(source) => {
             let path = config.dir.join(source);
             if source.ends_with('/') || path.is_dir() {

@@ -9,6 +9,7 @@ mod errors;
 mod failures;
 mod lifecycle;
 mod ordering;
+mod registry;
 mod sandbox;
 mod values;
 mod zoo;
