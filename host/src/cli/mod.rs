@@ -5,6 +5,7 @@
 mod apply;
 mod check;
 mod graph;
+mod init;
 mod new;
 mod output;
 mod plan;
@@ -37,6 +38,19 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Resolve the configuration's providers, check them, and write cairn.lock.
+    Init {
+        #[command(flatten)]
+        common: Common,
+        /// Lock the newest allowed version of each provider, even where
+        /// another file is locked.
+        #[arg(long)]
+        upgrade: bool,
+        /// `readonly`: check against cairn.lock without changing it; a
+        /// provider missing from it is an error.
+        #[arg(long, value_name = "MODE")]
+        lockfile: Option<String>,
+    },
     /// Check that the configuration is valid.
     Validate(Common),
     /// Show what apply would do.
@@ -131,6 +145,45 @@ enum ProvidersCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Make a minisign key pair for signing providers: PREFIX.key, PREFIX.pub.
+    Keygen {
+        /// Where to write the keys, without extension.
+        prefix: PathBuf,
+    },
+    /// Sign a provider: writes FILE.minisig.
+    Sign {
+        /// The secret key (from `cairn providers keygen`).
+        #[arg(long)]
+        key: PathBuf,
+        /// The provider's `.wasm` file.
+        file: PathBuf,
+    },
+    /// Check a provider's signature (FILE.minisig) against public keys.
+    Verify {
+        /// A public key (`RW…`) or a `.pub` file; repeatable.
+        #[arg(long = "key", value_name = "KEY")]
+        keys: Vec<String>,
+        /// The provider's `.wasm` file.
+        file: PathBuf,
+    },
+    /// Publish a provider to an OCI registry (with FILE.minisig, if signed).
+    Push {
+        /// The provider's `.wasm` file.
+        file: PathBuf,
+        /// Where: oci://HOST/REPOSITORY:TAG.
+        target: String,
+    },
+    /// The compiled-code cache (CAIRN_CACHE_DIR).
+    Cache {
+        #[command(subcommand)]
+        command: CacheCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CacheCommand {
+    /// Remove every compiled provider; the next run compiles them again.
+    Clean,
 }
 
 /// Flags every command takes.
@@ -284,6 +337,7 @@ fn init_logging() {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
+        Command::Init { common, upgrade, lockfile } => init::run(&common, upgrade, lockfile.as_deref()),
         Command::Validate(common) => validate::run(&common),
         Command::Plan { common, run, detailed_exitcode, destroy } => {
             plan::run(&common, &run, detailed_exitcode, destroy)
@@ -297,6 +351,13 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Providers { command: ProvidersCommand::Check { provider } } => check::run(&provider),
         Command::Providers { command: ProvidersCommand::New { name, lang, dir } } => {
             new::run(&name, &lang, dir.as_deref())
+        }
+        Command::Providers { command: ProvidersCommand::Keygen { prefix } } => providers::keygen(&prefix),
+        Command::Providers { command: ProvidersCommand::Sign { key, file } } => providers::sign(&key, &file),
+        Command::Providers { command: ProvidersCommand::Verify { keys, file } } => providers::verify(&keys, &file),
+        Command::Providers { command: ProvidersCommand::Push { file, target } } => providers::push(&file, &target),
+        Command::Providers { command: ProvidersCommand::Cache { command: CacheCommand::Clean } } => {
+            providers::cache_clean()
         }
     }
 }

@@ -1,12 +1,14 @@
-//! `cairn providers schema` and `cairn providers inspect`: what providers
-//! offer and what they could ask for.
+//! `cairn providers …`: what providers offer and what they could ask for
+//! (`schema`, `inspect`), signing them (`keygen`, `sign`, `verify`) and the
+//! compiled-code cache (`cache clean`).
 
 use std::collections::BTreeMap;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::Common;
 use crate::engine::Engine;
+use crate::registry;
 use crate::schema::{Block, Nesting, ProviderSchema};
 use crate::value;
 
@@ -33,12 +35,25 @@ pub(super) fn schema(common: &Common, json: bool) -> Result<i32> {
 /// Runs `cairn providers inspect FILE`: what a provider component is and
 /// what it could ask for, without granting it anything.
 pub(super) fn inspect(file: &std::path::Path) -> Result<i32> {
-    let (name, wasm) = super::check::component(file)?;
+    let (file_stem, wasm) = super::check::component(file)?;
+    // The identity is read from the file's bytes, before anything runs.
+    let identity = registry::identity::read(&wasm).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let name = identity.as_ref().map_or(file_stem, |i| i.name.clone());
     let found = Engine::new()?.inspect(&name, &wasm)?;
     println!("provider {name:?}");
     println!("  file:    {}", file.display());
-    println!("  sha256:  {}", hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&wasm)));
-    println!("  version: not declared (the cairn:provider@0.2.0 ABI has no version; the sha256 identifies it)");
+    println!("  sha256:  {}", registry::sha256_hex(&wasm));
+    match &identity {
+        Some(identity) => println!("  version: {}", identity.version),
+        None => println!(
+            "  version: not declared (no {} section; the name is the file's, the sha256 identifies it)",
+            registry::identity::SECTION
+        ),
+    }
+    let signature = registry::signature::signature_path(file);
+    if signature.exists() {
+        println!("  signed:  {} (check it with `cairn providers verify`)", signature.display());
+    }
     for (kind, table) in [("resource types", &found.schema.resources), ("data sources", &found.schema.data_sources)] {
         println!("\n{kind}:");
         if table.is_empty() {
@@ -53,6 +68,88 @@ pub(super) fn inspect(file: &std::path::Path) -> Result<i32> {
     for (import, gives) in &found.imports {
         println!("  {import:width$}  {gives}");
     }
+    Ok(0)
+}
+
+/// Runs `cairn providers keygen PREFIX`: a minisign key pair in
+/// `PREFIX.key` and `PREFIX.pub`.
+pub(super) fn keygen(prefix: &std::path::Path) -> Result<i32> {
+    let public = registry::signature::keygen(prefix).map_err(anyhow::Error::msg)?;
+    println!("Secret key: {}.key (keep it private; it is not encrypted)", prefix.display());
+    println!("Public key: {}.pub", prefix.display());
+    println!("\nTrust it in a configuration with:\n  cairn {{\n    trusted_keys = [\"{public}\"]\n  }}");
+    Ok(0)
+}
+
+/// Runs `cairn providers sign --key KEY FILE`: writes `FILE.minisig`.
+pub(super) fn sign(key: &std::path::Path, file: &std::path::Path) -> Result<i32> {
+    let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let signature = registry::signature::sign(key, &wasm).map_err(anyhow::Error::msg)?;
+    let path = registry::signature::signature_path(file);
+    std::fs::write(&path, signature).with_context(|| format!("cannot write {}", path.display()))?;
+    println!("Signed {} (sha256 {}): {}", file.display(), registry::sha256_hex(&wasm), path.display());
+    Ok(0)
+}
+
+/// Runs `cairn providers verify --key KEY FILE`: checks `FILE.minisig`
+/// against the keys (one-line public keys or `.pub` files); exit 1 when no
+/// key signed it.
+pub(super) fn verify(keys: &[String], file: &std::path::Path) -> Result<i32> {
+    if keys.is_empty() {
+        anyhow::bail!("give the public key to check against: --key RW… or --key FILE.pub");
+    }
+    let keys: Vec<String> = keys
+        .iter()
+        .map(|k| match std::fs::read_to_string(k) {
+            Ok(text) => text,
+            Err(_) => k.clone(),
+        })
+        .collect();
+    let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let path = registry::signature::signature_path(file);
+    let signature = std::fs::read_to_string(&path)
+        .with_context(|| format!("{} is not signed: cannot read {}", file.display(), path.display()))?;
+    match registry::signature::verify(&wasm, &signature, &keys) {
+        Ok(key) => {
+            let public = registry::signature::parse_public_key(&key).map(|k| k.to_base64()).unwrap_or(key);
+            println!("{} is signed by {public}", file.display());
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("Error: {}: {e}", file.display());
+            Ok(1)
+        }
+    }
+}
+
+/// Runs `cairn providers push FILE oci://HOST/REPOSITORY:TAG`: publishes
+/// the component as a Wasm OCI artifact, with its signature
+/// (`FILE.minisig`) when there is one.
+pub(super) fn push(file: &std::path::Path, target: &str) -> Result<i32> {
+    let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    registry::identity::read(&wasm).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let signature_path = registry::signature::signature_path(file);
+    let signature = match std::fs::read(&signature_path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", signature_path.display())),
+    };
+    let url = registry::oci::push(&wasm, signature.as_deref(), target).map_err(anyhow::Error::msg)?;
+    let signed = if signature.is_some() { ", with its signature" } else { "" };
+    println!("Pushed {} (sha256 {}{signed}) to {target}\n  {url}", file.display(), registry::sha256_hex(&wasm));
+    Ok(0)
+}
+
+/// Runs `cairn providers cache clean`: removes the compiled code of every
+/// provider (the next run compiles again).
+pub(super) fn cache_clean() -> Result<i32> {
+    let Some(root) = crate::runtime::default_cache_root() else {
+        println!("No cache directory (set CAIRN_CACHE_DIR).");
+        return Ok(0);
+    };
+    let removed = crate::runtime::clean_component_cache(&root)
+        .with_context(|| format!("cannot clean {}", root.join("components").display()))?;
+    println!("Removed {removed} compiled provider(s) from {}.", root.join("components").display());
     Ok(0)
 }
 

@@ -136,7 +136,7 @@ impl Loader {
             "locals" => self.locals(block),
             "output" => self.output(block),
             "terraform" | "cairn" => {
-                provider::settings(&block, &dir, &mut self.config.required_providers, &mut self.diags);
+                provider::settings(&block, &dir, &mut self.config, &mut self.diags);
             }
             "module" => self.diags.push(error_at(
                 "Modules are not supported",

@@ -55,6 +55,7 @@ pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, Templat
 pub use instances::{Instance, instances};
 pub use load::load;
 pub use parse::parse_expression;
+pub use provider::parse_constraint;
 pub use variables::{parse_type, resolve_variables};
 
 /// A whole configuration: every block of every `*.tf` file in a directory.
@@ -69,6 +70,9 @@ pub struct Config {
     /// Where each provider comes from, by name, from
     /// `terraform { required_providers { … } }` (or the same in `cairn { … }`).
     pub required_providers: BTreeMap<String, ProviderRequirement>,
+    /// `trusted_keys` of the `terraform`/`cairn` block: when any are given,
+    /// every provider that is not bundled must be signed by one of them.
+    pub trusted_keys: Vec<TrustedKey>,
     /// `variable` blocks by name.
     pub variables: BTreeMap<String, Variable>,
     /// Entries of `locals` blocks by name.
@@ -174,12 +178,29 @@ pub struct HttpHeaders {
     pub expr: Expression,
 }
 
-/// Where a provider comes from: an entry of `required_providers`.
+/// Where a provider comes from: an entry of `required_providers`,
+/// `name = { source = "…", version = "~> 1.2" }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderRequirement {
-    /// A path to a `.wasm` file or a directory of providers.
-    pub source: String,
+    /// A path to a `.wasm` file, a directory of providers (ending in `/`),
+    /// or `oci://HOST/REPOSITORY:TAG` (or `@sha256:…`); `None` searches the
+    /// providers path (`CAIRN_PROVIDERS_PATH`, then the per-user directory).
+    pub source: Option<String>,
+    /// The version constraint, if any, as a semver requirement (Terraform's
+    /// `~> 1.2` already translated).
+    pub version: Option<semver::VersionReq>,
+    /// The constraint as written, for messages.
+    pub version_text: Option<String>,
     /// The entry in `required_providers`.
+    pub location: Location,
+}
+
+/// A public key in `trusted_keys` (minisign's base64 form, `RW…`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrustedKey {
+    /// The key as written.
+    pub key: String,
+    /// Where it is written.
     pub location: Location,
 }
 

@@ -2,7 +2,6 @@
 //! `terraform { required_providers { … } }` (or `cairn { … }`) settings that
 //! say where each provider's `.wasm` comes from.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::diag::Diagnostic;
@@ -373,19 +372,21 @@ pub(crate) fn parse_origin(url: &str) -> Result<(String, String, u16), String> {
     Ok((scheme, host, port))
 }
 
-/// A `terraform { … }` or `cairn { … }` block: `required_providers` entries
-/// go into `requirements`; `required_version` is accepted and ignored.
-pub(super) fn settings(
-    block: &Block,
-    dir: &Path,
-    requirements: &mut BTreeMap<String, ProviderRequirement>,
-    diags: &mut Vec<Diagnostic>,
-) {
+/// A `terraform { … }` or `cairn { … }` block: `required_providers`
+/// entries and `trusted_keys` go into `config`; `required_version` is
+/// accepted and ignored.
+pub(super) fn settings(block: &Block, dir: &Path, config: &mut super::Config, diags: &mut Vec<Diagnostic>) {
     expect_no_labels(block, diags);
     let kind = block.type_name.as_str();
     for attr in &block.body.attributes {
-        if attr.name != "required_version" {
-            diags.push(unsupported_argument(attr, kind, &["required_version"]));
+        match attr.name.as_str() {
+            "required_version" => {}
+            "trusted_keys" => {
+                for (key, location) in literal_strings(attr, dir, diags) {
+                    config.trusted_keys.push(super::TrustedKey { key, location });
+                }
+            }
+            _ => diags.push(unsupported_argument(attr, kind, &["required_version", "trusted_keys"])),
         }
     }
     for nested in &block.body.blocks {
@@ -398,10 +399,10 @@ pub(super) fn settings(
             diags.push(unsupported_block(block, "required_providers", &[]));
         }
         for attr in &nested.body.attributes {
-            let Some(source) = requirement_source(&attr.name, &attr.expr, &attr.location, dir, diags) else {
+            let Some(requirement) = requirement(&attr.name, &attr.expr, &attr.location, dir, diags) else {
                 continue;
             };
-            if let Some(first) = requirements.get(&attr.name) {
+            if let Some(first) = config.required_providers.get(&attr.name) {
                 diags.push(error_at(
                     "Duplicate required provider",
                     format!("The provider \"{}\" was already required at {}.", attr.name, first.location),
@@ -409,51 +410,114 @@ pub(super) fn settings(
                 ));
                 continue;
             }
-            requirements.insert(attr.name.clone(), ProviderRequirement { source, location: attr.location.clone() });
+            config.required_providers.insert(attr.name.clone(), requirement);
         }
     }
 }
 
-/// The `source` of `name = { source = "./name.wasm", version = "…" }`;
-/// other keys are accepted and ignored.
-fn requirement_source(
+/// The keys a `required_providers` entry may have.
+const REQUIREMENT_KEYS: &[&str] = &["source", "version"];
+
+/// `name = { source = "./name.wasm", version = "~> 1.2" }`: a source, a
+/// version constraint, or both; any other key is an error (a hash belongs
+/// in `cairn.lock`, which `cairn init` writes).
+fn requirement(
     name: &str,
     expr: &super::Expression,
     location: &crate::diag::Location,
     dir: &Path,
     diags: &mut Vec<Diagnostic>,
-) -> Option<String> {
+) -> Option<ProviderRequirement> {
     let what = format!("requirement for provider \"{name}\"");
     let value = literal(expr, dir, &what).map_err(|d| diags.extend(d)).ok()?;
     let missing = || {
         error_at(
             "Missing provider source",
-            format!("The provider \"{name}\" needs a source: {name} = {{ source = \"./{name}.wasm\" }}."),
+            format!(
+                "The provider \"{name}\" needs a source or a version: {name} = {{ source = \"./{name}.wasm\" }}, \
+                 or {name} = {{ version = \"~> 1.0\" }} to search the providers path."
+            ),
             location,
         )
     };
-    let source = match &value {
-        Value::Object(entries) | Value::Map(entries) => entries.get("source").cloned().unwrap_or(Value::Null),
-        _ => {
-            diags.push(missing());
+    let (Value::Object(entries) | Value::Map(entries)) = &value else {
+        diags.push(missing());
+        return None;
+    };
+    let mut valid = true;
+    for key in entries.keys() {
+        if !REQUIREMENT_KEYS.contains(&key.as_str()) {
+            let hint = super::suggest::did_you_mean(key, REQUIREMENT_KEYS.iter().copied());
+            let lock = if key == "sha256" || key == "hash" {
+                " Hashes are kept in cairn.lock, which `cairn init` writes."
+            } else {
+                ""
+            };
+            diags.push(error_at(
+                "Unsupported argument",
+                format!("The requirement for provider \"{name}\" has an unknown key \"{key}\"; only \"source\" and \"version\" are expected.{hint}{lock}"),
+                location,
+            ));
+            valid = false;
+        }
+    }
+    let mut string = |key: &str| match entries.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(other) => {
+            diags.push(error_at(
+                format!("Invalid provider {key}"),
+                format!("The {key} of provider \"{name}\" must be a non-empty string, got {}.", other.to_hcl()),
+                location,
+            ));
+            valid = false;
+            None
+        }
+    };
+    let source = string("source");
+    let version_text = string("version");
+    if source.is_none() && version_text.is_none() && valid {
+        diags.push(missing());
+        return None;
+    }
+    let version = match version_text.as_deref().map(parse_constraint).transpose() {
+        Ok(v) => v,
+        Err(e) => {
+            diags.push(error_at("Invalid version constraint", format!("Provider \"{name}\": {e}."), location));
             return None;
         }
     };
-    match source {
-        Value::String(s) if !s.is_empty() => Some(s),
-        Value::Null => {
-            diags.push(missing());
-            None
-        }
-        other => {
-            diags.push(error_at(
-                "Invalid provider source",
-                format!("The source of provider \"{name}\" must be a non-empty string, got {}.", other.to_hcl()),
-                location,
-            ));
-            None
+    valid.then(|| ProviderRequirement { source, version, version_text, location: location.clone() })
+}
+
+/// A version constraint as Terraform writes it, as a semver requirement:
+/// comma-separated terms, each `=`, `!=`… or `~>` ("this or a later
+/// release of the last written part": `~> 1.2` is `>= 1.2.0, < 2.0.0`,
+/// `~> 1.2.3` is `>= 1.2.3, < 1.3.0`); a bare version means exactly it.
+pub fn parse_constraint(text: &str) -> Result<semver::VersionReq, String> {
+    let mut terms = Vec::new();
+    for term in text.split(',') {
+        let term = term.trim();
+        let invalid = || format!("{text:?} is not a version constraint such as \"~> 1.2\" or \">= 1.0, < 2.0\"");
+        if let Some(version) = term.strip_prefix("~>") {
+            let parts: Vec<u64> =
+                version.trim().split('.').map(|p| p.parse().map_err(|_| invalid())).collect::<Result<_, _>>()?;
+            match parts[..] {
+                [major] => terms.push(format!(">={major}.0.0, <{}.0.0", major + 1)),
+                [major, minor] => terms.push(format!(">={major}.{minor}.0, <{}.0.0", major + 1)),
+                [major, minor, patch] => terms.push(format!(">={major}.{minor}.{patch}, <{major}.{}.0", minor + 1)),
+                _ => return Err(invalid()),
+            }
+        } else if term.starts_with(|c: char| c.is_ascii_digit()) {
+            terms.push(format!("={term}"));
+        } else if term.starts_with("!=") {
+            // semver requirements have no "not equal".
+            return Err(format!("{text:?}: \"!=\" is not supported; write a range that leaves the version out"));
+        } else {
+            terms.push(term.to_string());
         }
     }
+    semver::VersionReq::parse(&terms.join(", ")).map_err(|e| format!("{text:?} is not a version constraint: {e}"))
 }
 
 #[cfg(test)]
@@ -474,23 +538,49 @@ mod tests {
         let config = load(dir.path()).unwrap();
         let req = &config.required_providers;
         assert_eq!(req.len(), 2);
-        assert_eq!(req["local"].source, "./local.wasm");
+        assert_eq!(req["local"].source.as_deref(), Some("./local.wasm"));
+        assert_eq!(req["local"].version, Some(semver::VersionReq::parse("=1.0").unwrap()));
         assert_eq!(req["local"].location.to_string(), "a.tf:4");
-        assert_eq!(req["random"].source, "providers/");
+        assert_eq!(req["random"].source.as_deref(), Some("providers/"));
         assert_eq!(req["random"].location.to_string(), "b.tf:3");
+    }
+
+    #[test]
+    fn version_constraints_are_terraforms() {
+        let matches = |constraint: &str, version: &str| {
+            parse_constraint(constraint).unwrap().matches(&semver::Version::parse(version).unwrap())
+        };
+        assert!(matches("~> 1.2", "1.2.0") && matches("~> 1.2", "1.9.3") && !matches("~> 1.2", "2.0.0"));
+        assert!(!matches("~> 1.2", "1.1.9"));
+        assert!(matches("~> 1.2.3", "1.2.9") && !matches("~> 1.2.3", "1.3.0") && !matches("~> 1.2.3", "1.2.2"));
+        assert!(matches("1.2.3", "1.2.3") && !matches("1.2.3", "1.2.4"));
+        assert!(matches(">= 1.0, < 2.0", "1.5.0") && !matches(">= 1.0, < 2.0", "2.0.0"));
+        for bad in ["~> x", "~> 1.2.3.4", "!= 1.0.0", "banana"] {
+            assert!(parse_constraint(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn trusted_keys_are_read() {
+        let (_dir, config) = load_main("cairn {\n  trusted_keys = [\"RWQkey\"]\n}\n");
+        assert_eq!(config.trusted_keys.len(), 1);
+        assert_eq!(config.trusted_keys[0].key, "RWQkey");
+        assert_eq!(config.trusted_keys[0].location.to_string(), "main.tf:2");
     }
 
     #[test]
     fn required_provider_errors() {
         let errors = load_errors(
-            "terraform {\n  required_providers {\n    a = \"1.0\"\n    b = { version = \"1\" }\n    c = { source = var.s }\n    d = { source = 1 }\n  }\n  backend \"s3\" {}\n}\ncairn {\n  required_providers {\n    d = { source = \"./d.wasm\" }\n  }\n}\nvariable \"s\" {}\n",
+            "terraform {\n  required_providers {\n    a = \"1.0\"\n    b = { sha256 = \"abc\", bogus = 1 }\n    c = { source = var.s }\n    d = { source = 1 }\n    e = { version = \"~> x\" }\n  }\n  backend \"s3\" {}\n}\ncairn {\n  required_providers {\n    d = { source = \"./d.wasm\" }\n  }\n}\nvariable \"s\" {}\n",
         );
         let expected = [
-            "Error: main.tf:3: Missing provider source\n  The provider \"a\" needs a source: a = { source = \"./a.wasm\" }.",
-            "Error: main.tf:4: Missing provider source",
+            "Error: main.tf:3: Missing provider source\n  The provider \"a\" needs a source or a version: a = { source = \"./a.wasm\" }",
+            "Error: main.tf:4: Unsupported argument\n  The requirement for provider \"b\" has an unknown key \"bogus\"",
+            "Error: main.tf:4: Unsupported argument\n  The requirement for provider \"b\" has an unknown key \"sha256\"",
+            "Error: main.tf:7: Invalid version constraint\n  Provider \"e\": \"~> x\" is not a version constraint",
             "Error: main.tf:5: Variables not allowed",
             "Error: main.tf:6: Invalid provider source\n  The source of provider \"d\" must be a non-empty string, got 1.",
-            "Error: main.tf:8: Unsupported block type\n  Blocks of type \"backend\" are not expected in a terraform block.",
+            "Error: main.tf:9: Unsupported block type\n  Blocks of type \"backend\" are not expected in a terraform block.",
         ];
         for e in expected {
             assert!(errors.iter().any(|shown| shown.starts_with(e)), "missing {e:?} in:\n{}", errors.join("\n"));

@@ -36,9 +36,11 @@ pub struct Loaded {
 
 /// Loads provider `name`, to run in `sandbox`, and reads its schema.
 pub async fn load(runtime: &Runtime, config: &Config, name: &str, sandbox: Sandbox) -> Result<Loaded, Vec<Diagnostic>> {
-    let bytes = registry::resolve(name, config).and_then(|source| source.bytes(name)).map_err(|d| vec![d])?;
+    // Identity, signature and lock are checked on the file's bytes before
+    // the runtime compiles (let alone runs) any of it.
+    let verified = registry::load(name, config).map_err(|d| vec![d])?;
     let loaded = runtime
-        .load(name, &bytes)
+        .load(name, &verified.bytes)
         .map_err(|e| vec![Diagnostic::error(format!("Provider {name:?} could not be loaded: {e:#}"))])?;
     let schema = loaded.schema(&sandbox).await.map_err(|e| vec![Diagnostic::error(e.to_string())])?;
     Ok(Loaded { loaded, sandbox, schema })

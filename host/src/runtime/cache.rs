@@ -3,25 +3,51 @@
 //! in milliseconds instead of recompiling it (60 ms for a Rust provider, ten
 //! seconds for a Python one).
 //!
-//! An entry is named by the SHA-256 of the `.wasm` and a hash of everything
-//! in the engine that compiled code depends on (wasmtime version, settings,
-//! CPU features), so a changed provider or host never loads stale code. An
-//! entry is the serialized component followed by the SHA-256 of those bytes,
-//! checked before loading: a torn or corrupted file is recompiled, never run.
+//! wasmtime's deserialisation runs whatever machine code it is given, so an
+//! entry is loaded only when cairn can prove that it wrote it: every entry
+//! ends with an HMAC-SHA256, under a per-user key kept *outside* the cache
+//! directory (see [`default_key_file`]), over the engine's compatibility
+//! hash (wasmtime version, settings, CPU features), the SHA-256 of the
+//! `.wasm` and the compiled code. An entry that was corrupted, copied from
+//! another user's cache (another key), made for another `.wasm` or by
+//! another engine configuration fails that check and is recompiled and
+//! rewritten, never run. The file name (hash of the `.wasm` and of the
+//! engine) only finds the entry; the MAC is what makes it trusted.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+type HmacSha256 = Hmac<Sha256>;
+
+/// Bytes of the MAC at the end of every entry.
+const MAC_LEN: usize = 32;
+
+/// Bytes of a cache key.
+const KEY_LEN: usize = 32;
+
+/// Domain separation: a MAC made for anything else under the same key (or
+/// by an older entry format) never verifies as an entry.
+const MAC_CONTEXT: &[u8] = b"cairn compiled component v1\0";
+
 /// Where compiled components are kept, if anywhere.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct ComponentCache {
-    /// The `components/` directory; `None` compiles every time.
-    dir: Option<PathBuf>,
+    /// The `components/` directory and the key its entries are signed with;
+    /// `None` compiles every time.
+    store: Option<(PathBuf, [u8; KEY_LEN])>,
+}
+
+impl std::fmt::Debug for ComponentCache {
+    // Never print the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComponentCache").field("dir", &self.dir()).finish_non_exhaustive()
+    }
 }
 
 /// A component ready to instantiate, and whether it came from the cache.
@@ -31,28 +57,38 @@ pub(crate) struct Loaded {
 }
 
 impl ComponentCache {
-    /// A cache under the cairn cache directory `root` (in `root/components`),
-    /// or no cache.
-    pub(crate) fn new(root: Option<PathBuf>) -> ComponentCache {
-        ComponentCache { dir: root.map(|r| r.join("components")) }
+    /// A cache under the cairn cache directory `root` (in `root/components`)
+    /// whose entries are authenticated with the key in `key_file` (created
+    /// on first use), or no cache. Without a usable key there is no cache:
+    /// unauthenticated code is never loaded.
+    pub(crate) fn new(root: Option<PathBuf>, key_file: Option<PathBuf>) -> ComponentCache {
+        let (Some(root), Some(key_file)) = (root, key_file) else { return ComponentCache { store: None } };
+        match load_or_create_key(&key_file) {
+            Ok(key) => ComponentCache { store: Some((root.join("components"), key)) },
+            Err(e) => {
+                tracing::warn!(key = %key_file.display(), "compiled providers are not cached: no cache key: {e:#}");
+                ComponentCache { store: None }
+            }
+        }
     }
 
     /// The directory of compiled components, if caching.
     pub(crate) fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
+        self.store.as_ref().map(|(dir, _)| dir.as_path())
     }
 
-    /// The component of `wasm`: from the cache when a valid entry exists,
-    /// else compiled (and then stored, if possible).
+    /// The component of `wasm`: from the cache when an entry this user's
+    /// cairn wrote exists, else compiled (and then stored, if possible).
     pub(crate) fn load(&self, engine: &Engine, wasm: &[u8]) -> anyhow::Result<Loaded> {
-        let Some(path) = self.entry_path(engine, wasm) else {
+        let (Some(path), Some((_, key))) = (self.entry_path(engine, wasm), &self.store) else {
             return Ok(Loaded { component: compile(engine, wasm)?, from_cache: false });
         };
-        if let Some(component) = read_entry(engine, &path) {
+        let context = EntryContext::new(engine, wasm);
+        if let Some(component) = read_entry(engine, key, &context, &path) {
             return Ok(Loaded { component, from_cache: true });
         }
         let component = compile(engine, wasm)?;
-        if let Err(e) = write_entry(&component, &path) {
+        if let Err(e) = write_entry(&component, key, &context, &path) {
             // A read-only or full disk costs speed, not correctness.
             tracing::warn!(path = %path.display(), "cannot cache the compiled provider: {e:#}");
         }
@@ -61,12 +97,51 @@ impl ComponentCache {
 
     /// The file an entry for `wasm` lives in.
     pub(crate) fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
-        let dir = self.dir.as_ref()?;
-        let wasm_hash = hex::encode(Sha256::digest(wasm));
+        let dir = self.dir()?;
+        let context = EntryContext::new(engine, wasm);
+        let wasm_hash = hex::encode(context.wasm_hash);
+        let engine_hash = hex::encode(&context.engine_hash[..8]);
+        Some(dir.join(format!("{wasm_hash}-{engine_hash}.cwasm")))
+    }
+}
+
+/// Removes every compiled component under the cairn cache directory
+/// `root`; returns how many entries there were. Downloaded providers are
+/// kept: the lock file pins them and offline runs need them.
+pub fn clean(root: &Path) -> std::io::Result<usize> {
+    let dir = root.join("components");
+    let count = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries.count(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    std::fs::remove_dir_all(&dir)?;
+    Ok(count)
+}
+
+/// What an entry is bound to besides its code: the engine that compiled it
+/// and the `.wasm` it was compiled from.
+struct EntryContext {
+    engine_hash: [u8; 32],
+    wasm_hash: [u8; 32],
+}
+
+impl EntryContext {
+    fn new(engine: &Engine, wasm: &[u8]) -> EntryContext {
         let mut engine_hash = Sha256Hasher(Sha256::new());
         engine.precompile_compatibility_hash().hash(&mut engine_hash);
-        let engine_hash = hex::encode(&engine_hash.0.finalize()[..8]);
-        Some(dir.join(format!("{wasm_hash}-{engine_hash}.cwasm")))
+        EntryContext { engine_hash: engine_hash.0.finalize().into(), wasm_hash: Sha256::digest(wasm).into() }
+    }
+
+    /// The MAC of `code` in this context.
+    fn mac(&self, key: &[u8; KEY_LEN], code: &[u8]) -> HmacSha256 {
+        // HMAC accepts keys of any length; 32 bytes cannot fail.
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes any key"));
+        mac.update(MAC_CONTEXT);
+        mac.update(&self.engine_hash);
+        mac.update(&self.wasm_hash);
+        mac.update(code);
+        mac
     }
 }
 
@@ -77,27 +152,75 @@ fn compile(engine: &Engine, wasm: &[u8]) -> anyhow::Result<Component> {
 
 /// The default cairn cache directory: `$CAIRN_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/cairn`, else `$HOME/.cache/cairn`.
-pub(crate) fn default_cache_root() -> Option<PathBuf> {
+pub fn default_cache_root() -> Option<PathBuf> {
     let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     var("CAIRN_CACHE_DIR")
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("cairn")))
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("cairn")))
 }
 
+/// The file holding this user's cache key: `$CAIRN_CACHE_KEY_FILE`, else
+/// `$XDG_CONFIG_HOME/cairn/cache.key`, else `$HOME/.config/cairn/cache.key`.
+/// It lives outside the cache directory on purpose: whoever can write
+/// the cache (a shared or synced cache directory, a restored backup) must
+/// not also be able to sign entries.
+pub fn default_key_file() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("CAIRN_CACHE_KEY_FILE")
+        .or_else(|| var("XDG_CONFIG_HOME").map(|d| d.join("cairn").join("cache.key")))
+        .or_else(|| var("HOME").map(|d| d.join(".config").join("cairn").join("cache.key")))
+}
+
+/// The key in `path`, or a new random one written there (readable by the
+/// user only). Two processes creating it at once agree: the loser of the
+/// race reads the winner's key.
+fn load_or_create_key(path: &Path) -> anyhow::Result<[u8; KEY_LEN]> {
+    use anyhow::Context as _;
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            return bytes.try_into().map_err(|b: Vec<u8>| {
+                anyhow::anyhow!("{} holds {} bytes, not a {KEY_LEN}-byte key", path.display(), b.len())
+            });
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+    let mut key = [0u8; KEY_LEN];
+    getrandom::fill(&mut key).map_err(|e| anyhow::anyhow!("no randomness for a cache key: {e}"))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        file.as_file().set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    file.write_all(&key)?;
+    file.as_file().sync_all()?;
+    match file.persist_noclobber(path) {
+        Ok(_) => Ok(key),
+        // Another process made it first: use theirs.
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => load_or_create_key(path),
+        Err(e) => Err(e.error).with_context(|| format!("cannot write {}", path.display())),
+    }
+}
+
 /// A valid entry's component; `None` when there is no entry or it is not
-/// usable (corrupt, or made by another wasmtime), which means "recompile".
-fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
+/// one this user's cairn wrote for this `.wasm` and engine, which means
+/// "recompile".
+fn read_entry(engine: &Engine, key: &[u8; KEY_LEN], context: &EntryContext, path: &Path) -> Option<Component> {
     let bytes = std::fs::read(path).ok()?;
-    let Some(code) = verified(&bytes) else {
-        tracing::warn!(path = %path.display(), "ignoring a corrupt compiled-provider cache entry");
+    let Some(code) = authenticated(key, context, &bytes) else {
+        tracing::warn!(path = %path.display(), "ignoring a compiled-provider cache entry cairn did not write (corrupt, foreign or stale)");
         return None;
     };
     // SAFETY: deserializing runs the machine code in `code` later, so it must
-    // be code wasmtime produced for a compatible engine. It is: the file is
-    // ours (written by `write_entry` from `Component::serialize`), named by
-    // the hash of its source and of the engine's settings, in the user's own
-    // cache directory, and its checksum was verified just above, so it is
-    // exactly the bytes we wrote. Anyone able to replace it consistently can
+    // be code wasmtime produced for a compatible engine. It is: its MAC,
+    // under this user's secret key (kept outside the cache directory), was
+    // just verified over the code, this engine's compatibility hash and the
+    // `.wasm`'s hash, so these are exactly the bytes `write_entry` stored
+    // from `Component::serialize` on an engine configured like this one.
+    // Someone able to forge that MAC can read the user's key, and so can
     // already change the user's files. wasmtime additionally checks the
     // header (version, target, settings) and refuses a mismatch.
     match unsafe { Component::deserialize(engine, code) } {
@@ -109,22 +232,24 @@ fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
     }
 }
 
-/// The serialized component in an entry, if its checksum is right.
-fn verified(entry: &[u8]) -> Option<&[u8]> {
-    let split = entry.len().checked_sub(32)?;
-    let (code, checksum) = entry.split_at(split);
-    (Sha256::digest(code).as_slice() == checksum).then_some(code)
+/// The serialized component in an entry, if its MAC is right (compared in
+/// constant time).
+fn authenticated<'a>(key: &[u8; KEY_LEN], context: &EntryContext, entry: &'a [u8]) -> Option<&'a [u8]> {
+    let split = entry.len().checked_sub(MAC_LEN)?;
+    let (code, tag) = entry.split_at(split);
+    context.mac(key, code).verify_slice(tag).ok()?;
+    Some(code)
 }
 
-/// Stores a compiled component atomically: other processes see either no
-/// entry or a whole one.
-fn write_entry(component: &Component, path: &Path) -> anyhow::Result<()> {
+/// Stores a compiled component with its MAC, atomically: other processes
+/// see either no entry or a whole one.
+fn write_entry(component: &Component, key: &[u8; KEY_LEN], context: &EntryContext, path: &Path) -> anyhow::Result<()> {
     let code = component.serialize().map_err(super::to_anyhow)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     file.write_all(&code)?;
-    file.write_all(&Sha256::digest(&code))?;
+    file.write_all(&context.mac(key, &code).finalize().into_bytes())?;
     file.persist(path)?;
     Ok(())
 }
@@ -148,24 +273,130 @@ impl Hasher for Sha256Hasher {
 mod tests {
     use super::*;
 
+    /// A cache in a temporary directory, its key in another.
+    struct TestCache {
+        cache: ComponentCache,
+        root: tempfile::TempDir,
+        _keys: tempfile::TempDir,
+    }
+
+    fn test_cache() -> TestCache {
+        let root = tempfile::tempdir().unwrap();
+        let keys = tempfile::tempdir().unwrap();
+        let cache = ComponentCache::new(Some(root.path().to_path_buf()), Some(keys.path().join("cache.key")));
+        TestCache { cache, root, _keys: keys }
+    }
+
+    fn wasm() -> &'static [u8] {
+        super::super::builtin("null").unwrap()
+    }
+
+    /// Loads `null` and checks it came from the cache as `expected`, and
+    /// that it works (it links).
+    fn load(cache: &ComponentCache, engine: &Engine, from_cache: bool) {
+        let loaded = cache.load(engine, wasm()).unwrap();
+        assert_eq!(loaded.from_cache, from_cache);
+        assert!(loaded.component.component_type().exports(engine).count() > 0);
+    }
+
     #[test]
-    fn entries_are_verified() {
+    fn entries_are_authenticated() {
+        let key = [7u8; KEY_LEN];
+        let engine = super::super::engine::new_engine().unwrap();
+        let context = EntryContext::new(&engine, b"wasm");
         let mut entry = b"code".to_vec();
-        entry.extend_from_slice(&Sha256::digest(b"code"));
-        assert_eq!(verified(&entry), Some(&b"code"[..]));
+        entry.extend_from_slice(&context.mac(&key, b"code").finalize().into_bytes());
+        assert_eq!(authenticated(&key, &context, &entry), Some(&b"code"[..]));
+        assert_eq!(authenticated(&[8u8; KEY_LEN], &context, &entry), None, "another key");
+        assert_eq!(authenticated(&key, &EntryContext::new(&engine, b"other"), &entry), None, "another wasm");
         entry[0] ^= 1;
-        assert_eq!(verified(&entry), None);
-        assert_eq!(verified(b"short"), None);
+        assert_eq!(authenticated(&key, &context, &entry), None, "a flipped bit");
+        assert_eq!(authenticated(&key, &context, b"short"), None);
     }
 
     #[test]
     fn entry_names_depend_on_the_wasm() {
         let engine = super::super::engine::new_engine().unwrap();
-        let cache = ComponentCache::new(Some("/c".into()));
-        let a = cache.entry_path(&engine, b"a").unwrap();
-        assert!(a.starts_with("/c/components") && a.extension().unwrap() == "cwasm");
-        assert_ne!(a, cache.entry_path(&engine, b"b").unwrap());
-        assert_eq!(a, cache.entry_path(&engine, b"a").unwrap());
-        assert!(ComponentCache::new(None).entry_path(&engine, b"a").is_none());
+        let t = test_cache();
+        let a = t.cache.entry_path(&engine, b"a").unwrap();
+        assert!(a.starts_with(t.root.path().join("components")) && a.extension().unwrap() == "cwasm");
+        assert_ne!(a, t.cache.entry_path(&engine, b"b").unwrap());
+        assert_eq!(a, t.cache.entry_path(&engine, b"a").unwrap());
+        assert!(ComponentCache::new(None, None).entry_path(&engine, b"a").is_none());
+    }
+
+    #[test]
+    fn a_flipped_byte_is_recompiled_not_run() {
+        let engine = super::super::engine::new_engine().unwrap();
+        let t = test_cache();
+        load(&t.cache, &engine, false);
+        load(&t.cache, &engine, true);
+        let path = t.cache.entry_path(&engine, wasm()).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        // A byte in the code, where only the MAC can notice it.
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        load(&t.cache, &engine, false);
+        // Rewritten: the next load is from the cache again.
+        load(&t.cache, &engine, true);
+    }
+
+    #[test]
+    fn an_entry_from_another_users_cache_is_recompiled_not_run() {
+        let engine = super::super::engine::new_engine().unwrap();
+        let theirs = test_cache();
+        let ours = test_cache();
+        load(&theirs.cache, &engine, false);
+        let their_entry = theirs.cache.entry_path(&engine, wasm()).unwrap();
+        let our_entry = ours.cache.entry_path(&engine, wasm()).unwrap();
+        std::fs::create_dir_all(our_entry.parent().unwrap()).unwrap();
+        std::fs::copy(&their_entry, &our_entry).unwrap();
+        load(&ours.cache, &engine, false);
+        load(&ours.cache, &engine, true);
+    }
+
+    #[test]
+    fn an_entry_made_by_another_engine_configuration_is_recompiled_not_run() {
+        let engine = super::super::engine::new_engine().unwrap();
+        // Another configuration: no epoch interruption, so its code has no
+        // epoch checks and would never stop a looping provider.
+        let other = wasmtime::Engine::new(&wasmtime::Config::new()).unwrap();
+        let t = test_cache();
+        load(&t.cache, &other, false);
+        // The other engine's entry, put where this engine looks for its own
+        // (same key: made by this very user).
+        let theirs = t.cache.entry_path(&other, wasm()).unwrap();
+        let ours = t.cache.entry_path(&engine, wasm()).unwrap();
+        assert_ne!(theirs, ours);
+        std::fs::copy(&theirs, &ours).unwrap();
+        load(&t.cache, &engine, false);
+        load(&t.cache, &engine, true);
+    }
+
+    #[test]
+    fn the_key_is_made_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("cache.key");
+        let first = load_or_create_key(&path).unwrap();
+        assert_eq!(load_or_create_key(&path).unwrap(), first);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        std::fs::write(&path, b"short").unwrap();
+        let e = load_or_create_key(&path).unwrap_err().to_string();
+        assert!(e.contains("holds 5 bytes"), "{e}");
+    }
+
+    #[test]
+    fn clean_removes_the_entries() {
+        let engine = super::super::engine::new_engine().unwrap();
+        let t = test_cache();
+        load(&t.cache, &engine, false);
+        assert_eq!(clean(t.root.path()).unwrap(), 1);
+        assert_eq!(clean(t.root.path()).unwrap(), 0);
+        load(&t.cache, &engine, false);
     }
 }

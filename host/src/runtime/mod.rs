@@ -50,6 +50,7 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 pub use builtin::{BUILTIN_NAMES, builtin};
+pub use cache::{clean as clean_component_cache, default_cache_root, default_key_file};
 pub use engine::EPOCH_TICK;
 pub use imports::describe_import;
 pub use sandbox::{Grant, HttpGrant, Sandbox};
@@ -139,11 +140,14 @@ impl Runtime {
 
     /// A runtime caching compiled components under the cairn cache
     /// directory `dir` (in `dir/components`), or not at all for `None`.
+    /// Entries are authenticated with this user's cache key
+    /// ([`default_key_file`]); without one nothing is cached.
     pub fn with_cache_dir(dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
         let engine = engine::new_engine().map_err(to_anyhow)?;
         let linker = instance::linker(&engine).map_err(to_anyhow)?;
         let ticker = EpochTicker::start(&engine).context("cannot start the epoch ticker thread")?;
-        let shared = Shared { engine, linker, cache: ComponentCache::new(dir), _ticker: ticker };
+        let shared =
+            Shared { engine, linker, cache: ComponentCache::new(dir, cache::default_key_file()), _ticker: ticker };
         Ok(Runtime { shared: Arc::new(shared) })
     }
 
@@ -192,6 +196,12 @@ impl LoadedProvider {
     /// Whether the compiled code came from the cache (rather than Cranelift).
     pub fn from_cache(&self) -> bool {
         self.from_cache
+    }
+
+    /// Creates one instance in `sandbox` and drops it without calling it:
+    /// what a new instance costs (the `provider_start` benchmark).
+    pub async fn instantiate(&self, sandbox: &Sandbox) -> Result<(), CallError> {
+        Instance::new(&self.pre, &self.name, sandbox).await.map(drop)
     }
 
     /// The provider's schema, from a throwaway instance in `sandbox`.

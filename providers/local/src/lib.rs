@@ -216,7 +216,7 @@ fn io_error(action: &str, filename: &str, err: &io::Error, grant: &str) -> Diagn
     }
 }
 
-cairn_sdk::export_provider!(Local);
+cairn_sdk::export_provider!(Local, name = "local");
 
 #[cfg(test)]
 mod tests {

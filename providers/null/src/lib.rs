@@ -99,7 +99,7 @@ fn uuid(mut b: [u8; 16]) -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
-cairn_sdk::export_provider!(Null);
+cairn_sdk::export_provider!(Null, name = "null");
 
 #[cfg(test)]
 mod tests {

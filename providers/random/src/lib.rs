@@ -276,7 +276,7 @@ fn password(state: &Value) -> Result<String, Diagnostic> {
     Ok(chars.into_iter().collect())
 }
 
-cairn_sdk::export_provider!(Random);
+cairn_sdk::export_provider!(Random, name = "random");
 
 #[cfg(test)]
 mod tests {

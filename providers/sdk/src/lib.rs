@@ -84,14 +84,35 @@ pub use value::{Number, Refinements, Value, WireError};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::glue::Glue;
+
+    /// The bytes of `text` as an array, for a `static` custom section.
+    pub const fn bytes<const N: usize>(text: &str) -> [u8; N] {
+        let from = text.as_bytes();
+        let mut out = [0u8; N];
+        let mut i = 0;
+        while i < N {
+            out[i] = from[i];
+            i += 1;
+        }
+        out
+    }
 }
 
 /// Export a [`Provider`] implementation as the component's `cairn:provider`
-/// interface. Call it exactly once, at the top level of the provider crate:
+/// interface. Call it exactly once, at the top level of the provider crate,
+/// with the name the provider declares for itself:
 ///
 /// ```text
-/// cairn_sdk::export_provider!(MyProvider);
+/// cairn_sdk::export_provider!(MyProvider, name = "my");
+/// cairn_sdk::export_provider!(MyProvider, name = "my", version = "1.2.3");
 /// ```
+///
+/// The name and version (by default the crate's `CARGO_PKG_VERSION`) go
+/// into the component's `cairn-provider-identity` custom section, which
+/// the host reads without running any of the provider's code: `cairn
+/// providers inspect` shows them, a configuration that expects another
+/// provider under that name is refused, and `cairn init` chooses versions
+/// by them. `export_provider!(MyProvider)` declares no identity.
 ///
 /// The exports are only generated when compiling for `wasm32`: natively the
 /// crate stays an ordinary library whose logic can be unit-tested, and
@@ -106,6 +127,20 @@ macro_rules! export_provider {
         const _: () = {
             type __CairnProviderGlue = $crate::__private::Glue<$provider>;
             $crate::bindings::__export_provider_world!(__CairnProviderGlue with_types_in $crate::bindings);
+        };
+    };
+    ($provider:ty, name = $name:literal) => {
+        $crate::export_provider!($provider, name = $name, version = env!("CARGO_PKG_VERSION"));
+    };
+    ($provider:ty, name = $name:literal, version = $version:expr) => {
+        $crate::export_provider!($provider);
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            const IDENTITY: &str = concat!("name=", $name, "\nversion=", $version, "\n");
+            // A custom section: data the host reads from the file, never code.
+            #[unsafe(link_section = "cairn-provider-identity")]
+            #[used]
+            static CAIRN_PROVIDER_IDENTITY: [u8; IDENTITY.len()] = $crate::__private::bytes(IDENTITY);
         };
     };
 }

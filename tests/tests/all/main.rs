@@ -5,6 +5,7 @@
 mod check;
 mod commands;
 mod contract_violations;
+mod distribution;
 mod errors;
 mod failures;
 mod javascript;
@@ -12,6 +13,7 @@ mod lifecycle;
 mod ordering;
 mod providers_new;
 mod python;
+mod registry;
 mod sandbox;
 mod values;
 mod zoo;

@@ -136,7 +136,7 @@ fn random_hex() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-cairn_sdk::export_provider!(Recorder);
+cairn_sdk::export_provider!(Recorder, name = "recorder");
 
 #[cfg(test)]
 mod tests {

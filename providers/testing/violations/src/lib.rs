@@ -201,7 +201,7 @@ fn random_hex() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-cairn_sdk::export_provider!(Violations);
+cairn_sdk::export_provider!(Violations, name = "violations");
 
 #[cfg(test)]
 mod tests {
