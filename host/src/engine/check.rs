@@ -85,22 +85,23 @@ impl Engine {
         let sandbox = Sandbox::resolve(scratch.path(), &[".".to_string()], &[]).map_err(anyhow::Error::msg)?;
         sandbox.create_writable_dirs().map_err(anyhow::Error::msg)?;
         let loaded = runtime.load(name, wasm)?;
-        let schema = self.tokio.block_on(loaded.schema(&sandbox))?;
-        let config = config_of(&schema.provider.block, Fill::Null);
-        match self.tokio.block_on(loaded.configure(sandbox, config)) {
-            Ok(provider) => Ok(self.tokio.block_on(conformance(&*provider))),
-            Err(e) => {
-                let mut report = schema_steps(&schema);
-                let verdict = match &e {
-                    ConfigureError::Call(_) => Verdict::Failed(e.to_string()),
-                    ConfigureError::Diagnostics { .. } => {
-                        Verdict::Skipped(format!("{}; nothing else could be checked", e.to_string().replace('\n', " ")))
-                    }
-                };
-                report.push("provider", "configure with generated required attributes", verdict);
-                Ok(report)
-            }
-        }
+        self.tokio.block_on(async {
+            let schema = loaded.schema(&sandbox).await?;
+            let config = config_of(&schema.provider.block, Fill::Null);
+            let e = match loaded.configure(sandbox, config).await {
+                Ok(provider) => return Ok(conformance(&*provider).await),
+                Err(e) => e,
+            };
+            let mut report = schema_steps(&schema);
+            let verdict = match &e {
+                ConfigureError::Call(_) => Verdict::Failed(e.to_string()),
+                ConfigureError::Diagnostics { .. } => {
+                    Verdict::Skipped(format!("{}; nothing else could be checked", e.to_string().replace('\n', " ")))
+                }
+            };
+            report.push("provider", "configure with generated required attributes", verdict);
+            Ok(report)
+        })
     }
 }
 
@@ -143,21 +144,18 @@ async fn resource_steps(gate: &Gate<'_>, type_name: &str, schema: &Schema, repor
     let addr = ResourceAddr::managed(type_name, "check").instance();
     let block = &schema.block;
 
-    let unknowns = [config_of(block, Fill::Unknown)].into_iter().chain(one_at_a_time(block, Fill::Unknown));
-    let verdict = first_plan_accepted(gate, schema, &addr, unknowns).await;
+    let verdict = first_plan_accepted(gate, schema, &addr, candidates(block, Fill::Unknown, Fill::Unknown)).await;
     report.push(&subject, "plan a create with unknown optional attributes", verdict);
 
-    let generated = [config_of(block, Fill::Generated)].into_iter().chain(one_at_a_time(block, Fill::Generated));
-    let verdict = first_plan_accepted(gate, schema, &addr, generated).await;
+    let verdict = first_plan_accepted(gate, schema, &addr, candidates(block, Fill::Generated, Fill::Generated)).await;
     report.push(&subject, "plan a create with generated optional attributes", verdict);
 
     // The lifecycle runs with the least configuration the provider
     // accepts: required attributes only, else with one optional attribute
     // set (a provider may need one of several, as `local_file` needs
     // `content` or `content_base64`).
-    let candidates = [config_of(block, Fill::Null)].into_iter().chain(one_at_a_time(block, Fill::Generated));
     let mut first = None;
-    for config in candidates {
+    for config in candidates(block, Fill::Null, Fill::Generated) {
         let mut steps = CheckReport::default();
         let rejected =
             lifecycle(gate, schema, &addr, &config, &mut Lifecycle { subject: &subject, done: 0, report: &mut steps })
@@ -171,30 +169,24 @@ async fn resource_steps(gate: &Gate<'_>, type_name: &str, schema: &Schema, repor
     report.steps.extend(first.map(|f| f.steps).unwrap_or_default());
 }
 
-/// Configurations of `block` with required attributes generated and one
-/// optional attribute set as `fill` says, for each optional attribute: a
-/// provider may reject all of them set at once (`content` and
-/// `content_base64`), yet accept each alone.
-fn one_at_a_time(block: &Block, fill: Fill) -> Vec<Value> {
-    let Value::Object(least) = config_of(block, Fill::Null) else { return Vec::new() };
-    let optional = block.attributes.iter().filter(|(_, a)| a.optional);
-    optional
-        .map(|(name, a)| {
-            let mut config = least.clone();
-            config.insert(name.clone(), attribute_config(name, a, fill));
-            Value::Object(config)
-        })
-        .collect()
+/// The configurations to try, in order: every optional attribute filled
+/// as `all` says; then, for each optional attribute, the required ones
+/// with only that one filled as `each` says. A provider may reject all of
+/// them set at once (`content` and `content_base64`), yet accept each alone.
+fn candidates(block: &Block, all: Fill, each: Fill) -> Vec<Value> {
+    let mut out = vec![config_of(block, all)];
+    let Value::Object(least) = config_of(block, Fill::Null) else { return out };
+    for (name, a) in block.attributes.iter().filter(|(_, a)| a.optional) {
+        let mut config = least.clone();
+        config.insert(name.clone(), attribute_config(name, a, each));
+        out.push(Value::Object(config));
+    }
+    out
 }
 
 /// Plans a create twice with each configuration in turn, until the
 /// provider accepts one: its verdict, or the first rejection.
-async fn first_plan_accepted(
-    gate: &Gate<'_>,
-    schema: &Schema,
-    addr: &InstanceAddr,
-    configs: impl Iterator<Item = Value>,
-) -> Verdict {
+async fn first_plan_accepted(gate: &Gate<'_>, schema: &Schema, addr: &InstanceAddr, configs: Vec<Value>) -> Verdict {
     let mut rejected = None;
     for config in configs {
         match planned_twice(gate, schema, addr, &Value::Null, &config).await {

@@ -77,14 +77,12 @@ fn add_headers(name: &str, grant: &mut HttpGrant, expr: &Expression, ctx: &EvalC
         Value::Object(entries) | Value::Map(entries) => entries,
         other => return Err(invalid(format!("headers must be a map of strings, got {}.", other.kind_name()))),
     };
-    let mut checked = HttpGrant { headers: Vec::new(), ..grant.clone() };
     for (header, value) in entries {
         let Value::String(value) = value else {
             return Err(invalid(format!("the value of header {header:?} must be a known string.")));
         };
-        checked.add_header(&header, &value).map_err(|e| invalid(format!("{e}.")))?;
+        grant.add_header(&header, &value).map_err(|e| invalid(format!("{e}.")))?;
     }
-    grant.headers = checked.headers;
     Ok(())
 }
 
