@@ -82,6 +82,27 @@ pub struct ReadResponse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// One existing object found by `import_resource`.
+#[derive(Debug, Clone)]
+pub struct ImportedResource {
+    /// Its resource type (a provider may find an object of another type
+    /// than the one asked for, as Terraform allows; the host refuses it).
+    pub type_name: String,
+    /// The object as it is, in its type's schema.
+    pub state: Value,
+    /// Stored with the state.
+    pub private: Vec<u8>,
+}
+
+/// What `import_resource` answers.
+#[derive(Debug, Clone, Default)]
+pub struct ImportResponse {
+    /// The objects found; empty (with an error diagnostic) when there is none.
+    pub imported: Vec<ImportedResource>,
+    /// Messages for the user.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
 /// A failure of the call itself (trap, timeout, oversized answer), as
 /// opposed to an error the provider reported in its diagnostics.
 ///
@@ -188,6 +209,18 @@ pub trait Provider: Send + Sync {
         current_state: &'a Value,
         private: &'a [u8],
     ) -> CallFuture<'a, ReadResponse>;
+
+    /// Finds an existing object by its provider-specific `id`, for adoption
+    /// (`import` blocks, `cairn import`, and recovering an interrupted
+    /// create). In-process fakes that never adopt keep the default, an
+    /// error diagnostic.
+    fn import_resource<'a>(&'a self, type_name: &'a str, id: &'a str) -> CallFuture<'a, ImportResponse> {
+        let _ = id;
+        ready(Ok(ImportResponse {
+            imported: Vec::new(),
+            diagnostics: vec![Diagnostic::error(format!("Resource type `{type_name}` does not support import"))],
+        }))
+    }
 
     /// Reads a data source; returns the state and diagnostics.
     fn read_data_source<'a>(

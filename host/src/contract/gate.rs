@@ -19,6 +19,9 @@ use super::{RULE_NO_UNKNOWNS, RULE_TYPE, Violation};
 const PROVIDER_BUG: &str = "This is a bug in the provider, which should be reported to its authors. \
      Nothing from this answer was recorded in the state.";
 
+/// Rule: an import finds one object of the type asked for.
+pub const RULE_IMPORT_ONE: &str = "an import must answer exactly one non-null object of the type asked for";
+
 /// Rule: a delete answers null.
 pub const RULE_DELETE_NULL: &str = "a deleted object's new state must be null";
 
@@ -260,6 +263,61 @@ impl<'a> Gate<'a> {
             self.refuse(addr, "an invalid delete result", &[v])?;
         }
         Ok(warnings)
+    }
+
+    /// Finds the existing object `id` for adoption as `addr` and checks the
+    /// answer: exactly one object, of `addr`'s type, wholly known and of
+    /// the schema's type. Returns its state and private bytes (to be read
+    /// once more, as Terraform does, before it is recorded) and warnings.
+    #[allow(clippy::type_complexity)]
+    pub async fn import(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        id: &str,
+    ) -> Result<((Value, Vec<u8>), Vec<Diagnostic>), CheckedCallError> {
+        let type_name = &addr.resource.type_name;
+        let response = self
+            .provider
+            .import_resource(type_name, id)
+            .await
+            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+        let warnings = reported(addr, response.diagnostics)?;
+        let what = "an invalid import result";
+        let mut imported = response.imported;
+        let object = match (imported.pop(), imported.is_empty()) {
+            (Some(object), true) => object,
+            (found, _) => {
+                let n = imported.len() + usize::from(found.is_some());
+                let v = Violation {
+                    path: Path::root(),
+                    message: format!("returned {n} objects for id {id:?}, where one was asked for"),
+                    rule: RULE_IMPORT_ONE,
+                };
+                return Err(CheckedCallError::Contract(invalid_answer(self.name(), addr, what, &[v])));
+            }
+        };
+        let mut violations = Vec::new();
+        if object.type_name != *type_name {
+            violations.push(Violation {
+                path: Path::root(),
+                message: format!("returned an object of type {:?}", object.type_name),
+                rule: RULE_IMPORT_ONE,
+            });
+        }
+        if object.state.is_null() {
+            violations.push(Violation { path: Path::root(), message: "returned null".into(), rule: RULE_IMPORT_ONE });
+        } else if let Err(e) = schema.block.implied_type().check(&object.state) {
+            violations.push(Violation { path: e.path, message: e.message, rule: RULE_TYPE });
+        } else if !object.state.is_wholly_known() {
+            violations.push(Violation {
+                path: Path::root(),
+                message: "returned unknown values".into(),
+                rule: RULE_NO_UNKNOWNS,
+            });
+        }
+        self.refuse(addr, what, &violations)?;
+        Ok(((object.state, object.private), warnings))
     }
 
     /// Upgrades a stored object written with an older schema version and

@@ -174,6 +174,20 @@ impl AnswerSize for api::ReadResponse {
     }
 }
 
+impl AnswerSize for api::ImportedResource {
+    fn answer_size(&self) -> usize {
+        [self.type_name.answer_size(), self.state.answer_size(), self.private.len()]
+            .into_iter()
+            .fold(0, usize::saturating_add)
+    }
+}
+
+impl AnswerSize for api::ImportResponse {
+    fn answer_size(&self) -> usize {
+        sum(&self.imported).saturating_add(sum(&self.diagnostics))
+    }
+}
+
 impl AnswerSize for api::DataResponse {
     fn answer_size(&self) -> usize {
         self.state.answer_size().saturating_add(sum(&self.diagnostics))

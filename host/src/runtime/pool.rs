@@ -21,7 +21,8 @@ use super::sandbox::Sandbox;
 use super::wire::{self, WireError};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::{
-    ApplyRequest, ApplyResponse, CallError, CallFuture, CallResult, PlanRequest, PlanResponse, Provider, ReadResponse,
+    ApplyRequest, ApplyResponse, CallError, CallFuture, CallResult, ImportResponse, ImportedResource, PlanRequest,
+    PlanResponse, Provider, ReadResponse,
 };
 use crate::schema::ProviderSchema;
 use crate::value::Value;
@@ -224,6 +225,28 @@ impl Provider for WasmProvider {
                 private: answer.private,
                 diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
             })
+        })
+    }
+
+    fn import_resource<'a>(&'a self, type_name: &'a str, id: &'a str) -> CallFuture<'a, ImportResponse> {
+        const OP: &str = "import-resource";
+        let (type_name, id) = (type_name.to_string(), id.to_string());
+        let call: ExportCall<_> =
+            Box::new(move |g, s| Box::pin(async move { g.call_import_resource(s, &type_name, &id).await }));
+        Box::pin(async move {
+            let answer = self.call(OP, call).await?;
+            let imported = answer
+                .imported
+                .iter()
+                .map(|i| {
+                    Ok(ImportedResource {
+                        type_name: i.type_name.clone(),
+                        state: self.decode(OP, &i.state)?,
+                        private: i.private.clone(),
+                    })
+                })
+                .collect::<CallResult<Vec<_>>>()?;
+            Ok(ImportResponse { imported, diagnostics: wire::diagnostics_from_wire(&answer.diagnostics) })
         })
     }
 

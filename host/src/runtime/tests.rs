@@ -435,3 +435,31 @@ fn a_component_built_against_the_old_abi_is_refused_with_what_to_do() {
     // No provider export at all is for linking to explain.
     assert!(check_abi(&["wasi:cli/run@0.2.0".to_string()]).is_ok());
 }
+
+#[test]
+fn import_goes_through_the_gate() {
+    use crate::addr::InstanceAddr;
+    use crate::contract::{CheckedCallError, Gate, RULE_IMPORT_ONE};
+
+    let random = configured("random", builtin("random").unwrap(), Sandbox::default());
+    let gate = Gate::new(&*random);
+    let addr: InstanceAddr = "random_id.x".parse().unwrap();
+    let schema = gate.schema_of(&addr.resource).unwrap();
+    let ((state, _private), warnings) = gate.import(schema, &addr, "p-,-_8B").wait().unwrap();
+    assert!(warnings.is_empty());
+    assert_eq!(state.get_attr("hex").as_str(), Some("p-fbff01"));
+    let Err(CheckedCallError::Reported(_, diags)) = gate.import(schema, &addr, "!!").wait() else {
+        panic!("a bad id was accepted")
+    };
+    assert!(diags[0].summary.contains("Cannot import random_id"), "{diags:?}");
+
+    // An answer with no object at all is the provider's bug, in the host's words.
+    let provider = misbehave(Sandbox::default());
+    let gate = Gate::new(&*provider);
+    let addr: InstanceAddr = "misbehave_ok.x".parse().unwrap();
+    let schema = gate.schema_of(&addr.resource).unwrap();
+    let Err(CheckedCallError::Contract(d)) = gate.import(schema, &addr, "anything").wait() else {
+        panic!("an empty import answer was accepted")
+    };
+    assert!(d.summary.contains("returned 0 objects") && d.summary.contains(RULE_IMPORT_ONE), "{d:?}");
+}
