@@ -65,6 +65,7 @@ const PYTHON_SDK: Files = &[
     ("sdk/cairn_provider/provider.py", include_str!("../../providers/sdk-python/cairn_provider/provider.py")),
     ("sdk/cairn_provider/schema.py", include_str!("../../providers/sdk-python/cairn_provider/schema.py")),
     ("sdk/cairn_provider/values.py", include_str!("../../providers/sdk-python/cairn_provider/values.py")),
+    ("sdk/stamp_identity.py", include_str!("../../providers/sdk-python/stamp_identity.py")),
     ("wit/provider.wit", include_str!("../../wit/provider.wit")),
 ];
 
@@ -81,6 +82,7 @@ const JS: Files = &[
 const JS_SDK: Files = &[
     ("sdk/cairn-provider.js", include_str!("../../providers/sdk-js/cairn-provider.js")),
     ("sdk/log.js", include_str!("../../providers/sdk-js/log.js")),
+    ("sdk/stamp-identity.mjs", include_str!("../../providers/sdk-js/stamp-identity.mjs")),
     ("wit/provider.wit", include_str!("../../wit/provider.wit")),
 ];
 
@@ -157,6 +159,7 @@ mod tests {
         for (copies, dir, into) in [
             (RUST_SDK, "providers/sdk/src", "sdk/src"),
             (PYTHON_SDK, "providers/sdk-python/cairn_provider", "sdk/cairn_provider"),
+            (PYTHON_SDK, "providers/sdk-python", "sdk"),
             (JS_SDK, "providers/sdk-js", "sdk"),
         ] {
             let sources = std::fs::read_dir(format!("{}/../{dir}", env!("CARGO_MANIFEST_DIR"))).unwrap();

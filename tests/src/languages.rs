@@ -195,6 +195,7 @@ fn build(lang: Lang, name: &str) -> PathBuf {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+    stamp_identity(lang, &partial, name);
     std::fs::rename(&partial, &out).expect("the built component can be moved into place");
     // Builds of older sources are never used again: keep the directory from
     // growing by a 12-20 MB component per edit.
@@ -206,6 +207,32 @@ fn build(lang: Lang, name: &str) -> PathBuf {
         }
     }
     out
+}
+
+/// The version the repository's Python and JavaScript providers declare.
+pub const PROVIDER_VERSION: &str = "0.1.0";
+
+/// Writes the provider's name and version into `wasm` with the SDK's own
+/// tool, as a provider project's `build.sh` does.
+fn stamp_identity(lang: Lang, wasm: &Path, name: &str) {
+    let root = repo_root();
+    let (program, script) = match lang {
+        Lang::Python => ("python3", root.join("providers/sdk-python/stamp_identity.py")),
+        Lang::JavaScript => ("node", root.join("providers/sdk-js/stamp-identity.mjs")),
+    };
+    let output = Command::new(program)
+        .arg(&script)
+        .arg(wasm)
+        .args([name, PROVIDER_VERSION])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        output.status.success(),
+        "{} {} failed: {}",
+        program,
+        script.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Feeds every file under `dir` (path relative to `root`, and content) into

@@ -175,19 +175,16 @@ impl Workdir {
         self.command(args, env).stdin(Stdio::null()).output().expect("cairn runs").into()
     }
 
+    /// Runs `cairn ARGS` inside the directory, without naming it: for
+    /// commands about a file (`providers inspect FILE`).
+    pub fn cairn_here(&self, args: &[&str]) -> Run {
+        cairn_in(self.path(), args)
+    }
+
     /// The command for `cairn ARGS DIR`, not started.
     pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut cmd = Command::new(cairn_binary());
-        cmd.args(args).arg(self.path());
-        cmd.env_remove("CAIRN_LOG").env("NO_COLOR", "1");
-        // Compiled components are cached per test run, not in the user's home.
-        cmd.env("CAIRN_CACHE_DIR", shared_cache_dir());
-        // Its key is kept outside it, as a user's is (and not in the home
-        // of whoever runs the tests).
-        cmd.env("CAIRN_CACHE_KEY_FILE", shared_cache_dir().with_extension("key"));
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+        let mut cmd = cairn_command(args, env);
+        cmd.arg(self.path());
         cmd
     }
 
@@ -227,6 +224,29 @@ impl Default for Workdir {
     fn default() -> Workdir {
         Workdir::new()
     }
+}
+
+/// Runs `cairn ARGS` (no configuration directory) in `dir` and waits for it.
+pub fn cairn_in(dir: &Path, args: &[&str]) -> Run {
+    let mut cmd = cairn_command(args, &[]);
+    cmd.current_dir(dir).stdin(Stdio::null()).output().expect("cairn runs").into()
+}
+
+/// `cairn ARGS` with the test run's environment (its compiled-code cache,
+/// no colours, no log filter), not started.
+fn cairn_command(args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(cairn_binary());
+    cmd.args(args);
+    cmd.env_remove("CAIRN_LOG").env("NO_COLOR", "1");
+    // Compiled components are cached per test run, not in the user's home.
+    cmd.env("CAIRN_CACHE_DIR", shared_cache_dir());
+    // Its key is kept outside it, as a user's is (and not in the home
+    // of whoever runs the tests).
+    cmd.env("CAIRN_CACHE_KEY_FILE", shared_cache_dir().with_extension("key"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
 }
 
 /// One cache of compiled components for the whole test run.

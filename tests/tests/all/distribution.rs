@@ -4,7 +4,7 @@
 //! `schema` runs (the first call to any provider), so each refusal below
 //! also proves that none of the refused provider's code ran.
 
-use cairn_e2e::{Run, Workdir, cairn_binary, component};
+use cairn_e2e::{Run, Workdir, cairn_binary, cairn_in, component};
 
 /// A configuration of the witness provider from `source`, with its mark
 /// directory granted and one resource; `extra` goes into the `cairn` block.
@@ -62,11 +62,6 @@ fn patched_witness(from: &str, to: &str) -> Vec<u8> {
 
 fn sha256_of(path: &std::path::Path) -> String {
     cairn::registry::sha256_hex(&std::fs::read(path).unwrap())
-}
-
-/// Runs `cairn ARGS` (no configuration directory) in `dir`.
-fn cairn_in(dir: &std::path::Path, args: &[&str]) -> Run {
-    std::process::Command::new(cairn_binary()).args(args).current_dir(dir).output().unwrap().into()
 }
 
 #[test]

@@ -157,6 +157,10 @@ fn http_data_source_reads_through_the_grant_and_follows_the_server() {
     let server = Server::start("hello");
     let w = workdir(server.port);
 
+    // The build wrote the provider's name and version into the file.
+    let run = w.cairn_here(&["providers", "inspect", "http.wasm"]).success();
+    assert!(run.stdout.contains("provider \"http\"\n") && run.stdout.contains("  version: 0.1.0\n"), "{}", run.all());
+
     w.cairn(&["validate"]).success();
     let plan = w.cairn(&["plan"]).success();
     assert!(plan.stdout.contains("Plan: 1 to add, 0 to change, 0 to destroy."), "{}", plan.all());

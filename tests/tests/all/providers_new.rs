@@ -39,6 +39,13 @@ fn new_project_works(lang: &str, test: &[&str], tools: &[(&str, &Path)]) {
     assert_eq!(built.code, 0, "{lang}: {}", built.all());
     assert!(project.join("hello.wasm").is_file());
 
+    // Every language's build writes the provider's name and version into
+    // the file, where cairn reads them before running any of it.
+    let inspected = run_in(&project, cairn, &["providers", "inspect", "hello.wasm"], tools);
+    assert_eq!(inspected.code, 0, "{lang}: {}", inspected.all());
+    assert!(inspected.stdout.contains("provider \"hello\"\n"), "{lang}: {}", inspected.all());
+    assert!(inspected.stdout.contains("  version: 0.1.0\n"), "{lang}: {}", inspected.all());
+
     let tested = run_in(&project, test[0], &test[1..], tools);
     assert_eq!(tested.code, 0, "{lang}: {}", tested.all());
 

@@ -161,6 +161,31 @@ fn archive_provider_errors_name_the_attribute() {
     assert!(!w.addresses().contains(&"archive_file.page".to_string()), "a failed create records nothing");
 }
 
+#[test]
+fn archive_provider_declares_its_name_and_version() {
+    let w = workdir();
+    let run = w.cairn_here(&["providers", "inspect", "archive.wasm"]).success();
+    assert!(
+        run.stdout.contains("provider \"archive\"\n") && run.stdout.contains("  version: 0.1.0\n"),
+        "{}",
+        run.all()
+    );
+    // Under another name it is another provider, refused before it runs.
+    std::fs::rename(w.path().join("archive.wasm"), w.path().join("zip.wasm")).unwrap();
+    w.write(
+        "main.tf",
+        "terraform {\n  required_providers {\n    zip = { source = \"./zip.wasm\" }\n  }\n}\nprovider \"zip\" {}\n",
+    );
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("it calls itself \"archive\", not \"zip\""), "{}", run.all());
+    w.write(
+        "main.tf",
+        "terraform {\n  required_providers {\n    archive = { source = \"./zip.wasm\", version = \"~> 0.2\" }\n  }\n}\nprovider \"archive\" {}\n",
+    );
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("it is version 0.1.0, and the configuration requires \"~> 0.2\""), "{}", run.all());
+}
+
 /// The SDK's own unit tests (`providers/sdk-python/tests`), run by the
 /// toolchain's Python against freshly generated bindings.
 #[test]
