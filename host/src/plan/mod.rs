@@ -678,6 +678,13 @@ impl Walk {
     /// a failed node are not planned: their errors would only repeat it).
     async fn plan_node(&self, node: Node) -> bool {
         if !self.targets.includes_node(&node, &self.planner.graph) {
+            // Not planned (`-target`). A resource is still declared, with
+            // an unknown value, so that the locals and outputs apply
+            // evaluates see an unknown rather than an undeclared resource.
+            if let Node::Resource(addr) = &node {
+                let part = Plan { expansions: [(addr.clone(), Expansion::Single)].into(), ..Plan::default() };
+                self.walked().parts.insert(self.position[&node], (part, Vec::new()));
+            }
             return true;
         }
         let mut part = Plan::default();

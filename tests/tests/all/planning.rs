@@ -162,10 +162,22 @@ fn replace_option_replaces_an_object_with_no_changes() {
     assert_eq!(plan.code, 0, "{}", plan.all());
 }
 
+/// A local value and an output of a resource that `-target=local_file.b`
+/// leaves out.
+const OF_C: &str = r#"
+locals {
+  c = local_file.c.content
+}
+
+output "c" {
+  value = local.c
+}
+"#;
+
 #[test]
 fn target_plans_and_applies_only_the_target_and_what_it_depends_on() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.write("main.tf", &format!("{GRANT}{TWO_FILES}{OF_C}"));
     let plan = w.cairn(&["plan", "-target=local_file.b"]).success();
     assert!(plan.stdout.contains("Plan: 2 to add, 0 to change, 0 to destroy."), "{}", plan.all());
     assert!(plan.all().contains("Resource targeting is in effect"), "{}", plan.all());
@@ -177,6 +189,8 @@ fn target_plans_and_applies_only_the_target_and_what_it_depends_on() {
     let plan = w.cairn(&["plan"]).success();
     assert!(plan.stdout.contains("# local_file.c will be created"), "{}", plan.all());
     assert!(plan.stdout.contains("Plan: 1 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("c = \"c\""), "{}", run.all());
 }
 
 #[test]
