@@ -403,7 +403,9 @@ impl Planner {
                 errors.extend(planner.unmatched_imports(&plan, &targets));
             }
         }
-        if !planner.options.refresh_only {
+        if planner.options.refresh_only {
+            planner.refresh_orphans(&blocks, &targets, &mut plan, &mut errors).await;
+        } else {
             planner.plan_orphans(&blocks, &targets, &mut plan, &mut errors).await;
             planner.plan_deposed(&targets, &mut plan, &mut errors).await;
         }
@@ -534,6 +536,54 @@ impl Planner {
             match self.config.removed_of(&inst.addr.resource) {
                 Some(removed) if !removed.destroy => self.plan_forget(inst, plan, errors).await,
                 _ => self.plan_delete(inst, blocks, plan, errors).await,
+            }
+        }
+    }
+
+    /// Refreshes, for a refresh-only plan, the objects in state that the
+    /// configuration no longer declares: the state follows reality for
+    /// them too, though nothing would otherwise plan them.
+    async fn refresh_orphans(&self, blocks: &Blocks, targets: &Targets, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        let orphans = self.state.resources.iter().filter(|i| {
+            i.addr.resource.mode == Mode::Managed
+                && !i.attributes.is_null()
+                && !blocks.contains_key(&i.addr.resource)
+                && targets.includes_instance(&i.addr)
+        });
+        for inst in orphans {
+            let Some(provider) = self.providers.get(&inst.provider) else {
+                errors.push(Diagnostic::error(format!(
+                    "Provider {:?} is needed to refresh {}, but it is not available",
+                    inst.provider, inst.addr
+                )));
+                continue;
+            };
+            let gate = Gate::new(provider.as_ref());
+            let refreshed = async {
+                let schema = gate.schema_of(&inst.addr.resource).map_err(|d| vec![d])?;
+                let prior = instance::decode_prior(gate, inst).await.map_err(|d| vec![d])?;
+                let (current, warnings) = gate
+                    .refresh(schema, &inst.addr, &prior, &inst.private)
+                    .await
+                    .map_err(|e| e.into_diagnostics(&Location::default()))?;
+                Ok::<_, Vec<Diagnostic>>((prior, current, warnings))
+            };
+            match refreshed.await {
+                Ok((prior, current, warnings)) => {
+                    plan.warnings.extend(warnings);
+                    let (current, current_private) = current.unwrap_or_default();
+                    if current != prior {
+                        plan.drift.push(Drift {
+                            addr: inst.addr.clone(),
+                            provider: inst.provider.clone(),
+                            prior,
+                            current,
+                            current_private,
+                            sensitive: inst.sensitive_attributes.clone(),
+                        });
+                    }
+                }
+                Err(d) => errors.extend(d),
             }
         }
     }

@@ -260,3 +260,18 @@ fn apply_destroy_destroys_like_destroy() {
     assert!(w.addresses().is_empty());
     assert!(!w.exists("out/a.txt") && !w.exists("out/b.txt") && !w.exists("out/c.txt"));
 }
+
+#[test]
+fn refresh_only_also_follows_objects_no_longer_configured() {
+    let w = Workdir::new();
+    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    // `c` leaves the configuration and its file leaves the disk: a
+    // refresh-only run drops it from the state instead of planning a delete.
+    w.write("main.tf", &format!("{GRANT}{}", TWO_FILES.split("resource \"local_file\" \"c\"").next().unwrap()));
+    std::fs::remove_file(w.path().join("out/c.txt")).unwrap();
+    let plan = w.cairn(&["plan", "-refresh-only"]).success();
+    assert!(plan.stdout.contains("# local_file.c has been deleted outside of cairn"), "{}", plan.all());
+    w.cairn(&["apply", "-refresh-only", "-auto-approve"]).success();
+    assert_eq!(w.addresses(), ["local_file.a", "local_file.b"]);
+}
