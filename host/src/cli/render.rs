@@ -50,7 +50,7 @@ impl Colors {
 pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String {
     let mut out = render_drift(plan, providers, colors);
     if plan.refresh_only {
-        out.push_str(&if plan.drift.is_empty() {
+        out.push_str(&if !plan.has_changes() {
             format!(
                 "{} Your infrastructure still matches the configuration.\n\ncairn has checked that the real \
                  remote objects still match the result of your most recent changes, and found no differences.\n",
@@ -62,6 +62,9 @@ pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String
              changing any remote objects.\n"
                 .to_string()
         });
+        if plan.has_changes() {
+            out.push_str(&render_output_changes(plan, colors));
+        }
         return out;
     }
     if !plan.drift.is_empty() {

@@ -240,7 +240,10 @@ impl Plan {
     /// moves and imports change it even when no object changes.
     pub fn has_changes(&self) -> bool {
         if self.refresh_only {
-            return !self.drift.is_empty();
+            // Only outputs known now: nothing will be applied to learn the others.
+            let output_changes =
+                self.outputs.values().any(|o| o.value.is_wholly_known() && o.prior.as_ref() != Some(&o.value));
+            return !self.drift.is_empty() || output_changes;
         }
         self.changes.iter().any(|c| !matches!(c.action, Action::NoOp | Action::Read) || c.importing.is_some())
             || !self.moved.is_empty()

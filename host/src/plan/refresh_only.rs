@@ -1,6 +1,7 @@
 //! Applying a refresh-only plan (`-refresh-only`): no provider is asked to
 //! change anything; the state takes what refresh found — new attributes for
-//! objects changed outside cairn, and no object for those deleted outside it.
+//! objects changed outside cairn, and no object for those deleted outside it
+//! — and the outputs' values with it.
 
 use crate::diag::Diagnostic;
 use crate::state::State;
@@ -26,6 +27,9 @@ pub fn refreshed_state(plan: &Plan, providers: &Providers, state: &mut State) ->
         let kept = crate::contract::null_write_only(&schema.block, &drift.current);
         inst.attributes = value::to_json_typed(&kept, &schema.block.implied_type());
         inst.private = drift.current_private.clone();
+    }
+    for (name, output) in plan.outputs.iter().filter(|(_, o)| o.value.is_wholly_known()) {
+        state.outputs.insert(name.clone(), crate::state::OutputState::new(&output.value, output.sensitive));
     }
     Ok(())
 }

@@ -196,7 +196,7 @@ fn target_plans_and_applies_only_the_target_and_what_it_depends_on() {
 #[test]
 fn refresh_only_records_an_edited_file_without_touching_it() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.write("main.tf", &format!("{GRANT}{TWO_FILES}{OF_C}"));
     w.cairn(&["apply", "-auto-approve"]).success();
     w.write("out/c.txt", "edited");
     let edited = stamp(&w, "out/c.txt");
@@ -216,6 +216,7 @@ fn refresh_only_records_an_edited_file_without_touching_it() {
     assert_eq!(w.read("out/c.txt"), "edited");
     assert_eq!(stamp(&w, "out/c.txt"), edited, "the file is not touched");
     assert_eq!(w.attributes("local_file.c")["content"], "edited", "the state follows the file");
+    assert_eq!(w.state().unwrap()["outputs"]["c"]["value"], "edited", "and the outputs with it");
 
     let plan = w.cairn(&["plan", "-refresh-only", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "the state now matches the file:\n{}", plan.all());
