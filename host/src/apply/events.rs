@@ -20,6 +20,17 @@ use serde::Serialize;
 use crate::diag::{Diagnostic, Severity};
 use crate::graph::walk::Outcome;
 
+/// The id an object is imported by, in a `planned_change` event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Importing {
+    /// The id the provider found the object by.
+    pub id: String,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// One thing that happened during a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -44,6 +55,19 @@ pub enum Event {
         /// The key of the deposed object this change destroys, if it is one.
         #[serde(skip_serializing_if = "Option::is_none")]
         deposed_key: Option<String>,
+        /// For an object an `import` block adopts: `{"id": …}`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        importing: Option<Importing>,
+        /// For an object a `moved` block rebound: its address before.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        previous_address: Option<String>,
+    },
+    /// An object changed outside cairn, found by refresh.
+    ResourceDrift {
+        /// The instance address.
+        address: String,
+        /// `update` (it changed) or `delete` (it is gone).
+        action: String,
     },
     /// The plan's totals.
     ChangeSummary {
@@ -53,6 +77,12 @@ pub enum Event {
         change: usize,
         /// Objects to destroy.
         destroy: usize,
+        /// Objects to import (present when there are any).
+        #[serde(skip_serializing_if = "is_zero")]
+        import: usize,
+        /// Objects to forget without destroying (present when there are any).
+        #[serde(skip_serializing_if = "is_zero")]
+        forget: usize,
     },
     /// An operation on an object starts.
     NodeStart {

@@ -41,6 +41,11 @@ pub struct ApplyReport {
     pub changed: usize,
     /// Objects destroyed.
     pub destroyed: usize,
+    /// Objects adopted by `import` blocks (an import that also updates
+    /// counts in `changed` too).
+    pub imported: usize,
+    /// Objects dropped from the state by `removed` blocks, not destroyed.
+    pub forgotten: usize,
     /// Every error, in the order they happened.
     pub errors: Vec<Diagnostic>,
     /// Outputs after the apply, for display.
@@ -246,7 +251,9 @@ impl Shared {
             Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
+                    Action::NoOp if change.importing.is_some() => self.adopt(change).map(|()| None),
                     Action::NoOp => Ok(None),
+                    Action::Forget => self.forget(change).map(|()| None),
                     Action::Read => self.read_data(change, urgency).await.map(|()| None),
                     _ => self.create_or_update(change, depose.as_deref(), urgency).await,
                 }
@@ -286,7 +293,7 @@ impl Shared {
             Step::Apply(addr, _) => {
                 let change = self.change(addr);
                 let action = match change.action {
-                    Action::NoOp | Action::Delete => return None,
+                    Action::NoOp | Action::Delete | Action::Forget => return None,
                     Action::Create | Action::Replace => "create",
                     Action::Update => "update",
                     Action::Read => "read",
@@ -467,7 +474,12 @@ impl Shared {
                 lock(&self.values).0.set(&change.addr, response.new_state.clone());
                 {
                     let mut report = lock(&self.report);
-                    if creating { report.added += 1 } else { report.changed += 1 }
+                    if creating {
+                        report.added += 1
+                    } else {
+                        report.changed += 1
+                    }
+                    report.imported += usize::from(change.importing.is_some());
                 }
                 Ok(response.new_state.get_attr("id").as_str().map(str::to_string))
             }
@@ -597,25 +609,37 @@ impl Shared {
         status: InstanceStatus,
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        let kept = crate::contract::null_write_only(&schema.block, &response.new_state);
-        let attributes = value::to_json_typed(&kept, &schema.block.implied_type());
-        let mut inst = InstanceState {
-            addr: change.addr.clone(),
-            provider: change.provider.clone(),
-            schema_version: schema.version,
-            attributes,
-            private: response.private.clone(),
-            dependencies: change.dependencies.clone(),
-            status,
-            create_before_destroy: change.create_before_destroy,
-            deposed: Vec::new(),
-            sensitive_attributes: response.sensitive.clone(),
-        };
+        let mut inst = instance_state(change, schema, &response.new_state, &response.private, status);
+        inst.sensitive_attributes = response.sensitive.clone();
         self.change_state(&change.addr, Some(key), move |state| {
             inst.deposed = state.get(&change.addr).map(|i| i.deposed.clone()).unwrap_or_default();
             state.set(inst);
             true
         })
+    }
+
+    /// Records an object an `import` block adopted as it was read at plan
+    /// time (an import with changes records it through its update).
+    fn adopt(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+        let (_, schema) = self.gate(change)?;
+        let inst = instance_state(change, schema, &change.prior, &change.prior_private, InstanceStatus::Ready);
+        self.change_state(&change.addr, None, move |state| {
+            state.set(inst);
+            true
+        })?;
+        lock(&self.report).imported += 1;
+        Ok(())
+    }
+
+    /// Drops an object from the state without touching it (a `removed`
+    /// block with `destroy = false`).
+    fn forget(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+        self.change_state(&change.addr, None, |state| {
+            state.forget_current(&change.addr);
+            true
+        })?;
+        lock(&self.report).forgotten += 1;
+        Ok(())
     }
 
     /// Changes the instance `addr` in the state with `f` (which says
@@ -721,6 +745,29 @@ impl Shared {
             lock(&self.report).errors.extend(e);
         }
         lock(&self.report).outputs = outputs;
+    }
+}
+
+/// The state entry of `change`'s object, `object` with `private`.
+fn instance_state(
+    change: &ResourceChange,
+    schema: &Schema,
+    object: &Value,
+    private: &[u8],
+    status: InstanceStatus,
+) -> InstanceState {
+    let kept = crate::contract::null_write_only(&schema.block, object);
+    InstanceState {
+        addr: change.addr.clone(),
+        provider: change.provider.clone(),
+        schema_version: schema.version,
+        attributes: value::to_json_typed(&kept, &schema.block.implied_type()),
+        private: private.to_vec(),
+        dependencies: change.dependencies.clone(),
+        status,
+        create_before_destroy: change.create_before_destroy,
+        deposed: Vec::new(),
+        sensitive_attributes: change.sensitive.clone(),
     }
 }
 

@@ -67,8 +67,12 @@ fn apply_with(
     if destroy {
         println!("\n{} Resources: {} destroyed.", colors.green("Destroy complete!"), report.destroyed);
     } else {
+        // Imports and forgets are counted only when there are any, as
+        // Terraform does.
+        let imported = if report.imported > 0 { format!("{} imported, ", report.imported) } else { String::new() };
+        let forgotten = if report.forgotten > 0 { format!(", {} forgotten", report.forgotten) } else { String::new() };
         println!(
-            "\n{} Resources: {} added, {} changed, {} destroyed.",
+            "\n{} Resources: {imported}{} added, {} changed, {} destroyed{forgotten}.",
             colors.green("Apply complete!"),
             report.added,
             report.changed,

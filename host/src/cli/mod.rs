@@ -5,6 +5,7 @@
 mod apply;
 mod check;
 mod graph;
+mod import;
 mod init;
 mod new;
 mod output;
@@ -75,6 +76,9 @@ enum Command {
         /// Do not ask for confirmation.
         #[arg(long)]
         auto_approve: bool,
+        /// Destroy every object in the state, as `cairn destroy` does.
+        #[arg(long)]
+        destroy: bool,
     },
     /// Destroy every object in the state.
     Destroy {
@@ -85,6 +89,20 @@ enum Command {
         /// Do not ask for confirmation.
         #[arg(long)]
         auto_approve: bool,
+    },
+    /// Adopt an existing object into the state at ADDR, which the
+    /// configuration must declare: `cairn import local_file.a out/a.txt`.
+    Import {
+        /// The resource instance address to import to.
+        #[arg(value_name = "ADDR")]
+        addr: String,
+        /// The object's id, as its provider knows it.
+        #[arg(value_name = "ID")]
+        id: String,
+        // After ADDR and ID: the configuration directory is the optional
+        // third positional argument.
+        #[command(flatten)]
+        common: Common,
     },
     /// Show the current state.
     Show {
@@ -212,6 +230,18 @@ struct RunFlags {
     /// Do not ask providers whether objects changed outside cairn.
     #[arg(long = "refresh", default_value_t = true, action = clap::ArgAction::Set)]
     refresh: bool,
+    /// Only make the state match the real objects: change no object
+    /// (plan and apply).
+    #[arg(long)]
+    refresh_only: bool,
+    /// Replace this resource instance even if it has no changes
+    /// (repeatable): -replace=local_file.a
+    #[arg(long = "replace", value_name = "ADDR")]
+    replace: Vec<String>,
+    /// Plan only this resource or instance and what it depends on
+    /// (repeatable): -target=local_file.a
+    #[arg(long = "target", value_name = "ADDR")]
+    targets: Vec<String>,
     /// Write the run as a stream of JSON objects, one a line, instead of
     /// the human output (apply and destroy then need -auto-approve).
     #[arg(long)]
@@ -220,8 +250,16 @@ struct RunFlags {
 
 impl RunFlags {
     /// The engine's options for a run with these flags.
-    fn options(&self, destroy: bool, intent: crate::engine::Intent) -> RunOptions {
-        RunOptions { parallelism: self.parallelism, refresh: self.refresh, destroy, intent }
+    fn options(&self, destroy: bool, intent: crate::engine::Intent) -> Result<RunOptions> {
+        Ok(RunOptions {
+            parallelism: self.parallelism,
+            refresh: self.refresh,
+            destroy,
+            refresh_only: self.refresh_only,
+            replace: addresses("-replace", &self.replace)?,
+            targets: addresses("-target", &self.targets)?,
+            intent,
+        })
     }
 
     /// Where this run's events go.
@@ -235,6 +273,11 @@ impl RunFlags {
             Arc::new(Human)
         }
     }
+}
+
+/// The resource instance addresses given to a flag.
+fn addresses(flag: &str, given: &[String]) -> Result<Vec<crate::addr::InstanceAddr>> {
+    given.iter().map(|a| a.parse().map_err(|e| anyhow::anyhow!("invalid {flag} address: {e}"))).collect()
 }
 
 impl Common {
@@ -342,8 +385,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Plan { common, run, detailed_exitcode, destroy } => {
             plan::run(&common, &run, detailed_exitcode, destroy)
         }
-        Command::Apply { common, run, auto_approve } => apply::run(&common, &run, auto_approve, false),
+        Command::Apply { common, run, auto_approve, destroy } => apply::run(&common, &run, auto_approve, destroy),
         Command::Destroy { common, run, auto_approve } => apply::run(&common, &run, auto_approve, true),
+        Command::Import { common, addr, id } => import::run(&common, &addr, &id),
         Command::Show { common, json } => show::run(&common, json),
         Command::Graph { common, kind } => graph::run(&common, &kind),
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers::schema(&common, json),

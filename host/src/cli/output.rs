@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn json_lines_are_whole_objects_with_a_type() {
         let sink = JsonLines::new(Vec::new());
-        sink.emit(Event::ChangeSummary { add: 1, change: 0, destroy: 2 });
+        sink.emit(Event::ChangeSummary { add: 1, change: 0, destroy: 2, import: 0, forget: 0 });
         sink.diagnostic(&Diagnostic::warning("careful"));
         let text = String::from_utf8(sink.into_inner()).unwrap();
         let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();

@@ -4,8 +4,9 @@
 use anyhow::Result;
 
 use super::{Common, RunFlags, json_run, render_plan};
+use crate::apply::events::Importing;
 use crate::engine::{Engine, Event, EventSink, Intent, Planned, Workspace};
-use crate::plan::Action;
+use crate::plan::{Action, ResourceChange};
 
 /// Runs `cairn plan`.
 pub(super) fn run(common: &Common, run: &RunFlags, detailed_exitcode: bool, destroy: bool) -> Result<i32> {
@@ -38,19 +39,38 @@ pub(super) fn plan_and_show(
     intent: Intent,
     events: &dyn EventSink,
 ) -> Result<Planned> {
-    let planned = engine.plan(ws, run.options(destroy, intent), true, events)?;
+    let planned = engine.plan(ws, run.options(destroy, intent)?, true, events)?;
     let plan = &planned.plan;
     if run.json {
-        for c in plan.changes.iter().filter(|c| c.action != Action::NoOp) {
+        for d in &plan.drift {
+            let action = if d.deleted() { "delete" } else { "update" };
+            events.emit(Event::ResourceDrift { address: d.addr.to_string(), action: action.to_string() });
+        }
+        let shown = |c: &&ResourceChange| c.action != Action::NoOp || c.importing.is_some() || c.moved_from.is_some();
+        for c in plan.changes.iter().filter(shown) {
+            // A rebound object with nothing else to do is a move.
+            let action = match (c.action, &c.moved_from, &c.importing) {
+                (Action::NoOp, Some(_), None) => "move".to_string(),
+                (Action::NoOp, _, Some(_)) => "import".to_string(),
+                (action, _, _) => action.to_string(),
+            };
             events.emit(Event::PlannedChange {
                 address: c.addr.to_string(),
-                action: c.action.to_string(),
+                action,
                 create_before_destroy: c.create_before_destroy,
                 deposed_key: c.deposed.clone(),
+                importing: c.importing.clone().map(|id| Importing { id }),
+                previous_address: c.moved_from.as_ref().map(ToString::to_string),
             });
         }
-        let (add, change, destroy) = plan.counts();
-        events.emit(Event::ChangeSummary { add, change, destroy });
+        let s = plan.summary();
+        events.emit(Event::ChangeSummary {
+            add: s.add,
+            change: s.change,
+            destroy: s.destroy,
+            import: s.import,
+            forget: s.forget,
+        });
     } else {
         print!("{}", render_plan(plan, &planned.providers, common.colors()));
     }

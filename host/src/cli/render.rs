@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::plan::{Action, Plan, Providers, ReplaceReason, ResourceChange};
+use crate::plan::{Action, Plan, Providers, ReplaceReason, ResourceChange, Summary};
 use crate::schema::{Block, Schema};
 use crate::value::{Path, Value, quote_key};
 
@@ -48,35 +48,95 @@ impl Colors {
 
 /// The whole plan as text.
 pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String {
-    let mut out = String::new();
-    for drift in &plan.drift {
-        let _ = writeln!(out, "Note: {} {}.", drift.addr, drift.message);
+    let mut out = render_drift(plan, providers, colors);
+    if plan.refresh_only {
+        out.push_str(&if !plan.has_changes() {
+            format!(
+                "{} Your infrastructure still matches the configuration.\n\ncairn has checked that the real \
+                 remote objects still match the result of your most recent changes, and found no differences.\n",
+                colors.green("No changes.")
+            )
+        } else {
+            "This is a refresh-only plan, so cairn will not take any actions to undo these. If you were expecting \
+             these changes then you can apply this plan to record the updated values in the cairn state without \
+             changing any remote objects.\n"
+                .to_string()
+        });
+        if plan.has_changes() {
+            out.push_str(&render_output_changes(plan, colors));
+        }
+        return out;
     }
     if !plan.drift.is_empty() {
-        out.push('\n');
+        out.push_str(
+            "Unless you have made equivalent changes to your configuration, or ignored the relevant attributes \
+             using ignore_changes, the following plan may include actions to undo or respond to these changes.\n\n",
+        );
     }
-    let visible: Vec<&ResourceChange> = plan.changes.iter().filter(|c| c.action != Action::NoOp).collect();
     if !plan.has_changes() {
         out.push_str(&colors.green("No changes."));
         out.push_str(" Your infrastructure matches the configuration.\n");
         return out;
     }
+    let visible: Vec<&ResourceChange> = plan.changes.iter().filter(|c| is_shown(c)).collect();
     if !visible.is_empty() {
         out.push_str("cairn will perform the following actions:\n\n");
         for change in &visible {
-            let schema = schema_of(providers, change);
+            let schema = schema_of(providers, &change.provider, change);
             out.push_str(&render_change(change, schema, colors));
             out.push('\n');
         }
     }
-    let (add, change, destroy) = plan.counts();
-    let _ = writeln!(out, "{} {add} to add, {change} to change, {destroy} to destroy.", colors.bold("Plan:"));
+    let _ = writeln!(out, "{} {}", colors.bold("Plan:"), summary_line(&plan.summary()));
     out.push_str(&render_output_changes(plan, colors));
     out
 }
 
-fn schema_of<'a>(providers: &'a Providers, change: &ResourceChange) -> Option<&'a Schema> {
-    providers.get(&change.provider)?.schema().of(&change.addr.resource)
+/// Whether a change shows in the plan: anything but a no-op, and a no-op
+/// that imports or moves an object.
+fn is_shown(change: &ResourceChange) -> bool {
+    change.action != Action::NoOp || change.importing.is_some() || change.moved_from.is_some()
+}
+
+/// `1 to import, 1 to add, 0 to change, 1 to destroy, 1 to forget.`, the
+/// import and forget counts only when there are any, as Terraform shows it.
+pub fn summary_line(s: &Summary) -> String {
+    let import = if s.import > 0 { format!("{} to import, ", s.import) } else { String::new() };
+    let forget = if s.forget > 0 { format!(", {} to forget", s.forget) } else { String::new() };
+    format!("{import}{} to add, {} to change, {} to destroy{forget}.", s.add, s.change, s.destroy)
+}
+
+/// The note about objects changed outside cairn: each one's attributes as
+/// a diff from the state to what refresh found.
+fn render_drift(plan: &Plan, providers: &Providers, colors: Colors) -> String {
+    if plan.drift.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "{}\n\ncairn detected the following changes made outside of cairn since the last \"cairn apply\"{}:\n\n",
+        colors.bold("Note: Objects have changed outside of cairn"),
+        if plan.refresh_only { "" } else { " which may have affected this plan" }
+    );
+    for drift in &plan.drift {
+        let (symbol, what) = if drift.deleted() {
+            (colors.red("  -"), "has been deleted outside of cairn")
+        } else {
+            (colors.yellow("  ~"), "has changed outside of cairn")
+        };
+        let _ = writeln!(out, "  {} {what}", colors.bold(&format!("# {}", drift.addr)));
+        out.push_str(&resource_header(&symbol, &drift.addr));
+        let block = providers.get(&drift.provider).and_then(|p| p.schema().of(&drift.addr.resource));
+        let empty = Block::default();
+        let ctx =
+            DiffContext { block: block.map_or(&empty, |s| &s.block), forcing: &[], marks: &drift.sensitive, colors };
+        out.push_str(&ctx.object_lines(&drift.prior, &drift.current, &Path::root(), 6));
+        out.push_str("    }\n\n");
+    }
+    out
+}
+
+fn schema_of<'a>(providers: &'a Providers, provider: &str, change: &ResourceChange) -> Option<&'a Schema> {
+    providers.get(provider)?.schema().of(&change.addr.resource)
 }
 
 fn render_output_changes(plan: &Plan, colors: Colors) -> String {
@@ -97,43 +157,89 @@ fn render_output_changes(plan: &Plan, colors: Colors) -> String {
     if lines.is_empty() { String::new() } else { format!("\nChanges to Outputs:\n{}\n", lines.join("\n")) }
 }
 
-/// One resource's block of the plan.
-pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: Colors) -> String {
+/// The symbol and the comment lines that head one resource's block.
+fn headline(change: &ResourceChange, colors: Colors) -> (String, Vec<String>) {
     let addr = &change.addr;
-    let (symbol, headline) = match change.action {
-        Action::Create => (colors.green("  +"), "will be created".to_string()),
-        Action::Update => (colors.yellow("  ~"), "will be updated in-place".to_string()),
+    let (symbol, mut lines) = match change.action {
+        Action::Create => (colors.green("  +"), vec![format!("{addr} will be created")]),
+        Action::Update => (colors.yellow("  ~"), vec![format!("{addr} will be updated in-place")]),
         Action::Delete => match &change.deposed {
-            Some(key) => (colors.red("  -"), format!("(deposed object {key}) will be destroyed")),
+            Some(key) => (colors.red("  -"), vec![format!("{addr} (deposed object {key}) will be destroyed")]),
             None if change.replace_reason == Some(ReplaceReason::Destroying) => {
-                (colors.red("  -"), "will be destroyed (again: its delete failed)".to_string())
+                (colors.red("  -"), vec![format!("{addr} will be destroyed (again: its delete failed)")])
             }
-            None => (colors.red("  -"), "will be destroyed".to_string()),
+            None => (colors.red("  -"), vec![format!("{addr} will be destroyed")]),
         },
-        Action::Read => (colors.cyan(" <="), "will be read during apply".to_string()),
+        Action::Read => (colors.cyan(" <="), vec![format!("{addr} will be read during apply")]),
         Action::Replace => {
             let why = match &change.replace_reason {
                 Some(ReplaceReason::Tainted) => "is tainted, so must be replaced",
                 Some(ReplaceReason::Destroying) => "is being destroyed (its delete failed), so must be replaced",
+                Some(ReplaceReason::Requested) => "will be replaced, as requested",
+                Some(ReplaceReason::Triggered(_)) => "will be replaced due to changes in replace_triggered_by",
                 _ => "must be replaced",
             };
-            if change.create_before_destroy {
-                (format!("{}/{}", colors.green("+"), colors.red("-")), format!("{why} (create before destroy)"))
+            let mut lines = if change.create_before_destroy {
+                vec![format!("{addr} {why} (create before destroy)")]
             } else {
-                (format!("{}/{}", colors.red("-"), colors.green("+")), why.to_string())
+                vec![format!("{addr} {why}")]
+            };
+            if let Some(ReplaceReason::Triggered(reference)) = &change.replace_reason {
+                lines.push(format!("(triggered by {reference})"));
             }
+            let symbol = if change.create_before_destroy {
+                format!("{}/{}", colors.green("+"), colors.red("-"))
+            } else {
+                format!("{}/{}", colors.red("-"), colors.green("+"))
+            };
+            (symbol, lines)
         }
-        Action::NoOp => ("   ".to_string(), "has no changes".to_string()),
+        Action::Forget => (
+            "  .".to_string(),
+            vec![
+                format!("{addr} will no longer be managed by cairn, but will not be destroyed"),
+                "(destroy = false is set in the configuration)".to_string(),
+            ],
+        ),
+        Action::NoOp => match (&change.importing, &change.moved_from) {
+            (Some(_), _) => ("   ".to_string(), vec![format!("{addr} will be imported")]),
+            (None, Some(from)) => ("   ".to_string(), vec![format!("{from} has moved to {addr}")]),
+            (None, None) => ("   ".to_string(), vec![format!("{addr} has no changes")]),
+        },
     };
-    let mut out = format!("  {} {headline}\n", colors.bold(&format!("# {addr}")));
+    if change.action != Action::NoOp {
+        if let Some(id) = &change.importing {
+            lines.push(format!("(imported from {})", crate::value::quote(id)));
+        }
+        if let Some(from) = &change.moved_from {
+            lines.push(format!("(moved from {from})"));
+        }
+    } else if let (Some(_), Some(from)) = (&change.importing, &change.moved_from) {
+        lines.push(format!("(moved from {from})"));
+    }
+    (symbol, lines)
+}
+
+/// `~ resource "local_file" "a" {`.
+fn resource_header(symbol: &str, addr: &crate::addr::InstanceAddr) -> String {
     let kind = if addr.resource.mode == crate::addr::Mode::Data { "data" } else { "resource" };
     let key = addr.to_string();
-    let _ = writeln!(
-        out,
-        "{symbol} {kind} \"{}\" \"{}\" {{",
+    format!(
+        "{symbol} {kind} \"{}\" \"{}\" {{\n",
         addr.resource.type_name,
         key.trim_start_matches("data.").split_once('.').map_or("", |(_, n)| n)
-    );
+    )
+}
+
+/// One resource's block of the plan.
+pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: Colors) -> String {
+    let (symbol, lines) = headline(change, colors);
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let line = if i == 0 { colors.bold(&format!("# {line}")) } else { format!("# {line}") };
+        let _ = writeln!(out, "  {line}");
+    }
+    out.push_str(&resource_header(&symbol, &change.addr));
     let empty = Block::default();
     let block = schema.map_or(&empty, |s| &s.block);
     let forcing = match &change.replace_reason {
@@ -144,6 +250,7 @@ pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: C
     let (before, after) = match change.action {
         Action::Create | Action::Read => (Value::Null, change.planned.clone()),
         Action::Delete => (change.prior.clone(), Value::Null),
+        Action::Forget => (change.prior.clone(), change.prior.clone()),
         _ => (change.prior.clone(), change.planned.clone()),
     };
     out.push_str(&ctx.object_lines(&before, &after, &Path::root(), 6));

@@ -31,8 +31,8 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
         let inside =
             Scope { counted: r.count.is_some(), for_each: r.for_each.is_some(), resource: Some(&r.addr), local: None };
         checker.body(&r.body, &inside, diags);
-        for expr in &r.lifecycle.replace_triggered_by {
-            checker.expr(expr, &inside, diags);
+        for trigger in &r.lifecycle.replace_triggered_by {
+            checker.expr(&trigger.expr, &inside, diags);
         }
         // count and for_each are decided before there are instances.
         let outside = Scope { resource: Some(&r.addr), ..Scope::default() };

@@ -13,10 +13,23 @@ use super::blocks::{
     expect_no_labels, literal_bool, literal_string, take_attribute, unsupported_argument, unsupported_block,
 };
 use super::source::SourceFile;
-use super::{Block, Body, Config, Local, Output, check, error_at, parse, provider, resource, suggest, variables};
+use super::{
+    Block, Body, Config, Local, Output, check, error_at, parse, provider, refactor, resource, suggest, variables,
+};
 
-const TOP_LEVEL_BLOCKS: &[&str] =
-    &["resource", "data", "provider", "variable", "locals", "output", "terraform", "cairn"];
+const TOP_LEVEL_BLOCKS: &[&str] = &[
+    "resource",
+    "data",
+    "provider",
+    "variable",
+    "locals",
+    "output",
+    "moved",
+    "import",
+    "removed",
+    "terraform",
+    "cairn",
+];
 const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depends_on"];
 
 /// Reads and parses every `*.tf` file in `dir`. Returns the configuration,
@@ -51,6 +64,7 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
     let Loader { config, mut diags, .. } = loader;
     if all_parsed {
         check::check_references(&config, &mut diags);
+        refactor::check(&config, &mut diags);
     }
     if diags.iter().any(Diagnostic::is_error) {
         diags.sort_by(|a, b| a.location.cmp(&b.location));
@@ -99,7 +113,7 @@ impl Loader {
                 "Unsupported argument",
                 format!(
                     "An argument named \"{}\" is not expected at the top level of a file, where only blocks \
-                     (resource, data, provider, variable, locals, output, terraform) belong.",
+                     (resource, data, provider, variable, locals, output, moved, import, removed, terraform) belong.",
                     attr.name
                 ),
                 &attr.location,
@@ -135,6 +149,9 @@ impl Loader {
             }
             "locals" => self.locals(block),
             "output" => self.output(block),
+            "moved" => self.config.moved.extend(refactor::moved(block, &mut self.diags)),
+            "import" => self.config.imports.extend(refactor::import(block, &mut self.diags)),
+            "removed" => self.config.removed.extend(refactor::removed(block, &dir, &mut self.diags)),
             "terraform" | "cairn" => {
                 provider::settings(&block, &dir, &mut self.config, &mut self.diags);
             }

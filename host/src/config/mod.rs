@@ -33,6 +33,7 @@ mod load;
 mod ops;
 mod parse;
 mod provider;
+mod refactor;
 mod resource;
 mod source;
 mod suggest;
@@ -56,6 +57,7 @@ pub use instances::{Instance, instances};
 pub use load::load;
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
+pub use refactor::{Import, Moved, Removed};
 pub use variables::{parse_type, resolve_variables};
 
 /// A whole configuration: every block of every `*.tf` file in a directory.
@@ -79,12 +81,28 @@ pub struct Config {
     pub locals: BTreeMap<String, Local>,
     /// `output` blocks by name.
     pub outputs: BTreeMap<String, Output>,
+    /// `moved` blocks, in file order.
+    pub moved: Vec<Moved>,
+    /// `import` blocks, in file order.
+    pub imports: Vec<Import>,
+    /// `removed` blocks, in file order.
+    pub removed: Vec<Removed>,
 }
 
 impl Config {
     /// The resource or data block with this address.
     pub fn resource(&self, addr: &ResourceAddr) -> Option<&Resource> {
         self.resources.iter().find(|r| &r.addr == addr)
+    }
+
+    /// The `import` block adopting an object as `addr`, if there is one.
+    pub fn import_of(&self, addr: &crate::addr::InstanceAddr) -> Option<&Import> {
+        self.imports.iter().find(|i| &i.to == addr)
+    }
+
+    /// The `removed` block of a resource no longer declared, if any.
+    pub fn removed_of(&self, addr: &ResourceAddr) -> Option<&Removed> {
+        self.removed.iter().find(|r| &r.from == addr)
     }
 
     /// The `provider` block of this name, if the configuration has one.
@@ -121,7 +139,8 @@ impl Resource {
     /// the resource's dependencies in the graph.
     pub fn references(&self) -> Vec<(Reference, Location)> {
         let mut refs = self.body.references();
-        for expr in self.count.iter().chain(&self.for_each).chain(&self.lifecycle.replace_triggered_by) {
+        let triggers = self.lifecycle.replace_triggered_by.iter().map(|t| &t.expr);
+        for expr in self.count.iter().chain(&self.for_each).chain(triggers) {
             refs.extend(expr.references());
         }
         refs.extend(self.depends_on.iter().cloned());
@@ -141,9 +160,27 @@ pub struct Lifecycle {
     /// ([`Path::root`]), which every attribute path starts with.
     pub ignore_changes: Vec<Path>,
     /// `replace_triggered_by = [random_id.x, local_file.y.content]`.
-    pub replace_triggered_by: Vec<Expression>,
+    pub replace_triggered_by: Vec<ReplaceTrigger>,
     /// The `lifecycle` block, when there is one.
     pub location: Option<Location>,
+}
+
+/// One element of `replace_triggered_by`: a managed resource, or one of
+/// its instances, and optionally an attribute of it. The object is
+/// replaced when that resource (instance) is planned to be updated or
+/// replaced or, for an attribute, when that attribute changes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplaceTrigger {
+    /// The resource referred to.
+    pub resource: ResourceAddr,
+    /// The instance key, when one is given: a literal, or an expression of
+    /// `count.index`, `each.key` or `each.value`.
+    pub key: Option<Expression>,
+    /// The attribute after the resource (instance), if any; the root path
+    /// when the reference is to the whole object.
+    pub path: Path,
+    /// The element as written.
+    pub expr: Expression,
 }
 
 /// A `provider "name" { … }` block.

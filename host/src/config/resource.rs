@@ -12,7 +12,7 @@ use super::blocks::{
     literal_bool, reject_dynamic_blocks, take_attribute, take_blocks, unsupported_argument, unsupported_block,
 };
 use super::expr::{ExprKind, Expression, Reference, Step};
-use super::{Attribute, Block, Lifecycle, Resource, error_at};
+use super::{Attribute, Block, Lifecycle, ReplaceTrigger, Resource, error_at};
 
 const LIFECYCLE_ARGUMENTS: &[&str] =
     &["create_before_destroy", "prevent_destroy", "ignore_changes", "replace_triggered_by"];
@@ -181,10 +181,11 @@ fn attribute_path(expr: &Expression) -> Result<Path, Diagnostic> {
     Ok(path)
 }
 
-/// `replace_triggered_by = [random_id.x, local_file.f.content]`: each
-/// expression refers to managed resources (and may use `count.index` or
-/// `each` to pick an instance).
-fn replace_triggered_by(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<Expression> {
+/// `replace_triggered_by = [random_id.x, local_file.f[count.index].content]`:
+/// each element is a reference to a managed resource, optionally one
+/// instance of it (its key a literal or made of `count.index`, `each.key`
+/// and `each.value`), optionally followed by an attribute path.
+fn replace_triggered_by(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<ReplaceTrigger> {
     let ExprKind::Tuple(items) = &attr.expr.kind else {
         diags.push(error_at(
             "Invalid replace_triggered_by",
@@ -193,22 +194,58 @@ fn replace_triggered_by(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<Ex
         ));
         return Vec::new();
     };
-    for item in items {
-        let refs = item.references();
-        let is_managed = |r: &Reference| matches!(r, Reference::Resource(a) if a.mode == Mode::Managed);
-        let allowed = |r: &Reference| {
-            is_managed(r) || matches!(r, Reference::CountIndex | Reference::EachKey | Reference::EachValue)
-        };
-        if !refs.iter().any(|(r, _)| is_managed(r)) || !refs.iter().all(|(r, _)| allowed(r)) {
-            diags.push(error_at(
-                "Invalid replace_triggered_by expression",
-                "Each element must refer to a managed resource or one of its attributes, like random_id.x or \
-                 local_file.f.content.",
-                &item.location,
-            ));
+    items.iter().filter_map(|item| replace_trigger(item).map_err(|d| diags.push(d)).ok()).collect()
+}
+
+/// One element of `replace_triggered_by`.
+fn replace_trigger(expr: &Expression) -> Result<ReplaceTrigger, Diagnostic> {
+    let invalid = |detail: &str| error_at("Invalid replace_triggered_by expression", detail, &expr.location);
+    const EXPECTED: &str = "Each element must refer to a managed resource, one of its instances or one of their \
+                            attributes, like random_id.x, random_id.x[count.index] or local_file.f.content.";
+    let (root, steps): (&str, &[Step]) = match &expr.kind {
+        ExprKind::Variable(root) => (root, &[]),
+        ExprKind::Traversal { source, steps } => match &source.kind {
+            ExprKind::Variable(root) => (root, steps),
+            _ => return Err(invalid(EXPECTED)),
+        },
+        _ => return Err(invalid(EXPECTED)),
+    };
+    let resource = match Reference::from_traversal(root, steps) {
+        Ok((Reference::Resource(addr), consumed)) if addr.mode == Mode::Managed => (addr, consumed),
+        _ => return Err(invalid(EXPECTED)),
+    };
+    let (resource, consumed) = resource;
+    let mut rest = &steps[consumed..];
+    let key = match rest.first() {
+        Some(Step::Index(key)) => {
+            let repetition =
+                |r: &Reference| matches!(r, Reference::CountIndex | Reference::EachKey | Reference::EachValue);
+            if !key.references().iter().all(|(r, _)| repetition(r)) {
+                return Err(invalid(
+                    "Only count.index, each.key and each.value may pick the instance in replace_triggered_by.",
+                ));
+            }
+            rest = &rest[1..];
+            Some(key.clone())
         }
+        _ => None,
+    };
+    let mut path = Path::root();
+    for step in rest {
+        path = match step {
+            Step::Attr(name) => path.attr(name),
+            Step::Index(k) => match &k.kind {
+                ExprKind::Literal(Value::String(s)) => path.key(s),
+                ExprKind::Literal(Value::Number(n)) => match n.as_i64() {
+                    Some(i) if i >= 0 => path.index(i as usize),
+                    _ => return Err(invalid(EXPECTED)),
+                },
+                _ => return Err(invalid("An attribute path in replace_triggered_by takes only literal keys.")),
+            },
+            Step::Splat { .. } => return Err(invalid(EXPECTED)),
+        };
     }
-    items.clone()
+    Ok(ReplaceTrigger { resource, key, path, expr: expr.clone() })
 }
 
 #[cfg(test)]

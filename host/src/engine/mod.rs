@@ -9,6 +9,7 @@
 //! what a command prints is the sink's business.
 
 pub mod check;
+mod import;
 mod providers;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,13 +22,15 @@ pub use crate::apply::events::{Event, EventSink};
 pub use crate::apply::{ApplyReport, Outcome};
 pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
+pub use import::Imported;
 pub use providers::{Intent, needed_providers};
 
+use crate::addr::InstanceAddr;
 use crate::apply::{self, Applier};
 use crate::config::{self, Config};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::graph::DependencyGraph;
-use crate::plan::{Plan, PlanOptions, Planner, Providers};
+use crate::plan::{self, Plan, PlanOptions, Planner, Providers};
 use crate::runtime::Runtime;
 use crate::schema::ProviderSchema;
 use crate::state::{Backend, LocalBackend, State};
@@ -89,7 +92,7 @@ impl Workspace {
 }
 
 /// Options of a run that plans.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Most operations (refreshes, plans, applies) at once.
     pub parallelism: usize,
@@ -97,6 +100,14 @@ pub struct RunOptions {
     pub refresh: bool,
     /// Plan to destroy everything.
     pub destroy: bool,
+    /// Only refresh (`-refresh-only`): the plan changes no object, and
+    /// applying it makes the state what refresh found.
+    pub refresh_only: bool,
+    /// Replace these instances even where nothing changed (`-replace`).
+    pub replace: Vec<InstanceAddr>,
+    /// Plan only these resources or instances and what they depend on
+    /// (`-target`); an address without a key is the whole resource.
+    pub targets: Vec<InstanceAddr>,
     /// Whether the run may change things (locks the state, makes read-write
     /// grants writable).
     pub intent: Intent,
@@ -104,7 +115,49 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
-        RunOptions { parallelism: 10, refresh: true, destroy: false, intent: Intent::Inspect }
+        RunOptions {
+            parallelism: 10,
+            refresh: true,
+            destroy: false,
+            refresh_only: false,
+            replace: Vec::new(),
+            targets: Vec::new(),
+            intent: Intent::Inspect,
+        }
+    }
+}
+
+impl RunOptions {
+    /// Refuses options that contradict each other, as Terraform does.
+    pub fn check(&self) -> Result<()> {
+        let incompatible =
+            |detail: &str| diagnostics(vec![Diagnostic::error("Incompatible plan options").with_detail(detail)]);
+        if self.destroy && self.refresh_only {
+            return Err(incompatible("The -destroy and -refresh-only options are mutually exclusive."));
+        }
+        if self.refresh_only && !self.refresh {
+            return Err(incompatible(
+                "A refresh-only plan is nothing but a refresh, so -refresh-only and -refresh=false contradict each other.",
+            ));
+        }
+        if (self.refresh_only || self.destroy) && !self.replace.is_empty() {
+            return Err(incompatible(
+                "The -replace option plans a replacement, which a refresh-only or destroy plan never makes.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The planner's options.
+    fn plan_options(&self) -> PlanOptions {
+        PlanOptions {
+            destroy: self.destroy,
+            skip_refresh: !self.refresh,
+            refresh_only: self.refresh_only,
+            replace: self.replace.clone(),
+            targets: self.targets.clone(),
+            parallelism: self.parallelism,
+        }
     }
 }
 
@@ -241,11 +294,15 @@ impl Engine {
     /// operations an earlier apply left unfinished, and the plan's own
     /// warnings, go to `events`.
     pub fn plan(&self, ws: &Workspace, options: RunOptions, lock: bool, events: &dyn EventSink) -> Result<Planned> {
+        options.check()?;
         let mut backend = ws.backend();
         if lock {
             backend.lock()?;
         }
-        let state = Arc::new(backend.read()?);
+        let mut state = backend.read()?;
+        // `moved` blocks rebind the state before anything is planned.
+        let moves = plan::apply_moves(&ws.config.moved, &mut state).map_err(diagnostics)?;
+        let state = Arc::new(state);
         for pending in &state.pending {
             events.diagnostic(&pending.warning());
         }
@@ -256,11 +313,8 @@ impl Engine {
             providers: providers.clone(),
             state: Arc::clone(&state),
             variables: ws.variables.clone(),
-            options: PlanOptions {
-                destroy: options.destroy,
-                skip_refresh: !options.refresh,
-                parallelism: options.parallelism,
-            },
+            options: options.plan_options(),
+            moves,
         };
         let plan = self.tokio.block_on(planner.plan()).map_err(diagnostics)?;
         // The planner is gone, and with it the only other holder: no copy.
@@ -276,7 +330,30 @@ impl Engine {
     /// once at the end. Errors are in the report; the state records
     /// everything that finished.
     pub fn apply(&self, ws: &Workspace, planned: Planned, events: Arc<dyn EventSink>) -> (ApplyReport, State) {
-        let Planned { plan, providers, state, mut backend, options } = planned;
+        let Planned { plan, providers, mut state, mut backend, options } = planned;
+        let failed = |d: Vec<Diagnostic>, state: State| {
+            for e in &d {
+                events.diagnostic(e);
+            }
+            (ApplyReport { errors: d, ..ApplyReport::default() }, state)
+        };
+        if plan.refresh_only {
+            return match plan::refreshed_state(&plan, &providers, &mut state) {
+                Ok(()) => match backend.write(&mut state) {
+                    Ok(()) => (ApplyReport::default(), state),
+                    Err(e) => failed(vec![Diagnostic::error(format!("cannot write the state: {e}"))], state),
+                },
+                Err(d) => failed(d, state),
+            };
+        }
+        // Objects `moved` blocks rebound are written at their new
+        // addresses before any provider call, so that what the apply
+        // journals is about the state as planned.
+        if !plan.moved.is_empty()
+            && let Err(e) = backend.write(&mut state)
+        {
+            return failed(vec![Diagnostic::error(format!("cannot write the state: {e}"))], state);
+        }
         let applier = Applier {
             config: Arc::clone(&ws.config),
             graph: Arc::clone(&ws.graph),

@@ -22,20 +22,35 @@ pub(super) struct InstancePlanner<'a> {
     pub prior: Option<&'a InstanceState>,
     pub dependencies: &'a [ResourceAddr],
     pub skip_refresh: bool,
+    /// Only refresh (`-refresh-only`): the change is a no-op whatever the
+    /// configuration says.
+    pub refresh_only: bool,
+    /// Replace the object even if it could stay or change in place.
+    pub forced: Option<ReplaceReason>,
+    /// Adopt an existing object by this id (an `import` block).
+    pub import_id: Option<String>,
 }
 
 impl InstancePlanner<'_> {
     /// Plans a managed instance; returns the value references to it see.
     pub async fn plan_managed(&self, ctx: &EvalContext, plan: &mut Plan) -> Result<Value, Vec<Diagnostic>> {
         let mut config = config::decode_body(&self.resource.body, &self.schema.block, ctx)?;
-        let (mut prior, mut prior_private, status) = match self.prior {
-            None => (Value::Null, Vec::new(), InstanceStatus::Ready),
-            Some(inst) => {
+        let (mut prior, mut prior_private, status) = match (self.prior, &self.import_id) {
+            (Some(inst), _) => {
                 (decode_prior(self.gate, inst).await.map_err(|d| vec![d])?, inst.private.clone(), inst.status)
             }
+            (None, Some(id)) => {
+                let (object, private) = self.import(id, plan).await?;
+                (object, private, InstanceStatus::Ready)
+            }
+            (None, None) => (Value::Null, Vec::new(), InstanceStatus::Ready),
         };
-        if !prior.is_null() && !self.skip_refresh {
+        // An imported object was read just now.
+        if self.prior.is_some() && !self.skip_refresh {
             (prior, prior_private) = self.refresh(prior, prior_private, plan).await?;
+        }
+        if self.refresh_only {
+            return Ok(self.refreshed(prior, prior_private, config, plan));
         }
         config = ignoring_changes(self.resource, config, &prior);
         self.validate(&config, plan).await?;
@@ -67,8 +82,52 @@ impl InstancePlanner<'_> {
             deposed: None,
             schema_version: self.schema.version,
             location: Some(self.resource.location.clone()),
+            importing: self.import_id.clone(),
+            moved_from: None,
         });
         Ok(value)
+    }
+
+    /// The no-op change of a refresh-only plan: the object as refresh
+    /// found it. Returns the value references to it see (unknown for an
+    /// object that does not exist).
+    fn refreshed(&self, current: Value, private: Vec<u8>, config: Value, plan: &mut Plan) -> Value {
+        if current.is_null() {
+            return Value::unknown();
+        }
+        plan.changes.push(ResourceChange {
+            sensitive: self.prior.map(|i| i.sensitive_attributes.clone()).unwrap_or_default(),
+            addr: self.addr.clone(),
+            provider: self.gate.name().to_string(),
+            action: Action::NoOp,
+            prior: current.clone(),
+            planned: current.clone(),
+            config,
+            prior_private: private,
+            planned_private: Vec::new(),
+            replace_reason: None,
+            dependencies: self.dependencies.to_vec(),
+            prior_dependencies: self.prior.map(|i| i.dependencies.clone()).unwrap_or_default(),
+            create_before_destroy: self.resource.lifecycle.create_before_destroy,
+            deposed: None,
+            schema_version: self.schema.version,
+            location: Some(self.resource.location.clone()),
+            importing: None,
+            moved_from: None,
+        });
+        current
+    }
+
+    /// Asks the provider for the existing object `id`, then reads it, as
+    /// Terraform does: the answer to the read is what is adopted.
+    async fn import(&self, id: &str, plan: &mut Plan) -> Result<(Value, Vec<u8>), Vec<Diagnostic>> {
+        let ((object, private), warnings) =
+            self.gate.import(self.schema, self.addr, id).await.map_err(|e| self.failed(e))?;
+        self.keep_warnings(warnings, plan);
+        let (current, warnings) =
+            self.gate.refresh(self.schema, self.addr, &object, &private).await.map_err(|e| self.failed(e))?;
+        self.keep_warnings(warnings, plan);
+        current.ok_or_else(|| vec![import_gone(self.addr, id).at(&self.resource.location)])
     }
 
     /// Chooses the action from the prior state and the provider's plan.
@@ -90,6 +149,8 @@ impl InstancePlanner<'_> {
             response.requires_replace.iter().filter(|p| prior.at(p) != response.planned_state.at(p)).cloned().collect();
         if !forcing.is_empty() {
             (Action::Replace, Some(ReplaceReason::RequiresReplace(forcing)))
+        } else if let Some(reason) = &self.forced {
+            (Action::Replace, Some(reason.clone()))
         } else if &response.planned_state == prior {
             (Action::NoOp, None)
         } else {
@@ -109,15 +170,27 @@ impl InstancePlanner<'_> {
         self.keep_warnings(warnings, plan);
         match current {
             None => {
-                plan.drift.push(Drift { addr: self.addr.clone(), message: "has been deleted outside of cairn".into() });
+                plan.drift.push(self.drift(prior, Value::Null, Vec::new()));
                 Ok((Value::Null, Vec::new()))
             }
             Some((current, private)) => {
                 if current != prior {
-                    plan.drift.push(Drift { addr: self.addr.clone(), message: "has changed outside of cairn".into() });
+                    plan.drift.push(self.drift(prior, current.clone(), private.clone()));
                 }
                 Ok((current, private))
             }
+        }
+    }
+
+    /// A drift note: the object was `prior`, refresh found `current`.
+    fn drift(&self, prior: Value, current: Value, current_private: Vec<u8>) -> Drift {
+        Drift {
+            addr: self.addr.clone(),
+            provider: self.gate.name().to_string(),
+            prior,
+            current,
+            current_private,
+            sensitive: self.prior.map(|i| i.sensitive_attributes.clone()).unwrap_or_default(),
         }
     }
 
@@ -184,9 +257,20 @@ impl InstancePlanner<'_> {
             deposed: None,
             schema_version: self.schema.version,
             location: Some(self.resource.location.clone()),
+            importing: None,
+            moved_from: None,
         });
         Ok(planned)
     }
+}
+
+/// The error for an import whose object the provider could not read back.
+fn import_gone(addr: &InstanceAddr, id: &str) -> Diagnostic {
+    Diagnostic::error("Cannot import non-existent remote object").with_detail(format!(
+        "While attempting to import an existing object to {addr}, the provider detected that no object exists \
+         with the id {id:?}. Only existing objects can be imported; check that the id is correct, or let cairn \
+         create the object by removing the import."
+    ))
 }
 
 /// The error for deleting what `prevent_destroy` protects.

@@ -9,6 +9,10 @@
 //! their configuration is known.
 
 mod instance;
+mod moves;
+mod refresh_only;
+mod targets;
+mod triggers;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -29,6 +33,9 @@ use crate::state::{InstanceState, State};
 use crate::value::{Path, Value};
 
 pub use instance::{decode_prior, ignoring_changes, with_value_at};
+pub use moves::{Move, apply_moves};
+pub use refresh_only::refreshed_state;
+pub use targets::Targets;
 pub use values::{Expansion, ResourceValues, instance_context};
 
 /// The providers of a run by local name, configured and ready.
@@ -50,6 +57,9 @@ pub enum Action {
     Replace,
     /// The object is destroyed.
     Delete,
+    /// The object is left as it is, but no longer managed: a `removed`
+    /// block with `lifecycle { destroy = false }` drops it from the state.
+    Forget,
 }
 
 impl fmt::Display for Action {
@@ -61,6 +71,7 @@ impl fmt::Display for Action {
             Action::Update => "update",
             Action::Replace => "replace",
             Action::Delete => "delete",
+            Action::Forget => "forget",
         })
     }
 }
@@ -74,6 +85,11 @@ pub enum ReplaceReason {
     Destroying,
     /// These attributes cannot change in place.
     RequiresReplace(Vec<Path>),
+    /// The operator asked for it (`-replace=ADDR`).
+    Requested,
+    /// A `replace_triggered_by` reference changes: the reference, as
+    /// `local_file.a` or `local_file.a.content`.
+    Triggered(String),
 }
 
 /// The planned change of one resource instance.
@@ -120,6 +136,13 @@ pub struct ResourceChange {
     pub schema_version: u64,
     /// Where the resource is declared, when it is.
     pub location: Option<Location>,
+    /// For an object adopted by an `import` block: the id it was imported
+    /// by. The change records it in the state (and updates it, if the
+    /// configuration asks for more).
+    pub importing: Option<String>,
+    /// For an object a `moved` block rebound: its address in the state
+    /// before this run.
+    pub moved_from: Option<InstanceAddr>,
 }
 
 /// The planned value of an output.
@@ -138,8 +161,23 @@ pub struct PlannedOutput {
 pub struct Drift {
     /// Which instance.
     pub addr: InstanceAddr,
-    /// What was found.
-    pub message: String,
+    /// The local name of its provider.
+    pub provider: String,
+    /// The object as the state recorded it.
+    pub prior: Value,
+    /// The object as it is now; null when it was deleted.
+    pub current: Value,
+    /// The private bytes the refresh returned with `current`.
+    pub current_private: Vec<u8>,
+    /// Paths the state records as sensitive, redacted when shown.
+    pub sensitive: Vec<Path>,
+}
+
+impl Drift {
+    /// Whether the object is gone.
+    pub fn deleted(&self) -> bool {
+        self.current.is_null()
+    }
 }
 
 /// Everything a run will do.
@@ -161,30 +199,54 @@ pub struct Plan {
     pub expansions: BTreeMap<ResourceAddr, Expansion>,
     /// Whether this plan destroys everything.
     pub destroy: bool,
+    /// Whether this plan only records what refresh found (`-refresh-only`):
+    /// it changes no object, and applying it writes the refreshed state.
+    pub refresh_only: bool,
+    /// Objects `moved` blocks rebound before planning.
+    pub moved: Vec<Move>,
 }
 
 impl Plan {
     /// (to add, to change, to destroy), counting a replace as one add and one destroy.
     pub fn counts(&self) -> (usize, usize, usize) {
-        let mut c = (0, 0, 0);
+        let c = self.summary();
+        (c.add, c.change, c.destroy)
+    }
+
+    /// The plan's totals, as Terraform counts them.
+    pub fn summary(&self) -> Summary {
+        let mut c = Summary::default();
         for ch in &self.changes {
             match ch.action {
-                Action::Create => c.0 += 1,
-                Action::Update => c.1 += 1,
+                Action::Create => c.add += 1,
+                Action::Update => c.change += 1,
                 Action::Replace => {
-                    c.0 += 1;
-                    c.2 += 1
+                    c.add += 1;
+                    c.destroy += 1
                 }
-                Action::Delete => c.2 += 1,
+                Action::Delete => c.destroy += 1,
+                Action::Forget => c.forget += 1,
                 Action::NoOp | Action::Read => {}
+            }
+            if ch.importing.is_some() {
+                c.import += 1;
             }
         }
         c
     }
 
-    /// Whether applying would change any object or output.
+    /// Whether applying would change any object, output or the state: a
+    /// refresh-only plan changes the state when refresh found drift, and
+    /// moves and imports change it even when no object changes.
     pub fn has_changes(&self) -> bool {
-        self.changes.iter().any(|c| !matches!(c.action, Action::NoOp | Action::Read))
+        if self.refresh_only {
+            // Only outputs known now: nothing will be applied to learn the others.
+            let output_changes =
+                self.outputs.values().any(|o| o.value.is_wholly_known() && o.prior.as_ref() != Some(&o.value));
+            return !self.drift.is_empty() || output_changes;
+        }
+        self.changes.iter().any(|c| !matches!(c.action, Action::NoOp | Action::Read) || c.importing.is_some())
+            || !self.moved.is_empty()
             || !self.removed_outputs.is_empty()
             || self.outputs.values().any(|o| o.prior.as_ref() != Some(&o.value))
     }
@@ -211,13 +273,36 @@ impl Plan {
     }
 }
 
+/// A plan's totals: the numbers of its summary line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Objects to import.
+    pub import: usize,
+    /// Objects to create (a replace counts here and in `destroy`).
+    pub add: usize,
+    /// Objects to update in place.
+    pub change: usize,
+    /// Objects to destroy.
+    pub destroy: usize,
+    /// Objects to forget (drop from the state without destroying).
+    pub forget: usize,
+}
+
 /// Options of one planning run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PlanOptions {
     /// Plan to destroy everything in state.
     pub destroy: bool,
     /// Skip asking providers whether objects changed outside cairn.
     pub skip_refresh: bool,
+    /// Only refresh: every action a no-op, the plan's drift the state's
+    /// changes (`-refresh-only`).
+    pub refresh_only: bool,
+    /// Instances to replace even if they have no changes (`-replace`).
+    pub replace: Vec<InstanceAddr>,
+    /// Plan only these resources (or instances) and what they depend on
+    /// (`-target`); empty plans everything.
+    pub targets: Vec<InstanceAddr>,
     /// Most resource instances refreshed and planned at once
     /// (`-parallelism`); each provider's `max_concurrency` also holds.
     pub parallelism: usize,
@@ -225,7 +310,14 @@ pub struct PlanOptions {
 
 impl Default for PlanOptions {
     fn default() -> PlanOptions {
-        PlanOptions { destroy: false, skip_refresh: false, parallelism: 10 }
+        PlanOptions {
+            destroy: false,
+            skip_refresh: false,
+            refresh_only: false,
+            replace: Vec::new(),
+            targets: Vec::new(),
+            parallelism: 10,
+        }
     }
 }
 
@@ -244,6 +336,9 @@ pub struct Planner {
     pub variables: BTreeMap<String, Value>,
     /// Options.
     pub options: PlanOptions,
+    /// What `moved` blocks rebound in `state` ([`apply_moves`]), shown
+    /// with the plan.
+    pub moves: Vec<Move>,
 }
 
 /// What the walk of the configuration has found so far, shared by the
@@ -261,6 +356,9 @@ struct Walked {
     /// the graph's stable topological order, so that the plan reads the
     /// same whatever order the tasks finished in.
     parts: BTreeMap<usize, (Plan, Vec<Diagnostic>)>,
+    /// The planned changes of the resources some `replace_triggered_by`
+    /// refers to (only those), for the resources planned after them.
+    triggers: triggers::Changes,
 }
 
 /// A task's view of the walk.
@@ -273,6 +371,10 @@ struct Walk {
     position: BTreeMap<Node, usize>,
     /// Each resource block's position in the configuration.
     blocks: Arc<Blocks>,
+    /// What `-target` lets this run plan.
+    targets: Arc<Targets>,
+    /// The resources some `replace_triggered_by` refers to.
+    trigger_targets: BTreeSet<ResourceAddr>,
 }
 
 /// The configuration's resource blocks by address, so that finding the
@@ -288,17 +390,93 @@ impl Planner {
         let planner = Arc::new(self);
         let blocks: Arc<Blocks> =
             Arc::new(planner.config.resources.iter().enumerate().map(|(i, r)| (r.addr.clone(), i)).collect());
-        let mut plan = Plan { destroy: planner.options.destroy, ..Plan::default() };
+        let targets = Arc::new(Targets::new(&planner.options.targets, &planner.graph));
+        let mut plan = Plan {
+            destroy: planner.options.destroy,
+            refresh_only: planner.options.refresh_only,
+            moved: planner.moves.clone(),
+            ..Plan::default()
+        };
         let mut errors = Vec::new();
         if planner.options.destroy {
             plan.removed_outputs = planner.state.outputs.keys().cloned().collect();
         } else {
-            Planner::plan_configuration(&planner, &blocks, &mut plan, &mut errors).await;
+            Planner::plan_configuration(&planner, &blocks, &targets, &mut plan, &mut errors).await;
+            if errors.is_empty() && !planner.options.refresh_only {
+                errors.extend(planner.unmatched_imports(&plan, &targets));
+            }
         }
-        planner.plan_orphans(&blocks, &mut plan, &mut errors).await;
-        planner.plan_deposed(&mut plan, &mut errors).await;
+        if planner.options.refresh_only {
+            planner.refresh_orphans(&blocks, &targets, &mut plan, &mut errors).await;
+        } else {
+            planner.plan_orphans(&blocks, &targets, &mut plan, &mut errors).await;
+            planner.plan_deposed(&targets, &mut plan, &mut errors).await;
+        }
         inherit_create_before_destroy(&mut plan.changes);
+        planner.note_moves(&mut plan);
+        plan.warnings.extend(planner.option_warnings(&plan));
         if errors.is_empty() { Ok(plan) } else { Err(errors) }
+    }
+
+    /// An error for each `import` block whose target the configuration does
+    /// not expand to (`local_file.a[5]` with `count = 2`).
+    fn unmatched_imports(&self, plan: &Plan, targets: &Targets) -> Vec<Diagnostic> {
+        let unmatched = self.config.imports.iter().filter(|i| {
+            targets.includes_instance(&i.to) && self.state.get(&i.to).is_none() && plan.change(&i.to).is_none()
+        });
+        unmatched
+            .map(|i| {
+                Diagnostic::error("Configuration for import target does not exist")
+                    .with_detail(format!(
+                        "The configuration for the given import target {} does not exist: its resource block has \
+                         no instance with that key.",
+                        i.to
+                    ))
+                    .at(&i.location)
+            })
+            .collect()
+    }
+
+    /// Marks the changes of rebound objects with their old address.
+    fn note_moves(&self, plan: &mut Plan) {
+        for m in &self.moves {
+            if let Some(c) = plan.changes.iter_mut().find(|c| c.addr == m.to && c.deposed.is_none()) {
+                c.moved_from = Some(m.from.clone());
+            }
+        }
+    }
+
+    /// The warnings the single-run options call for: a `-replace` that
+    /// matches nothing, `-target` in effect, objects to be forgotten.
+    fn option_warnings(&self, plan: &Plan) -> Vec<Diagnostic> {
+        let mut warnings = Vec::new();
+        for addr in &self.options.replace {
+            if plan.change(addr).is_none_or(|c| c.action != Action::Replace) {
+                warnings.push(Diagnostic::warning("Unused -replace option").with_detail(format!(
+                    "The plan does not replace {addr}: no resource instance with that address is planned to \
+                     exist after this run, so -replace={addr} has no effect."
+                )));
+            }
+        }
+        if !self.options.targets.is_empty() {
+            warnings.push(Diagnostic::warning("Resource targeting is in effect").with_detail(
+                "You are creating a plan with the -target option, which means that the result of this plan may \
+                 not represent all of the changes requested by the current configuration.\n\nThe -target option \
+                 is not for routine use, and is provided only for exceptional situations such as recovering from \
+                 errors or mistakes, or when cairn specifically suggests to use it as part of an error message.",
+            ));
+        }
+        let forgotten: Vec<String> =
+            plan.changes.iter().filter(|c| c.action == Action::Forget).map(|c| format!(" - {}", c.addr)).collect();
+        if !forgotten.is_empty() {
+            warnings.push(Diagnostic::warning("Some objects will no longer be managed by cairn").with_detail(format!(
+                "If you apply this plan, cairn will discard its tracking information for the following \
+                     objects, but it will not delete them:\n{}\n\nAfter applying this plan, cairn will no longer \
+                     manage these objects. You will need to import them into cairn to manage them again.",
+                forgotten.join("\n")
+            )));
+        }
+        warnings
     }
 
     /// Walks the configuration's graph: every node once what it depends on
@@ -306,6 +484,7 @@ impl Planner {
     async fn plan_configuration(
         planner: &Arc<Planner>,
         blocks: &Arc<Blocks>,
+        targets: &Arc<Targets>,
         plan: &mut Plan,
         errors: &mut Vec<Diagnostic>,
     ) {
@@ -316,6 +495,8 @@ impl Planner {
             slots: Semaphore::new(planner.options.parallelism.clamp(1, Semaphore::MAX_PERMITS)),
             position,
             blocks: Arc::clone(blocks),
+            targets: Arc::clone(targets),
+            trigger_targets: triggers::referenced(&planner.config),
         });
         let limits = Limits { parallelism: planner.options.parallelism, per_group: BTreeMap::new() };
         let task = Arc::clone(&walk);
@@ -335,7 +516,7 @@ impl Planner {
             errors.extend(part_errors);
         }
         for name in planner.state.outputs.keys() {
-            if !planner.config.outputs.contains_key(name) {
+            if !planner.config.outputs.contains_key(name) && targets.everything() {
                 plan.removed_outputs.push(name.clone());
             }
         }
@@ -347,20 +528,111 @@ impl Planner {
     }
 
     /// Plans the deletion of everything in state that the configuration no
-    /// longer declares (or everything, for destroy).
-    async fn plan_orphans(&self, blocks: &Blocks, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+    /// longer declares (or everything, for destroy), or, for a resource a
+    /// `removed` block with `destroy = false` names, forgetting it.
+    async fn plan_orphans(&self, blocks: &Blocks, targets: &Targets, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
         for inst in &self.state.resources {
             let declared = !self.options.destroy && blocks.contains_key(&inst.addr.resource);
-            if !declared && inst.addr.resource.mode == Mode::Managed {
-                self.plan_delete(inst, blocks, plan, errors).await;
+            if declared || inst.addr.resource.mode != Mode::Managed || !targets.includes_instance(&inst.addr) {
+                continue;
             }
+            match self.config.removed_of(&inst.addr.resource) {
+                Some(removed) if !removed.destroy => self.plan_forget(inst, plan, errors).await,
+                _ => self.plan_delete(inst, blocks, plan, errors).await,
+            }
+        }
+    }
+
+    /// Refreshes, for a refresh-only plan, the objects in state that the
+    /// configuration no longer declares: the state follows reality for
+    /// them too, though nothing would otherwise plan them.
+    async fn refresh_orphans(&self, blocks: &Blocks, targets: &Targets, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        let orphans = self.state.resources.iter().filter(|i| {
+            i.addr.resource.mode == Mode::Managed
+                && !i.attributes.is_null()
+                && !blocks.contains_key(&i.addr.resource)
+                && targets.includes_instance(&i.addr)
+        });
+        for inst in orphans {
+            let Some(provider) = self.providers.get(&inst.provider) else {
+                errors.push(Diagnostic::error(format!(
+                    "Provider {:?} is needed to refresh {}, but it is not available",
+                    inst.provider, inst.addr
+                )));
+                continue;
+            };
+            let gate = Gate::new(provider.as_ref());
+            let refreshed = async {
+                let schema = gate.schema_of(&inst.addr.resource).map_err(|d| vec![d])?;
+                let prior = instance::decode_prior(gate, inst).await.map_err(|d| vec![d])?;
+                let (current, warnings) = gate
+                    .refresh(schema, &inst.addr, &prior, &inst.private)
+                    .await
+                    .map_err(|e| e.into_diagnostics(&Location::default()))?;
+                Ok::<_, Vec<Diagnostic>>((prior, current, warnings))
+            };
+            match refreshed.await {
+                Ok((prior, current, warnings)) => {
+                    plan.warnings.extend(warnings);
+                    let (current, current_private) = current.unwrap_or_default();
+                    if current != prior {
+                        plan.drift.push(Drift {
+                            addr: inst.addr.clone(),
+                            provider: inst.provider.clone(),
+                            prior,
+                            current,
+                            current_private,
+                            sensitive: inst.sensitive_attributes.clone(),
+                        });
+                    }
+                }
+                Err(d) => errors.extend(d),
+            }
+        }
+    }
+
+    /// Plans dropping an object from the state, leaving it as it is.
+    async fn plan_forget(&self, inst: &InstanceState, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        if inst.attributes.is_null() {
+            return;
+        }
+        let Some(provider) = self.providers.get(&inst.provider) else {
+            errors.push(Diagnostic::error(format!(
+                "Provider {:?} is needed to read {} from the state, but it is not available",
+                inst.provider, inst.addr
+            )));
+            return;
+        };
+        match instance::decode_prior(Gate::new(provider.as_ref()), inst).await {
+            Ok(prior) => plan.changes.push(ResourceChange {
+                sensitive: inst.sensitive_attributes.clone(),
+                addr: inst.addr.clone(),
+                provider: inst.provider.clone(),
+                action: Action::Forget,
+                planned: prior.clone(),
+                prior,
+                config: Value::Null,
+                prior_private: inst.private.clone(),
+                planned_private: Vec::new(),
+                replace_reason: None,
+                dependencies: inst.dependencies.clone(),
+                prior_dependencies: inst.dependencies.clone(),
+                create_before_destroy: inst.create_before_destroy,
+                deposed: None,
+                schema_version: inst.schema_version,
+                location: self.config.removed_of(&inst.addr.resource).map(|r| r.location.clone()),
+                importing: None,
+                moved_from: None,
+            }),
+            Err(d) => errors.push(d),
         }
     }
 
     /// Plans the deletion of every deposed object in the state: old objects
     /// of create_before_destroy replacements whose delete has not succeeded.
-    async fn plan_deposed(&self, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
-        for inst in self.state.resources.iter().filter(|i| !i.deposed.is_empty()) {
+    async fn plan_deposed(&self, targets: &Targets, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        for inst in self.state.resources.iter().filter(|i| !i.deposed.is_empty() && targets.includes_instance(&i.addr))
+        {
             let Some(provider) = self.providers.get(&inst.provider) else {
                 errors.push(Diagnostic::error(format!(
                     "Provider {:?} is needed to destroy deposed objects of {}, but it is not available",
@@ -393,6 +665,8 @@ impl Planner {
                         deposed: Some(d.key.clone()),
                         schema_version: inst.schema_version,
                         location: None,
+                        importing: None,
+                        moved_from: None,
                     }),
                     Err(e) => errors.push(e),
                 }
@@ -438,6 +712,8 @@ impl Planner {
                     deposed: None,
                     schema_version: inst.schema_version,
                     location: resource.map(|r| r.location.clone()),
+                    importing: None,
+                    moved_from: None,
                 })
             }
             Err(d) => errors.push(d),
@@ -454,6 +730,16 @@ impl Walk {
     /// plan under its position. Returns whether it succeeded (dependents of
     /// a failed node are not planned: their errors would only repeat it).
     async fn plan_node(&self, node: Node) -> bool {
+        if !self.targets.includes_node(&node, &self.planner.graph) {
+            // Not planned (`-target`). A resource is still declared, with
+            // an unknown value, so that the locals and outputs apply
+            // evaluates see an unknown rather than an undeclared resource.
+            if let Node::Resource(addr) = &node {
+                let part = Plan { expansions: [(addr.clone(), Expansion::Single)].into(), ..Plan::default() };
+                self.walked().parts.insert(self.position[&node], (part, Vec::new()));
+            }
+            return true;
+        }
         let mut part = Plan::default();
         let mut errors = Vec::new();
         match &node {
@@ -503,6 +789,39 @@ impl Walk {
         }
     }
 
+    /// Why the instance `addr` must be replaced whatever its plan says:
+    /// `-replace` names it, or a `replace_triggered_by` reference changes.
+    fn forced_replace(
+        &self,
+        resource: &config::Resource,
+        addr: &InstanceAddr,
+        ctx: &EvalContext,
+    ) -> Result<Option<ReplaceReason>, Vec<Diagnostic>> {
+        if self.planner.options.replace.contains(addr) {
+            return Ok(Some(ReplaceReason::Requested));
+        }
+        let walked = self.walked();
+        Ok(triggers::fired(resource, ctx, &walked.triggers)?.map(ReplaceReason::Triggered))
+    }
+
+    /// The id an `import` block adopts the object of `addr` by, when there
+    /// is one and the state has no object there yet.
+    fn import_id(&self, addr: &InstanceAddr, prior: Option<&InstanceState>) -> Result<Option<String>, Vec<Diagnostic>> {
+        let planner = &self.planner;
+        let Some(import) = planner.config.import_of(addr) else { return Ok(None) };
+        if prior.is_some() || planner.options.refresh_only {
+            return Ok(None);
+        }
+        match config::eval(&import.id, &planner.eval_context())? {
+            Value::String(id) if !id.is_empty() => Ok(Some(id)),
+            _ => Err(vec![
+                Diagnostic::error("Invalid import id argument")
+                    .with_detail("The import ID must be a known, non-empty string.")
+                    .at(&import.id.location),
+            ]),
+        }
+    }
+
     /// Plans every instance of one resource block, at the same time, and
     /// records their values for the nodes after it.
     async fn plan_resource(&self, addr: &ResourceAddr, node: &Node, part: &mut Plan, errors: &mut Vec<Diagnostic>) {
@@ -530,24 +849,36 @@ impl Walk {
             dependencies.iter().any(|d| walked.changed.contains(d))
         };
         part.expansions.insert(addr.clone(), keys.clone());
-        let instances = keys.instance_keys().into_iter().map(|key| {
-            let inst_ctx =
-                EvalContext { resources: ctx.resources.clone(), ..values::instance_context(&ctx, &keys, key.as_ref()) };
-            let addr = InstanceAddr { resource: addr.clone(), key };
+        let targets = &self.targets;
+        let instances = keys.instance_keys().into_iter().map(|key| InstanceAddr { resource: addr.clone(), key });
+        let instances = instances.filter(|a| targets.includes_instance(a)).map(|addr| {
+            let inst_ctx = EvalContext {
+                resources: ctx.resources.clone(),
+                ..values::instance_context(&ctx, &keys, addr.key.as_ref())
+            };
             let dependencies = &dependencies;
             async move {
                 let _slot = self.slots.acquire().await.expect("the semaphore is never closed");
+                let mut own = Plan::default();
+                // Null attributes: only deposed objects are left.
+                let prior = self.planner.state.get(&addr).filter(|i| !i.attributes.is_null());
+                let (forced, import_id) =
+                    match (self.forced_replace(resource, &addr, &inst_ctx), self.import_id(&addr, prior)) {
+                        (Ok(forced), Ok(import_id)) => (forced, import_id),
+                        (Err(e), _) | (_, Err(e)) => return (addr, Err(e), own),
+                    };
                 let planner = instance::InstancePlanner {
                     gate: Gate::new(provider.as_ref()),
                     schema,
                     resource,
                     addr: &addr,
-                    // Null attributes: only deposed objects are left.
-                    prior: self.planner.state.get(&addr).filter(|i| !i.attributes.is_null()),
+                    prior,
                     dependencies,
                     skip_refresh: self.planner.options.skip_refresh,
+                    refresh_only: self.planner.options.refresh_only,
+                    forced,
+                    import_id,
                 };
-                let mut own = Plan::default();
                 let result = if resource.addr.mode == Mode::Data {
                     planner.plan_data(&inst_ctx, upstream_changes, &mut own).await
                 } else {
@@ -562,6 +893,9 @@ impl Walk {
         {
             let mut walked = self.walked();
             for (addr, result, own) in planned {
+                if self.trigger_targets.contains(&addr.resource) {
+                    walked.triggers.record(&own.changes);
+                }
                 part.absorb(own);
                 match result {
                     Ok(value) => walked.values.set(&addr, value),
@@ -570,9 +904,9 @@ impl Walk {
             }
         }
         // Instances in state that the count or for_each no longer has.
-        if addr.mode == Mode::Managed {
+        if addr.mode == Mode::Managed && !planner.options.refresh_only {
             for inst in planner.state.resources.of_resource(addr) {
-                if !keys.contains(inst.addr.key.as_ref()) {
+                if !keys.contains(inst.addr.key.as_ref()) && targets.includes_instance(&inst.addr) {
                     planner.plan_delete(inst, &self.blocks, part, errors).await;
                 }
             }

@@ -8,6 +8,8 @@
 //!   the resource wrote (then it is left, with a warning). `file_permission` and `directory_permission` (default
 //!   `"0777"`) are validated and recorded but not applied: WASI 0.2 has no
 //!   way to set permissions, so files get the host's defaults.
+//! - import of `local_file`: the id is the file's path; the content is
+//!   read back (as `content`, or `content_base64` when it is not UTF-8).
 //! - data source `local_file`: reads `filename` into `content`,
 //!   `content_base64` and `id`.
 //!
@@ -148,6 +150,25 @@ impl Provider for Local {
             state.set_attr("id", id);
         }
         Ok(Some(state))
+    }
+
+    /// Adopts an existing file: the id is its path (as the configuration
+    /// would write `filename`); the content is read back as text, or as
+    /// base64 when it is not UTF-8.
+    fn import(&self, _type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
+        let bytes = std::fs::read(id).map_err(|e| io_error("read", id, &e, "read_only"))?;
+        let (content, content_base64) = match String::from_utf8(bytes.clone()) {
+            Ok(text) => (Value::from(text), Value::Null),
+            Err(_) => (Value::Null, Value::from(BASE64.encode(&bytes))),
+        };
+        Ok(Value::object([
+            ("filename", Value::from(id)),
+            ("content", content),
+            ("content_base64", content_base64),
+            ("file_permission", Value::from(DEFAULT_PERMISSION)),
+            ("directory_permission", Value::from(DEFAULT_PERMISSION)),
+            ("id", Value::from(sha1_hex(&bytes))),
+        ]))
     }
 
     fn read_data_source(&self, _type_name: &str, config: Value) -> Result<Value, Vec<Diagnostic>> {
@@ -325,6 +346,23 @@ mod tests {
         assert!(read(&drifted).unwrap().is_none(), "a deleted file is gone, not an error");
         assert!(apply(drifted, Value::Null).is_ok(), "deleting twice is fine");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn import_reads_a_file_back_and_plans_no_change() {
+        let dir = std::env::temp_dir().join(format!("cairn-local-import-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.txt");
+        std::fs::write(&path, "hello").unwrap();
+        let name = path.to_str().unwrap();
+        let imported = Local.import("local_file", name).unwrap();
+        assert_eq!(imported.get_attr("content").as_str(), Some("hello"));
+        assert_eq!(imported.get_attr("id").as_str(), Some(sha1_hex(b"hello").as_str()));
+        // The configuration of the same file plans a no-op over it.
+        let planned = plan(imported.clone(), file(name, "hello"));
+        assert_eq!(planned.planned_state, imported);
+        assert!(Local.import("local_file", dir.join("missing").to_str().unwrap()).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -50,6 +50,8 @@ fn change(name: &str, action: Action, deps: &[&str], cbd: bool) -> ResourceChang
         deposed: None,
         schema_version: 0,
         location: None,
+        importing: None,
+        moved_from: None,
     }
 }
 

@@ -1,0 +1,28 @@
+//! `cairn import ADDR ID`: adopt an existing object into the state, as
+//! Terraform's command does (the configuration must declare `ADDR`; the
+//! state is written at once, without a plan). An `import` block does the
+//! same through plan and apply.
+
+use anyhow::Result;
+
+use super::Common;
+use crate::addr::InstanceAddr;
+use crate::engine::Engine;
+
+/// Runs `cairn import`.
+pub(super) fn run(common: &Common, addr: &str, id: &str) -> Result<i32> {
+    let addr: InstanceAddr = addr.parse()?;
+    let ws = common.workspace()?;
+    let engine = Engine::new()?;
+    let colors = common.colors();
+    println!("{addr}: Importing from ID {}...", crate::value::quote(id));
+    let imported = engine.import(&ws, &addr, id)?;
+    let shown = imported.object.get_attr("id");
+    let id_note = shown.as_str().map(|i| format!(" [id={i}]")).unwrap_or_default();
+    println!("{addr}: Import prepared!{id_note}");
+    println!(
+        "\n{}\n\nThe object is now in the state at {addr} and will henceforth be managed by cairn.",
+        colors.green("Import successful!")
+    );
+    Ok(0)
+}

@@ -1,0 +1,410 @@
+//! The refactoring blocks at the top level of a configuration: `moved` (an
+//! object changed address), `import` (adopt an object that already exists)
+//! and `removed` (stop managing an object, destroying it or not). They name
+//! resources by address, written as references (`local_file.a`,
+//! `local_file.b[0]`), never as strings; what they do to the state is the
+//! planner's business.
+
+use std::collections::BTreeMap;
+use std::path::Path as FsPath;
+
+use crate::addr::{InstanceAddr, InstanceKey, Mode, ResourceAddr};
+use crate::diag::{Diagnostic, Location};
+use crate::value::Value;
+
+use super::blocks::{
+    expect_no_labels, literal_bool, take_attribute, take_blocks, unsupported_argument, unsupported_block,
+};
+use super::expr::{ExprKind, Expression, Reference, Step};
+use super::{Block, Config, error_at};
+
+/// A `moved { from = ADDR  to = ADDR }` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Moved {
+    /// The old address.
+    pub from: InstanceAddr,
+    /// The new address.
+    pub to: InstanceAddr,
+    /// The block header.
+    pub location: Location,
+}
+
+impl Moved {
+    /// Whether the block moves whole resources (every instance, keys kept)
+    /// rather than one instance: neither address has an instance key.
+    pub fn whole_resources(&self) -> bool {
+        self.from.key.is_none() && self.to.key.is_none()
+    }
+
+    /// Where this block sends the object at `addr`, if it moves it.
+    pub fn destination(&self, addr: &InstanceAddr) -> Option<InstanceAddr> {
+        if self.whole_resources() {
+            (addr.resource == self.from.resource)
+                .then(|| InstanceAddr { resource: self.to.resource.clone(), key: addr.key.clone() })
+        } else {
+            (addr == &self.from).then(|| self.to.clone())
+        }
+    }
+}
+
+/// An `import { to = ADDR  id = "…" }` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    /// The instance that adopts the object.
+    pub to: InstanceAddr,
+    /// The object's id, as the provider knows it; may use input variables.
+    pub id: Expression,
+    /// The block header.
+    pub location: Location,
+}
+
+/// A `removed { from = ADDR  lifecycle { destroy = false } }` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removed {
+    /// The resource no longer in the configuration.
+    pub from: ResourceAddr,
+    /// Destroy its objects (the default, as without the block) or only
+    /// forget them.
+    pub destroy: bool,
+    /// The block header.
+    pub location: Location,
+}
+
+/// Reads a `moved` block.
+pub(super) fn moved(block: Block, diags: &mut Vec<Diagnostic>) -> Option<Moved> {
+    expect_no_labels(&block, diags);
+    let Block { mut body, location, .. } = block;
+    let from = required_address(&mut body, "from", "moved", &location, diags);
+    let to = required_address(&mut body, "to", "moved", &location, diags);
+    reject_rest(&body, "moved", &["from", "to"], diags);
+    let (from, to) = (from?, to?);
+    if from.resource.type_name != to.resource.type_name {
+        diags.push(error_at(
+            "Resource type mismatch",
+            format!(
+                "This statement declares a move from {from} to {to}, which is a resource of a different type. \
+                 A moved block can only change the name or key of a resource."
+            ),
+            &location,
+        ));
+        return None;
+    }
+    Some(Moved { from, to, location })
+}
+
+/// Reads an `import` block.
+pub(super) fn import(block: Block, diags: &mut Vec<Diagnostic>) -> Option<Import> {
+    expect_no_labels(&block, diags);
+    let Block { mut body, location, .. } = block;
+    let to = required_address(&mut body, "to", "import", &location, diags);
+    let id = take_attribute(&mut body, "id");
+    reject_rest(&body, "import", &["to", "id"], diags);
+    let Some(id) = id else {
+        diags.push(missing_argument("id", "import", &location));
+        return None;
+    };
+    for (reference, at) in id.expr.references() {
+        if !matches!(reference, Reference::Variable(_)) {
+            diags.push(error_at(
+                "Invalid import id argument",
+                format!("The import ID may refer only to input variables, not to {reference}."),
+                &at,
+            ));
+        }
+    }
+    Some(Import { to: to?, id: id.expr, location })
+}
+
+/// Reads a `removed` block.
+pub(super) fn removed(block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Option<Removed> {
+    expect_no_labels(&block, diags);
+    let Block { mut body, location, .. } = block;
+    let from = required_address(&mut body, "from", "removed", &location, diags);
+    let mut destroy = true;
+    for lifecycle in take_blocks(&mut body, "lifecycle") {
+        expect_no_labels(&lifecycle, diags);
+        for attr in &lifecycle.body.attributes {
+            match attr.name.as_str() {
+                "destroy" => destroy = literal_bool(attr, dir, diags),
+                _ => diags.push(unsupported_argument(attr, "lifecycle", &["destroy"])),
+            }
+        }
+        for nested in &lifecycle.body.blocks {
+            diags.push(unsupported_block(nested, "lifecycle", &[]));
+        }
+    }
+    reject_rest(&body, "removed", &["from"], diags);
+    let from = from?;
+    if from.key.is_some() {
+        diags.push(error_at(
+            "Resource instance keys not allowed",
+            format!("A removed block names a whole resource, like {}: every instance of it is removed.", from.resource),
+            &location,
+        ));
+        return None;
+    }
+    Some(Removed { from: from.resource, destroy, location })
+}
+
+/// The checks that need the whole configuration: a moved or removed
+/// resource is no longer declared, no two moves end at one address, moves
+/// make no cycle, and every import target is declared, once.
+pub(super) fn check(config: &Config, diags: &mut Vec<Diagnostic>) {
+    let declared = |r: &ResourceAddr| config.resource(r).map(|r| r.location.clone());
+    let mut destinations: BTreeMap<&InstanceAddr, &Location> = BTreeMap::new();
+    for m in &config.moved {
+        if m.whole_resources()
+            && let Some(at) = declared(&m.from.resource)
+        {
+            diags.push(error_at(
+                "Moved object still exists",
+                format!(
+                    "This statement declares a move from {}, but that resource is still declared at {at}. \
+                     Change your configuration so that this address is no longer declared.",
+                    m.from
+                ),
+                &m.location,
+            ));
+        }
+        if let Some(first) = destinations.insert(&m.to, &m.location) {
+            diags.push(error_at(
+                "Ambiguous move statements",
+                format!(
+                    "A statement at {first} declared that an object moved to {}, and this statement declares \
+                     the same. Each address can have moved from only one other address.",
+                    m.to
+                ),
+                &m.location,
+            ));
+        }
+    }
+    check_move_cycles(&config.moved, diags);
+    let mut imported: BTreeMap<&InstanceAddr, &Location> = BTreeMap::new();
+    for i in &config.imports {
+        if config.resource(&i.to.resource).is_none() {
+            diags.push(error_at(
+                "Configuration for import target does not exist",
+                format!(
+                    "The configuration for the given import target {} does not exist. Every import target \
+                     must have a resource block to be imported into.",
+                    i.to
+                ),
+                &i.location,
+            ));
+        }
+        if let Some(first) = imported.insert(&i.to, &i.location) {
+            diags.push(error_at(
+                format!("Duplicate import configuration for \"{}\"", i.to),
+                format!("An import block for {} was already declared at {first}.", i.to),
+                &i.location,
+            ));
+        }
+    }
+    for r in &config.removed {
+        if let Some(at) = declared(&r.from) {
+            diags.push(error_at(
+                "Removed resource block still exists",
+                format!(
+                    "This statement declares that {} was removed, but it is still declared in configuration \
+                     at {at}.",
+                    r.from
+                ),
+                &r.location,
+            ));
+        }
+    }
+}
+
+/// A move that leads back to where it started, through other moves.
+fn check_move_cycles(moves: &[Moved], diags: &mut Vec<Diagnostic>) {
+    for (i, start) in moves.iter().enumerate() {
+        let mut at = start.to.clone();
+        // A chain longer than the number of moves must repeat one.
+        for _ in 0..moves.len() {
+            if at == start.from {
+                diags.push(error_at(
+                    "Cyclic dependency in move statements",
+                    format!(
+                        "The move from {} to {} leads, through other moved blocks, back to {}.",
+                        start.from, start.to, start.from
+                    ),
+                    &moves[i].location,
+                ));
+                break;
+            }
+            match moves.iter().find_map(|m| m.destination(&at)) {
+                Some(next) => at = next,
+                None => break,
+            }
+        }
+    }
+}
+
+/// The address an attribute gives, or `None` after saying why.
+fn required_address(
+    body: &mut super::Body,
+    name: &str,
+    block: &str,
+    location: &Location,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<InstanceAddr> {
+    let Some(attr) = take_attribute(body, name) else {
+        diags.push(missing_argument(name, block, location));
+        return None;
+    };
+    address(&attr.expr).map_err(|d| diags.push(d)).ok()
+}
+
+/// A managed resource's address written as a reference: `TYPE.NAME`,
+/// optionally followed by one literal instance key.
+pub(super) fn address(expr: &Expression) -> Result<InstanceAddr, Diagnostic> {
+    let invalid = || {
+        error_at(
+            "Invalid address",
+            "Expected the address of a managed resource or one of its instances, like local_file.a or \
+             local_file.a[0], written without quotes.",
+            &expr.location,
+        )
+    };
+    let (root, steps): (&str, &[Step]) = match &expr.kind {
+        ExprKind::Variable(root) => (root, &[]),
+        ExprKind::Traversal { source, steps } => match &source.kind {
+            ExprKind::Variable(root) => (root, steps),
+            _ => return Err(invalid()),
+        },
+        _ => return Err(invalid()),
+    };
+    let Ok((Reference::Resource(resource), consumed)) = Reference::from_traversal(root, steps) else {
+        return Err(invalid());
+    };
+    if resource.mode != Mode::Managed {
+        return Err(invalid());
+    }
+    let key = match &steps[consumed..] {
+        [] => None,
+        [Step::Index(key)] => Some(literal_key(key).ok_or_else(invalid)?),
+        _ => return Err(invalid()),
+    };
+    Ok(InstanceAddr { resource, key })
+}
+
+/// An instance key written as a literal: `[0]`, `["a"]`.
+fn literal_key(expr: &Expression) -> Option<InstanceKey> {
+    match &expr.kind {
+        ExprKind::Literal(Value::String(s)) => Some(InstanceKey::String(s.clone())),
+        ExprKind::Literal(Value::Number(n)) => n.as_i64().map(InstanceKey::Int),
+        _ => None,
+    }
+}
+
+fn missing_argument(name: &str, block: &str, location: &Location) -> Diagnostic {
+    error_at("Missing required argument", format!("The argument \"{name}\" is required in a {block} block."), location)
+}
+
+/// Anything left in a block's body after its arguments were taken.
+fn reject_rest(body: &super::Body, block: &str, expected: &[&str], diags: &mut Vec<Diagnostic>) {
+    for attr in &body.attributes {
+        diags.push(unsupported_argument(attr, block, expected));
+    }
+    for nested in &body.blocks {
+        diags.push(unsupported_block(nested, block, &[]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{load_errors, load_main};
+    use super::*;
+
+    #[test]
+    fn refactoring_blocks_are_read() {
+        let (_dir, config) = load_main(
+            r#"
+resource "local_file" "b" {
+  content = "x"
+}
+moved {
+  from = local_file.a
+  to   = local_file.b
+}
+moved {
+  from = local_file.c[0]
+  to   = local_file.c["x"]
+}
+import {
+  to = local_file.b
+  id = "out/b.txt"
+}
+removed {
+  from = local_file.old
+  lifecycle {
+    destroy = false
+  }
+}
+removed {
+  from = local_file.older
+}
+"#,
+        );
+        assert!(config.moved[0].whole_resources() && !config.moved[1].whole_resources());
+        assert_eq!(config.moved[1].to.to_string(), "local_file.c[\"x\"]");
+        let c0: InstanceAddr = "local_file.c[0]".parse().unwrap();
+        assert_eq!(config.moved[1].destination(&c0), Some(config.moved[1].to.clone()));
+        assert_eq!(config.moved[0].destination(&c0), None);
+        assert_eq!(config.imports[0].to.to_string(), "local_file.b");
+        assert_eq!((config.removed[0].destroy, config.removed[1].destroy), (false, true));
+    }
+
+    #[test]
+    fn refactoring_errors_say_what_and_where() {
+        let errors = load_errors(
+            r#"resource "local_file" "a" {
+  content = "x"
+}
+moved {
+  from = local_file.a
+  to   = local_file.b
+}
+moved {
+  from = local_file.c
+  to   = local_file.b
+}
+moved {
+  from = local_file.d
+  to   = random_id.d
+}
+import {
+  to = local_file.nowhere
+  id = "x"
+}
+removed {
+  from = local_file.a
+}
+moved {
+  from = "local_file.e"
+  to   = local_file.f
+}
+moved {
+  from = local_file.g
+  to   = local_file.h
+}
+moved {
+  from = local_file.h
+  to   = local_file.g
+}
+"#,
+        );
+        let expected = [
+            "Error: main.tf:4: Moved object still exists",
+            "Error: main.tf:8: Ambiguous move statements",
+            "Error: main.tf:12: Resource type mismatch",
+            "Error: main.tf:16: Configuration for import target does not exist",
+            "Error: main.tf:20: Removed resource block still exists",
+            "Error: main.tf:24: Invalid address",
+            "Error: main.tf:27: Cyclic dependency in move statements",
+        ];
+        for e in expected {
+            assert!(errors.iter().any(|shown| shown.starts_with(e)), "missing {e:?} in:\n{}", errors.join("\n"));
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Refactoring and adoption through the real binary and the bundled
+//! `local` provider: `moved` blocks rename without re-creating, `import`
+//! blocks and `cairn import` adopt a file that already exists, and
+//! `removed` blocks forget an object without deleting it.
+
+use std::os::unix::fs::MetadataExt;
+
+use cairn_e2e::Workdir;
+
+const GRANT: &str = r#"
+provider "local" {
+  sandbox {
+    read_write = ["./out"]
+  }
+}
+"#;
+
+/// A file's identity and last write.
+fn stamp(w: &Workdir, name: &str) -> (u64, i64, i64) {
+    let m = std::fs::metadata(w.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (m.ino(), m.mtime(), m.mtime_nsec())
+}
+
+/// `local_file.NAME` writing `out/site.txt`.
+fn site(name: &str) -> String {
+    format!("resource \"local_file\" \"{name}\" {{\n  filename = \"out/site.txt\"\n  content  = \"site\"\n}}\n")
+}
+
+#[test]
+fn a_moved_block_renames_without_re_creating() {
+    let w = Workdir::new();
+    w.write("main.tf", &format!("{GRANT}{}", site("old")));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = stamp(&w, "out/site.txt");
+
+    w.write(
+        "main.tf",
+        &format!("{GRANT}{}moved {{\n  from = local_file.old\n  to   = local_file.new\n}}\n", site("new")),
+    );
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 2, "a move is a change of the state:\n{}", plan.all());
+    assert!(plan.stdout.contains("# local_file.old has moved to local_file.new"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    let json = w.cairn(&["plan", "-json"]).success();
+    let moved = json.events().into_iter().find(|e| e["type"] == "planned_change").expect("a planned change");
+    assert_eq!((moved["action"].as_str(), moved["previous_address"].as_str()), (Some("move"), Some("local_file.old")));
+
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.addresses(), ["local_file.new"]);
+    assert_eq!(stamp(&w, "out/site.txt"), before, "the file is neither re-created nor rewritten");
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all());
+}
+
+#[test]
+fn a_move_onto_an_address_that_has_an_object_is_an_error() {
+    let w = Workdir::new();
+    let other = "resource \"local_file\" \"new\" {\n  filename = \"out/other.txt\"\n  content  = \"o\"\n}\n";
+    w.write("main.tf", &format!("{GRANT}{}{other}", site("old")));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    w.write("main.tf", &format!("{GRANT}{other}moved {{\n  from = local_file.old\n  to   = local_file.new\n}}\n"));
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("Cannot move local_file.old to local_file.new"), "{}", run.all());
+    assert_eq!(w.addresses(), ["local_file.new", "local_file.old"], "the state is untouched");
+}
+
+#[test]
+fn an_import_block_adopts_an_existing_file() {
+    let w = Workdir::new();
+    w.write("out/site.txt", "site");
+    let before = stamp(&w, "out/site.txt");
+    w.write(
+        "main.tf",
+        &format!("{GRANT}{}import {{\n  to = local_file.site\n  id = \"out/site.txt\"\n}}\n", site("site")),
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("# local_file.site will be imported"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 1 to import, 0 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    let json = w.cairn(&["plan", "-json"]).success();
+    let events = json.events();
+    let change = events.iter().find(|e| e["type"] == "planned_change").expect("a planned change");
+    assert_eq!(change["importing"]["id"], "out/site.txt");
+    let summary = events.iter().find(|e| e["type"] == "change_summary").unwrap();
+    assert_eq!(summary["import"], 1);
+
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("1 imported"), "{}", run.all());
+    assert_eq!(w.addresses(), ["local_file.site"]);
+    assert_eq!(w.attributes("local_file.site")["content"], "site");
+    assert_eq!(stamp(&w, "out/site.txt"), before, "adopting a file does not rewrite it");
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "an adopted file that matches the configuration has no changes:\n{}", plan.all());
+}
+
+#[test]
+fn an_import_of_something_that_does_not_exist_fails_and_records_nothing() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        &format!("{GRANT}{}import {{\n  to = local_file.site\n  id = \"out/site.txt\"\n}}\n", site("site")),
+    );
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("Cannot read out/site.txt"), "{}", run.all());
+    assert!(w.addresses().is_empty());
+}
+
+#[test]
+fn cairn_import_adopts_an_existing_file_into_the_state() {
+    let w = Workdir::new();
+    w.write("out/site.txt", "site");
+    let before = stamp(&w, "out/site.txt");
+    w.write("main.tf", &format!("{GRANT}{}", site("site")));
+    let run = w.cairn(&["import", "local_file.site", "out/site.txt"]).success();
+    assert!(run.stdout.contains("Import successful!"), "{}", run.all());
+    assert_eq!(w.addresses(), ["local_file.site"]);
+    assert_eq!(stamp(&w, "out/site.txt"), before);
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all());
+
+    let again = w.cairn(&["import", "local_file.site", "out/site.txt"]).failure();
+    assert!(again.stderr.contains("Resource already managed by cairn"), "{}", again.all());
+    let undeclared = w.cairn(&["import", "local_file.other", "out/site.txt"]).failure();
+    assert!(undeclared.stderr.contains("does not exist in the configuration"), "{}", undeclared.all());
+    assert_eq!(w.addresses(), ["local_file.site"]);
+}
+
+#[test]
+fn a_removed_block_forgets_without_deleting() {
+    let w = Workdir::new();
+    w.write("main.tf", &format!("{GRANT}{}", site("site")));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = stamp(&w, "out/site.txt");
+    w.write(
+        "main.tf",
+        &format!("{GRANT}removed {{\n  from = local_file.site\n  lifecycle {{\n    destroy = false\n  }}\n}}\n"),
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(
+        plan.stdout.contains("# local_file.site will no longer be managed by cairn, but will not be destroyed"),
+        "{}",
+        plan.all()
+    );
+    assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy, 1 to forget."), "{}", plan.all());
+    assert!(plan.all().contains("Some objects will no longer be managed by cairn"), "{}", plan.all());
+    let json = w.cairn(&["plan", "-json"]).success();
+    let change = json.events().into_iter().find(|e| e["type"] == "planned_change").unwrap();
+    assert_eq!(change["action"], "forget");
+
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(w.addresses().is_empty());
+    assert_eq!(stamp(&w, "out/site.txt"), before, "the file is left as it was");
+    assert_eq!(w.read("out/site.txt"), "site");
+}
+
+#[test]
+fn a_removed_block_without_lifecycle_destroys() {
+    let w = Workdir::new();
+    w.write("main.tf", &format!("{GRANT}{}", site("site")));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    w.write("main.tf", &format!("{GRANT}removed {{\n  from = local_file.site\n}}\n"));
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("1 destroyed"), "{}", run.all());
+    assert!(!w.exists("out/site.txt"));
+}
