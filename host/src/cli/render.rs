@@ -2,10 +2,11 @@
 //! `-/+` replace, `-` destroy, `<=` read, `(known after apply)`,
 //! `(sensitive value)`, coloured on a terminal.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::plan::{Action, Plan, Providers, ReplaceReason, ResourceChange};
-use crate::schema::{Block, Schema};
+use crate::schema::{Block, ProviderSchema, Schema};
 use crate::value::{Path, Value, quote_key};
 
 /// ANSI colours, or none.
@@ -46,8 +47,17 @@ impl Colors {
     }
 }
 
+/// The schemas of a plan's providers, by local name: what rendering needs
+/// of them (which attributes are sensitive, how they nest).
+pub type Schemas = BTreeMap<String, ProviderSchema>;
+
+/// The schemas of started providers.
+pub fn schemas_of(providers: &Providers) -> Schemas {
+    providers.iter().map(|(name, p)| (name.clone(), p.schema().clone())).collect()
+}
+
 /// The whole plan as text.
-pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String {
+pub fn render_plan(plan: &Plan, schemas: &Schemas, colors: Colors) -> String {
     let mut out = String::new();
     for drift in &plan.drift {
         let _ = writeln!(out, "Note: {} {}.", drift.addr, drift.message);
@@ -64,7 +74,7 @@ pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String
     if !visible.is_empty() {
         out.push_str("cairn will perform the following actions:\n\n");
         for change in &visible {
-            let schema = schema_of(providers, change);
+            let schema = schema_of(schemas, change);
             out.push_str(&render_change(change, schema, colors));
             out.push('\n');
         }
@@ -75,8 +85,8 @@ pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String
     out
 }
 
-fn schema_of<'a>(providers: &'a Providers, change: &ResourceChange) -> Option<&'a Schema> {
-    providers.get(&change.provider)?.schema().of(&change.addr.resource)
+fn schema_of<'a>(schemas: &'a Schemas, change: &ResourceChange) -> Option<&'a Schema> {
+    schemas.get(&change.provider)?.of(&change.addr.resource)
 }
 
 fn render_output_changes(plan: &Plan, colors: Colors) -> String {

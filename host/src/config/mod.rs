@@ -36,6 +36,7 @@ mod provider;
 mod resource;
 mod source;
 mod suggest;
+mod var_files;
 mod variables;
 
 #[cfg(test)]
@@ -53,10 +54,12 @@ pub use decode::decode_body;
 pub use eval::{EvalContext, eval};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
 pub use instances::{Instance, instances};
+pub use load::config_files;
 pub use load::load;
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
-pub use variables::{parse_type, resolve_variables};
+pub use var_files::automatic_files as automatic_var_files;
+pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables};
 
 /// A whole configuration: every block of every `*.tf` file in a directory.
 #[derive(Debug, Clone, Default)]

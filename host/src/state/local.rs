@@ -258,7 +258,7 @@ struct FormatHeader {
 }
 
 /// Reads a state file's content.
-fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
+pub(super) fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
     let invalid = |source: serde_json::Error| StateError::Invalid {
         path: path.to_path_buf(),
         line: source.line(),
