@@ -170,6 +170,23 @@ impl Workdir {
         self.cairn_env(args, &[])
     }
 
+    /// Runs `cairn ARGS` in the directory, with no directory argument: for
+    /// commands whose positional arguments are something else (`apply
+    /// FILE`, `state list ADDR…`, `output NAME`).
+    pub fn cairn_here(&self, args: &[&str]) -> Run {
+        // The environment `command` sets up, without its directory argument.
+        let template = self.command(&[], &[]);
+        let mut here = Command::new(template.get_program());
+        here.args(args).current_dir(self.path()).stdin(Stdio::null());
+        for (key, value) in template.get_envs() {
+            match value {
+                Some(v) => here.env(key, v),
+                None => here.env_remove(key),
+            };
+        }
+        here.output().expect("cairn runs").into()
+    }
+
     /// Runs `cairn ARGS DIR` with extra environment variables.
     pub fn cairn_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         self.command(args, env).stdin(Stdio::null()).output().expect("cairn runs").into()

@@ -47,6 +47,9 @@ pub(super) fn run(common: &Common, json: bool) -> Result<i32> {
 
 /// A saved plan, as `cairn plan` showed it or as Terraform's plan JSON.
 fn show_plan(common: &Common, path: &Path, json: bool) -> Result<i32> {
+    if !common.variables.is_empty() {
+        anyhow::bail!("a saved plan is shown with the variables it was made with: -var and -var-file cannot be given");
+    }
     let saved = SavedPlan::read(path)?;
     let ws = Workspace::with_variables(&common.config_dir(), saved.variables.clone())?;
     let engine = Engine::new()?;

@@ -70,7 +70,10 @@ impl Basis {
     /// then the providers. Empty when nothing changed.
     pub fn differences(&self, now: &Basis) -> Vec<String> {
         let mut reasons = Vec::new();
-        if self.lineage != now.lineage {
+        // Serial 0 is "no state was ever written": each read of it makes
+        // up a new lineage, so only its serial says whether that changed.
+        let had_state = self.serial > 0;
+        if had_state && self.lineage != now.lineage {
             reasons.push(format!(
                 "the state was replaced: the plan was made from a state of lineage {}, the state now has lineage {}",
                 self.lineage, now.lineage
@@ -307,6 +310,18 @@ mod tests {
         now = basis();
         now.lineage = "l2".into();
         assert!(basis().differences(&now)[0].contains("lineage l1, the state now has lineage l2"));
+    }
+
+    #[test]
+    fn no_state_then_and_now_is_no_change_whatever_the_lineages() {
+        let then = Basis { lineage: "made-up-1".into(), serial: 0, ..basis() };
+        let mut now = Basis { lineage: "made-up-2".into(), serial: 0, ..basis() };
+        assert!(then.differences(&now).is_empty());
+        now.serial = 1;
+        assert_eq!(
+            then.differences(&now),
+            ["the state changed: the plan was made from serial 0, the state is now at serial 1"]
+        );
     }
 
     #[test]

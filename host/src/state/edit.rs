@@ -32,7 +32,7 @@ pub enum MoveError {
         /// The destination address.
         to: String,
         /// The instance found there.
-        existing: InstanceAddr,
+        existing: String,
     },
     /// The source and destination are of different resource types (or
     /// one is a data source and the other is not).
@@ -138,7 +138,7 @@ impl State {
         let occupied = |existing: &InstanceAddr| MoveError::DestinationExists {
             from: from.to_string(),
             to: to.to_string(),
-            existing: existing.clone(),
+            existing: existing.to_string(),
         };
         if let Some(resource) = to_resource
             && let Some(inst) = self.resources.of_resource(resource).find(|i| !moving_away(&i.addr))

@@ -15,5 +15,8 @@ mod providers_new;
 mod python;
 mod registry;
 mod sandbox;
+mod saved_plans;
+mod state_commands;
 mod values;
+mod var_files;
 mod zoo;

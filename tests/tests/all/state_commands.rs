@@ -68,10 +68,7 @@ fn list_mv_rm_round_trip_and_the_plan_creates_what_was_forgotten() {
     assert_eq!(w.attributes("null_data.renamed")["id"], id, "the same object, at its new address");
     assert!(w.exists("cairn.state.json.backup"), "a write keeps the state from before");
     let all = w.cairn_here(&["state", "list"]).success();
-    assert_eq!(
-        lines(&all.stdout),
-        ["null_data.b[0]", "null_data.b[1]", "null_data.renamed", "random_password.secret"]
-    );
+    assert_eq!(lines(&all.stdout), ["null_data.b[0]", "null_data.b[1]", "null_data.renamed", "random_password.secret"]);
 
     // A whole resource moves with its keys.
     w.cairn_here(&["state", "mv", "null_data.b", "null_data.c"]).success();

@@ -60,9 +60,11 @@ fn each_source_overrides_the_ones_before_it() {
     assert_eq!(planned(&run), "env tfvars b.auto a.auto 3");
 
     // -var and -var-file apply in the order given.
-    let run = w.cairn_env(&["plan", "-var-file=first.tfvars", "-var", "cli=flag", "-var-file=last.tfvars"], &env);
+    let file = |name: &str| format!("-var-file={}", w.path().join(name).display());
+    let (first, last) = (file("first.tfvars"), file("last.tfvars"));
+    let run = w.cairn_env(&["plan", &first, "-var", "cli=flag", &last], &env);
     assert_eq!(planned(&run.success()), "env tfvars b.auto last 3");
-    let run = w.cairn_env(&["plan", "-var-file=last.tfvars", "-var", "cli=flag"], &env);
+    let run = w.cairn_env(&["plan", &last, "-var", "cli=flag"], &env);
     assert_eq!(planned(&run.success()), "env tfvars b.auto flag 3");
 }
 
