@@ -132,46 +132,41 @@ fn pull(flags: &StateFlags, version: Option<u64>) -> Result<i32> {
 }
 
 /// `state push [-force] FILE`: replaces the state with a file's. Refused
-/// for a state of another lineage or an older serial, unless forced.
+/// for a state of another lineage or an older serial, unless forced
+/// (then the pushed state is written as it is, with a serial above the
+/// current one).
 fn push(flags: &StateFlags, file: &Path, force: bool) -> Result<i32> {
+    let file = &flags.dir().join(file);
     let text = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     let mut pushed = State::parse(file, &text)?;
     let mut backend = flags.locked_backend()?;
     let current = backend.read()?;
-    if pushed.lineage != current.lineage && current.serial > 0 {
-        if force {
-            bail!(
-                "cannot push {}: it has lineage {}, the state in {} has lineage {}; even with -force, cairn does not \
-                 replace another configuration's state (move it away first)",
-                file.display(),
-                pushed.lineage,
-                backend.describe(),
-                current.lineage
-            );
-        }
+    let other_lineage = pushed.lineage != current.lineage && current.serial > 0;
+    if other_lineage && !force {
         bail!(
-            "cannot push {}: it has lineage {}, but the state in {} has lineage {}, so it belongs to another configuration",
+            "cannot push {}: it has lineage {}, but the state in {} has lineage {}, so it belongs to another \
+             configuration; -force pushes it anyway",
             file.display(),
             pushed.lineage,
             backend.describe(),
             current.lineage
         );
     }
-    if pushed.serial < current.serial {
-        if !force {
-            bail!(
-                "cannot push {}: its serial {} is older than the serial {} of the state in {}; -force pushes it anyway",
-                file.display(),
-                pushed.serial,
-                current.serial,
-                backend.describe()
-            );
-        }
-        // The backend refuses to go back in serials; the pushed content
-        // becomes the newest serial instead.
-        pushed.serial = current.serial;
+    if pushed.serial < current.serial && !force {
+        bail!(
+            "cannot push {}: its serial {} is older than the serial {} of the state in {}; -force pushes it anyway",
+            file.display(),
+            pushed.serial,
+            current.serial,
+            backend.describe()
+        );
     }
-    backend.write(&mut pushed)?;
+    if force {
+        // The backend's own checks are the ones -force overrides.
+        backend.replace(&mut pushed)?;
+    } else {
+        backend.write(&mut pushed)?;
+    }
     Ok(0)
 }
 

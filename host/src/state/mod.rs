@@ -583,6 +583,14 @@ pub enum StateError {
         /// What is wrong.
         message: String,
     },
+    /// The backend cannot do what was asked.
+    #[error("the state backend {backend} does not support {operation}")]
+    Unsupported {
+        /// The backend, as [`Backend::describe`] names it.
+        backend: String,
+        /// What it cannot do.
+        operation: &'static str,
+    },
     /// The backend was opened with [`LocalBackend::open_read_only`].
     #[error("cannot write the state {}: it was opened read-only, without the lock", .path.display())]
     ReadOnly {

@@ -143,6 +143,11 @@ fn pull_then_push_round_trips_and_push_checks_lineage_and_serial() {
     assert!(run.stderr.contains("lineage another-configuration"), "{}", run.all());
     assert!(run.stderr.contains("belongs to another configuration"), "{}", run.all());
     assert_eq!(w.state_text(), before);
+    w.cairn_here(&["state", "push", "-force", "other.json"]).success();
+    let forced = w.state().unwrap();
+    assert_eq!(forced["lineage"], "another-configuration");
+    assert_eq!(forced["serial"], 1001, "above both the pushed serial and the one it replaced");
+    assert_eq!(w.read("cairn.state.json.backup"), before, "the replaced state is the backup");
 
     // Into a directory with no state yet, any state may be pushed.
     let fresh = Workdir::new();
