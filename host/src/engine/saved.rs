@@ -134,7 +134,10 @@ fn file_hashes(dir: &Path, files: &[PathBuf]) -> Result<BTreeMap<String, String>
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
         };
-        let name = file.strip_prefix(dir).unwrap_or(file).display().to_string();
+        // Keyed by where the file is, not by how it was named: a plan made
+        // in one directory may be applied from another.
+        let file = file.canonicalize().unwrap_or_else(|_| file.clone());
+        let name = file.strip_prefix(dir).unwrap_or(&file).display().to_string();
         hashes.insert(name, sha256_hex(&bytes));
     }
     Ok(hashes)
