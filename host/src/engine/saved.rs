@@ -154,7 +154,12 @@ impl Engine {
         };
         let automatic = crate::config::automatic_var_files(ws.dir());
         let tf_files = crate::config::config_files(ws.dir()).map_err(super::diagnostics)?;
-        let var_files = ws.files.iter().filter(|f| !automatic.contains(f) && !tf_files.contains(f)).cloned().collect();
+        let var_files = ws
+            .files
+            .iter()
+            .filter(|f| !automatic.contains(f) && !tf_files.contains(f))
+            .map(|f| f.canonicalize().unwrap_or_else(|_| f.clone()))
+            .collect();
         let mut saved = SavedPlan::new(planned.plan.clone(), &planned.state, ws.variables.clone(), basis);
         saved.var_files = var_files;
         saved.write(path)
