@@ -238,3 +238,28 @@ fn show_json_of_an_update_has_the_prior_state_and_before_values() {
     assert_eq!(plan["output_changes"]["greeting"]["actions"], serde_json::json!(["update"]));
     assert_eq!(plan["output_changes"]["greeting"]["before"], "from the default");
 }
+
+#[test]
+fn a_variable_file_changed_after_the_plan_is_refused_and_its_values_are_the_plans() {
+    let w = workdir();
+    w.write("vars/greeting.tfvars", "greeting = \"from the file\"\n");
+    w.cairn_here(&["plan", "-var-file=vars/greeting.tfvars", "-out=p.plan"]).success();
+    w.write("vars/greeting.tfvars", "greeting = \"changed since\"\n");
+    let run = w.cairn_here(&["apply", "p.plan"]).failure();
+    assert!(run.stderr.contains("the configuration changed: vars/greeting.tfvars was modified"), "{}", run.all());
+
+    // An automatic variable file that appears after the plan is a change too.
+    w.cairn_here(&["plan", "-var-file=vars/greeting.tfvars", "-out=p.plan"]).success();
+    w.write("terraform.tfvars", "greeting = \"automatic\"\n");
+    let run = w.cairn_here(&["apply", "p.plan"]).failure();
+    assert!(run.stderr.contains("the configuration changed: terraform.tfvars was added"), "{}", run.all());
+    std::fs::remove_file(w.path().join("terraform.tfvars")).unwrap();
+
+    // Applied from another directory with -chdir, the plan finds its files.
+    let elsewhere = Workdir::new();
+    let dir = format!("-chdir={}", w.path().display());
+    let plan = w.path().join("p.plan").display().to_string();
+    let run = elsewhere.cairn_here(&["apply", &dir, &plan]);
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert_eq!(w.read("out/greeting.txt"), "changed since");
+}
