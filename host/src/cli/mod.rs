@@ -428,7 +428,8 @@ impl StateFlags {
 }
 
 impl Command {
-    /// The variable flags of the command, if it takes any.
+    /// The variable flags of the command, if it takes any. Every command
+    /// is listed: one that takes them but is missing here would get none.
     fn variables_mut(&mut self) -> Option<&mut VarFlags> {
         match self {
             Command::Init { common, .. }
@@ -440,7 +441,27 @@ impl Command {
             | Command::Graph { common, .. }
             | Command::Providers { command: ProvidersCommand::Schema { common, .. } } => Some(&mut common.variables),
             Command::State { command: StateCommand::Show { variables, .. } } => Some(variables),
-            _ => None,
+            Command::State {
+                command:
+                    StateCommand::List { .. }
+                    | StateCommand::Rm { .. }
+                    | StateCommand::Mv { .. }
+                    | StateCommand::Pull { .. }
+                    | StateCommand::Push { .. }
+                    | StateCommand::History { .. },
+            }
+            | Command::Output { .. }
+            | Command::Providers {
+                command:
+                    ProvidersCommand::Inspect { .. }
+                    | ProvidersCommand::Check { .. }
+                    | ProvidersCommand::New { .. }
+                    | ProvidersCommand::Keygen { .. }
+                    | ProvidersCommand::Sign { .. }
+                    | ProvidersCommand::Verify { .. }
+                    | ProvidersCommand::Push { .. }
+                    | ProvidersCommand::Cache { .. },
+            } => None,
         }
     }
 }

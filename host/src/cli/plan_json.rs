@@ -247,13 +247,17 @@ pub fn sensitive_mask(value: &Value, path: &Path, sensitive: &dyn Fn(&Path) -> b
     if sensitive(path) {
         return Json::Bool(true);
     }
-    match value {
-        Value::Map(m) | Value::Object(m) => Json::Object(
+    let entries = |m: &BTreeMap<String, Value>, step: fn(String) -> PathStep| {
+        Json::Object(
             m.iter()
-                .map(|(k, v)| (k.clone(), sensitive_mask(v, &path.push(PathStep::Attr(k.clone())), sensitive)))
+                .map(|(k, v)| (k.clone(), sensitive_mask(v, &path.push(step(k.clone())), sensitive)))
                 .filter(|(_, mask)| mask != &Json::Bool(false))
                 .collect(),
-        ),
+        )
+    };
+    match value {
+        Value::Object(m) => entries(m, PathStep::Attr),
+        Value::Map(m) => entries(m, PathStep::Key),
         Value::List(e) | Value::Set(e) | Value::Tuple(e) => {
             Json::Array(e.iter().enumerate().map(|(i, v)| sensitive_mask(v, &path.index(i), sensitive)).collect())
         }
@@ -287,6 +291,9 @@ mod tests {
         let v = object(&[("result", Value::string("s3cret")), ("length", Value::int(8))]);
         let secret = Path::root().attr("result");
         assert_eq!(sensitive_mask(&v, &Path::root(), &|p| p == &secret), json!({"result": true}));
+        let tags = object(&[("tags", Value::Map([("k".to_string(), Value::string("v"))].into()))]);
+        let key = Path::root().attr("tags").key("k");
+        assert_eq!(sensitive_mask(&tags, &Path::root(), &|p| p == &key), json!({"tags": {"k": true}}));
         assert_eq!(sensitive_mask(&v, &Path::root(), &|_| false), json!({}));
         assert_eq!(sensitive_mask(&Value::Null, &Path::root(), &|_| false), json!(false));
     }
