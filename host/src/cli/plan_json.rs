@@ -166,7 +166,8 @@ fn output_changes(plan: &Plan) -> Map<String, Json> {
             change.insert("after".into(), known_json(&o.value));
         }
         change.insert("after_unknown".into(), unknown_mask(&o.value));
-        change.insert("before_sensitive".into(), json!(o.sensitive && o.prior.is_some()));
+        // As Terraform: an output's sensitivity is the same before and after.
+        change.insert("before_sensitive".into(), json!(o.sensitive));
         change.insert("after_sensitive".into(), json!(o.sensitive));
         changes.insert(name.clone(), Json::Object(change));
     }

@@ -209,3 +209,38 @@ fn output_lists_shows_one_in_clear_and_prints_json_and_raw() {
     let run = w.cairn_here(&["output", "nope"]).failure();
     assert!(run.stderr.contains("output \"nope\" not found"), "{}", run.all());
 }
+
+#[test]
+fn commands_that_change_the_state_wait_for_no_one_holding_its_lock() {
+    use std::io::{Read, Write};
+    let w = applied();
+    w.write("main.tf", &CONFIG.replace("\"first\"", "\"second\""));
+    let before = w.state_text();
+    // An apply waits at its confirmation prompt, holding the lock.
+    let mut apply = w
+        .command(&["apply"], &[])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = apply.stdout.take().unwrap();
+    let (mut seen, mut buf) = (String::new(), [0u8; 4096]);
+    while !seen.contains("Enter a value") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the apply ended early:\n{seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    for args in [
+        &["state", "rm", "null_data.a"][..],
+        &["state", "mv", "null_data.a", "null_data.z"],
+        &["state", "push", "-force", "cairn.state.json"],
+    ] {
+        let run = w.cairn_here(args).failure();
+        assert!(run.stderr.contains("locked"), "{args:?}: {}", run.all());
+    }
+    // Reading needs no lock.
+    assert_eq!(lines(&w.cairn_here(&["state", "list", "null_data.a"]).success().stdout), ["null_data.a"]);
+    apply.stdin.take().unwrap().write_all(b"no\n").unwrap();
+    apply.wait().unwrap();
+    assert_eq!(w.state_text(), before);
+}
