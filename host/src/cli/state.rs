@@ -39,7 +39,7 @@ fn list(flags: &StateFlags, addresses: &[String]) -> Result<i32> {
     let patterns = parse_addresses(addresses)?;
     let state = flags.backend().read()?;
     for inst in state.resources.iter() {
-        if patterns.is_empty() || patterns.iter().any(|p| state.matching(p).any(|m| m.addr == inst.addr)) {
+        if patterns.is_empty() || patterns.iter().any(|p| crate::state::names(p, &inst.addr)) {
             println!("{}", inst.addr);
         }
     }
@@ -175,17 +175,12 @@ fn push(flags: &StateFlags, file: &Path, force: bool) -> Result<i32> {
 fn history(flags: &StateFlags) -> Result<i32> {
     let backend = flags.backend();
     let current = backend.read()?;
-    println!("{:>8}  {:<36}  {:>9}  {:<9}  WRITTEN BY", "SERIAL", "LINEAGE", "RESOURCES", "");
-    let line = |state: &State, label: &str| {
-        println!(
-            "{:>8}  {:<36}  {:>9}  {label:<9}  cairn {}",
-            state.serial,
-            state.lineage,
-            state.resources.len(),
-            state.cairn_version
-        );
+    println!("{:>8}  {:<36}  {:>9}  WRITTEN BY", "SERIAL", "LINEAGE", "RESOURCES");
+    let line = |state: &State, note: &str| {
+        let (serial, lineage, count) = (state.serial, &state.lineage, state.resources.len());
+        println!("{serial:>8}  {lineage:<36}  {count:>9}  cairn {}{note}", state.cairn_version);
     };
-    line(&current, "(current)");
+    line(&current, "  (current)");
     for earlier in backend.history()? {
         line(&earlier, "");
     }

@@ -58,13 +58,16 @@ pub enum MoveError {
     },
 }
 
+/// Whether the address `pattern` names the instance `addr`: itself when
+/// it has a key, else every instance of its resource.
+pub fn names(pattern: &InstanceAddr, addr: &InstanceAddr) -> bool {
+    pattern.resource == addr.resource && (pattern.key.is_none() || pattern.key == addr.key)
+}
+
 impl State {
-    /// The instances `pattern` names: itself when it has a key, else every
-    /// instance of its resource. In address order.
+    /// The instances `pattern` names (see [`names`]), in address order.
     pub fn matching<'a>(&'a self, pattern: &'a InstanceAddr) -> impl Iterator<Item = &'a InstanceState> + 'a {
-        self.resources
-            .of_resource(&pattern.resource)
-            .filter(move |inst| pattern.key.is_none() || inst.addr.key == pattern.key)
+        self.resources.of_resource(&pattern.resource).filter(move |inst| names(pattern, &inst.addr))
     }
 
     /// Forgets every instance `pattern` names (see [`State::matching`]),

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::addr::{InstanceAddr, ResourceAddr};
 
 pub use backend::{Backend, StateJournal};
-pub use edit::MoveError;
+pub use edit::{MoveError, names};
 pub use journal::{Journal, Record, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
