@@ -13,7 +13,12 @@ use crate::engine::{ApplyReport, Engine, Event, EventSink, Intent, Planned, Save
 /// Runs `cairn apply` (or, with `destroy`, `cairn destroy`).
 pub(super) fn run(common: &Common, run: &RunFlags, auto_approve: bool, destroy: bool) -> Result<i32> {
     let command = if destroy { "destroy" } else { "apply" };
-    match common.plan_file().filter(|_| !destroy) {
+    match common.plan_file() {
+        Some(path) if destroy => bail!(
+            "destroy takes a configuration directory, not a plan file: apply {} with `cairn apply`, \
+             or save a plan to destroy with `cairn plan -destroy -out=FILE`",
+            path.display()
+        ),
         Some(path) => json_run(command, run, |events| apply_saved(common, run, &path, events)),
         None => json_run(command, run, |events| apply_with(common, run, auto_approve, destroy, events)),
     }

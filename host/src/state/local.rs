@@ -610,6 +610,29 @@ mod tests {
     }
 
     #[test]
+    fn replace_writes_another_lineage_or_an_older_serial_above_the_files_serial() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let mut state = backend.read().unwrap();
+        backend.write(&mut state).unwrap();
+        backend.write(&mut state).unwrap();
+        drop(backend);
+        // As `state push -force` does: a run of its own.
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let before = fs::read(backend.path()).unwrap();
+        let mut other = State::new();
+        backend.replace(&mut other).unwrap();
+        assert_eq!(other.serial, 3, "above the file's serial 2");
+        let written = backend.read().unwrap();
+        assert_eq!((written.lineage, written.serial), (other.lineage.clone(), 3));
+        assert_eq!(fs::read(backend.backup_path()).unwrap(), before, "the replaced state is the backup");
+        assert!(matches!(
+            LocalBackend::open_read_only(backend.path()).replace(&mut other),
+            Err(StateError::ReadOnly { .. })
+        ));
+    }
+
+    #[test]
     fn the_backup_holds_the_state_from_before_the_first_write() {
         let dir = tempfile::tempdir().unwrap();
         let path = state_path(&dir);

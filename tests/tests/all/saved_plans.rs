@@ -71,7 +71,23 @@ fn variables_cannot_be_given_with_a_saved_plan() {
     w.cairn_here(&["plan", "-out=p.plan"]).success();
     let run = w.cairn_here(&["apply", "-var", "greeting=x", "p.plan"]).failure();
     assert!(run.stderr.contains("cannot set variables when applying a saved plan"), "{}", run.all());
+    let run = w.cairn_here(&["destroy", "p.plan"]).failure();
+    assert!(run.stderr.contains("destroy takes a configuration directory, not a plan file"), "{}", run.all());
+    let run = w.cairn_here(&["apply", "main.tf"]).failure();
+    assert!(run.stderr.contains("main.tf is not a cairn plan file"), "{}", run.all());
     assert!(w.state().is_none());
+}
+
+#[test]
+fn a_saved_destroy_plan_destroys() {
+    let w = workdir();
+    w.cairn_here(&["apply", "-auto-approve"]).success();
+    let plan = w.cairn_here(&["plan", "-destroy", "-out=destroy.plan"]).success();
+    assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 4 to destroy."), "{}", plan.all());
+    let run = w.cairn_here(&["apply", "destroy.plan"]).success();
+    assert!(run.stdout.contains("Apply complete! Resources: 0 added, 0 changed, 4 destroyed."), "{}", run.all());
+    assert!(!w.exists("out/greeting.txt"));
+    assert!(w.addresses().is_empty());
 }
 
 #[test]
