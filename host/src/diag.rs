@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::value::Path;
 
 /// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Severity {
     /// The operation failed.
     Error,
@@ -16,7 +16,7 @@ pub enum Severity {
 }
 
 /// A place in a configuration file.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Location {
     /// The file, relative to the configuration directory.
     pub file: PathBuf,
@@ -33,7 +33,7 @@ impl fmt::Display for Location {
 }
 
 /// One message for the user.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,

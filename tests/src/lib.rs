@@ -175,8 +175,9 @@ impl Workdir {
         self.command(args, env).stdin(Stdio::null()).output().expect("cairn runs").into()
     }
 
-    /// Runs `cairn ARGS` inside the directory, without naming it: for
-    /// commands about a file (`providers inspect FILE`).
+    /// Runs `cairn ARGS` in the directory, with no directory argument: for
+    /// commands whose positional arguments are something else (`apply
+    /// FILE`, `state list ADDR…`, `output NAME`, `providers inspect FILE`).
     pub fn cairn_here(&self, args: &[&str]) -> Run {
         cairn_in(self.path(), args)
     }

@@ -1,17 +1,45 @@
-//! `cairn apply` and `cairn destroy`: plan, ask, apply, report.
+//! `cairn apply` and `cairn destroy`: plan, ask, apply, report; or, for
+//! `cairn apply FILE`, apply a saved plan as it is (see `engine::saved`).
 
 use std::io::{BufRead, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
 use super::{Common, RunFlags, json_run, render};
-use crate::engine::{ApplyReport, Engine, Event, EventSink, Intent};
+use crate::engine::{ApplyReport, Engine, Event, EventSink, Intent, Planned, SavedPlan, Workspace};
 
 /// Runs `cairn apply` (or, with `destroy`, `cairn destroy`).
 pub(super) fn run(common: &Common, run: &RunFlags, auto_approve: bool, destroy: bool) -> Result<i32> {
     let command = if destroy { "destroy" } else { "apply" };
-    json_run(command, run, |events| apply_with(common, run, auto_approve, destroy, events))
+    match common.plan_file() {
+        Some(path) if destroy => bail!(
+            "destroy takes a configuration directory, not a plan file: apply {} with `cairn apply`, \
+             or save a plan to destroy with `cairn plan -destroy -out=FILE`",
+            path.display()
+        ),
+        Some(path) => json_run(command, run, |events| apply_saved(common, run, &path, events)),
+        None => json_run(command, run, |events| apply_with(common, run, auto_approve, destroy, events)),
+    }
+}
+
+/// `cairn apply FILE`: the saved plan exactly, without asking (the plan
+/// was reviewed when it was made, as in Terraform), or a refusal that says
+/// what changed since.
+fn apply_saved(common: &Common, run: &RunFlags, path: &Path, events: &Arc<dyn EventSink>) -> Result<i32> {
+    if !common.variables.is_empty() {
+        bail!(
+            "cannot set variables when applying a saved plan: the plan {} was made with its own values, \
+             and applies with them (give -var and -var-file to `cairn plan -out` instead)",
+            path.display()
+        );
+    }
+    let saved = SavedPlan::read(path)?;
+    let ws = Workspace::with_variables(&common.config_dir(), saved.variables.clone())?;
+    let engine = Engine::new()?;
+    let planned = engine.load_plan(&ws, saved, path, run.parallelism)?;
+    finish(&engine, &ws, planned, common, run, "apply", events)
 }
 
 fn apply_with(
@@ -28,18 +56,10 @@ fn apply_with(
     let ws = common.workspace()?;
     let engine = Engine::new()?;
     let mut planned = super::plan::plan_and_show(&engine, &ws, common, run, destroy, Intent::Change, events.as_ref())?;
-    let summary = |outcome: &str, report: Option<&ApplyReport>| Event::Summary {
-        command: command.to_string(),
-        outcome: outcome.to_string(),
-        added: report.map_or(0, |r| r.added),
-        changed: report.map_or(0, |r| r.changed),
-        destroyed: report.map_or(0, |r| r.destroyed),
-        errors: report.map_or(0, |r| r.errors.len()),
-    };
     if !planned.plan.has_changes() {
         engine.settle(&mut planned)?;
         if run.json {
-            events.emit(summary("no_changes", None));
+            events.emit(summary(command, "no_changes", None));
         }
         return Ok(0);
     }
@@ -50,10 +70,36 @@ fn apply_with(
     if !run.json {
         println!();
     }
+    finish(&engine, &ws, planned, common, run, command, events)
+}
+
+/// The `-json` summary of a run.
+fn summary(command: &str, outcome: &str, report: Option<&ApplyReport>) -> Event {
+    Event::Summary {
+        command: command.to_string(),
+        outcome: outcome.to_string(),
+        added: report.map_or(0, |r| r.added),
+        changed: report.map_or(0, |r| r.changed),
+        destroyed: report.map_or(0, |r| r.destroyed),
+        errors: report.map_or(0, |r| r.errors.len()),
+    }
+}
+
+/// Applies `planned` and reports, as `command` (`apply` or `destroy`).
+fn finish(
+    engine: &Engine,
+    ws: &Workspace,
+    planned: Planned,
+    common: &Common,
+    run: &RunFlags,
+    command: &str,
+    events: &Arc<dyn EventSink>,
+) -> Result<i32> {
+    let destroy = command == "destroy";
     let colors = common.colors();
-    let (report, _state) = engine.apply(&ws, planned, Arc::clone(events));
+    let (report, _state) = engine.apply(ws, planned, Arc::clone(events));
     if run.json {
-        events.emit(summary(if report.errors.is_empty() { "success" } else { "failed" }, Some(&report)));
+        events.emit(summary(command, if report.errors.is_empty() { "success" } else { "failed" }, Some(&report)));
         return Ok(if report.errors.is_empty() { 0 } else { 1 });
     }
     if !report.errors.is_empty() {

@@ -9,10 +9,13 @@ mod import;
 mod init;
 mod new;
 mod output;
+mod outputs;
 mod plan;
+mod plan_json;
 mod providers;
 mod render;
 mod show;
+mod state;
 mod validate;
 
 use std::io::IsTerminal;
@@ -20,14 +23,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::config::VariableInput;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{Event, EventSink, RunOptions, Workspace};
 use output::{Human, JsonLines, Live};
 
 pub use crate::engine::STATE_FILE;
-pub use render::{Colors, render_plan};
+pub use render::{Colors, Schemas, render_plan, schemas_of};
 
 /// cairn: infrastructure as code with sandboxed WebAssembly providers.
 #[derive(Debug, Parser)]
@@ -66,8 +70,12 @@ enum Command {
         /// Plan to destroy everything.
         #[arg(long)]
         destroy: bool,
+        /// Save the plan to FILE, for `cairn apply FILE` to apply exactly.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
-    /// Create, update and destroy objects to match the configuration.
+    /// Create, update and destroy objects to match the configuration; or,
+    /// given a plan file (`cairn apply FILE`), apply exactly that plan.
     Apply {
         #[command(flatten)]
         common: Common,
@@ -104,13 +112,33 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
-    /// Show the current state.
+    /// Show the current state, or a plan file (`cairn show FILE`).
     Show {
         #[command(flatten)]
         common: Common,
-        /// Print the state file's JSON.
+        /// Print JSON: the state file's, or for a plan file the shape of
+        /// `terraform show -json`.
         #[arg(long)]
         json: bool,
+    },
+    /// Print the outputs of the last apply.
+    Output {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// One output, in clear even when sensitive.
+        name: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Print one string, number or bool as it is, without quotes or
+        /// newline.
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Read and change the state.
+    State {
+        #[command(subcommand)]
+        command: StateCommand,
     },
     /// Print the dependency graph in Graphviz DOT.
     Graph {
@@ -124,6 +152,67 @@ enum Command {
     Providers {
         #[command(subcommand)]
         command: ProvidersCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum StateCommand {
+    /// List the resource instances in the state, or those the addresses
+    /// match (a resource address matches each of its instances).
+    List {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// Resource or instance addresses.
+        addresses: Vec<String>,
+    },
+    /// Show one resource instance's attributes.
+    Show {
+        #[command(flatten)]
+        flags: StateFlags,
+        #[command(flatten)]
+        variables: VarFlags,
+        /// The instance's address.
+        address: String,
+    },
+    /// Forget resource instances without destroying them.
+    Rm {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// Resource or instance addresses.
+        #[arg(required = true)]
+        addresses: Vec<String>,
+    },
+    /// Give objects in the state another address.
+    Mv {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// A resource or instance address in the state.
+        from: String,
+        /// The new address, of the same type; nothing may be there.
+        to: String,
+    },
+    /// Print the state as JSON.
+    Pull {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// An earlier state the backend keeps, by serial (`state history`).
+        #[arg(long, value_name = "SERIAL")]
+        version: Option<u64>,
+    },
+    /// Replace the state with a state file.
+    Push {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// Push a state whose serial is older than the current one.
+        #[arg(long)]
+        force: bool,
+        /// The state file.
+        file: PathBuf,
+    },
+    /// List the current state and the earlier ones the backend keeps.
+    History {
+        #[command(flatten)]
+        flags: StateFlags,
     },
 }
 
@@ -213,12 +302,37 @@ struct Common {
     /// Change to this directory first (Terraform's -chdir).
     #[arg(long)]
     chdir: Option<PathBuf>,
-    /// Set a variable: -var 'name=value' (repeatable).
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    vars: Vec<String>,
+    #[command(flatten)]
+    variables: VarFlags,
     /// Disable colours.
     #[arg(long)]
     no_color: bool,
+}
+
+/// Values for input variables.
+#[derive(Debug, Args)]
+struct VarFlags {
+    /// Set a variable: -var 'name=value' (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    vars: Vec<String>,
+    /// Set variables from a .tfvars file (repeatable; with -var, a later
+    /// one wins).
+    #[arg(long = "var-file", value_name = "FILE")]
+    var_files: Vec<PathBuf>,
+    /// Both of the above, in the order given: clap keeps each flag's
+    /// values apart, so [`VarFlags::order`] restores the order from the
+    /// parsed command line.
+    #[arg(skip)]
+    inputs: Vec<VariableInput>,
+}
+
+/// Where the state is, for commands that work on the state alone.
+#[derive(Debug, Args)]
+struct StateFlags {
+    /// The configuration directory whose state to use (Terraform's -chdir;
+    /// default: the current directory).
+    #[arg(long)]
+    chdir: Option<PathBuf>,
 }
 
 /// Flags of commands that plan.
@@ -283,21 +397,131 @@ fn addresses(flag: &str, given: &[String]) -> Result<Vec<crate::addr::InstanceAd
 impl Common {
     /// The configuration directory, after `-chdir`.
     fn dir(&self) -> PathBuf {
+        self.resolve(&self.dir)
+    }
+
+    /// A path given on the command line, after `-chdir`.
+    fn resolve(&self, path: &std::path::Path) -> PathBuf {
         match &self.chdir {
-            Some(d) => d.join(&self.dir),
-            None => self.dir.clone(),
+            Some(d) => d.join(path),
+            None => path.to_path_buf(),
         }
+    }
+
+    /// A plan file given where the configuration directory goes (`cairn
+    /// apply FILE`, `cairn show FILE`): the argument, when it is a file.
+    fn plan_file(&self) -> Option<PathBuf> {
+        Some(self.dir()).filter(|p| p.is_file())
+    }
+
+    /// The configuration directory of a run given a plan file: `-chdir`,
+    /// or the current directory.
+    fn config_dir(&self) -> PathBuf {
+        self.chdir.clone().unwrap_or_else(|| PathBuf::from("."))
     }
 
     /// Loads the configuration.
     fn workspace(&self) -> Result<Workspace> {
-        Workspace::load(&self.dir(), &self.vars)
+        Workspace::load(&self.dir(), &self.variables.inputs(self.chdir.as_deref()))
     }
 
     /// Colours, unless disabled or not on a terminal.
     fn colors(&self) -> Colors {
         Colors::new(!self.no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal())
     }
+}
+
+impl VarFlags {
+    /// Whether any -var or -var-file was given.
+    fn is_empty(&self) -> bool {
+        self.vars.is_empty() && self.var_files.is_empty()
+    }
+
+    /// Puts -var and -var-file values in the order they were given on the
+    /// command line `matches` holds.
+    fn order(&mut self, matches: &ArgMatches) {
+        let mut given: Vec<(usize, VariableInput)> = Vec::new();
+        if let (Some(at), Some(values)) = (matches.indices_of("vars"), matches.get_many::<String>("vars")) {
+            given.extend(at.zip(values.map(|v| VariableInput::Var(v.clone()))));
+        }
+        if let (Some(at), Some(values)) = (matches.indices_of("var_files"), matches.get_many::<PathBuf>("var_files")) {
+            given.extend(at.zip(values.map(|f| VariableInput::File(f.clone()))));
+        }
+        given.sort_by_key(|(at, _)| *at);
+        self.inputs = given.into_iter().map(|(_, input)| input).collect();
+    }
+
+    /// The values in order, with -var-file paths after `-chdir`.
+    fn inputs(&self, chdir: Option<&std::path::Path>) -> Vec<VariableInput> {
+        self.inputs
+            .iter()
+            .map(|input| match (input, chdir) {
+                (VariableInput::File(f), Some(dir)) => VariableInput::File(dir.join(f)),
+                (other, _) => other.clone(),
+            })
+            .collect()
+    }
+}
+
+impl StateFlags {
+    /// The configuration directory.
+    fn dir(&self) -> PathBuf {
+        self.chdir.clone().unwrap_or_else(|| PathBuf::from("."))
+    }
+}
+
+impl Command {
+    /// The variable flags of the command, if it takes any. Every command
+    /// is listed: one that takes them but is missing here would get none.
+    fn variables_mut(&mut self) -> Option<&mut VarFlags> {
+        match self {
+            Command::Init { common, .. }
+            | Command::Validate(common)
+            | Command::Plan { common, .. }
+            | Command::Apply { common, .. }
+            | Command::Destroy { common, .. }
+            | Command::Show { common, .. }
+            | Command::Graph { common, .. }
+            | Command::Import { common, .. }
+            | Command::Providers { command: ProvidersCommand::Schema { common, .. } } => Some(&mut common.variables),
+            Command::State { command: StateCommand::Show { variables, .. } } => Some(variables),
+            Command::State {
+                command:
+                    StateCommand::List { .. }
+                    | StateCommand::Rm { .. }
+                    | StateCommand::Mv { .. }
+                    | StateCommand::Pull { .. }
+                    | StateCommand::Push { .. }
+                    | StateCommand::History { .. },
+            }
+            | Command::Output { .. }
+            | Command::Providers {
+                command:
+                    ProvidersCommand::Inspect { .. }
+                    | ProvidersCommand::Check { .. }
+                    | ProvidersCommand::New { .. }
+                    | ProvidersCommand::Keygen { .. }
+                    | ProvidersCommand::Sign { .. }
+                    | ProvidersCommand::Verify { .. }
+                    | ProvidersCommand::Push { .. }
+                    | ProvidersCommand::Cache { .. },
+            } => None,
+        }
+    }
+}
+
+/// The command line, parsed; -var and -var-file kept in their order.
+fn parse(args: Vec<String>) -> Result<Cli, clap::Error> {
+    let matches = Cli::command().try_get_matches_from(args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    let mut leaf = &matches;
+    while let Some((_, sub)) = leaf.subcommand() {
+        leaf = sub;
+    }
+    if let Some(variables) = cli.command.variables_mut() {
+        variables.order(leaf);
+    }
+    Ok(cli)
 }
 
 /// Runs a planning command; with -json, its errors become `diagnostic`
@@ -341,7 +565,7 @@ fn json_run(command: &str, run: &RunFlags, body: impl FnOnce(&Arc<dyn EventSink>
 /// Runs the command line; returns the process exit code.
 pub fn main() -> i32 {
     let args = normalize_flags(std::env::args());
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match parse(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -382,13 +606,15 @@ fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Init { common, upgrade, lockfile } => init::run(&common, upgrade, lockfile.as_deref()),
         Command::Validate(common) => validate::run(&common),
-        Command::Plan { common, run, detailed_exitcode, destroy } => {
-            plan::run(&common, &run, detailed_exitcode, destroy)
+        Command::Plan { common, run, detailed_exitcode, destroy, out } => {
+            plan::run(&common, &run, detailed_exitcode, destroy, out.as_deref())
         }
         Command::Apply { common, run, auto_approve, destroy } => apply::run(&common, &run, auto_approve, destroy),
         Command::Destroy { common, run, auto_approve } => apply::run(&common, &run, auto_approve, true),
         Command::Import { common, addr, id } => import::run(&common, &addr, &id),
         Command::Show { common, json } => show::run(&common, json),
+        Command::Output { flags, name, json, raw } => outputs::run(&flags, name.as_deref(), json, raw),
+        Command::State { command } => state::run(&command),
         Command::Graph { common, kind } => graph::run(&common, &kind),
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers::schema(&common, json),
         Command::Providers { command: ProvidersCommand::Inspect { file } } => providers::inspect(&file),
@@ -416,6 +642,25 @@ mod tests {
         assert_eq!(
             normalize_flags(args.into_iter()),
             ["cairn", "apply", "--auto-approve", "--parallelism=3", "--var", "a=b", "dir"]
+        );
+    }
+
+    #[test]
+    fn var_and_var_file_keep_their_order() {
+        let args = ["cairn", "plan", "-var-file=a.tfvars", "-var", "x=1", "-var-file", "b.tfvars", "dir"];
+        let cli = parse(normalize_flags(args.map(String::from).into_iter())).unwrap();
+        let Command::Plan { common, .. } = cli.command else { panic!("not a plan: {cli:?}") };
+        assert_eq!(
+            common.variables.inputs(None),
+            [
+                VariableInput::File("a.tfvars".into()),
+                VariableInput::Var("x=1".into()),
+                VariableInput::File("b.tfvars".into())
+            ]
+        );
+        assert_eq!(
+            common.variables.inputs(Some(std::path::Path::new("here")))[2],
+            VariableInput::File("here/b.tfvars".into())
         );
     }
 }

@@ -1,19 +1,38 @@
 //! `cairn plan`: what apply would do, as Terraform shows it or as `-json`
-//! events. Also the first half of `apply` and `destroy`.
+//! events; with `-out=FILE`, also saved for `cairn apply FILE`. Also the
+//! first half of `apply` and `destroy`.
+
+use std::path::Path;
 
 use anyhow::Result;
 
-use super::{Common, RunFlags, json_run, render_plan};
+use super::{Common, RunFlags, json_run, render_plan, schemas_of};
 use crate::apply::events::Importing;
 use crate::engine::{Engine, Event, EventSink, Intent, Planned, Workspace};
 use crate::plan::{Action, ResourceChange};
 
 /// Runs `cairn plan`.
-pub(super) fn run(common: &Common, run: &RunFlags, detailed_exitcode: bool, destroy: bool) -> Result<i32> {
+pub(super) fn run(
+    common: &Common,
+    run: &RunFlags,
+    detailed_exitcode: bool,
+    destroy: bool,
+    out: Option<&Path>,
+) -> Result<i32> {
     json_run("plan", run, |events| {
         let ws = common.workspace()?;
         let engine = Engine::new()?;
         let planned = plan_and_show(&engine, &ws, common, run, destroy, Intent::Inspect, events.as_ref())?;
+        if let Some(out) = out {
+            engine.save_plan(&ws, &planned, &common.resolve(out))?;
+            if !run.json {
+                let shown = out.display();
+                println!(
+                    "\nSaved the plan to: {shown}\n\nTo perform exactly these actions, run the following command to \
+                     apply:\n    cairn apply \"{shown}\""
+                );
+            }
+        }
         let changes = planned.plan.has_changes();
         if run.json {
             events.emit(Event::Summary {
@@ -72,7 +91,7 @@ pub(super) fn plan_and_show(
             forget: s.forget,
         });
     } else {
-        print!("{}", render_plan(plan, &planned.providers, common.colors()));
+        print!("{}", render_plan(plan, &schemas_of(&planned.providers), common.colors()));
     }
     Ok(planned)
 }

@@ -2,10 +2,11 @@
 //! `-/+` replace, `-` destroy, `<=` read, `(known after apply)`,
 //! `(sensitive value)`, coloured on a terminal.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::plan::{Action, Plan, Providers, ReplaceReason, ResourceChange, Summary};
-use crate::schema::{Block, Schema};
+use crate::schema::{Block, ProviderSchema, Schema};
 use crate::value::{Path, Value, quote_key};
 
 /// ANSI colours, or none.
@@ -46,9 +47,18 @@ impl Colors {
     }
 }
 
+/// The schemas of a plan's providers, by local name: what rendering needs
+/// of them (which attributes are sensitive, how they nest).
+pub type Schemas = BTreeMap<String, ProviderSchema>;
+
+/// The schemas of started providers.
+pub fn schemas_of(providers: &Providers) -> Schemas {
+    providers.iter().map(|(name, p)| (name.clone(), p.schema().clone())).collect()
+}
+
 /// The whole plan as text.
-pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String {
-    let mut out = render_drift(plan, providers, colors);
+pub fn render_plan(plan: &Plan, schemas: &Schemas, colors: Colors) -> String {
+    let mut out = render_drift(plan, schemas, colors);
     if plan.refresh_only {
         out.push_str(&if !plan.has_changes() {
             format!(
@@ -82,7 +92,7 @@ pub fn render_plan(plan: &Plan, providers: &Providers, colors: Colors) -> String
     if !visible.is_empty() {
         out.push_str("cairn will perform the following actions:\n\n");
         for change in &visible {
-            let schema = schema_of(providers, &change.provider, change);
+            let schema = schema_of(schemas, change);
             out.push_str(&render_change(change, schema, colors));
             out.push('\n');
         }
@@ -108,7 +118,7 @@ pub fn summary_line(s: &Summary) -> String {
 
 /// The note about objects changed outside cairn: each one's attributes as
 /// a diff from the state to what refresh found.
-fn render_drift(plan: &Plan, providers: &Providers, colors: Colors) -> String {
+fn render_drift(plan: &Plan, schemas: &Schemas, colors: Colors) -> String {
     if plan.drift.is_empty() {
         return String::new();
     }
@@ -125,7 +135,7 @@ fn render_drift(plan: &Plan, providers: &Providers, colors: Colors) -> String {
         };
         let _ = writeln!(out, "  {} {what}", colors.bold(&format!("# {}", drift.addr)));
         out.push_str(&resource_header(&symbol, &drift.addr));
-        let block = providers.get(&drift.provider).and_then(|p| p.schema().of(&drift.addr.resource));
+        let block = schemas.get(&drift.provider).and_then(|s| s.of(&drift.addr.resource));
         let empty = Block::default();
         let ctx =
             DiffContext { block: block.map_or(&empty, |s| &s.block), forcing: &[], marks: &drift.sensitive, colors };
@@ -135,8 +145,8 @@ fn render_drift(plan: &Plan, providers: &Providers, colors: Colors) -> String {
     out
 }
 
-fn schema_of<'a>(providers: &'a Providers, provider: &str, change: &ResourceChange) -> Option<&'a Schema> {
-    providers.get(provider)?.schema().of(&change.addr.resource)
+fn schema_of<'a>(schemas: &'a Schemas, change: &ResourceChange) -> Option<&'a Schema> {
+    schemas.get(&change.provider)?.of(&change.addr.resource)
 }
 
 fn render_output_changes(plan: &Plan, colors: Colors) -> String {

@@ -1,14 +1,24 @@
-//! `cairn show`: the current state, as configuration-like text or JSON.
+//! `cairn show`: the current state, as configuration-like text or JSON;
+//! or, given a plan file (`cairn show FILE`), the saved plan as `cairn
+//! plan` showed it, or with `-json` in the shape of `terraform show -json`
+//! (see `plan_json`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use anyhow::Result;
 
-use super::{Common, render};
-use crate::engine::Engine;
-use crate::state::{InstanceStatus, State};
+use super::{Common, plan_json, render};
+use crate::engine::{Engine, SavedPlan, Workspace};
+use crate::schema::{ProviderSchema, Schema};
+use crate::state::{InstanceState, InstanceStatus, State};
 use crate::value::{self, Value};
 
 /// Runs `cairn show`.
 pub(super) fn run(common: &Common, json: bool) -> Result<i32> {
+    if let Some(path) = common.plan_file() {
+        return show_plan(common, &path, json);
+    }
     let ws = common.workspace()?;
     let engine = Engine::new()?;
     let Some(state) = engine.read_state(&ws)? else {
@@ -29,32 +39,57 @@ pub(super) fn run(common: &Common, json: bool) -> Result<i32> {
     let schemas = engine.schemas(&ws, &names)?;
     for inst in &state.resources {
         let schema = schemas.get(&inst.provider).and_then(|s| s.resources.get(&inst.addr.resource.type_name));
-        let value = match schema {
-            Some(s) => value::from_json(&inst.attributes, &s.block.implied_type()).unwrap_or(Value::Null),
-            None => value::from_json_untyped(&inst.attributes),
-        };
-        let status = match inst.status {
-            InstanceStatus::Tainted => " (tainted)",
-            InstanceStatus::Destroying => " (being destroyed)",
-            InstanceStatus::Ready => "",
-        };
-        println!("# {}:{status}", inst.addr);
-        let name = inst.addr.to_string();
-        let label = name.split_once('.').map_or("", |(_, n)| n);
-        println!("resource \"{}\" \"{label}\" {{", inst.addr.resource.type_name);
-        let block = schema.map(|s| &s.block);
-        if let Value::Object(attrs) = &value {
-            for (k, v) in attrs.iter().filter(|(_, v)| !v.is_null()) {
-                let path = value::Path::root().attr(k);
-                let marked = inst.sensitive_attributes.iter().any(|m| path.starts_with(m));
-                let sensitive = marked || block.is_some_and(|b| b.is_sensitive(&path));
-                println!("    {k} = {}", render::show_value(v, sensitive));
-            }
-        }
-        println!("}}\n");
+        println!("{}", render_instance(inst, schema));
     }
     print_pending_and_outputs(&state);
     Ok(0)
+}
+
+/// A saved plan, as `cairn plan` showed it or as Terraform's plan JSON.
+fn show_plan(common: &Common, path: &Path, json: bool) -> Result<i32> {
+    if !common.variables.is_empty() {
+        anyhow::bail!("a saved plan is shown with the variables it was made with: -var and -var-file cannot be given");
+    }
+    let saved = SavedPlan::read(path)?;
+    let ws = Workspace::with_variables(&common.config_dir(), saved.variables.clone())?;
+    let engine = Engine::new()?;
+    let names: BTreeSet<String> = saved.plan.changes.iter().map(|c| c.provider.clone()).collect();
+    let schemas: BTreeMap<String, ProviderSchema> = engine.schemas(&ws, &names)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&plan_json::plan_json(&saved.plan, &saved.variables, &schemas))?);
+    } else {
+        print!("{}", render::render_plan(&saved.plan, &schemas, common.colors()));
+    }
+    Ok(0)
+}
+
+/// One instance as `show` and `state show` print it: a `resource` block
+/// with its attributes, sensitive ones hidden, ending with a blank line.
+pub(super) fn render_instance(inst: &InstanceState, schema: Option<&Schema>) -> String {
+    let value = match schema {
+        Some(s) => value::from_json(&inst.attributes, &s.block.implied_type()).unwrap_or(Value::Null),
+        None => value::from_json_untyped(&inst.attributes),
+    };
+    let status = match inst.status {
+        InstanceStatus::Tainted => " (tainted)",
+        InstanceStatus::Destroying => " (being destroyed)",
+        InstanceStatus::Ready => "",
+    };
+    let mut out = format!("# {}:{status}\n", inst.addr);
+    let name = inst.addr.to_string();
+    let label = name.split_once('.').map_or("", |(_, n)| n);
+    out.push_str(&format!("resource \"{}\" \"{label}\" {{\n", inst.addr.resource.type_name));
+    let block = schema.map(|s| &s.block);
+    if let Value::Object(attrs) = &value {
+        for (k, v) in attrs.iter().filter(|(_, v)| !v.is_null()) {
+            let path = value::Path::root().attr(k);
+            let marked = inst.sensitive_attributes.iter().any(|m| path.starts_with(m));
+            let sensitive = marked || block.is_some_and(|b| b.is_sensitive(&path));
+            out.push_str(&format!("    {k} = {}\n", render::show_value(v, sensitive)));
+        }
+    }
+    out.push_str("}\n");
+    out
 }
 
 fn print_pending_and_outputs(state: &State) {

@@ -73,6 +73,12 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
     Ok(config)
 }
 
+/// The `*.tf` files of the configuration directory `dir`, sorted by name:
+/// every file a configuration is loaded from, besides variable files.
+pub fn config_files(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
+    Ok(config_file_names(dir)?.into_iter().map(|name| dir.join(name)).collect())
+}
+
 /// The names of the `*.tf` files in `dir`, sorted.
 fn config_file_names(dir: &Path) -> Result<Vec<PathBuf>, Vec<Diagnostic>> {
     let unreadable = |e: std::io::Error| unreadable_dir(dir, &e);

@@ -37,6 +37,7 @@ mod refactor;
 mod resource;
 mod source;
 mod suggest;
+mod var_files;
 mod variables;
 
 #[cfg(test)]
@@ -54,11 +55,13 @@ pub use decode::decode_body;
 pub use eval::{EvalContext, eval};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
 pub use instances::{Instance, instances};
+pub use load::config_files;
 pub use load::load;
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
 pub use refactor::{Import, Moved, Removed};
-pub use variables::{parse_type, resolve_variables};
+pub use var_files::automatic_files as automatic_var_files;
+pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables};
 
 /// A whole configuration: every block of every `*.tf` file in a directory.
 #[derive(Debug, Clone, Default)]

@@ -1,16 +1,18 @@
 //! Input variables: `variable` blocks, type constraints, and deciding each
-//! variable's value from `-var`, `CAIRN_VAR_<name>` and defaults (in that
-//! order of precedence), then checking it against its type and validations.
+//! variable's value from `-var` and `-var-file` (in the order given),
+//! `*.auto.tfvars`, `terraform.tfvars`, `CAIRN_VAR_<name>` and defaults (in
+//! that order of precedence), then checking it against its type and
+//! validations. Reading variable files is `var_files`' business.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::diag::{Diagnostic, Location};
 use crate::value::{Type, Value};
 
 use super::blocks::{literal, literal_bool, literal_string, take_attribute, unsupported_argument, unsupported_block};
 use super::expr::{ExprKind, Expression, Reference};
-use super::{Block, Config, EvalContext, Validation, Variable, error_at, eval, parse_expression, suggest};
+use super::{Block, Config, EvalContext, Validation, Variable, error_at, eval, parse_expression, suggest, var_files};
 
 const VARIABLE_ARGUMENTS: &[&str] = &["type", "default", "description", "sensitive", "nullable"];
 
@@ -195,64 +197,172 @@ fn object_attribute_type(expr: &Expression) -> Result<Type, Diagnostic> {
     }
 }
 
-/// Decides every variable's value: `-var name=value` (the last one wins)
-/// over the environment variable `CAIRN_VAR_name` over the default. A
-/// value given as text is taken literally for a string variable (or one
+/// A value for input variables given on the command line. They apply in
+/// the order given, a later one winning over an earlier one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VariableInput {
+    /// `-var 'name=value'`.
+    Var(String),
+    /// `-var-file=FILE`: a `.tfvars` (or `.tfvars.json`) file.
+    File(PathBuf),
+}
+
+impl From<&str> for VariableInput {
+    /// A `-var` option.
+    fn from(option: &str) -> VariableInput {
+        VariableInput::Var(option.to_string())
+    }
+}
+
+/// The value of every input variable, and what was read to decide them.
+#[derive(Debug, Clone, Default)]
+pub struct ResolvedVariables {
+    /// The values, by name.
+    pub values: BTreeMap<String, Value>,
+    /// The variable files read: the automatic ones, then each
+    /// `-var-file`, in the order they apply.
+    pub files: Vec<PathBuf>,
+    /// Values files gave for variables the configuration does not declare
+    /// (a warning, as in Terraform: a shared file may serve several
+    /// configurations).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Decides every variable's value, from lowest to highest precedence as
+/// in Terraform: the default, the environment variable `CAIRN_VAR_name`,
+/// `terraform.tfvars`, each `*.auto.tfvars` in name order, then `-var` and
+/// `-var-file` in the order given (`inputs`). A value given as text
+/// (`-var`, environment) is taken literally for a string variable (or one
 /// without a type) and parsed as an HCL expression otherwise, so
-/// `-var 'tags={a="b"}'` works. Values are converted to the declared type,
-/// and validations are checked. All errors are returned.
+/// `-var 'tags={a="b"}'` works; a file holds HCL values. Values are
+/// converted to the declared type, and validations are checked. All
+/// errors are returned.
 pub fn resolve_variables(
     config: &Config,
-    cli_vars: &[String],
+    inputs: &[VariableInput],
     env: &[(String, String)],
-) -> Result<BTreeMap<String, Value>, Vec<Diagnostic>> {
+) -> Result<ResolvedVariables, Vec<Diagnostic>> {
     let mut diags = Vec::new();
+    let mut resolved = ResolvedVariables::default();
     let mut given: BTreeMap<&str, Given> = BTreeMap::new();
     for (key, text) in env {
         if let Some(name) = key.strip_prefix(ENV_PREFIX).filter(|n| config.variables.contains_key(*n)) {
-            given.insert(name, Given { text: text.clone(), source: format!("the environment variable {key}") });
+            given.insert(name, Given::text(text, format!("the environment variable {key}")));
         }
     }
-    for option in cli_vars {
-        let Some((name, text)) = option.split_once('=') else {
-            diags.push(Diagnostic::error("Invalid -var option").with_detail(format!(
-                "The option -var {option:?} must be a variable name and a value separated by an equals sign, \
-                 like -var \"name=value\"."
-            )));
-            continue;
-        };
-        let name = name.trim();
-        match config.variables.get_key_value(name) {
-            Some((declared, _)) => {
-                given.insert(declared, Given { text: text.to_string(), source: "-var".to_string() });
+    for path in var_files::automatic_files(&config.dir) {
+        let shown = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        given_by_file(config, &path, &shown, &mut given, &mut resolved.warnings, &mut diags);
+        resolved.files.push(path);
+    }
+    for input in inputs {
+        match input {
+            VariableInput::Var(option) => given_by_option(config, option, &mut given, &mut diags),
+            VariableInput::File(path) => {
+                given_by_file(
+                    config,
+                    path,
+                    &path.display().to_string(),
+                    &mut given,
+                    &mut resolved.warnings,
+                    &mut diags,
+                );
+                resolved.files.push(path.clone());
             }
-            None => diags.push(Diagnostic::error("Value for undeclared variable").with_detail(format!(
-                "A value was given for the variable \"{name}\" with -var, but no variable \"{name}\" is declared.{}",
-                suggest::did_you_mean(name, config.variables.keys().map(String::as_str))
-            ))),
         }
     }
-    let mut values = BTreeMap::new();
     for (name, variable) in &config.variables {
         match resolve_one(variable, given.get(name.as_str())) {
             Ok(value) => {
-                values.insert(name.clone(), value);
+                resolved.values.insert(name.clone(), value);
             }
             Err(d) => diags.push(d),
         }
     }
     for variable in config.variables.values() {
-        if let Some(value) = values.get(&variable.name) {
+        if let Some(value) = resolved.values.get(&variable.name) {
             validate(variable, value, &config.dir, &mut diags);
         }
     }
-    if diags.is_empty() { Ok(values) } else { Err(diags) }
+    if diags.is_empty() { Ok(resolved) } else { Err(diags) }
 }
 
-/// A value given for a variable as text, and where it came from.
+/// Records what one `-var name=value` option gives.
+fn given_by_option<'a>(
+    config: &'a Config,
+    option: &str,
+    given: &mut BTreeMap<&'a str, Given>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some((name, text)) = option.split_once('=') else {
+        diags.push(Diagnostic::error("Invalid -var option").with_detail(format!(
+            "The option -var {option:?} must be a variable name and a value separated by an equals sign, \
+             like -var \"name=value\"."
+        )));
+        return;
+    };
+    let name = name.trim();
+    match config.variables.get_key_value(name) {
+        Some((declared, _)) => {
+            given.insert(declared, Given::text(text, "-var".to_string()));
+        }
+        None => diags.push(Diagnostic::error("Value for undeclared variable").with_detail(format!(
+            "A value was given for the variable \"{name}\" with -var, but no variable \"{name}\" is declared.{}",
+            suggest::did_you_mean(name, config.variables.keys().map(String::as_str))
+        ))),
+    }
+}
+
+/// Records what one variable file gives; `shown` is its name in messages.
+fn given_by_file<'a>(
+    config: &'a Config,
+    path: &Path,
+    shown: &str,
+    given: &mut BTreeMap<&'a str, Given>,
+    warnings: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let assignments = match var_files::read(path, shown) {
+        Ok(a) => a,
+        Err(d) => return diags.extend(d),
+    };
+    for a in assignments {
+        match config.variables.get_key_value(a.name.as_str()) {
+            Some((declared, _)) => {
+                let source = format!("{}:{}:{}", a.location.file.display(), a.location.line, a.location.column);
+                given.insert(declared, Given { value: GivenValue::Value(a.value), source });
+            }
+            None => warnings.push(
+                Diagnostic::warning("Value for undeclared variable")
+                    .with_detail(format!(
+                        "The configuration does not declare a variable named \"{}\" but a value was found in file \
+                         \"{shown}\". If you meant to use this value, add a \"variable\" block to the configuration.{}",
+                        a.name,
+                        suggest::did_you_mean(&a.name, config.variables.keys().map(String::as_str))
+                    ))
+                    .at(&a.location),
+            ),
+        }
+    }
+}
+
+/// A value given for a variable, and where it came from.
 struct Given {
-    text: String,
+    value: GivenValue,
     source: String,
+}
+
+/// A value as given: text from the command line or the environment, or a
+/// value read from a file.
+enum GivenValue {
+    Text(String),
+    Value(Value),
+}
+
+impl Given {
+    fn text(text: &str, source: String) -> Given {
+        Given { value: GivenValue::Text(text.to_string()), source }
+    }
 }
 
 fn resolve_one(variable: &Variable, given: Option<&Given>) -> Result<Value, Diagnostic> {
@@ -295,8 +405,12 @@ fn resolve_one(variable: &Variable, given: Option<&Given>) -> Result<Value, Diag
 
 /// The value of text given on the command line or in the environment.
 fn given_value(variable: &Variable, given: &Given) -> Result<Value, Diagnostic> {
+    let text = match &given.value {
+        GivenValue::Value(value) => return Ok(value.clone()),
+        GivenValue::Text(text) => text,
+    };
     if matches!(variable.ty, None | Some(Type::String)) {
-        return Ok(Value::String(given.text.clone()));
+        return Ok(Value::String(text.clone()));
     }
     let name = &variable.name;
     let problem = |diags: Vec<Diagnostic>| {
@@ -311,7 +425,7 @@ fn given_value(variable: &Variable, given: &Given) -> Result<Value, Diagnostic> 
             &variable.location,
         )
     };
-    let expr = parse_expression(&given.text, &format!("<value for var.{name}>")).map_err(problem)?;
+    let expr = parse_expression(text, &format!("<value for var.{name}>")).map_err(problem)?;
     literal(&expr, Path::new("."), "value").map_err(problem)
 }
 
@@ -409,9 +523,9 @@ variable "required" {
 
     fn resolve(cli: &[&str], env: &[(&str, &str)]) -> Result<BTreeMap<String, Value>, Vec<Diagnostic>> {
         let (_dir, config) = load_main(VARIABLES);
-        let cli: Vec<String> = cli.iter().map(|s| s.to_string()).collect();
+        let cli: Vec<VariableInput> = cli.iter().map(|s| VariableInput::from(*s)).collect();
         let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        resolve_variables(&config, &cli, &env)
+        resolve_variables(&config, &cli, &env).map(|r| r.values)
     }
 
     #[test]
@@ -497,9 +611,9 @@ variable "required" {
         let (_dir, config) = load_main(
             "variable \"a\" {\n  type     = string\n  nullable = false\n  default  = \"d\"\n}\nvariable \"b\" {\n  type     = number\n  nullable = false\n}\n",
         );
-        let values = resolve_variables(&config, &["a=x".into(), "b=1".into()], &[]).unwrap();
+        let values = resolve_variables(&config, &["a=x".into(), "b=1".into()], &[]).unwrap().values;
         assert_eq!(values["a"], Value::string("x"));
-        let values = resolve_variables(&config, &["b=1".into()], &[]).unwrap();
+        let values = resolve_variables(&config, &["b=1".into()], &[]).unwrap().values;
         assert_eq!(values["a"], Value::string("d"));
         let errors = shown(&resolve_variables(&config, &["b=null".into()], &[]).unwrap_err());
         assert_eq!(
@@ -519,7 +633,7 @@ variable "required" {
 }
 "#;
         let (_dir, config) = load_main(text);
-        assert_eq!(resolve_variables(&config, &["port=8080".into()], &[]).unwrap()["port"], Value::int(8080));
+        assert_eq!(resolve_variables(&config, &["port=8080".into()], &[]).unwrap().values["port"], Value::int(8080));
         let errors = shown(&resolve_variables(&config, &["port=80".into()], &[]).unwrap_err());
         assert_eq!(
             errors,
@@ -540,5 +654,28 @@ variable "required" {
                 "Error: main.tf:3: Invalid reference in variable validation\n  The validation of variable \"a\" may refer only to var.a, not to var.b."
             ]
         );
+    }
+
+    #[test]
+    fn files_override_the_environment_and_apply_in_order_with_var_options() {
+        let (dir, config) = load_main(
+            "variable \"a\" {\n  default = \"d\"\n}\nvariable \"n\" {\n  type    = number\n  default = 0\n}\n",
+        );
+        std::fs::write(dir.path().join("terraform.tfvars"), "a = \"tfvars\"\nn = 1\nunknown = 1\n").unwrap();
+        std::fs::write(dir.path().join("x.auto.tfvars"), "n = 2\n").unwrap();
+        std::fs::write(dir.path().join("given.tfvars"), "a = \"given\"\n").unwrap();
+        let env = [("CAIRN_VAR_a".to_string(), "env".to_string())];
+        let resolved = resolve_variables(&config, &[], &env).unwrap();
+        assert_eq!(resolved.values["a"], Value::string("tfvars"));
+        assert_eq!(resolved.values["n"], Value::int(2));
+        assert_eq!(resolved.files.len(), 2);
+        assert_eq!(resolved.warnings.len(), 1);
+        assert!(resolved.warnings[0].detail.contains("\"unknown\""), "{}", resolved.warnings[0]);
+        let given = VariableInput::File(dir.path().join("given.tfvars"));
+        let resolved = resolve_variables(&config, &["a=flag".into(), given.clone()], &env).unwrap();
+        assert_eq!(resolved.values["a"], Value::string("given"));
+        let resolved = resolve_variables(&config, &[given, "a=flag".into()], &env).unwrap();
+        assert_eq!(resolved.values["a"], Value::string("flag"));
+        assert_eq!(resolved.files.len(), 3);
     }
 }

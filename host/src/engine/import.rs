@@ -39,7 +39,7 @@ impl Engine {
                  this address you must first remove the existing object from the state (cairn state rm {addr})."
             );
         }
-        let providers = self.start_providers(ws, &state, Intent::Inspect)?;
+        let (providers, _hashes) = self.start_providers(ws, &state, Intent::Inspect)?;
         let Some(provider) = providers.get(&resource.provider) else {
             bail!("provider {:?} of {addr} is not available", resource.provider);
         };

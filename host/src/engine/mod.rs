@@ -11,6 +11,7 @@
 pub mod check;
 mod import;
 mod providers;
+mod saved;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,7 +24,8 @@ pub use crate::apply::{ApplyReport, Outcome};
 pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
 pub use import::Imported;
-pub use providers::{Intent, needed_providers};
+pub use providers::{Intent, ProviderHashes, needed_providers};
+pub use saved::{Basis, SavedPlan, Stale};
 
 use crate::addr::InstanceAddr;
 use crate::apply::{self, Applier};
@@ -47,20 +49,42 @@ pub struct Workspace {
     pub graph: Arc<DependencyGraph>,
     /// Resolved input variables.
     pub variables: BTreeMap<String, Value>,
+    /// Every file the configuration and its variables were read from:
+    /// the `*.tf` files, then the variable files (a saved plan records
+    /// their hashes).
+    pub files: Vec<PathBuf>,
+    /// Warnings from loading (values in variable files for variables no
+    /// one declared); a run shows them with its own.
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Workspace {
-    /// Loads the configuration in `dir`, with variables from `vars`
-    /// (`name=value`), the environment (`CAIRN_VAR_name`) and defaults.
-    pub fn load(dir: &Path, vars: &[String]) -> Result<Workspace> {
-        let dir = dir
-            .canonicalize()
-            .with_context(|| format!("the configuration directory {} does not exist", dir.display()))?;
-        let config = config::load(&dir).map_err(diagnostics)?;
-        let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
+    /// Loads the configuration in `dir`, with variables from `inputs`
+    /// (`-var` and `-var-file`, in order), the variable files beside it,
+    /// the environment (`CAIRN_VAR_name`) and defaults.
+    pub fn load(dir: &Path, inputs: &[config::VariableInput]) -> Result<Workspace> {
+        let (config, graph) = load_config(dir)?;
         let env: Vec<(String, String)> = std::env::vars().collect();
-        let variables = config::resolve_variables(&config, vars, &env).map_err(diagnostics)?;
-        Ok(Workspace { config: Arc::new(config), graph: Arc::new(graph), variables })
+        let resolved = config::resolve_variables(&config, inputs, &env).map_err(diagnostics)?;
+        let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
+        files.extend(resolved.files);
+        Ok(Workspace {
+            config: Arc::new(config),
+            graph: Arc::new(graph),
+            variables: resolved.values,
+            files,
+            warnings: resolved.warnings,
+        })
+    }
+
+    /// Loads the configuration in `dir` with `variables` as they are, for
+    /// a saved plan: it was made with them, and nothing may change them.
+    /// Its files are the `*.tf` files and the automatic variable files.
+    pub fn with_variables(dir: &Path, variables: BTreeMap<String, Value>) -> Result<Workspace> {
+        let (config, graph) = load_config(dir)?;
+        let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
+        files.extend(config::automatic_var_files(&config.dir));
+        Ok(Workspace { config: Arc::new(config), graph: Arc::new(graph), variables, files, warnings: Vec::new() })
     }
 
     /// The configuration directory.
@@ -81,7 +105,7 @@ impl Workspace {
 
     /// The state's backend, unlocked.
     pub fn backend(&self) -> Box<dyn Backend> {
-        Box::new(LocalBackend::open_read_only(&self.state_path()))
+        backend_at(self.dir())
     }
 
     /// Most steps of each provider that may run at once: its sandbox's
@@ -89,6 +113,22 @@ impl Workspace {
     fn provider_limits(&self) -> BTreeMap<String, usize> {
         self.config.providers.iter().filter_map(|p| Some((p.name.clone(), p.sandbox.max_concurrency?))).collect()
     }
+}
+
+/// The configuration in `dir`, and its dependency graph.
+fn load_config(dir: &Path) -> Result<(Config, DependencyGraph)> {
+    let dir =
+        dir.canonicalize().with_context(|| format!("the configuration directory {} does not exist", dir.display()))?;
+    let config = config::load(&dir).map_err(diagnostics)?;
+    let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
+    Ok((config, graph))
+}
+
+/// The backend of the state of the configuration in `dir`, unlocked, for
+/// commands that need the state but not the configuration (`state`,
+/// `output`).
+pub fn backend_at(dir: &Path) -> Box<dyn Backend> {
+    Box::new(LocalBackend::open_read_only(&dir.join(STATE_FILE)))
 }
 
 /// Options of a run that plans.
@@ -172,6 +212,9 @@ pub struct Planned {
     pub state: State,
     backend: Box<dyn Backend>,
     options: RunOptions,
+    /// The SHA-256 of each provider's component (none for providers
+    /// started in this process).
+    provider_hashes: ProviderHashes,
 }
 
 /// Where providers come from.
@@ -303,10 +346,13 @@ impl Engine {
         // `moved` blocks rebind the state before anything is planned.
         let moves = plan::apply_moves(&ws.config.moved, &mut state).map_err(diagnostics)?;
         let state = Arc::new(state);
+        for warning in &ws.warnings {
+            events.diagnostic(warning);
+        }
         for pending in &state.pending {
             events.diagnostic(&pending.warning());
         }
-        let providers = self.start_providers(ws, &state, options.intent)?;
+        let (providers, provider_hashes) = self.start_providers(ws, &state, options.intent)?;
         let planner = Planner {
             config: Arc::clone(&ws.config),
             graph: Arc::clone(&ws.graph),
@@ -322,7 +368,7 @@ impl Engine {
         for w in &plan.warnings {
             events.diagnostic(w);
         }
-        Ok(Planned { plan, providers, state, backend, options })
+        Ok(Planned { plan, providers, state, backend, options, provider_hashes })
     }
 
     /// Applies a plan: every change as soon as what it depends on is done,
@@ -330,7 +376,7 @@ impl Engine {
     /// once at the end. Errors are in the report; the state records
     /// everything that finished.
     pub fn apply(&self, ws: &Workspace, planned: Planned, events: Arc<dyn EventSink>) -> (ApplyReport, State) {
-        let Planned { plan, providers, mut state, mut backend, options } = planned;
+        let Planned { plan, providers, mut state, mut backend, options, .. } = planned;
         let failed = |d: Vec<Diagnostic>, state: State| {
             for e in &d {
                 events.diagnostic(e);
@@ -396,15 +442,15 @@ impl Engine {
         Ok(Inspection { schema, imports: imports.collect() })
     }
 
-    /// Starts the providers a run over `state` needs.
-    fn start_providers(&self, ws: &Workspace, state: &State, intent: Intent) -> Result<Providers> {
+    /// Starts the providers a run over `state` needs, with the SHA-256 of
+    /// each one's component.
+    fn start_providers(&self, ws: &Workspace, state: &State, intent: Intent) -> Result<(Providers, ProviderHashes)> {
         let names = needed_providers(&ws.config, state);
         match &self.source {
-            ProviderSource::InProcess(providers) => Ok(providers
-                .iter()
-                .filter(|(n, _)| names.contains(*n))
-                .map(|(n, p)| (n.clone(), Arc::clone(p)))
-                .collect()),
+            ProviderSource::InProcess(providers) => Ok((
+                providers.iter().filter(|(n, _)| names.contains(*n)).map(|(n, p)| (n.clone(), Arc::clone(p))).collect(),
+                ProviderHashes::new(),
+            )),
             ProviderSource::Components(runtime) => self
                 .tokio
                 .block_on(providers::start(runtime, &ws.config, &names, &ws.variables, intent))

@@ -32,6 +32,8 @@ pub struct Loaded {
     pub sandbox: Sandbox,
     /// Its schema.
     pub schema: ProviderSchema,
+    /// The SHA-256 of its component, as loaded (saved plans record it).
+    pub sha256: String,
 }
 
 /// Loads provider `name`, to run in `sandbox`, and reads its schema.
@@ -43,7 +45,7 @@ pub async fn load(runtime: &Runtime, config: &Config, name: &str, sandbox: Sandb
         .load(name, &verified.bytes)
         .map_err(|e| vec![Diagnostic::error(format!("Provider {name:?} could not be loaded: {e:#}"))])?;
     let schema = loaded.schema(&sandbox).await.map_err(|e| vec![Diagnostic::error(e.to_string())])?;
-    Ok(Loaded { loaded, sandbox, schema })
+    Ok(Loaded { loaded, sandbox, schema, sha256: verified.entry.sha256 })
 }
 
 /// The sandbox policy of provider `name`: what its `provider` block's
@@ -97,15 +99,20 @@ pub enum Intent {
     Change,
 }
 
-/// Loads and configures every provider in `names`.
+/// The SHA-256 of each started provider's component, by local name.
+pub type ProviderHashes = BTreeMap<String, String>;
+
+/// Loads and configures every provider in `names`; also returns the
+/// SHA-256 of each one's component, of the very bytes that were loaded.
 pub async fn start(
     runtime: &Runtime,
     config: &Config,
     names: &BTreeSet<String>,
     variables: &BTreeMap<String, Value>,
     intent: Intent,
-) -> Result<Providers, Vec<Diagnostic>> {
+) -> Result<(Providers, ProviderHashes), Vec<Diagnostic>> {
     let mut providers = BTreeMap::new();
+    let mut hashes = BTreeMap::new();
     let mut errors = Vec::new();
     // Every sandbox (directories, headers) is checked before any provider runs.
     let mut policies = BTreeMap::new();
@@ -123,7 +130,10 @@ pub async fn start(
     for (name, mut sandbox) in policies {
         let started = match prepare_sandbox(&name, &mut sandbox, intent) {
             Ok(()) => match load(runtime, config, &name, sandbox).await {
-                Ok(loaded) => configure(config, &name, loaded, variables).await,
+                Ok(loaded) => {
+                    hashes.insert(name.clone(), loaded.sha256.clone());
+                    configure(config, &name, loaded, variables).await
+                }
                 Err(d) => Err(d),
             },
             Err(d) => Err(d),
@@ -135,7 +145,7 @@ pub async fn start(
             Err(d) => errors.extend(d),
         }
     }
-    if errors.is_empty() { Ok(providers) } else { Err(errors) }
+    if errors.is_empty() { Ok((providers, hashes)) } else { Err(errors) }
 }
 
 /// Fits a sandbox to the run: read-write directories created for a change,

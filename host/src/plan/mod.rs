@@ -20,6 +20,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use crate::addr::{InstanceAddr, InstanceKey, Mode, ResourceAddr};
@@ -42,7 +43,7 @@ pub use values::{Expansion, ResourceValues, instance_context};
 pub type Providers = BTreeMap<String, Arc<dyn Provider>>;
 
 /// What will happen to one resource instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Action {
     /// Nothing: the object already matches.
     NoOp,
@@ -77,7 +78,7 @@ impl fmt::Display for Action {
 }
 
 /// Why an object is replaced, for the plan output.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ReplaceReason {
     /// An earlier create failed part-way.
     Tainted,
@@ -93,7 +94,7 @@ pub enum ReplaceReason {
 }
 
 /// The planned change of one resource instance.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResourceChange {
     /// Which instance.
     pub addr: InstanceAddr,
@@ -111,8 +112,10 @@ pub struct ResourceChange {
     /// The configuration as evaluated at plan time; null for a delete.
     pub config: Value,
     /// Private bytes of the prior object.
+    #[serde(with = "crate::state::base64_bytes")]
     pub prior_private: Vec<u8>,
     /// Private bytes from the plan.
+    #[serde(with = "crate::state::base64_bytes")]
     pub planned_private: Vec<u8>,
     /// Why a replace is a replace.
     pub replace_reason: Option<ReplaceReason>,
@@ -146,7 +149,7 @@ pub struct ResourceChange {
 }
 
 /// The planned value of an output.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlannedOutput {
     /// The new value; may be unknown.
     pub value: Value,
@@ -157,7 +160,7 @@ pub struct PlannedOutput {
 }
 
 /// A notice about something that changed outside cairn, found by refresh.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Drift {
     /// Which instance.
     pub addr: InstanceAddr,
@@ -181,7 +184,10 @@ impl Drift {
 }
 
 /// Everything a run will do.
-#[derive(Debug, Clone, Default)]
+///
+/// Serde-serialisable (by derive, so that every kind of change travels
+/// without extra code) for saved plans (`engine::SavedPlan`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Plan {
     /// Every resource instance considered, including no-ops, in planning order.
     pub changes: Vec<ResourceChange>,

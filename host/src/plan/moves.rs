@@ -11,7 +11,7 @@ use crate::diag::{Diagnostic, Location};
 use crate::state::State;
 
 /// One object a `moved` block rebound.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Move {
     /// Where the state had it.
     pub from: InstanceAddr,

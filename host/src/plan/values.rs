@@ -10,7 +10,7 @@ use crate::diag::Diagnostic;
 use crate::value::Value;
 
 /// How many instances a resource block has.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Expansion {
     /// No `count` or `for_each`: one instance without a key.
     Single,

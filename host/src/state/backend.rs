@@ -30,6 +30,14 @@ pub trait Backend: Send {
     /// serial, or a state of another lineage, since `state` was read.
     fn write(&mut self, state: &mut State) -> Result<(), StateError>;
 
+    /// Commits `state` in place of whatever state the backend holds, of
+    /// any lineage or serial (`cairn state push -force`): otherwise as
+    /// [`Backend::write`]. A backend that cannot refuses with
+    /// [`StateError::Unsupported`].
+    fn replace(&mut self, _state: &mut State) -> Result<(), StateError> {
+        Err(StateError::Unsupported { backend: self.describe(), operation: "replacing a state of another lineage" })
+    }
+
     /// Starts the journal of an apply over `state`, the state as last
     /// written (or read): from now on every change is appended there before
     /// the state is committed.

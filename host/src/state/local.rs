@@ -165,23 +165,43 @@ impl LocalBackend {
         self.write_with(state, &mut |file, bytes| file.write_all(bytes))
     }
 
+    /// Writes `state` in place of the state file whatever the file's
+    /// lineage and serial (`cairn state push -force`), as
+    /// [`LocalBackend::write`] does otherwise: under the lock, atomically,
+    /// after a backup. The serial written is above the file's, so that it
+    /// still orders after it.
+    pub fn replace(&mut self, state: &mut State) -> Result<(), StateError> {
+        self.commit(state, Checks::None, &mut |file, bytes| file.write_all(bytes))
+    }
+
     /// [`LocalBackend::write`], with the step that writes bytes into the
     /// temporary file given as `write_content`, so that tests can make it
     /// fail half-way as a crash or a full disk would.
     fn write_with(&mut self, state: &mut State, write_content: &mut WriteContent<'_>) -> Result<(), StateError> {
+        self.commit(state, Checks::LineageAndSerial, write_content)
+    }
+
+    /// Writes `state` after `checks` against the file it replaces.
+    fn commit(
+        &mut self,
+        state: &mut State,
+        checks: Checks,
+        write_content: &mut WriteContent<'_>,
+    ) -> Result<(), StateError> {
         if self.lock.is_none() {
             return Err(StateError::ReadOnly { path: self.path.clone() });
         }
         if let Some(previous) = read_file(&self.path)? {
             let current = parse(&self.path, &previous)?;
-            if current.lineage != state.lineage {
+            if checks == Checks::None {
+                state.serial = state.serial.max(current.serial);
+            } else if current.lineage != state.lineage {
                 return Err(StateError::LineageMismatch {
                     path: self.path.clone(),
                     file: current.lineage,
                     ours: state.lineage.clone(),
                 });
-            }
-            if current.serial > state.serial {
+            } else if current.serial > state.serial {
                 return Err(StateError::StaleSerial {
                     path: self.path.clone(),
                     file: current.serial,
@@ -229,6 +249,10 @@ impl Backend for LocalBackend {
         Ok(Box::new(LocalBackend::start_journal(self, state)?))
     }
 
+    fn replace(&mut self, state: &mut State) -> Result<(), StateError> {
+        LocalBackend::replace(self, state)
+    }
+
     fn history(&self) -> Result<Vec<State>, StateError> {
         let backup = self.backup_path();
         Ok(match read_file(&backup)? {
@@ -236,6 +260,15 @@ impl Backend for LocalBackend {
             Some(bytes) => vec![parse(&backup, &bytes)?],
         })
     }
+}
+
+/// What a write checks against the state file it replaces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// The same lineage, and no newer serial: every write but a forced push.
+    LineageAndSerial,
+    /// Nothing: the operator said so (`cairn state push -force`).
+    None,
 }
 
 /// Writes all of the given bytes into the given file.
@@ -258,7 +291,7 @@ struct FormatHeader {
 }
 
 /// Reads a state file's content.
-fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
+pub(super) fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
     let invalid = |source: serde_json::Error| StateError::Invalid {
         path: path.to_path_buf(),
         line: source.line(),
@@ -574,6 +607,29 @@ mod tests {
         stale.serial = 1;
         let err = backend.write(&mut stale).unwrap_err();
         assert!(matches!(err, StateError::StaleSerial { file: 2, ours: 1, .. }), "{err:?}");
+    }
+
+    #[test]
+    fn replace_writes_another_lineage_or_an_older_serial_above_the_files_serial() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let mut state = backend.read().unwrap();
+        backend.write(&mut state).unwrap();
+        backend.write(&mut state).unwrap();
+        drop(backend);
+        // As `state push -force` does: a run of its own.
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let before = fs::read(backend.path()).unwrap();
+        let mut other = State::new();
+        backend.replace(&mut other).unwrap();
+        assert_eq!(other.serial, 3, "above the file's serial 2");
+        let written = backend.read().unwrap();
+        assert_eq!((written.lineage, written.serial), (other.lineage.clone(), 3));
+        assert_eq!(fs::read(backend.backup_path()).unwrap(), before, "the replaced state is the backup");
+        assert!(matches!(
+            LocalBackend::open_read_only(backend.path()).replace(&mut other),
+            Err(StateError::ReadOnly { .. })
+        ));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! decide what to do with the state: planning and applying do.
 
 mod backend;
+mod edit;
 mod journal;
 mod local;
 mod lock;
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::addr::{InstanceAddr, ResourceAddr};
 
 pub use backend::{Backend, StateJournal};
+pub use edit::{MoveError, names};
 pub use journal::{Journal, Record, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
@@ -314,6 +316,13 @@ impl State {
         self.resources.remove(addr)
     }
 
+    /// Reads a state file's content (`path` is for messages), as the
+    /// local backend reads its file: a newer format, invalid JSON or an
+    /// address listed twice is an error that names the file.
+    pub fn parse(path: &std::path::Path, bytes: &[u8]) -> Result<State, StateError> {
+        local::parse(path, bytes)
+    }
+
     /// Whether the state records no resources and no outputs.
     pub fn is_empty(&self) -> bool {
         self.resources.is_empty() && self.outputs.is_empty()
@@ -574,6 +583,14 @@ pub enum StateError {
         /// What is wrong.
         message: String,
     },
+    /// The backend cannot do what was asked.
+    #[error("the state backend {backend} does not support {operation}")]
+    Unsupported {
+        /// The backend, as [`Backend::describe`] names it.
+        backend: String,
+        /// What it cannot do.
+        operation: &'static str,
+    },
     /// The backend was opened with [`LocalBackend::open_read_only`].
     #[error("cannot write the state {}: it was opened read-only, without the lock", .path.display())]
     ReadOnly {
@@ -599,8 +616,9 @@ pub enum StateError {
     },
 }
 
-/// serde `with` module: bytes as a standard base64 string.
-mod base64_bytes {
+/// serde `with` module: bytes as a standard base64 string (state files,
+/// saved plans).
+pub(crate) mod base64_bytes {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
     use serde::{Deserialize, Deserializer, Serializer};

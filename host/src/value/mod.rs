@@ -26,7 +26,7 @@ pub use types::{Type, TypeError, parse_number};
 ///
 /// A float that is a whole number within the i64 range is always stored as
 /// [`Number::Int`], so `1` and `1.0` are the same value.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub enum Number {
     /// A whole number.
     Int(i64),
@@ -81,7 +81,7 @@ impl fmt::Display for Number {
 }
 
 /// A dynamic value.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     /// The absence of a value.
     #[default]

@@ -12,7 +12,7 @@ use std::fmt;
 use super::{Number, Value, quote};
 
 /// What is known about an unknown value. The default says nothing.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Refinements {
     /// The value will not be null.
     pub not_null: bool,
@@ -29,7 +29,7 @@ pub struct Refinements {
 }
 
 /// One end of a range of numbers.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Bound {
     /// The bound.
     pub value: Number,

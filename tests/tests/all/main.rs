@@ -17,5 +17,8 @@ mod python;
 mod refactoring;
 mod registry;
 mod sandbox;
+mod saved_plans;
+mod state_commands;
 mod values;
+mod var_files;
 mod zoo;
