@@ -287,3 +287,27 @@ fn calls_waiting_on_a_provider_hold_no_thread() {
     let (_, most, gave_up) = *waiter.counts.lock().unwrap();
     assert_eq!((most, gave_up), (waiter.expected, 0), "all {N} calls were in flight at once on 6 threads");
 }
+
+#[test]
+fn an_interrupted_apply_starts_nothing_new_and_commits_what_it_did() {
+    let project = Project::new();
+    let fake = Arc::new(Fake::new());
+    let engine = Engine::in_process(testing::providers(Arc::clone(&fake) as Arc<dyn Provider>)).unwrap();
+    std::fs::write(project.dir.path().join("main.tf"), CHAIN).unwrap();
+    let ws = Workspace::load(project.dir.path(), &[]).unwrap();
+    let options = RunOptions { intent: Intent::Change, ..RunOptions::default() };
+    let planned = engine.plan(&ws, options, true, &Quiet).unwrap();
+    // Ctrl-C between the plan and the first provider call.
+    engine.interrupt().stop();
+    let (report, state) = engine.apply(&ws, planned, Arc::new(Quiet));
+    assert!(report.interrupted);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(fake.calls().is_empty(), "nothing started: {:?}", fake.calls());
+    let not_started: Vec<&str> = report.not_started.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(not_started, ["fake_thing.a", "fake_thing.b", "fake_thing.c"]);
+    assert!(report.cancelled.is_empty());
+    // The state was committed (nothing pending, no journal left).
+    let on_disk = LocalBackend::open_read_only(&ws.state_path()).read().unwrap();
+    assert_eq!(on_disk.serial, state.serial);
+    assert!(on_disk.pending.is_empty() && on_disk.resources.is_empty());
+}
