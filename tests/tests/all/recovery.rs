@@ -56,9 +56,11 @@ fn after() -> String {
 }
 
 /// Runs `cairn apply` with crash point `point` armed and kills it with
-/// SIGKILL once it stops there.
+/// SIGKILL once it stops there. One operation at a time, so that the
+/// points come in the same order in every run and each is reached once.
 fn apply_killed_at(w: &Workdir, point: usize) {
-    let mut run = Running::start(w, &["apply", "-auto-approve"], &[("CAIRN_TEST_CRASH_AT", &point.to_string())]);
+    let args = ["apply", "-auto-approve", "-parallelism=1"];
+    let mut run = Running::start(w, &args, &[("CAIRN_TEST_CRASH_AT", &point.to_string())]);
     run.wait_for(true, |l| l.starts_with(&format!("cairn: crash point {point} reached")));
     run.kill();
 }
@@ -75,6 +77,13 @@ fn assert_every_object_once(w: &Workdir, expected: &[&str], context: &str) {
 /// The crash test on `backend`.
 fn killed_at_every_crash_point_the_next_apply_recovers(backend: &Backend) {
     let expected = ["recorder_thing.a", "recorder_thing.b", "recorder_thing.d", "recorder_thing.e"];
+    // Every way a pending operation can end, each seen at some point.
+    let mut outcomes = [
+        ("the provider found the object it made by its idempotency key; recorded as tainted", false),
+        ("the provider did not find an object by its idempotency key", false),
+        ("the object exists; recorded as the provider read it", false),
+        ("the object is gone; forgotten", false),
+    ];
     for point in 1..=20 {
         let context = format!("{} backend, killed at crash point {point}", backend.name);
         let w = recorder_workdir(&before());
@@ -87,10 +96,16 @@ fn killed_at_every_crash_point_the_next_apply_recovers(backend: &Backend) {
         let run = w.cairn(&["apply", "-auto-approve"]);
         assert_eq!(run.code, 0, "{context}:\n{}", run.all());
         let recovered = run.stdout.matches(": recovered the interrupted ").count();
+        for (kind, seen) in &mut outcomes {
+            *seen |= run.stdout.contains(*kind);
+        }
         assert_eq!(recovered, pending, "{context}: every pending operation is resolved:\n{}", run.all());
         assert_every_object_once(&w, &expected, &context);
         assert_eq!(w.cairn(&["plan", "-detailed-exitcode"]).code, 0, "{context}: nothing is left to do");
         assert_eq!(w.read(&format!("log/objects/{}", id_of(&w, "recorder_thing.a"))), "two", "{context}");
+    }
+    for (kind, seen) in outcomes {
+        assert!(seen, "{} backend: no crash point led to \"{kind}\"", backend.name);
     }
 }
 
