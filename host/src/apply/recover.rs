@@ -248,5 +248,8 @@ async fn find_created(
 /// The first error of a failed call, in one diagnostic.
 fn first_error(e: CheckedCallError, addr: &InstanceAddr) -> Diagnostic {
     let diags = e.into_diagnostics(&crate::diag::Location::default());
-    diags.into_iter().find(Diagnostic::is_error).unwrap_or_else(|| Diagnostic::error(format!("{addr}: the call failed")))
+    diags
+        .into_iter()
+        .find(Diagnostic::is_error)
+        .unwrap_or_else(|| Diagnostic::error(format!("{addr}: the call failed")))
 }

@@ -24,9 +24,9 @@ use anyhow::{Context, Result};
 
 pub use crate::apply::events::{Event, EventSink};
 pub use crate::apply::{ApplyReport, Outcome};
+pub use crate::apply::{Interrupt, Recovered, Recovery};
 pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
-pub use crate::apply::{Interrupt, Recovered, Recovery};
 pub use providers::{Intent, needed_providers};
 pub use signals::Received;
 
@@ -301,10 +301,8 @@ impl Engine {
         }
         let mut state = backend.read()?;
         let providers = self.start_providers(ws, &state, options.intent)?;
-        let recoveries = self.until_interrupted(
-            "recovery",
-            crate::apply::recover::recover(&mut state, &providers, &ws.config),
-        )?;
+        let recoveries =
+            self.until_interrupted("recovery", crate::apply::recover::recover(&mut state, &providers, &ws.config))?;
         for r in &recoveries {
             events.emit(Event::recovered(r));
         }

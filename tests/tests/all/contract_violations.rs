@@ -44,7 +44,8 @@ fn bug_sentence(broken_type: &str) -> &'static str {
 fn status(w: &Workdir, addr: &str) -> serde_json::Value {
     let state = w.state().expect("a state");
     let resources = state["resources"].as_array().unwrap();
-    resources.iter().find(|r| r["addr"] == addr).unwrap_or_else(|| panic!("{addr} is not in the state"))["status"].clone()
+    resources.iter().find(|r| r["addr"] == addr).unwrap_or_else(|| panic!("{addr} is not in the state"))["status"]
+        .clone()
 }
 
 /// The resources around the broken one: one of the same provider and one

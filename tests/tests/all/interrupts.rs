@@ -169,7 +169,9 @@ fn the_first_interrupt_lets_calls_under_way_finish_and_records_them() {
     for i in 1..=3 {
         assert_eq!(finished(&format!("recorder_thing.slow{i}")), "done", "{}", run.all());
         assert_eq!(finished(&format!("recorder_thing.after{i}")), "interrupted", "{}", run.all());
-        assert!(!events.iter().any(|e| e["type"] == "node_start" && e["address"] == format!("recorder_thing.after{i}")));
+        assert!(
+            !events.iter().any(|e| e["type"] == "node_start" && e["address"] == format!("recorder_thing.after{i}"))
+        );
     }
     assert!(events.iter().any(|e| e["type"] == "diagnostic" && e["summary"] == "Interrupt received"), "{}", run.all());
 
