@@ -479,11 +479,16 @@ impl Shared {
         Ok(())
     }
 
-    /// Runs `call`, a provider operation, once one of the `-parallelism`
-    /// operation permits is free (see [`Self::permit`], [`Self::call`]).
+    /// Runs `call`, a provider operation that changes nothing (a re-plan,
+    /// a read), once one of the `-parallelism` operation permits is free
+    /// (see [`Self::permit`], [`Self::call`]). Cancelled, it is as if it
+    /// never started: nothing is pending.
     async fn operation<T>(&self, urgency: usize, call: impl std::future::Future<Output = T>) -> Result<T, Halt> {
         let permit = self.permit(urgency).await?;
-        self.call(permit, call).await
+        match self.call(permit, call).await {
+            Err(Halt::Cancelled) => Err(Halt::NotStarted),
+            answer => answer,
+        }
     }
 
     /// Waits for one of the `-parallelism` operation permits; once the run

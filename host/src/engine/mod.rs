@@ -301,8 +301,12 @@ impl Engine {
         }
         let mut state = backend.read()?;
         let providers = self.start_providers(ws, &state, options.intent)?;
-        let recoveries =
-            self.until_interrupted("recovery", crate::apply::recover::recover(&mut state, &providers, &ws.config))?;
+        let recoveries = match state.pending.is_empty() {
+            true => Vec::new(),
+            false => {
+                self.until_interrupted("recovery", crate::apply::recover::recover(&mut state, &providers, &ws.config))?
+            }
+        };
         for r in &recoveries {
             events.emit(Event::recovered(r));
         }

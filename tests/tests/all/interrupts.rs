@@ -36,11 +36,12 @@ pub struct Running {
 }
 
 impl Running {
-    /// Starts `cairn ARGS DIR` with extra environment variables.
+    /// Starts `cairn ARGS DIR` with extra environment variables; its
+    /// standard input stays open, and nothing is typed there.
     pub fn start(w: &Workdir, args: &[&str], env: &[(&str, &str)]) -> Running {
         let mut child = w
             .command(args, env)
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -249,4 +250,17 @@ fn a_second_interrupt_cancels_calls_under_way_and_leaves_them_pending() {
     assert!(state.get("pending").is_none(), "{state:#}");
     assert_eq!(objects(&w), ids(&state));
     assert_eq!(objects(&w).len(), 6);
+}
+
+#[test]
+fn an_interrupt_at_the_prompt_cancels_with_nothing_written() {
+    let w = recorder_workdir(&slow_graph(0));
+    let mut run = Running::start(&w, &["apply"], &[]);
+    run.wait_for(false, |l| l == "Do you want to perform these actions?");
+    run.signal("INT");
+    let run = run.finish();
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.stdout.contains("Apply cancelled."), "{}", run.all());
+    assert!(w.state().is_none(), "nothing was written");
+    assert!(objects(&w).is_empty());
 }
