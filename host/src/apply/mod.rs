@@ -185,9 +185,9 @@ impl Applier {
         // that its lineage — part of every idempotency key — survives a
         // first apply that records nothing, and a retry sends the same keys.
         // Operations left pending by a crash were recovered by the plan
-        // (which changed the state); this write commits that.
-        if state.serial == 0 || self.state_changed || !state.pending.is_empty() {
-            state.pending.clear();
+        // (which changed the state); this write commits that. (Those whose
+        // provider could not be asked stay pending.)
+        if state.serial == 0 || self.state_changed {
             if let Err(e) = backend.write(&mut state) {
                 return fail(write_failed(&e), state);
             }

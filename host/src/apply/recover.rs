@@ -51,7 +51,8 @@ pub enum Recovered {
     /// The provider did not find what an interrupted create made: it may
     /// exist outside the state.
     NotFound,
-    /// The provider could not be asked; the state is as it was.
+    /// The provider could not be asked; the state is as it was, and the
+    /// operation stays pending, to be asked about again by the next run.
     Unresolved,
 }
 
@@ -93,7 +94,10 @@ impl Recovery {
                  outside the state; check the real infrastructure",
                 self.idempotency_key
             ),
-            Recovered::Unresolved => "cairn could not ask the provider; the state is as it was".to_string(),
+            Recovered::Unresolved => {
+                "cairn could not ask the provider, so the operation stays pending and the next run asks again"
+                    .to_string()
+            }
         };
         let detail = if self.detail.is_empty() { String::new() } else { format!(" ({})", self.detail) };
         format!("{object}: recovered the interrupted {op}: {what}{detail}")
@@ -102,7 +106,8 @@ impl Recovery {
 
 /// Resolves every pending operation of `state` by asking its provider
 /// (`config` names the provider of an instance the state does not hold
-/// yet), changes `state` accordingly and clears its pending operations.
+/// yet) and changes `state` accordingly. Only the operations the provider
+/// could not be asked about stay pending.
 pub async fn recover(state: &mut State, providers: &Providers, config: &Config) -> Vec<Recovery> {
     let pending = std::mem::take(&mut state.pending);
     let mut recoveries = Vec::with_capacity(pending.len());
@@ -112,6 +117,9 @@ pub async fn recover(state: &mut State, providers: &Providers, config: &Config) 
             Some((provider, name)) => resolve(state, Gate::new(provider.as_ref()), &name, &op).await,
             None => (Recovered::Unresolved, "no provider for it is configured".to_string()),
         };
+        if outcome == Recovered::Unresolved {
+            state.pending.push(op.clone());
+        }
         recoveries.push(Recovery {
             addr: op.addr,
             deposed: op.deposed,
@@ -252,4 +260,56 @@ fn first_error(e: CheckedCallError, addr: &InstanceAddr) -> Diagnostic {
         .into_iter()
         .find(Diagnostic::is_error)
         .unwrap_or_else(|| Diagnostic::error(format!("{addr}: the call failed")))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::testing::{self, Fake};
+
+    const ONE: &str = "resource \"fake_thing\" \"x\" {\n  name = \"x\"\n}\n";
+
+    fn pending(operation: &str) -> State {
+        let mut state = State::new();
+        state.pending.push(PendingOperation::now("fake_thing.x".parse().unwrap(), None, operation, "k1"));
+        state
+    }
+
+    #[tokio::test]
+    async fn a_create_the_provider_cannot_find_is_said_plainly_and_no_longer_pending() {
+        let (_dir, ws) = testing::workspace(ONE);
+        let providers = testing::providers(Arc::new(Fake::new()));
+        let mut state = pending("create");
+        let recoveries = recover(&mut state, &providers, &ws.config).await;
+        assert_eq!(recoveries.len(), 1);
+        assert_eq!(recoveries[0].outcome, Recovered::NotFound);
+        assert!(recoveries[0].detail.contains("does not support import"), "{:?}", recoveries[0]);
+        assert!(recoveries[0].message().contains("so the object may exist outside the state"));
+        assert!(state.pending.is_empty() && state.resources.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_operation_no_provider_can_be_asked_about_stays_pending() {
+        let (_dir, ws) = testing::workspace(ONE);
+        let mut state = pending("create");
+        let recoveries = recover(&mut state, &Providers::new(), &ws.config).await;
+        assert_eq!(recoveries[0].outcome, Recovered::Unresolved);
+        assert_eq!(state.pending.len(), 1, "asked about again by the next run");
+    }
+
+    #[tokio::test]
+    async fn an_update_whose_object_exists_is_adopted_as_read_not_tainted() {
+        let (_dir, ws) = testing::workspace(ONE);
+        let providers = testing::providers(Arc::new(Fake::new()));
+        let mut state = pending("update");
+        let attributes = serde_json::json!({"name": "x", "size": null, "id": "id-x"});
+        state.set(InstanceState::new("fake_thing.x".parse().unwrap(), "fake", 0, attributes.clone()));
+        let recoveries = recover(&mut state, &providers, &ws.config).await;
+        assert_eq!(recoveries[0].outcome, Recovered::Adopted);
+        let inst = state.get(&"fake_thing.x".parse().unwrap()).unwrap();
+        assert_eq!((inst.status, &inst.attributes), (InstanceStatus::Ready, &attributes));
+        assert!(state.pending.is_empty());
+    }
 }

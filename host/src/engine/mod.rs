@@ -356,8 +356,7 @@ impl Engine {
     /// Ends a run that had nothing to apply: what the plan recovered of an
     /// interrupted apply is committed here.
     pub fn settle(&self, planned: &mut Planned) -> Result<()> {
-        if !planned.recoveries.is_empty() || !planned.state.pending.is_empty() {
-            planned.state.pending.clear();
+        if !planned.recoveries.is_empty() {
             planned.backend.write(&mut planned.state)?;
         }
         Ok(())
