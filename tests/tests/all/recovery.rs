@@ -56,10 +56,11 @@ fn after() -> String {
 }
 
 /// Runs `cairn apply` with crash point `point` armed and kills it with
-/// SIGKILL once it stops there. One operation at a time, so that the
-/// points come in the same order in every run and each is reached once.
-fn apply_killed_at(w: &Workdir, point: usize) {
-    let args = ["apply", "-auto-approve", "-parallelism=1"];
+/// SIGKILL once it stops there; `parallelism` operations at once (with 1,
+/// the points come in the same order in every run).
+fn apply_killed_at(w: &Workdir, point: usize, parallelism: usize) {
+    let parallelism = format!("-parallelism={parallelism}");
+    let args = ["apply", "-auto-approve", &parallelism];
     let mut run = Running::start(w, &args, &[("CAIRN_TEST_CRASH_AT", &point.to_string())]);
     run.wait_for(true, |l| l.starts_with(&format!("cairn: crash point {point} reached")));
     run.kill();
@@ -74,8 +75,12 @@ fn assert_every_object_once(w: &Workdir, expected: &[&str], context: &str) {
     assert_eq!(objects(w), ids(&state), "{context}: the objects made are exactly those in the state");
 }
 
-/// The crash test on `backend`.
-fn killed_at_every_crash_point_the_next_apply_recovers(backend: &Backend) {
+/// The crash test on `backend`, `parallelism` operations at once. With
+/// one at a time, each of the 20 points is where exactly one run is
+/// killed, so every way a pending operation can end is seen; with more,
+/// the points come in varying orders and several operations can be
+/// pending at once.
+fn killed_at_every_crash_point_the_next_apply_recovers(backend: &Backend, parallelism: usize) {
     let expected = ["recorder_thing.a", "recorder_thing.b", "recorder_thing.d", "recorder_thing.e"];
     // Every way a pending operation can end, each seen at some point.
     let mut outcomes = [
@@ -85,12 +90,12 @@ fn killed_at_every_crash_point_the_next_apply_recovers(backend: &Backend) {
         ("the object is gone; forgotten", false),
     ];
     for point in 1..=20 {
-        let context = format!("{} backend, killed at crash point {point}", backend.name);
+        let context = format!("{} backend, -parallelism={parallelism}, killed at crash point {point}", backend.name);
         let w = recorder_workdir(&before());
         (backend.setup)(&w);
         w.cairn(&["apply", "-auto-approve"]).success();
         w.configure_recorder(&after());
-        apply_killed_at(&w, point);
+        apply_killed_at(&w, point, parallelism);
         let pending = shown_state(&w)["pending"].as_array().map_or(0, Vec::len);
 
         let run = w.cairn(&["apply", "-auto-approve"]);
@@ -104,7 +109,7 @@ fn killed_at_every_crash_point_the_next_apply_recovers(backend: &Backend) {
         assert_eq!(w.cairn(&["plan", "-detailed-exitcode"]).code, 0, "{context}: nothing is left to do");
         assert_eq!(w.read(&format!("log/objects/{}", id_of(&w, "recorder_thing.a"))), "two", "{context}");
     }
-    for (kind, seen) in outcomes {
+    for (kind, seen) in outcomes.iter().filter(|_| parallelism == 1) {
         assert!(seen, "{} backend: no crash point led to \"{kind}\"", backend.name);
     }
 }
@@ -118,7 +123,12 @@ fn id_of(w: &Workdir, addr: &str) -> String {
 
 #[test]
 fn killed_at_every_crash_point_the_next_local_apply_recovers() {
-    killed_at_every_crash_point_the_next_apply_recovers(&LOCAL);
+    killed_at_every_crash_point_the_next_apply_recovers(&LOCAL, 1);
+}
+
+#[test]
+fn killed_at_every_crash_point_of_a_parallel_apply_the_next_local_apply_recovers() {
+    killed_at_every_crash_point_the_next_apply_recovers(&LOCAL, 10);
 }
 
 /// Lines of the recorder's log of operations of `op` on `name`.
@@ -131,7 +141,7 @@ fn logged(w: &Workdir, op: &str, name: &str) -> usize {
 fn a_pending_create_the_provider_finds_is_adopted_tainted_and_replaced() {
     let w = recorder_workdir(&thing("a", ""));
     // Points of a create: before its intent, after it, after the answer.
-    apply_killed_at(&w, 3);
+    apply_killed_at(&w, 3, 1);
     let made = objects(&w);
     assert_eq!(made.len(), 1, "the provider made the object");
 
@@ -165,7 +175,7 @@ fn a_pending_create_the_provider_finds_is_adopted_tainted_and_replaced() {
 fn a_pending_create_the_provider_does_not_find_is_said_plainly_and_made() {
     let w = recorder_workdir(&thing("a", ""));
     // After the intent, before the call: the provider made nothing.
-    apply_killed_at(&w, 2);
+    apply_killed_at(&w, 2, 1);
     assert!(objects(&w).is_empty());
     let run = w.cairn(&["apply", "-auto-approve"]).success();
     assert!(
@@ -186,7 +196,7 @@ fn a_pending_delete_whose_object_is_gone_is_forgotten() {
     w.cairn(&["apply", "-auto-approve"]).success();
     w.configure_recorder(&thing("keep", ""));
     // After the provider deleted it, before that was recorded.
-    apply_killed_at(&w, 3);
+    apply_killed_at(&w, 3, 1);
     assert_eq!(logged(&w, "delete", "a"), 1);
 
     let plan = w.cairn(&["plan"]).success();
