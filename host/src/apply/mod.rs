@@ -187,10 +187,10 @@ impl Applier {
         // Operations left pending by a crash were recovered by the plan
         // (which changed the state); this write commits that. (Those whose
         // provider could not be asked stay pending.)
-        if state.serial == 0 || self.state_changed {
-            if let Err(e) = backend.write(&mut state) {
-                return fail(write_failed(&e), state);
-            }
+        if (state.serial == 0 || self.state_changed)
+            && let Err(e) = backend.write(&mut state)
+        {
+            return fail(write_failed(&e), state);
         }
         let journal = match backend.start_journal(&state) {
             Ok(journal) => journal,
