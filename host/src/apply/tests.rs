@@ -417,7 +417,7 @@ fn a_second_interrupt_cancels_a_call_under_way_and_its_intent_stays_pending() {
     let entered = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let hang = Hang { schema: fake.schema.clone(), fake, entered: Arc::clone(&entered) };
     let engine = Engine::in_process(testing::providers(Arc::new(hang) as Arc<dyn Provider>)).unwrap();
-    let hcl = "resource \"fake_thing\" \"hang\" {\n  name = \"hang\"\n}\nresource \"fake_thing\" \"ok\" {\n  name = \"ok\"\n}\n";
+    let hcl = "resource \"fake_thing\" \"hang\" {\n  name = \"hang\"\n}\n";
     std::fs::write(project.dir.path().join("main.tf"), hcl).unwrap();
     let ws = Workspace::load(project.dir.path(), &[]).unwrap();
     let options = RunOptions { intent: Intent::Change, ..RunOptions::default() };
@@ -435,7 +435,7 @@ fn a_second_interrupt_cancels_a_call_under_way_and_its_intent_stays_pending() {
     assert!(report.interrupted);
     assert_eq!(report.cancelled, [("fake_thing.hang".to_string(), "create".to_string())]);
     // The state is not committed: reading it replays the journal, where
-    // the cancelled create is pending and what finished is recorded.
+    // the cancelled create is pending.
     let on_disk = LocalBackend::open_read_only(&ws.state_path()).read().unwrap();
     let pending: Vec<String> = on_disk.pending.iter().map(|p| p.addr.to_string()).collect();
     assert_eq!(pending, ["fake_thing.hang"]);
