@@ -3,11 +3,14 @@
 //! human progress lines or as the `-json` stream of one JSON object a line
 //! (`cli/output.rs`).
 //!
-//! Every event has a `type`. A run writes, in order: `run_start`; for a
-//! plan, one `planned_change` per change and a `change_summary`; while
+//! Every event has a `type`. A run writes, in order: `run_start`; one
+//! `recovered` for every operation an interrupted apply left pending (see
+//! `apply::recover`); for a plan, one `planned_change` per change and a
+//! `change_summary`; while
 //! applying, `node_start` and `node_finish` for every operation on an
 //! object (a node that never ran because something before it failed gets
-//! a `node_finish` with outcome `skipped` and no `node_start`);
+//! a `node_finish` with outcome `skipped` and no `node_start`, and one the
+//! run's interrupt kept from starting or cancelled, outcome `interrupted`);
 //! `diagnostic` for every error and warning, when it happens; and last a
 //! `summary`. Lines are written whole and in the order the events
 //! happened, so a consumer can read the order of operations off the stream.
@@ -17,6 +20,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+use super::recover::{Recovered, Recovery};
 use crate::diag::{Diagnostic, Severity};
 use crate::graph::walk::Outcome;
 
@@ -43,6 +47,24 @@ pub enum Event {
         cairn_version: String,
         /// Most operations running at once.
         parallelism: usize,
+    },
+    /// An operation an interrupted apply left pending, resolved by asking
+    /// the provider before planning.
+    Recovered {
+        /// The instance address.
+        address: String,
+        /// The key of the deposed object operated on, if it was one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        deposed_key: Option<String>,
+        /// `create`, `update` or `delete`.
+        operation: String,
+        /// `adopted`, `adopted_tainted`, `forgotten`, `not_found` or
+        /// `unresolved`.
+        outcome: Recovered,
+        /// The idempotency key the interrupted call was given.
+        idempotency_key: String,
+        /// What happened, for people.
+        message: String,
     },
     /// One change of the plan.
     PlannedChange {
@@ -111,7 +133,7 @@ pub enum Event {
         deposed_key: Option<String>,
         /// Whether the operation is half of a replace.
         replace: bool,
-        /// `done`, `failed` or `skipped`.
+        /// `done`, `failed`, `skipped` or `interrupted`.
         outcome: Outcome,
         /// How long it ran, in milliseconds (0 when skipped).
         duration_ms: u64,
@@ -138,7 +160,7 @@ pub enum Event {
     Summary {
         /// `plan`, `apply` or `destroy`.
         command: String,
-        /// `success`, `no_changes`, `cancelled` or `failed`.
+        /// `success`, `no_changes`, `cancelled`, `interrupted` or `failed`.
         outcome: String,
         /// Objects created.
         added: usize,
@@ -152,6 +174,18 @@ pub enum Event {
 }
 
 impl Event {
+    /// The event of a recovered operation.
+    pub fn recovered(r: &Recovery) -> Event {
+        Event::Recovered {
+            address: r.addr.to_string(),
+            deposed_key: r.deposed.clone(),
+            operation: r.operation.clone(),
+            outcome: r.outcome,
+            idempotency_key: r.idempotency_key.clone(),
+            message: r.message(),
+        }
+    }
+
     /// The event of a diagnostic.
     pub fn diagnostic(d: &Diagnostic) -> Event {
         Event::Diagnostic {

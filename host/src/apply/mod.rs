@@ -3,9 +3,18 @@
 //! journal, calls the provider, checks the new state against the plan and
 //! journals the change before anything after it starts. The whole state is
 //! written once, at the end.
+//!
+//! An [`Interrupt`] stops the walk: on the first request no step starts
+//! another provider call, the calls under way finish and are recorded, and
+//! the state is committed; on the second the calls under way are cancelled,
+//! their intents stay pending in the journal, and the state is left for the
+//! next run to recover ([`recover`]).
 
 pub mod events;
+pub mod fault;
 pub mod graph;
+pub mod interrupt;
+pub mod recover;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -18,7 +27,7 @@ use crate::config::{self, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
 use crate::graph::DependencyGraph;
-use crate::graph::walk::{self, Limits, Slots};
+use crate::graph::walk::{self, Limits, SlotPermit, Slots};
 use crate::plan::{self, Action, Plan, Providers, ResourceChange, ResourceValues};
 use crate::provider::{ApplyRequest, ApplyResponse};
 use crate::schema::Schema;
@@ -31,6 +40,8 @@ use crate::value::{self, Value};
 pub use crate::graph::walk::Outcome;
 pub use events::{Event, EventSink};
 pub use graph::{ApplyGraph, Step};
+pub use interrupt::Interrupt;
+pub use recover::{Recovered, Recovery};
 
 /// What an apply did.
 #[derive(Debug, Default)]
@@ -50,6 +61,13 @@ pub struct ApplyReport {
     pub errors: Vec<Diagnostic>,
     /// Outputs after the apply, for display.
     pub outputs: BTreeMap<String, (Value, bool)>,
+    /// Whether the run was interrupted ([`Interrupt`]).
+    pub interrupted: bool,
+    /// Operations the interrupt kept from starting: (address, action).
+    pub not_started: Vec<(String, String)>,
+    /// Operations a second interrupt cancelled while their provider calls
+    /// were under way: (address, action). Their intents stay pending.
+    pub cancelled: Vec<(String, String)>,
 }
 
 /// Everything an apply needs, owned so that steps can run on other threads.
@@ -71,6 +89,28 @@ pub struct Applier {
     pub provider_limits: BTreeMap<String, usize>,
     /// Where progress, diagnostics and node events go.
     pub events: Arc<dyn EventSink>,
+    /// Asks the apply to stop (Ctrl-C).
+    pub interrupt: Interrupt,
+    /// Whether the state given to [`Applier::apply`] differs from the
+    /// stored one (a recovery changed it): it is then written before any
+    /// provider call.
+    pub state_changed: bool,
+}
+
+/// Why a step did not succeed.
+enum Halt {
+    /// It failed, for these reasons.
+    Failed(Vec<Diagnostic>),
+    /// The run was interrupted before its provider call started.
+    NotStarted,
+    /// A second interrupt cancelled its provider call under way.
+    Cancelled,
+}
+
+impl From<Vec<Diagnostic>> for Halt {
+    fn from(diags: Vec<Diagnostic>) -> Halt {
+        Halt::Failed(diags)
+    }
 }
 
 /// The state as the steps change it, and the journal that persists every
@@ -149,13 +189,13 @@ impl Applier {
         // A state never written yet is written before any provider call, so
         // that its lineage — part of every idempotency key — survives a
         // first apply that records nothing, and a retry sends the same keys.
-        // Operations left pending by a crash were shown with the plan; this
-        // apply settles them.
-        if state.serial == 0 || !state.pending.is_empty() {
-            state.pending.clear();
-            if let Err(e) = backend.write(&mut state) {
-                return fail(write_failed(&e), state);
-            }
+        // Operations left pending by a crash were recovered by the plan
+        // (which changed the state); this write commits that. (Those whose
+        // provider could not be asked stay pending.)
+        if (state.serial == 0 || self.state_changed)
+            && let Err(e) = backend.write(&mut state)
+        {
+            return fail(write_failed(&e), state);
         }
         let journal = match backend.start_journal(&state) {
             Ok(journal) => journal,
@@ -204,22 +244,46 @@ impl Applier {
             };
             change.map(|c| c.provider.clone())
         };
-        let outcomes = walk::walk_limited(&apply_graph, &limits, group, move |step| {
-            let worker = Arc::clone(&worker);
-            async move { worker.run(step).await }
-        })
+        let interrupt = shared.applier.interrupt.clone();
+        let outcomes = walk::walk_until(
+            &apply_graph,
+            &limits,
+            group,
+            move |step| {
+                let worker = Arc::clone(&worker);
+                async move { worker.run(step).await }
+            },
+            || interrupt.is_stopped(),
+        )
         .await;
+        let interrupted = shared.applier.interrupt.is_stopped();
         for (n, outcome) in outcomes {
             if outcome == Outcome::Skipped
                 && let Some(node) = shared.node_event(&apply_graph[n])
             {
-                shared.applier.events.emit(node.finish(Outcome::Skipped, 0, None));
+                if interrupted {
+                    // Skipped or not, it was not done, and the interrupt
+                    // is why nothing after a failure could make it so.
+                    shared.halted(node, 0, &Halt::NotStarted);
+                } else {
+                    shared.applier.events.emit(node.finish(Outcome::Skipped, 0, None));
+                }
             }
         }
         shared.finish_outputs();
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
         let Ledger { mut state, journal } = shared.ledger.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut report = shared.report.into_inner().unwrap_or_else(|e| e.into_inner());
+        report.interrupted = interrupted;
+        report.not_started.sort();
+        report.cancelled.sort();
+        if !report.cancelled.is_empty() {
+            // The cancelled calls may have done anything: their intents
+            // must stay pending, so the journal is left as a crash leaves
+            // it, for the next run to replay and recover.
+            drop(journal);
+            return (report, state);
+        }
         // Every change is in the journal already; this write only folds
         // them into the state file. If it fails, the journal stays, and
         // the next command recovers the state from it.
@@ -239,21 +303,27 @@ impl Shared {
     async fn run(&self, step: Step) -> bool {
         let step = &step;
         let node = self.node_event(step);
+        if self.applier.interrupt.is_stopped() {
+            if let Some(node) = node {
+                self.halted(node, 0, &Halt::NotStarted);
+            }
+            return false;
+        }
         if let Some(node) = &node {
             self.applier.events.emit(node.start());
         }
         let started = Instant::now();
         let urgency = self.urgency.get(step).copied().unwrap_or(0);
         let result = match step {
-            Step::Local(name) => self.eval_local(name).map(|()| None),
+            Step::Local(name) => self.eval_local(name).map(|()| None).map_err(Halt::from),
             Step::Destroy(addr, None) => self.destroy(self.change(addr), urgency).await.map(|()| None),
             Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key, urgency).await.map(|()| None),
             Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
-                    Action::NoOp if change.importing.is_some() => self.adopt(change).map(|()| None),
+                    Action::NoOp if change.importing.is_some() => self.adopt(change).map(|()| None).map_err(Halt::from),
                     Action::NoOp => Ok(None),
-                    Action::Forget => self.forget(change).map(|()| None),
+                    Action::Forget => self.forget(change).map(|()| None).map_err(Halt::from),
                     Action::Read => self.read_data(change, urgency).await.map(|()| None),
                     _ => self.create_or_update(change, depose.as_deref(), urgency).await,
                 }
@@ -267,7 +337,7 @@ impl Shared {
                 }
                 true
             }
-            Err(diags) => {
+            Err(Halt::Failed(diags)) => {
                 if let Some(node) = node {
                     self.applier.events.emit(node.finish(Outcome::Failed, ms, None));
                 }
@@ -277,7 +347,26 @@ impl Shared {
                 lock(&self.report).errors.extend(diags);
                 false
             }
+            Err(halt) => {
+                if let Some(node) = node {
+                    self.halted(node, ms, &halt);
+                }
+                false
+            }
         }
+    }
+
+    /// Reports a step the interrupt kept from starting or cancelled.
+    fn halted(&self, node: NodeEvent, ms: u64, halt: &Halt) {
+        let entry = (node.address.clone(), node.action.to_string());
+        {
+            let mut report = lock(&self.report);
+            match halt {
+                Halt::Cancelled => report.cancelled.push(entry),
+                _ => report.not_started.push(entry),
+            }
+        }
+        self.applier.events.emit(node.finish(Outcome::Interrupted, ms, None));
     }
 
     /// What the node events of a step say, for steps that operate on an
@@ -385,23 +474,51 @@ impl Shared {
         Ok(plan::ignoring_changes(resource, config, prior))
     }
 
-    async fn read_data(&self, change: &ResourceChange, urgency: usize) -> Result<(), Vec<Diagnostic>> {
+    async fn read_data(&self, change: &ResourceChange, urgency: usize) -> Result<(), Halt> {
         let (gate, schema) = self.gate(change)?;
         let config = self.config_now(change, schema)?;
         let (state, warnings) = self
             .operation(urgency, gate.read_data(schema, &change.addr, &config))
-            .await
+            .await?
             .map_err(|e| e.into_diagnostics(&Self::location(change)))?;
         self.warn(change, warnings);
         lock(&self.values).0.set(&change.addr, state);
         Ok(())
     }
 
-    /// Runs `call`, a provider operation, once one of the `-parallelism`
-    /// operation permits is free.
-    async fn operation<T>(&self, urgency: usize, call: impl std::future::Future<Output = T>) -> T {
-        let _permit = self.operations.acquire(urgency).await;
-        call.await
+    /// Runs `call`, a provider operation that changes nothing (a re-plan,
+    /// a read), once one of the `-parallelism` operation permits is free
+    /// (see [`Self::permit`], [`Self::call`]). Cancelled, it is as if it
+    /// never started: nothing is pending.
+    async fn operation<T>(&self, urgency: usize, call: impl std::future::Future<Output = T>) -> Result<T, Halt> {
+        let permit = self.permit(urgency).await?;
+        match self.call(permit, call).await {
+            Err(Halt::Cancelled) => Err(Halt::NotStarted),
+            answer => answer,
+        }
+    }
+
+    /// Waits for one of the `-parallelism` operation permits; once the run
+    /// is interrupted, no more are handed out: the operation never starts.
+    async fn permit(&self, urgency: usize) -> Result<SlotPermit<'_>, Halt> {
+        let interrupt = &self.applier.interrupt;
+        tokio::select! {
+            biased;
+            () = interrupt.stopped() => Err(Halt::NotStarted),
+            permit = self.operations.acquire(urgency) => Ok(permit),
+        }
+    }
+
+    /// Runs the provider call `call` holding `permit`, unless a second
+    /// interrupt cancels it (the first lets it finish).
+    async fn call<T>(&self, permit: SlotPermit<'_>, call: impl std::future::Future<Output = T>) -> Result<T, Halt> {
+        let answer = tokio::select! {
+            biased;
+            () = self.applier.interrupt.aborted() => Err(Halt::Cancelled),
+            answer = call => Ok(answer),
+        };
+        drop(permit);
+        answer
     }
 
     /// Shows a provider's warnings about a change as they happen.
@@ -420,12 +537,17 @@ impl Shared {
         change: &ResourceChange,
         depose: Option<&str>,
         urgency: usize,
-    ) -> Result<Option<String>, Vec<Diagnostic>> {
+    ) -> Result<Option<String>, Halt> {
         if let Some(key) = depose {
             blocking(|| self.depose(&change.addr, key))?;
         }
         let key = self.idempotency_key(change);
         let result = self.create_or_update_object(change, &key, urgency).await;
+        if let Err(Halt::Cancelled) = result {
+            // The call may have done anything: its intent stays pending,
+            // and the state as it was, for the next run to ask the provider.
+            return result;
+        }
         if let (Some(deposed), Err(_)) = (depose, &result) {
             blocking(|| self.restore_deposed(&change.addr, deposed));
         }
@@ -444,7 +566,7 @@ impl Shared {
         change: &ResourceChange,
         key: &str,
         urgency: usize,
-    ) -> Result<Option<String>, Vec<Diagnostic>> {
+    ) -> Result<Option<String>, Halt> {
         let (gate, schema) = self.gate(change)?;
         let location = Self::location(change);
         let creating = change.action != Action::Update;
@@ -455,7 +577,7 @@ impl Shared {
         };
         let replanned = self
             .operation(urgency, gate.replan(schema, &change.addr, &change.planned, &prior, &config, prior_private))
-            .await
+            .await?
             .map_err(|e| e.into_diagnostics(&location))?;
         self.warn(change, replanned.diagnostics);
         let request = ApplyRequest {
@@ -466,11 +588,17 @@ impl Shared {
             planned_private: replanned.planned_private,
             idempotency_key: key.to_string(),
         };
+        let permit = self.permit(urgency).await?;
+        fault::point("before-intent", &change.addr);
         blocking(|| self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key))?;
-        match self.operation(urgency, gate.apply(schema, &change.addr, request)).await {
+        fault::point("after-intent", &change.addr);
+        let answer = self.call(permit, gate.apply(schema, &change.addr, request)).await?;
+        fault::point("after-call", &change.addr);
+        match answer {
             Ok(response) => {
                 self.warn(change, response.diagnostics.clone());
                 blocking(|| self.record(change, schema, &response, InstanceStatus::Ready, key))?;
+                fault::point("after-record", &change.addr);
                 lock(&self.values).0.set(&change.addr, response.new_state.clone());
                 {
                     let mut report = lock(&self.report);
@@ -484,10 +612,13 @@ impl Shared {
                 Ok(response.new_state.get_attr("id").as_str().map(str::to_string))
             }
             Err(failed) => {
+                // An object the answer still describes is kept, tainted,
+                // so that it is not lost (the errors say so).
                 if let Some(partial) = &failed.partial {
                     blocking(|| self.record(change, schema, partial, InstanceStatus::Tainted, key))?;
+                    fault::point("after-record", &change.addr);
                 }
-                Err(failed.into_diagnostics(&location))
+                Err(failed.into_diagnostics(&location).into())
             }
         }
     }
@@ -522,9 +653,9 @@ impl Shared {
     /// Destroys the current object: a delete, or the first half of a replace.
     /// When the delete fails, the object stays in the state marked as being
     /// destroyed, and the next apply deletes it again.
-    async fn destroy(&self, change: &ResourceChange, urgency: usize) -> Result<(), Vec<Diagnostic>> {
+    async fn destroy(&self, change: &ResourceChange, urgency: usize) -> Result<(), Halt> {
         let key = self.delete_key(change, None, &change.prior);
-        let deleted = self.delete_object(change, None, &change.prior, &change.prior_private, &key, urgency).await;
+        let deleted = self.delete_object(change, None, &change.prior, &change.prior_private, &key, urgency).await?;
         blocking(|| {
             self.change_state(&change.addr, Some(&key), |state| match (&deleted, state.get_mut(&change.addr)) {
                 (Ok(()), _) => {
@@ -538,6 +669,7 @@ impl Shared {
                 (Err(_), _) => false,
             })
         })?;
+        fault::point("after-record", &change.addr);
         deleted?;
         lock(&self.report).destroyed += 1;
         Ok(())
@@ -545,7 +677,7 @@ impl Shared {
 
     /// Destroys a deposed object: the old object of a create_before_destroy
     /// replace in this run, or one left by an earlier run.
-    async fn destroy_deposed(&self, addr: &InstanceAddr, key: &str, urgency: usize) -> Result<(), Vec<Diagnostic>> {
+    async fn destroy_deposed(&self, addr: &InstanceAddr, key: &str, urgency: usize) -> Result<(), Halt> {
         let (change, prior, private) = match self.deposed_change(addr, key) {
             Some(c) => (c, c.prior.clone(), c.prior_private.clone()),
             None => {
@@ -554,7 +686,7 @@ impl Shared {
             }
         };
         let delete_key = self.delete_key(change, Some(key), &prior);
-        let deleted = self.delete_object(change, Some(key), &prior, &private, &delete_key, urgency).await;
+        let deleted = self.delete_object(change, Some(key), &prior, &private, &delete_key, urgency).await?;
         // A deposed object whose delete failed stays as it is, to be
         // deleted by a later apply.
         blocking(|| {
@@ -565,13 +697,15 @@ impl Shared {
                 deleted.is_ok()
             })
         })?;
+        fault::point("after-record", addr);
         deleted?;
         lock(&self.report).destroyed += 1;
         Ok(())
     }
 
     /// Journals the intent, asks the provider to delete an object with the
-    /// idempotency key `key`, and checks the answer.
+    /// idempotency key `key`, and checks the answer. The outer error: the
+    /// delete never started, or was cancelled (nothing is to be recorded).
     async fn delete_object(
         &self,
         change: &ResourceChange,
@@ -580,7 +714,7 @@ impl Shared {
         private: &[u8],
         key: &str,
         urgency: usize,
-    ) -> Result<(), Vec<Diagnostic>> {
+    ) -> Result<Result<(), Vec<Diagnostic>>, Halt> {
         let gate = self.provider_gate(change);
         let request = ApplyRequest {
             type_name: change.addr.resource.type_name.clone(),
@@ -590,13 +724,15 @@ impl Shared {
             planned_private: private.to_vec(),
             idempotency_key: key.to_string(),
         };
-        blocking(|| self.begin_operation(&change.addr, deposed, "delete", key))?;
-        let warnings = self
-            .operation(urgency, gate.delete(&change.addr, request))
-            .await
-            .map_err(|e| e.into_diagnostics(&Self::location(change)))?;
-        self.warn(change, warnings);
-        Ok(())
+        let permit = self.permit(urgency).await?;
+        fault::point("before-intent", &change.addr);
+        if let Err(e) = blocking(|| self.begin_operation(&change.addr, deposed, "delete", key)) {
+            return Ok(Err(e));
+        }
+        fault::point("after-intent", &change.addr);
+        let answer = self.call(permit, gate.delete(&change.addr, request)).await?;
+        fault::point("after-call", &change.addr);
+        Ok(answer.map(|warnings| self.warn(change, warnings)).map_err(|e| e.into_diagnostics(&Self::location(change))))
     }
 
     /// Writes the object a provider answered into the state and persists

@@ -287,3 +287,157 @@ fn calls_waiting_on_a_provider_hold_no_thread() {
     let (_, most, gave_up) = *waiter.counts.lock().unwrap();
     assert_eq!((most, gave_up), (waiter.expected, 0), "all {N} calls were in flight at once on 6 threads");
 }
+
+#[test]
+fn an_interrupted_apply_starts_nothing_new_and_commits_what_it_did() {
+    let project = Project::new();
+    let fake = Arc::new(Fake::new());
+    let engine = Engine::in_process(testing::providers(Arc::clone(&fake) as Arc<dyn Provider>)).unwrap();
+    std::fs::write(project.dir.path().join("main.tf"), CHAIN).unwrap();
+    let ws = Workspace::load(project.dir.path(), &[]).unwrap();
+    let options = RunOptions { intent: Intent::Change, ..RunOptions::default() };
+    let planned = engine.plan(&ws, options, true, &Quiet).unwrap();
+    // Ctrl-C between the plan and the first provider call.
+    engine.interrupt().stop();
+    let (report, state) = engine.apply(&ws, planned, Arc::new(Quiet));
+    assert!(report.interrupted);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(fake.calls().is_empty(), "nothing started: {:?}", fake.calls());
+    let not_started: Vec<&str> = report.not_started.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(not_started, ["fake_thing.a", "fake_thing.b", "fake_thing.c"]);
+    assert!(report.cancelled.is_empty());
+    // The state was committed (nothing pending, no journal left).
+    let on_disk = LocalBackend::open_read_only(&ws.state_path()).read().unwrap();
+    assert_eq!(on_disk.serial, state.serial);
+    assert!(on_disk.pending.is_empty() && on_disk.resources.is_empty());
+}
+
+/// The fake, except that its creates and updates answer `size = 7`
+/// whatever was planned (a contract violation that still describes a
+/// usable object), or with `null_answer` nothing at all.
+struct Liar {
+    schema: ProviderSchema,
+    fake: Fake,
+    null_answer: bool,
+}
+
+impl Liar {
+    fn new(null_answer: bool) -> Liar {
+        let fake = Fake::new();
+        Liar { schema: fake.schema.clone(), fake, null_answer }
+    }
+}
+
+impl Provider for Liar {
+    fake_provider_basics!();
+
+    fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
+        ready(Ok(self.fake.plan(r)))
+    }
+
+    fn apply_resource(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
+        let deleting = r.planned_state.is_null();
+        let mut response = self.fake.apply(r);
+        if let Value::Object(attrs) = &mut response.new_state {
+            attrs.insert("size".into(), Value::int(7));
+        }
+        if self.null_answer && !deleting {
+            response.new_state = Value::Null;
+        }
+        ready(Ok(response))
+    }
+}
+
+const SIZED: &str = r#"
+resource "fake_thing" "a" {
+  name = "a"
+  size = 1
+}
+"#;
+
+#[test]
+fn an_answer_that_breaks_the_contract_but_describes_an_object_is_kept_tainted() {
+    let project = Project::new();
+    let liar = Arc::new(Liar::new(false));
+    let engine = Engine::in_process(testing::providers(liar as Arc<dyn Provider>)).unwrap();
+    let (report, state) = project.apply_with(&engine, SIZED, false, 4);
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    let error = &report.errors[0];
+    assert!(error.summary.contains("produced an inconsistent result after apply for fake_thing.a: .size"), "{error}");
+    assert!(error.detail.contains("it was recorded in the state as tainted: the next plan replaces it"), "{error}");
+    let a = state.get(&"fake_thing.a".parse().unwrap()).expect("the object is not orphaned");
+    assert_eq!((a.status, &a.attributes["size"]), (InstanceStatus::Tainted, &serde_json::json!(7)));
+
+    // The next run replaces it.
+    let (report, state, calls) = project.run(SIZED, Fake::new(), false);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(position(&calls, "a", "delete") < position(&calls, "a", "create"), "{calls:?}");
+    assert_eq!(state.get(&"fake_thing.a".parse().unwrap()).unwrap().status, InstanceStatus::Ready);
+}
+
+#[test]
+fn an_answer_with_no_usable_object_leaves_the_state_as_it_was() {
+    let project = Project::new();
+    let liar = Arc::new(Liar::new(true));
+    let engine = Engine::in_process(testing::providers(liar as Arc<dyn Provider>)).unwrap();
+    let (report, state) = project.apply_with(&engine, SIZED, false, 4);
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    assert!(report.errors[0].detail.contains("Nothing from this answer was recorded in the state."));
+    assert!(state.resources.is_empty());
+}
+
+/// The fake, except that the create of `hang` never answers.
+struct Hang {
+    schema: ProviderSchema,
+    fake: Fake,
+    /// Set once the create of `hang` was called.
+    entered: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Provider for Hang {
+    fake_provider_basics!();
+
+    fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
+        ready(Ok(self.fake.plan(r)))
+    }
+
+    fn apply_resource(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
+        if r.prior_state.is_null() && r.planned_state.get_attr("name").as_str() == Some("hang") {
+            self.entered.store(true, std::sync::atomic::Ordering::SeqCst);
+            return Box::pin(std::future::pending());
+        }
+        ready(Ok(self.fake.apply(r)))
+    }
+}
+
+#[test]
+fn a_second_interrupt_cancels_a_call_under_way_and_its_intent_stays_pending() {
+    let project = Project::new();
+    let fake = Fake::new();
+    let entered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hang = Hang { schema: fake.schema.clone(), fake, entered: Arc::clone(&entered) };
+    let engine = Engine::in_process(testing::providers(Arc::new(hang) as Arc<dyn Provider>)).unwrap();
+    let hcl = "resource \"fake_thing\" \"hang\" {\n  name = \"hang\"\n}\n";
+    std::fs::write(project.dir.path().join("main.tf"), hcl).unwrap();
+    let ws = Workspace::load(project.dir.path(), &[]).unwrap();
+    let options = RunOptions { intent: Intent::Change, ..RunOptions::default() };
+    let planned = engine.plan(&ws, options, true, &Quiet).unwrap();
+    let interrupt = engine.interrupt().clone();
+    let sender = std::thread::spawn(move || {
+        while !entered.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        interrupt.stop();
+        interrupt.abort();
+    });
+    let (report, _) = engine.apply(&ws, planned, Arc::new(Quiet));
+    sender.join().unwrap();
+    assert!(report.interrupted);
+    assert_eq!(report.cancelled, [("fake_thing.hang".to_string(), "create".to_string())]);
+    // The state is not committed: reading it replays the journal, where
+    // the cancelled create is pending.
+    let on_disk = LocalBackend::open_read_only(&ws.state_path()).read().unwrap();
+    let pending: Vec<String> = on_disk.pending.iter().map(|p| p.addr.to_string()).collect();
+    assert_eq!(pending, ["fake_thing.hang"]);
+    assert_eq!(on_disk.pending[0].operation, "create");
+}

@@ -55,6 +55,7 @@ fn apply_with(
     }
     let ws = common.workspace()?;
     let engine = Engine::new()?;
+    super::plan::handle_interrupts(&engine, events, run.json)?;
     let mut planned = super::plan::plan_and_show(&engine, &ws, common, run, destroy, Intent::Change, events.as_ref())?;
     if !planned.plan.has_changes() {
         engine.settle(&mut planned)?;
@@ -63,9 +64,13 @@ fn apply_with(
         }
         return Ok(0);
     }
-    if !auto_approve && !confirm(destroy)? {
-        println!("\nApply cancelled.");
-        return Ok(1);
+    if !auto_approve {
+        // Ctrl-C at the prompt cancels, as a wrong answer does.
+        let approved = engine.unless_interrupted(move || confirm(destroy)).transpose()?;
+        if approved != Some(true) {
+            println!("\nApply cancelled.");
+            return Ok(1);
+        }
     }
     if !run.json {
         println!();
@@ -99,8 +104,17 @@ fn finish(
     let colors = common.colors();
     let (report, _state) = engine.apply(ws, planned, Arc::clone(events));
     if run.json {
-        events.emit(summary(command, if report.errors.is_empty() { "success" } else { "failed" }, Some(&report)));
-        return Ok(if report.errors.is_empty() { 0 } else { 1 });
+        let outcome = match () {
+            () if report.interrupted => "interrupted",
+            () if report.errors.is_empty() => "success",
+            () => "failed",
+        };
+        events.emit(summary(command, outcome, Some(&report)));
+        return Ok(if outcome == "success" { 0 } else { 1 });
+    }
+    if report.interrupted {
+        print_interrupted(command, &report, colors);
+        return Ok(1);
     }
     if !report.errors.is_empty() {
         eprintln!(
@@ -132,6 +146,35 @@ fn finish(
         }
     }
     Ok(0)
+}
+
+/// Says what an interrupted apply did and did not do.
+fn print_interrupted(command: &str, report: &ApplyReport, colors: super::Colors) {
+    let title = if command == "destroy" { "Destroy interrupted:" } else { "Apply interrupted:" };
+    eprintln!(
+        "\n{} {} added, {} changed, {} destroyed.",
+        colors.red(title),
+        report.added,
+        report.changed,
+        report.destroyed
+    );
+    for (address, action) in &report.cancelled {
+        eprintln!("  {address}: {action} cancelled");
+    }
+    for (address, action) in &report.not_started {
+        eprintln!("  {address}: {action} not started");
+    }
+    if !report.errors.is_empty() {
+        eprintln!("{} error(s), shown above.", report.errors.len());
+    }
+    if report.cancelled.is_empty() {
+        eprintln!("The state records everything that finished; apply again to do the rest.");
+    } else {
+        eprintln!(
+            "The state records everything that finished. The cancelled operations are pending: \
+             the next plan or apply asks the provider what they left."
+        );
+    }
 }
 
 /// Asks the operator to type `yes`.

@@ -1,15 +1,45 @@
 //! `cairn plan`: what apply would do, as Terraform shows it or as `-json`
 //! events; with `-out=FILE`, also saved for `cairn apply FILE`. Also the
-//! first half of `apply` and `destroy`.
+//! first half of `apply` and `destroy`, and how both tell the user about
+//! Ctrl-C ([`handle_interrupts`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Result;
 
 use super::{Common, RunFlags, json_run, render_plan, schemas_of};
 use crate::apply::events::Importing;
-use crate::engine::{Engine, Event, EventSink, Intent, Planned, Workspace};
+use crate::diag::Diagnostic;
+use crate::engine::{Engine, Event, EventSink, Intent, Planned, Received, Workspace};
 use crate::plan::{Action, ResourceChange};
+
+/// What Terraform says on the first Ctrl-C, with cairn's name.
+const FIRST_INTERRUPT: &str =
+    "Interrupt received.\nPlease wait for cairn to exit or data loss may occur.\nGracefully shutting down...";
+
+/// What Terraform says on the second Ctrl-C.
+const SECOND_INTERRUPT: &str = "Two interrupts received. Exiting immediately. Note that data loss may have occurred.";
+
+/// Makes Ctrl-C (and SIGTERM) interrupt `engine`'s run instead of ending
+/// the process, and tells the user as Terraform does: on standard error,
+/// or with `-json` as a warning.
+pub(super) fn handle_interrupts(engine: &Engine, events: &Arc<dyn EventSink>, json: bool) -> Result<()> {
+    let events = Arc::clone(events);
+    engine.handle_signals(move |received| {
+        let text = match received {
+            Received::First => FIRST_INTERRUPT,
+            Received::Second => SECOND_INTERRUPT,
+        };
+        if json {
+            let (summary, detail) = text.split_once('\n').unwrap_or((text, ""));
+            let summary = summary.trim_end_matches('.');
+            events.diagnostic(&Diagnostic::warning(summary.to_string()).with_detail(detail.to_string()));
+        } else {
+            eprintln!("\n{text}");
+        }
+    })
+}
 
 /// Runs `cairn plan`.
 pub(super) fn run(
@@ -22,6 +52,7 @@ pub(super) fn run(
     json_run("plan", run, |events| {
         let ws = common.workspace()?;
         let engine = Engine::new()?;
+        handle_interrupts(&engine, events, run.json)?;
         let planned = plan_and_show(&engine, &ws, common, run, destroy, Intent::Inspect, events.as_ref())?;
         if let Some(out) = out {
             engine.save_plan(&ws, &planned, &common.resolve(out))?;

@@ -15,9 +15,16 @@ use crate::value::{Path, Value};
 
 use super::{RULE_NO_UNKNOWNS, RULE_TYPE, Violation};
 
-/// The sentence every contract violation ends with.
-const PROVIDER_BUG: &str = "This is a bug in the provider, which should be reported to its authors. \
-     Nothing from this answer was recorded in the state.";
+/// The sentence every contract violation ends with, before what became of
+/// the answer.
+const PROVIDER_BUG: &str = "This is a bug in the provider, which should be reported to its authors.";
+
+/// What became of a refused answer, usually.
+const NOTHING_RECORDED: &str = "Nothing from this answer was recorded in the state.";
+
+/// What became of a refused apply answer that still described an object.
+const RECORDED_TAINTED: &str = "So that the object it describes is not lost, it was recorded in the state \
+     as tainted: the next plan replaces it.";
 
 /// Rule: an import finds one object of the type asked for.
 pub const RULE_IMPORT_ONE: &str = "an import must answer exactly one non-null object of the type asked for";
@@ -53,8 +60,10 @@ impl CheckedCallError {
 pub struct FailedApply {
     /// What went wrong, most important first.
     pub errors: Vec<CheckedCallError>,
-    /// A created object of the right shape that the failed answer still
-    /// returned: the next plan replaces it.
+    /// An object of the right shape (known, of the schema's type) that the
+    /// refused answer still returned — a create that failed part-way, or a
+    /// create or update whose answer broke the contract — to be recorded
+    /// tainted, so that it is not lost: the next plan replaces it.
     pub partial: Option<ApplyResponse>,
 }
 
@@ -203,7 +212,10 @@ impl<'a> Gate<'a> {
     }
 
     /// Applies a create or update and checks the new state against the plan
-    /// (`request.planned_state`).
+    /// (`request.planned_state`). An answer that breaks the contract but
+    /// describes a usable object (known, of the schema's type) is refused
+    /// with that object as [`FailedApply::partial`], so that it is not
+    /// orphaned; only an answer with no usable object leaves nothing.
     pub async fn apply(
         &self,
         schema: &Schema,
@@ -223,9 +235,7 @@ impl<'a> Gate<'a> {
             // A create that failed part-way but returned an object of the
             // right shape is recorded as tainted, so that the next plan
             // replaces it; anything else from a failed answer is dropped.
-            let recordable =
-                response.new_state.is_wholly_known() && schema.block.implied_type().check(&response.new_state).is_ok();
-            let partial = (creating && !response.new_state.is_null() && recordable).then(|| response.clone());
+            let partial = (creating && recordable(schema, &response.new_state)).then(|| response.clone());
             let mut errors = vec![CheckedCallError::Reported(addr.clone(), response.diagnostics)];
             // Unknowns and wrong types are the provider's bug even in a
             // failed answer, so say so in the host's words too. (A changed
@@ -237,8 +247,13 @@ impl<'a> Gate<'a> {
             }
             return Err(FailedApply { errors, partial });
         }
-        self.refuse(addr, what, &violations).map_err(|e| FailedApply { errors: vec![e], partial: None })?;
-        Ok(response)
+        if violations.is_empty() {
+            return Ok(response);
+        }
+        let kept = recordable(schema, &response.new_state);
+        let ending = if kept { RECORDED_TAINTED } else { NOTHING_RECORDED };
+        let error = invalid_answer_ending(self.name(), addr, what, &violations, ending);
+        Err(FailedApply { errors: vec![CheckedCallError::Contract(error)], partial: kept.then_some(response) })
     }
 
     /// Deletes an object (`request.planned_state` is null) and checks that
@@ -369,12 +384,30 @@ pub fn call_failed(addr: &InstanceAddr, e: &CallError) -> Diagnostic {
 }
 
 /// The error for an answer that breaks the contract: names the provider,
-/// the instance and every violation, and says whose bug it is.
+/// the instance and every violation, and says whose bug it is (and that
+/// nothing of it was recorded).
 pub fn invalid_answer(provider: &str, addr: &InstanceAddr, what: &str, violations: &[Violation]) -> Diagnostic {
+    invalid_answer_ending(provider, addr, what, violations, NOTHING_RECORDED)
+}
+
+/// [`invalid_answer`], saying `ending` about what became of the answer.
+fn invalid_answer_ending(
+    provider: &str,
+    addr: &InstanceAddr,
+    what: &str,
+    violations: &[Violation],
+    ending: &str,
+) -> Diagnostic {
     let first = violations.first().map(|v| format!(": {v}")).unwrap_or_default();
     let mut detail: Vec<String> = violations.iter().skip(1).map(ToString::to_string).collect();
-    detail.push(PROVIDER_BUG.to_string());
+    detail.push(format!("{PROVIDER_BUG} {ending}"));
     Diagnostic::error(format!("provider {provider:?} produced {what} for {addr}{first}")).with_detail(detail.join("\n"))
+}
+
+/// Whether an apply answer's new state is an object the state can hold:
+/// not null, wholly known, of the schema's type.
+fn recordable(schema: &Schema, new_state: &Value) -> bool {
+    !new_state.is_null() && new_state.is_wholly_known() && schema.block.implied_type().check(new_state).is_ok()
 }
 
 /// A provider's diagnostic, prefixed with the instance and located at its

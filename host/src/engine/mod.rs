@@ -7,11 +7,16 @@
 //!
 //! Progress, warnings and results go to an [`EventSink`] as they happen;
 //! what a command prints is the sink's business.
+//!
+//! A run can be interrupted ([`Engine::interrupt`], and Ctrl-C once a
+//! command calls [`Engine::handle_signals`]): a plan stops with nothing
+//! written, an apply as `apply` describes.
 
 pub mod check;
 mod import;
 mod providers;
 mod saved;
+mod signals;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -21,11 +26,13 @@ use anyhow::{Context, Result};
 
 pub use crate::apply::events::{Event, EventSink};
 pub use crate::apply::{ApplyReport, Outcome};
+pub use crate::apply::{Interrupt, Recovered, Recovery};
 pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
 pub use import::Imported;
 pub use providers::{Intent, ProviderHashes, needed_providers};
 pub use saved::{Basis, SavedPlan, Stale};
+pub use signals::Received;
 
 use crate::addr::InstanceAddr;
 use crate::apply::{self, Applier};
@@ -208,8 +215,11 @@ pub struct Planned {
     pub plan: Plan,
     /// The providers it was made with, by local name.
     pub providers: Providers,
-    /// The state it was made from.
+    /// The state it was made from, after recovery.
     pub state: State,
+    /// The operations an interrupted apply left pending, and what asking
+    /// their providers found (already in [`Planned::state`]).
+    pub recoveries: Vec<Recovery>,
     backend: Box<dyn Backend>,
     options: RunOptions,
     /// The SHA-256 of each provider's component (none for providers
@@ -231,6 +241,7 @@ enum ProviderSource {
 pub struct Engine {
     source: ProviderSource,
     tokio: tokio::runtime::Runtime,
+    interrupt: Interrupt,
 }
 
 impl Engine {
@@ -248,7 +259,7 @@ impl Engine {
     /// [`Engine::in_process`], running on `tokio` (a multi-threaded
     /// runtime with its I/O and time drivers), for tests that count threads.
     pub fn in_process_on(providers: Providers, tokio: tokio::runtime::Runtime) -> Engine {
-        Engine { source: ProviderSource::InProcess(providers), tokio }
+        Engine { source: ProviderSource::InProcess(providers), tokio, interrupt: Interrupt::new() }
     }
 
     fn with_source(source: ProviderSource) -> Result<Engine> {
@@ -257,7 +268,49 @@ impl Engine {
             .thread_name("cairn")
             .build()
             .context("cannot start the async runtime")?;
-        Ok(Engine { source, tokio })
+        Ok(Engine { source, tokio, interrupt: Interrupt::new() })
+    }
+
+    /// The interrupt every run of this engine honours: stop it to stop
+    /// the run gracefully, abort it to stop it at once.
+    pub fn interrupt(&self) -> &Interrupt {
+        &self.interrupt
+    }
+
+    /// From now on, SIGINT (Ctrl-C) and SIGTERM interrupt the run instead
+    /// of ending the process: the first stops it, the second aborts it
+    /// ([`Interrupt`]); `notice` is called with each, to tell the user.
+    pub fn handle_signals(&self, notice: impl Fn(Received) + Send + 'static) -> Result<()> {
+        signals::listen(&self.tokio, self.interrupt.clone(), notice)
+    }
+
+    /// Runs `work` (blocking: a question to the user, say) on a thread of
+    /// its own; `None` if the run is interrupted first (the thread is left
+    /// to end with the process).
+    pub fn unless_interrupted<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || answer.send(work()));
+        let interrupt = self.interrupt.clone();
+        self.tokio.block_on(async move {
+            tokio::select! {
+                biased;
+                () = interrupt.stopped() => None,
+                answer = answered => answer.ok(),
+            }
+        })
+    }
+
+    /// Runs `work` on the async runtime until it ends or the run is
+    /// interrupted (which drops it: only for work that changes nothing).
+    fn until_interrupted<T>(&self, what: &str, work: impl std::future::Future<Output = T>) -> Result<T> {
+        let interrupt = self.interrupt.clone();
+        self.tokio.block_on(async move {
+            tokio::select! {
+                biased;
+                () = interrupt.stopped() => Err(anyhow::anyhow!("Interrupted: {what} stopped; nothing was changed")),
+                out = work => Ok(out),
+            }
+        })
     }
 
     /// The schemas of the providers `names`, without configuring them.
@@ -333,9 +386,10 @@ impl Engine {
     }
 
     /// Opens the state (locked unless the run only inspects without
-    /// `lock`), starts the providers, refreshes and plans. Warnings about
-    /// operations an earlier apply left unfinished, and the plan's own
-    /// warnings, go to `events`.
+    /// `lock`), starts the providers, recovers what an interrupted apply
+    /// left pending (asking the providers; see `apply::recover`),
+    /// refreshes and plans. What recovery found, and the plan's warnings,
+    /// go to `events`. An interrupt stops it, with nothing written.
     pub fn plan(&self, ws: &Workspace, options: RunOptions, lock: bool, events: &dyn EventSink) -> Result<Planned> {
         options.check()?;
         let mut backend = ws.backend();
@@ -343,16 +397,24 @@ impl Engine {
             backend.lock()?;
         }
         let mut state = backend.read()?;
-        // `moved` blocks rebind the state before anything is planned.
-        let moves = plan::apply_moves(&ws.config.moved, &mut state).map_err(diagnostics)?;
-        let state = Arc::new(state);
         for warning in &ws.warnings {
             events.diagnostic(warning);
         }
-        for pending in &state.pending {
-            events.diagnostic(&pending.warning());
-        }
         let (providers, provider_hashes) = self.start_providers(ws, &state, options.intent)?;
+        // What an interrupted apply left pending is settled first, at the
+        // addresses it was journaled under.
+        let recoveries = match state.pending.is_empty() {
+            true => Vec::new(),
+            false => {
+                self.until_interrupted("recovery", crate::apply::recover::recover(&mut state, &providers, &ws.config))?
+            }
+        };
+        for r in &recoveries {
+            events.emit(Event::recovered(r));
+        }
+        // `moved` blocks rebind the state before anything is planned.
+        let moves = plan::apply_moves(&ws.config.moved, &mut state).map_err(diagnostics)?;
+        let state = Arc::new(state);
         let planner = Planner {
             config: Arc::clone(&ws.config),
             graph: Arc::clone(&ws.graph),
@@ -362,13 +424,13 @@ impl Engine {
             options: options.plan_options(),
             moves,
         };
-        let plan = self.tokio.block_on(planner.plan()).map_err(diagnostics)?;
+        let plan = self.until_interrupted("the plan", planner.plan())?.map_err(diagnostics)?;
         // The planner is gone, and with it the only other holder: no copy.
         let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());
         for w in &plan.warnings {
             events.diagnostic(w);
         }
-        Ok(Planned { plan, providers, state, backend, options, provider_hashes })
+        Ok(Planned { plan, providers, state, recoveries, backend, options, provider_hashes })
     }
 
     /// Applies a plan: every change as soon as what it depends on is done,
@@ -376,7 +438,7 @@ impl Engine {
     /// once at the end. Errors are in the report; the state records
     /// everything that finished.
     pub fn apply(&self, ws: &Workspace, planned: Planned, events: Arc<dyn EventSink>) -> (ApplyReport, State) {
-        let Planned { plan, providers, mut state, mut backend, options, .. } = planned;
+        let Planned { plan, providers, mut state, recoveries, mut backend, options, .. } = planned;
         let failed = |d: Vec<Diagnostic>, state: State| {
             for e in &d {
                 events.diagnostic(e);
@@ -409,15 +471,16 @@ impl Engine {
             parallelism: options.parallelism,
             provider_limits: ws.provider_limits(),
             events,
+            interrupt: self.interrupt.clone(),
+            state_changed: !recoveries.is_empty(),
         };
         self.tokio.block_on(applier.apply(state, backend.as_mut()))
     }
 
-    /// Ends a run that had nothing to apply: operations an earlier crash
-    /// left pending were shown with the plan, and are settled here.
+    /// Ends a run that had nothing to apply: what the plan recovered of an
+    /// interrupted apply is committed here.
     pub fn settle(&self, planned: &mut Planned) -> Result<()> {
-        if !planned.state.pending.is_empty() {
-            planned.state.pending.clear();
+        if !planned.recoveries.is_empty() {
             planned.backend.write(&mut planned.state)?;
         }
         Ok(())

@@ -199,7 +199,7 @@ impl Engine {
         }
         // What was planned is in the plan; applying needs only these.
         let options = RunOptions { parallelism, intent: Intent::Change, ..RunOptions::default() };
-        Ok(Planned { plan: saved.plan, providers, state, backend, options, provider_hashes })
+        Ok(Planned { plan: saved.plan, providers, state, recoveries: Vec::new(), backend, options, provider_hashes })
     }
 }
 

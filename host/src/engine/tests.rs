@@ -176,3 +176,14 @@ fn a_plan_reads_the_same_whatever_order_its_calls_finish_in() {
     let t0 = first.iter().position(|a| a == "fake_thing.t0").unwrap();
     assert!(t0 < z, "{first:?}");
 }
+
+#[test]
+fn an_interrupted_plan_stops_with_nothing_written() {
+    let fake = Arc::new(Fake::new());
+    let engine = Engine::in_process(testing::providers(fake.clone())).unwrap();
+    let (_dir, ws) = testing::workspace(&independent(3));
+    engine.interrupt().stop();
+    let err = engine.plan(&ws, change(10), true, &Collect::default()).err().expect("the plan is refused");
+    assert_eq!(err.to_string(), "Interrupted: the plan stopped; nothing was changed");
+    assert!(engine.read_state(&ws).unwrap().is_none(), "no state was written");
+}

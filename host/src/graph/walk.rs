@@ -5,7 +5,8 @@
 //! graph with it, apply walks the apply graph.
 //!
 //! When a step fails, nothing after it starts; independent steps still run
-//! to completion.
+//! to completion. When the walk is told to stop ([`walk_until`]), nothing
+//! more starts at all, and the steps running finish.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,6 +28,9 @@ pub enum Outcome {
     Failed,
     /// It never ran because a step before it failed.
     Skipped,
+    /// It never ran, or was cancelled while it ran, because the run was
+    /// interrupted.
+    Interrupted,
 }
 
 /// How many steps may run at once: in all, and within named groups (the
@@ -82,6 +86,25 @@ where
     Fut: Future<Output = bool> + Send + 'static,
     G: Fn(&N) -> Option<String>,
 {
+    walk_until(graph, limits, group, work, || false).await
+}
+
+/// [`walk_limited`], starting no step once `stopped` says so: the steps
+/// running then finish, and every step not started is
+/// [`Outcome::Skipped`] (the caller knows why it stopped).
+pub async fn walk_until<N, F, Fut, G>(
+    graph: &DiGraph<N, ()>,
+    limits: &Limits,
+    group: G,
+    work: F,
+    stopped: impl Fn() -> bool,
+) -> BTreeMap<NodeIndex, Outcome>
+where
+    N: Clone,
+    F: Fn(N) -> Fut,
+    Fut: Future<Output = bool> + Send + 'static,
+    G: Fn(&N) -> Option<String>,
+{
     let groups: BTreeMap<NodeIndex, String> =
         graph.node_indices().filter_map(|n| group(&graph[n]).map(|g| (n, g))).collect();
     let mut active: BTreeMap<&str, usize> = BTreeMap::new();
@@ -109,7 +132,7 @@ where
     let mut running = JoinSet::new();
     let mut tasks: BTreeMap<tokio::task::Id, NodeIndex> = BTreeMap::new();
     loop {
-        while running.len() < limits.parallelism.max(1) {
+        while running.len() < limits.parallelism.max(1) && !stopped() {
             // The most urgent ready step of a group that may start one more.
             let has_room = |g: &str| match limits.per_group.get(g) {
                 Some(limit) => active.get(g).copied().unwrap_or(0) < (*limit).max(1),
@@ -462,5 +485,34 @@ mod tests {
         assert!(again.is_ok(), "the permit was lost");
         drop(again);
         assert_eq!(slots.state().free, 1);
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn once_stopped_nothing_more_starts() {
+        // a → b, and c: with room for one step at a time, a runs first and
+        // asks the walk to stop; neither b nor c starts.
+        let mut g = ApplyGraph::new();
+        let a = g.add_node(step("a"));
+        let b = g.add_node(step("b"));
+        let c = g.add_node(step("c"));
+        g.add_edge(a, b, ());
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let started = Arc::new(Mutex::new(Vec::new()));
+        let (stopper, seen) = (Arc::clone(&stop), Arc::clone(&started));
+        let limits = Limits { parallelism: 1, per_group: BTreeMap::new() };
+        let outcomes = walk_until(
+            &g,
+            &limits,
+            |_| None,
+            move |s| {
+                seen.lock().unwrap().push(s.clone());
+                stopper.store(true, std::sync::atomic::Ordering::SeqCst);
+                async { true }
+            },
+            || stop.load(std::sync::atomic::Ordering::SeqCst),
+        )
+        .await;
+        assert_eq!(*started.lock().unwrap(), ["t.a"]);
+        assert_eq!(outcomes[&a], Outcome::Done);
+        assert_eq!((outcomes[&b], outcomes[&c]), (Outcome::Skipped, Outcome::Skipped));
     }
 }

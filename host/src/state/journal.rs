@@ -17,7 +17,7 @@
 //! journal is deleted. After a crash, the journal is replayed over the
 //! state file it started from: every finished step is back, and every
 //! intent without an end becomes a [`PendingOperation`] of the state, which
-//! plan and apply warn about. A journal of an older serial (its state was
+//! the next plan resolves by asking the provider (`apply::recover`). A journal of an older serial (its state was
 //! written, the journal not yet deleted) is stale and ignored; one of
 //! another lineage or a newer serial is an error. A torn last line (a crash
 //! mid-append) is ignored; a bad line before the last is an error, and the

@@ -76,9 +76,11 @@ pub struct State {
     /// address so that diffs of the file are stable.
     #[serde(default)]
     pub resources: Resources,
-    /// Operations a provider was asked for by an apply that crashed before
-    /// it learnt how they ended: their objects may exist. Plan and apply
-    /// warn about them; an apply clears them. Omitted when empty.
+    /// Operations a provider was asked for by an apply that crashed (or
+    /// was interrupted twice) before it learnt how they ended: their
+    /// objects may exist. The next plan resolves them by asking the
+    /// provider (`apply::recover`), and the apply after it commits that.
+    /// Omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingOperation>,
 }
@@ -110,27 +112,6 @@ impl PendingOperation {
             idempotency_key: idempotency_key.to_string(),
             started: lock::format_utc(std::time::SystemTime::now()),
         }
-    }
-
-    /// What plan and apply tell the user about it.
-    pub fn warning(&self) -> crate::diag::Diagnostic {
-        let object = match &self.deposed {
-            Some(key) => format!("deposed object {key} of {}", self.addr),
-            None => self.addr.to_string(),
-        };
-        crate::diag::Diagnostic::warning(format!(
-            "An earlier apply was interrupted during the {} of {object}",
-            self.operation
-        ))
-        .with_detail(format!(
-            "It started at {} and cairn never learnt how it ended, so the object may {}. \
-             A retry of the same change sends the provider the same idempotency key ({}), \
-             so that it can find what the interrupted call made; check the real infrastructure if the \
-             provider cannot. The next apply clears this warning.",
-            self.started,
-            if self.operation == "delete" { "still exist" } else { "exist, or be half-changed" },
-            self.idempotency_key
-        ))
     }
 }
 

@@ -76,6 +76,11 @@ pub trait Provider: Sized + 'static {
     /// Find an existing object of `type_name` by its provider-specific `id`
     /// and return its state, for adoption into cairn's state. Unsupported by
     /// default.
+    ///
+    /// After an apply was interrupted during a create, cairn calls this
+    /// with the create's idempotency key as `id`: a provider that recorded
+    /// the key with what it created answers that object (cairn adopts it,
+    /// tainted), and an error otherwise (`docs/writing-providers.md`).
     fn import(&self, type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
         let _ = id;
         Err(Diagnostic::error(format!("Resource type `{type_name}` does not support import")).into())

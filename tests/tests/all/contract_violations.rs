@@ -10,7 +10,11 @@
 //!   a known value changed by apply, a wrong type or an unknown in the new
 //!   state) fails that resource and what depends on it; independent
 //!   resources in the same run complete and are recorded; the broken
-//!   resource is not recorded (or keeps its old attributes, for an update).
+//!   resource is not recorded (or keeps its old attributes, for an update),
+//!   unless the answer still describes a usable object (known, of the
+//!   schema's type: a known value changed by apply): then that object is
+//!   recorded tainted, so that it is not orphaned, and the next plan
+//!   replaces it (issue 16, item 3).
 //!
 //! Every refusal names the provider, the instance, the attribute path, both
 //! values and the rule, and says that this is a bug in the provider.
@@ -20,6 +24,29 @@ use cairn_e2e::{Run, Workdir, required_providers};
 /// The sentence every contract violation ends with.
 const PROVIDER_BUG: &str = "This is a bug in the provider, which should be reported to its authors. \
      Nothing from this answer was recorded in the state.";
+
+/// The sentence of a violation whose answer still described a usable
+/// object, which was kept.
+const PROVIDER_BUG_KEPT: &str = "This is a bug in the provider, which should be reported to its authors. \
+     So that the object it describes is not lost, it was recorded in the state as tainted: \
+     the next plan replaces it.";
+
+/// The broken type whose apply answer describes a usable object (a known
+/// value changed): recorded tainted.
+const KEPT: &str = "violations_changes_known";
+
+/// The provider-bug sentence that follows the error of `broken_type`.
+fn bug_sentence(broken_type: &str) -> &'static str {
+    if broken_type == KEPT { PROVIDER_BUG_KEPT } else { PROVIDER_BUG }
+}
+
+/// The `status` of `addr` in the state.
+fn status(w: &Workdir, addr: &str) -> serde_json::Value {
+    let state = w.state().expect("a state");
+    let resources = state["resources"].as_array().unwrap();
+    resources.iter().find(|r| r["addr"] == addr).unwrap_or_else(|| panic!("{addr} is not in the state"))["status"]
+        .clone()
+}
 
 /// The resources around the broken one: one of the same provider and one
 /// of another that depend on nothing, and one that depends on the broken
@@ -193,12 +220,12 @@ fn planned_nonce(run: &Run) -> String {
 }
 
 /// Checks that `run` printed an error line that starts with `start` and
-/// ends with `end`, followed by the provider-bug sentence.
-fn assert_error_line(run: &Run, start: &str, end: &str) {
+/// ends with `end`, followed by the provider-bug sentence `bug`.
+fn assert_error_line(run: &Run, start: &str, end: &str, bug: &str) {
     let found = run.stderr.lines().position(|l| l.starts_with(start) && l.ends_with(end));
     let Some(at) = found else { panic!("expected a line\n{start}…{end}\nin:\n{}", run.all()) };
     let next = run.stderr.lines().nth(at + 1).unwrap_or_default();
-    assert_eq!(next, format!("  {PROVIDER_BUG}"), "{}", run.all());
+    assert_eq!(next, format!("  {bug}"), "{}", run.all());
 }
 
 /// Checks that `run` printed exactly one error, the message `start…end` of
@@ -206,7 +233,7 @@ fn assert_error_line(run: &Run, start: &str, end: &str) {
 fn assert_refused_at_apply(run: &Run, main_tf: &str, broken_type: &str, start: &str, end: &str) {
     let start = if start.contains("NONCE") { start.replace("NONCE", &planned_nonce(run)) } else { start.to_string() };
     let line = line_of(main_tf, &format!("resource \"{broken_type}\" \"x\""));
-    assert_error_line(run, &format!("Error: main.tf:{line}: {start}"), end);
+    assert_error_line(run, &format!("Error: main.tf:{line}: {start}"), end, bug_sentence(broken_type));
     assert_eq!(error_count(run), 1, "only the broken resource fails:\n{}", run.all());
 }
 
@@ -240,16 +267,27 @@ fn a_violation_at_apply_fails_that_resource_and_its_dependents_only() {
         assert!(!run.stdout.contains("violations_ok.dependent: Creating"), "{}", run.all());
         let mut addresses = w.addresses();
         addresses.sort();
-        assert_eq!(
-            addresses,
-            ["null_resource.before", "null_resource.independent", "violations_ok.independent"],
-            "{broken_type}"
-        );
+        let mut expected = vec!["null_resource.before", "null_resource.independent", "violations_ok.independent"];
+        let broken = format!("{broken_type}.x");
+        if *broken_type == KEPT {
+            // The object the provider made is kept, tainted: not orphaned.
+            expected.push(&broken);
+            expected.sort();
+        }
+        assert_eq!(addresses, expected, "{broken_type}");
         assert_eq!(w.attributes("violations_ok.independent")["input"], "fine");
 
-        // The state is sound: the next plan creates what is missing.
+        // The state is sound: the next plan creates what is missing (and
+        // replaces what was kept).
         let next = w.cairn(&["plan"]).success();
-        assert!(next.stdout.contains("Plan: 2 to add, 0 to change, 0 to destroy."), "{}", next.all());
+        if *broken_type == KEPT {
+            assert_eq!(status(&w, &broken), "tainted");
+            assert_eq!(w.attributes(&broken)["id"], "applied-id", "the object as the provider answered it");
+            assert!(next.stdout.contains(&format!("# {broken} is tainted, so must be replaced")), "{}", next.all());
+            assert!(next.stdout.contains("Plan: 2 to add, 0 to change, 1 to destroy."), "{}", next.all());
+        } else {
+            assert!(next.stdout.contains("Plan: 2 to add, 0 to change, 0 to destroy."), "{}", next.all());
+        }
     }
 }
 
@@ -326,7 +364,14 @@ fn an_update_refused_at_apply_keeps_the_old_attributes() {
         } else {
             assert_refused_at_apply(&run, &main_tf, broken_type, start, end);
         }
-        assert_eq!(w.attributes(&addr), attributes, "{broken_type}: the refused update reached the state");
+        if broken_type == KEPT {
+            // The answer described an object: it is kept, tainted.
+            assert_eq!(status(&w, &addr), "tainted", "{broken_type}");
+            assert_eq!(w.attributes(&addr)["id"], "applied-id", "{broken_type}");
+            assert_eq!(w.attributes(&addr)["input"], "two", "{broken_type}");
+        } else {
+            assert_eq!(w.attributes(&addr), attributes, "{broken_type}: the refused update reached the state");
+        }
         assert_ne!(w.state_text(), before, "{broken_type}: the independent resource was recorded");
         let id = w.attributes("violations_ok.independent")["id"].as_str().map(str::to_string);
         assert!(id.is_some_and(|id| id.starts_with("violations_ok-")), "{broken_type}:\n{}", w.state_text());

@@ -282,7 +282,10 @@ fn an_apply_killed_mid_call_keeps_what_finished_and_reports_what_may_exist() {
 
     let plan = w.cairn(&["plan"]).success();
     assert!(
-        plan.all().contains("An earlier apply was interrupted during the create of recorder_thing.slow"),
+        plan.stdout.contains(
+            "recorder_thing.slow: recovered the interrupted create: the provider did not find an object by its \
+             idempotency key"
+        ),
         "{}",
         plan.all()
     );

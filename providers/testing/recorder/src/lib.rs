@@ -19,6 +19,11 @@
 //!   `delete`, `delete-gone` or `fail-create`, `fail-update`, `fail-delete`.
 //! - The file `<dir>/fail-<op>-<name>` (op `create`, `update` or `delete`)
 //!   makes that operation fail with an error, without changing anything.
+//! - A create first writes `<dir>/keys/<idempotency key>`, the new object
+//!   as JSON, then the object: `import` with an idempotency key as the id
+//!   finds the object that create made while it exists (the convention by
+//!   which cairn recovers an interrupted create; see
+//!   `docs/writing-providers.md`).
 
 #![warn(missing_docs)]
 
@@ -90,6 +95,11 @@ impl Provider for Recorder {
             self.fail_if("update", &name, id, key)?;
         }
         let id = state.get_attr("id").as_str().unwrap_or_default().to_owned();
+        if req.is_create() {
+            // Before the object exists, so that whatever a crash leaves
+            // can be found by the key.
+            self.remember_key(key, &state)?;
+        }
         let object = format!("{}/objects/{id}", self.dir);
         std::fs::create_dir_all(format!("{}/objects", self.dir)).map_err(|e| io_error(&object, e))?;
         std::fs::write(&object, state.get_attr("value").as_str().unwrap_or_default())
@@ -103,6 +113,21 @@ impl Provider for Recorder {
         let exists = std::fs::metadata(format!("{}/objects/{id}", self.dir)).is_ok();
         Ok(exists.then_some(req.current_state))
     }
+
+    /// Finds the object the create with idempotency key `id` made.
+    fn import(&self, type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
+        let not_found = || Diagnostic::error(format!("recorder: no {type_name} was made with idempotency key {id:?}"));
+        let path = format!("{}/keys/{id}", self.dir);
+        let Ok(text) = std::fs::read_to_string(&path) else { return Err(not_found().into()) };
+        let schema = Self::schema();
+        let schema = schema.resource_schema(type_name).ok_or_else(not_found)?;
+        let state = schema.state_from_json(&text)?;
+        let object = format!("{}/objects/{}", self.dir, state.get_attr("id").as_str().unwrap_or_default());
+        if std::fs::metadata(object).is_err() {
+            return Err(not_found().into());
+        }
+        Ok(state)
+    }
 }
 
 impl Recorder {
@@ -113,6 +138,22 @@ impl Recorder {
             std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(|e| io_error(&path, e))?;
         file.write_all(format!("{op} {name} {id} {key}\n").as_bytes()).map_err(|e| io_error(&path, e))?;
         Ok(())
+    }
+
+    /// Writes the object a create with idempotency key `key` is making to
+    /// `<dir>/keys/<key>`.
+    fn remember_key(&self, key: &str, state: &Value) -> Result<(), Vec<Diagnostic>> {
+        let text = |name: &str| state.get_attr(name).as_str().map(str::to_owned);
+        let json = serde_json::json!({
+            "name": text("name"),
+            "keeper": text("keeper"),
+            "value": text("value"),
+            "sleep_ms": state.get_attr("sleep_ms").as_i64(),
+            "id": text("id"),
+        });
+        let path = format!("{}/keys/{key}", self.dir);
+        std::fs::create_dir_all(format!("{}/keys", self.dir)).map_err(|e| io_error(&path, e))?;
+        std::fs::write(&path, json.to_string()).map_err(|e| io_error(&path, e))
     }
 
     /// Fails (and logs `fail-<op>`) when the marker file for `op` on `name` exists.
