@@ -336,3 +336,12 @@ fn a_removed_block_forgets_or_destroys() {
     let plan = plan_with(&setup(&destroy, fake(false)), &gone(), false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.gone"), Action::Delete);
 }
+
+#[test]
+fn target_with_a_key_plans_that_instance_only() {
+    let hcl = "resource \"fake_thing\" \"c\" {\n  count = 3\n  name = \"n${count.index}\"\n}\n";
+    let s = setup(hcl, fake(false));
+    let targets = vec!["fake_thing.c[1]".parse().unwrap()];
+    let plan = plan_options(&s, &State::new(), PlanOptions { targets, ..PlanOptions::default() }).unwrap();
+    assert_eq!(plan.changes.iter().map(|c| c.addr.to_string()).collect::<Vec<_>>(), ["fake_thing.c[1]"]);
+}
