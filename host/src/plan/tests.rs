@@ -345,3 +345,22 @@ fn target_with_a_key_plans_that_instance_only() {
     let plan = plan_options(&s, &State::new(), PlanOptions { targets, ..PlanOptions::default() }).unwrap();
     assert_eq!(plan.changes.iter().map(|c| c.addr.to_string()).collect::<Vec<_>>(), ["fake_thing.c[1]"]);
 }
+
+#[test]
+fn destroy_with_a_target_destroys_it_and_what_depends_on_it() {
+    let s = setup(ONE, fake(false));
+    let mut state = State::new();
+    for (name, deps) in [("a", vec![]), ("b", vec!["a"]), ("c", vec!["b"]), ("d", vec![])] {
+        let attrs = serde_json::json!({"name": name, "size": null, "id": name});
+        let dependencies = deps.iter().map(|d| crate::addr::ResourceAddr::managed("fake_thing", d)).collect();
+        state.set(InstanceState {
+            dependencies,
+            ..InstanceState::new(format!("fake_thing.{name}").parse().unwrap(), "fake", 0, attrs)
+        });
+    }
+    let targets = vec!["fake_thing.b".parse().unwrap()];
+    let plan = plan_options(&s, &state, PlanOptions { destroy: true, targets, ..PlanOptions::default() }).unwrap();
+    let mut destroyed: Vec<String> = plan.changes.iter().map(|c| c.addr.to_string()).collect();
+    destroyed.sort();
+    assert_eq!(destroyed, ["fake_thing.b", "fake_thing.c"]);
+}
