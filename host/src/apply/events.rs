@@ -5,8 +5,9 @@
 //!
 //! Every event has a `type`. A run writes, in order: `run_start`; one
 //! `recovered` for every operation an interrupted apply left pending (see
-//! `apply::recover`); for a plan, one `planned_change` per change and a
-//! `change_summary`; while
+//! `apply::recover`); for a plan, one `resource_drift` per object changed
+//! outside cairn, one `planned_change` per change and a `change_summary`;
+//! while
 //! applying, `node_start` and `node_finish` for every operation on an
 //! object (a node that never ran because something before it failed gets
 //! a `node_finish` with outcome `skipped` and no `node_start`, and one the
@@ -70,7 +71,9 @@ pub enum Event {
     PlannedChange {
         /// The instance address.
         address: String,
-        /// `create`, `update`, `replace`, `delete` or `read`.
+        /// `create`, `update`, `replace`, `delete`, `read` or `forget`; for
+        /// a change that only adopts or rebinds an object, `import` or
+        /// `move`.
         action: String,
         /// For a replace: create the new object before destroying the old one.
         create_before_destroy: bool,

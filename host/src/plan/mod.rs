@@ -396,7 +396,10 @@ impl Planner {
         let planner = Arc::new(self);
         let blocks: Arc<Blocks> =
             Arc::new(planner.config.resources.iter().enumerate().map(|(i, r)| (r.addr.clone(), i)).collect());
-        let targets = Arc::new(Targets::new(&planner.options.targets, &planner.graph));
+        let targets = Arc::new(match planner.options.destroy {
+            true => Targets::for_destroy(&planner.options.targets, &planner.state),
+            false => Targets::new(&planner.options.targets, &planner.graph),
+        });
         let mut plan = Plan {
             destroy: planner.options.destroy,
             refresh_only: planner.options.refresh_only,

@@ -336,3 +336,31 @@ fn a_removed_block_forgets_or_destroys() {
     let plan = plan_with(&setup(&destroy, fake(false)), &gone(), false).unwrap();
     assert_eq!(action_of(&plan, "fake_thing.gone"), Action::Delete);
 }
+
+#[test]
+fn target_with_a_key_plans_that_instance_only() {
+    let hcl = "resource \"fake_thing\" \"c\" {\n  count = 3\n  name = \"n${count.index}\"\n}\n";
+    let s = setup(hcl, fake(false));
+    let targets = vec!["fake_thing.c[1]".parse().unwrap()];
+    let plan = plan_options(&s, &State::new(), PlanOptions { targets, ..PlanOptions::default() }).unwrap();
+    assert_eq!(plan.changes.iter().map(|c| c.addr.to_string()).collect::<Vec<_>>(), ["fake_thing.c[1]"]);
+}
+
+#[test]
+fn destroy_with_a_target_destroys_it_and_what_depends_on_it() {
+    let s = setup(ONE, fake(false));
+    let mut state = State::new();
+    for (name, deps) in [("a", vec![]), ("b", vec!["a"]), ("c", vec!["b"]), ("d", vec![])] {
+        let attrs = serde_json::json!({"name": name, "size": null, "id": name});
+        let dependencies = deps.iter().map(|d| crate::addr::ResourceAddr::managed("fake_thing", d)).collect();
+        state.set(InstanceState {
+            dependencies,
+            ..InstanceState::new(format!("fake_thing.{name}").parse().unwrap(), "fake", 0, attrs)
+        });
+    }
+    let targets = vec!["fake_thing.b".parse().unwrap()];
+    let plan = plan_options(&s, &state, PlanOptions { destroy: true, targets, ..PlanOptions::default() }).unwrap();
+    let mut destroyed: Vec<String> = plan.changes.iter().map(|c| c.addr.to_string()).collect();
+    destroyed.sort();
+    assert_eq!(destroyed, ["fake_thing.b", "fake_thing.c"]);
+}

@@ -276,3 +276,16 @@ fn refresh_only_also_follows_objects_no_longer_configured() {
     w.cairn(&["apply", "-refresh-only", "-auto-approve"]).success();
     assert_eq!(w.addresses(), ["local_file.a", "local_file.b"]);
 }
+
+#[test]
+fn destroy_with_a_target_destroys_it_and_its_dependents_only() {
+    let w = Workdir::new();
+    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let c = stamp(&w, "out/c.txt");
+    let run = w.cairn(&["destroy", "-auto-approve", "-target=local_file.a"]).success();
+    assert!(run.stdout.contains("Destroy complete! Resources: 2 destroyed."), "{}", run.all());
+    assert_eq!(w.addresses(), ["local_file.c"]);
+    assert!(!w.exists("out/a.txt") && !w.exists("out/b.txt"));
+    assert_eq!(stamp(&w, "out/c.txt"), c);
+}
