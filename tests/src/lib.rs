@@ -221,6 +221,26 @@ impl Workdir {
     }
 }
 
+/// The `local` provider's block granting it `./out`, where the tests'
+/// files go.
+pub const LOCAL_OUT_GRANT: &str = r#"
+provider "local" {
+  sandbox {
+    read_write = ["./out"]
+  }
+}
+"#;
+
+impl Workdir {
+    /// The identity and last write of the file `name`: equal before and
+    /// after a run only if the run neither re-created nor rewrote it.
+    pub fn file_stamp(&self, name: &str) -> (u64, i64, i64) {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(self.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        (m.ino(), m.mtime(), m.mtime_nsec())
+    }
+}
+
 impl Default for Workdir {
     fn default() -> Workdir {
         Workdir::new()

@@ -4,24 +4,7 @@
 //! `-refresh=false`), `apply -destroy`, and drift notes that say what
 //! changed outside cairn.
 
-use std::os::unix::fs::MetadataExt;
-
-use cairn_e2e::Workdir;
-
-const GRANT: &str = r#"
-provider "local" {
-  sandbox {
-    read_write = ["./out"]
-  }
-}
-"#;
-
-/// A file's identity and last write: equal before and after a run only if
-/// the run did not re-create or rewrite it.
-fn stamp(w: &Workdir, name: &str) -> (u64, i64, i64) {
-    let m = std::fs::metadata(w.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-    (m.ino(), m.mtime(), m.mtime_nsec())
-}
+use cairn_e2e::{LOCAL_OUT_GRANT, Workdir};
 
 const TRIGGERS: &str = r#"
 variable "input" {
@@ -65,10 +48,10 @@ resource "local_file" "on_trigger" {
 #[test]
 fn replace_triggered_by_replaces_on_a_replace_or_an_update_of_what_it_names_and_not_otherwise() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TRIGGERS}"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{TRIGGERS}"));
     w.cairn(&["apply", "-auto-approve"]).success();
     let files = ["out/r.txt", "out/i.txt", "out/t.txt"];
-    let stamps = |w: &Workdir| files.map(|f| stamp(w, f));
+    let stamps = |w: &Workdir| files.map(|f| w.file_stamp(f));
 
     // Nothing changes: nothing is replaced.
     let before = stamps(&w);
@@ -147,16 +130,16 @@ resource "local_file" "c" {
 #[test]
 fn replace_option_replaces_an_object_with_no_changes() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{TWO_FILES}"));
     w.cairn(&["apply", "-auto-approve"]).success();
-    let (a, c) = (stamp(&w, "out/a.txt"), stamp(&w, "out/c.txt"));
+    let (a, c) = (w.file_stamp("out/a.txt"), w.file_stamp("out/c.txt"));
     let plan = w.cairn(&["plan", "-replace=local_file.a", "-replace=local_file.nowhere"]).success();
     assert!(plan.stdout.contains("# local_file.a will be replaced, as requested"), "{}", plan.all());
     assert!(plan.stdout.contains("Plan: 1 to add, 0 to change, 1 to destroy."), "{}", plan.all());
     assert!(plan.all().contains("Unused -replace option"), "{}", plan.all());
     w.cairn(&["apply", "-auto-approve", "-replace=local_file.a"]).success();
-    assert_ne!(stamp(&w, "out/a.txt"), a, "a is re-created");
-    assert_eq!(stamp(&w, "out/c.txt"), c);
+    assert_ne!(w.file_stamp("out/a.txt"), a, "a is re-created");
+    assert_eq!(w.file_stamp("out/c.txt"), c);
     assert_eq!(w.read("out/a.txt"), "a");
     let plan = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{}", plan.all());
@@ -177,7 +160,7 @@ output "c" {
 #[test]
 fn target_plans_and_applies_only_the_target_and_what_it_depends_on() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}{OF_C}"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{TWO_FILES}{OF_C}"));
     let plan = w.cairn(&["plan", "-target=local_file.b"]).success();
     assert!(plan.stdout.contains("Plan: 2 to add, 0 to change, 0 to destroy."), "{}", plan.all());
     assert!(plan.all().contains("Resource targeting is in effect"), "{}", plan.all());
@@ -196,10 +179,10 @@ fn target_plans_and_applies_only_the_target_and_what_it_depends_on() {
 #[test]
 fn refresh_only_records_an_edited_file_without_touching_it() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}{OF_C}"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{TWO_FILES}{OF_C}"));
     w.cairn(&["apply", "-auto-approve"]).success();
     w.write("out/c.txt", "edited");
-    let edited = stamp(&w, "out/c.txt");
+    let edited = w.file_stamp("out/c.txt");
 
     // Without a refresh the state is all the plan knows.
     let plan = w.cairn(&["plan", "-refresh=false", "-detailed-exitcode"]);
@@ -214,7 +197,7 @@ fn refresh_only_records_an_edited_file_without_touching_it() {
     let run = w.cairn(&["apply", "-refresh-only", "-auto-approve"]).success();
     assert!(run.stdout.contains("Apply complete! Resources: 0 added, 0 changed, 0 destroyed."), "{}", run.all());
     assert_eq!(w.read("out/c.txt"), "edited");
-    assert_eq!(stamp(&w, "out/c.txt"), edited, "the file is not touched");
+    assert_eq!(w.file_stamp("out/c.txt"), edited, "the file is not touched");
     assert_eq!(w.attributes("local_file.c")["content"], "edited", "the state follows the file");
     assert_eq!(w.state().unwrap()["outputs"]["c"]["value"], "edited", "and the outputs with it");
 
@@ -232,7 +215,7 @@ fn refresh_only_records_an_edited_file_without_touching_it() {
 #[test]
 fn a_drift_note_names_the_attribute_that_changed() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{TWO_FILES}"));
     w.cairn(&["apply", "-auto-approve"]).success();
     w.write("out/a.txt", "changed");
     std::fs::remove_file(w.path().join("out/c.txt")).unwrap();
@@ -254,7 +237,7 @@ fn a_drift_note_names_the_attribute_that_changed() {
 #[test]
 fn apply_destroy_destroys_like_destroy() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{TWO_FILES}"));
     w.cairn(&["apply", "-auto-approve"]).success();
     let run = w.cairn(&["apply", "-destroy", "-auto-approve"]).success();
     assert!(run.stdout.contains("Destroy complete! Resources: 3 destroyed."), "{}", run.all());
@@ -265,11 +248,14 @@ fn apply_destroy_destroys_like_destroy() {
 #[test]
 fn refresh_only_also_follows_objects_no_longer_configured() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{TWO_FILES}"));
     w.cairn(&["apply", "-auto-approve"]).success();
     // `c` leaves the configuration and its file leaves the disk: a
     // refresh-only run drops it from the state instead of planning a delete.
-    w.write("main.tf", &format!("{GRANT}{}", TWO_FILES.split("resource \"local_file\" \"c\"").next().unwrap()));
+    w.write(
+        "main.tf",
+        &format!("{LOCAL_OUT_GRANT}{}", TWO_FILES.split("resource \"local_file\" \"c\"").next().unwrap()),
+    );
     std::fs::remove_file(w.path().join("out/c.txt")).unwrap();
     let plan = w.cairn(&["plan", "-refresh-only"]).success();
     assert!(plan.stdout.contains("# local_file.c has been deleted outside of cairn"), "{}", plan.all());
@@ -280,12 +266,12 @@ fn refresh_only_also_follows_objects_no_longer_configured() {
 #[test]
 fn destroy_with_a_target_destroys_it_and_its_dependents_only() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{TWO_FILES}"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{TWO_FILES}"));
     w.cairn(&["apply", "-auto-approve"]).success();
-    let c = stamp(&w, "out/c.txt");
+    let c = w.file_stamp("out/c.txt");
     let run = w.cairn(&["destroy", "-auto-approve", "-target=local_file.a"]).success();
     assert!(run.stdout.contains("Destroy complete! Resources: 2 destroyed."), "{}", run.all());
     assert_eq!(w.addresses(), ["local_file.c"]);
     assert!(!w.exists("out/a.txt") && !w.exists("out/b.txt"));
-    assert_eq!(stamp(&w, "out/c.txt"), c);
+    assert_eq!(w.file_stamp("out/c.txt"), c);
 }

@@ -3,23 +3,7 @@
 //! blocks and `cairn import` adopt a file that already exists, and
 //! `removed` blocks forget an object without deleting it.
 
-use std::os::unix::fs::MetadataExt;
-
-use cairn_e2e::Workdir;
-
-const GRANT: &str = r#"
-provider "local" {
-  sandbox {
-    read_write = ["./out"]
-  }
-}
-"#;
-
-/// A file's identity and last write.
-fn stamp(w: &Workdir, name: &str) -> (u64, i64, i64) {
-    let m = std::fs::metadata(w.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-    (m.ino(), m.mtime(), m.mtime_nsec())
-}
+use cairn_e2e::{LOCAL_OUT_GRANT, Workdir};
 
 /// `local_file.NAME` writing `out/site.txt`.
 fn site(name: &str) -> String {
@@ -29,13 +13,13 @@ fn site(name: &str) -> String {
 #[test]
 fn a_moved_block_renames_without_re_creating() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{}", site("old")));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{}", site("old")));
     w.cairn(&["apply", "-auto-approve"]).success();
-    let before = stamp(&w, "out/site.txt");
+    let before = w.file_stamp("out/site.txt");
 
     w.write(
         "main.tf",
-        &format!("{GRANT}{}moved {{\n  from = local_file.old\n  to   = local_file.new\n}}\n", site("new")),
+        &format!("{LOCAL_OUT_GRANT}{}moved {{\n  from = local_file.old\n  to   = local_file.new\n}}\n", site("new")),
     );
     let plan = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 2, "a move is a change of the state:\n{}", plan.all());
@@ -47,7 +31,7 @@ fn a_moved_block_renames_without_re_creating() {
 
     w.cairn(&["apply", "-auto-approve"]).success();
     assert_eq!(w.addresses(), ["local_file.new"]);
-    assert_eq!(stamp(&w, "out/site.txt"), before, "the file is neither re-created nor rewritten");
+    assert_eq!(w.file_stamp("out/site.txt"), before, "the file is neither re-created nor rewritten");
     let plan = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{}", plan.all());
 }
@@ -56,9 +40,12 @@ fn a_moved_block_renames_without_re_creating() {
 fn a_move_onto_an_address_that_has_an_object_is_an_error() {
     let w = Workdir::new();
     let other = "resource \"local_file\" \"new\" {\n  filename = \"out/other.txt\"\n  content  = \"o\"\n}\n";
-    w.write("main.tf", &format!("{GRANT}{}{other}", site("old")));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{}{other}", site("old")));
     w.cairn(&["apply", "-auto-approve"]).success();
-    w.write("main.tf", &format!("{GRANT}{other}moved {{\n  from = local_file.old\n  to   = local_file.new\n}}\n"));
+    w.write(
+        "main.tf",
+        &format!("{LOCAL_OUT_GRANT}{other}moved {{\n  from = local_file.old\n  to   = local_file.new\n}}\n"),
+    );
     let run = w.cairn(&["plan"]).failure();
     assert!(run.stderr.contains("Cannot move local_file.old to local_file.new"), "{}", run.all());
     assert_eq!(w.addresses(), ["local_file.new", "local_file.old"], "the state is untouched");
@@ -68,10 +55,10 @@ fn a_move_onto_an_address_that_has_an_object_is_an_error() {
 fn an_import_block_adopts_an_existing_file() {
     let w = Workdir::new();
     w.write("out/site.txt", "site");
-    let before = stamp(&w, "out/site.txt");
+    let before = w.file_stamp("out/site.txt");
     w.write(
         "main.tf",
-        &format!("{GRANT}{}import {{\n  to = local_file.site\n  id = \"out/site.txt\"\n}}\n", site("site")),
+        &format!("{LOCAL_OUT_GRANT}{}import {{\n  to = local_file.site\n  id = \"out/site.txt\"\n}}\n", site("site")),
     );
     let plan = w.cairn(&["plan"]).success();
     assert!(plan.stdout.contains("# local_file.site will be imported"), "{}", plan.all());
@@ -87,7 +74,7 @@ fn an_import_block_adopts_an_existing_file() {
     assert!(run.stdout.contains("1 imported"), "{}", run.all());
     assert_eq!(w.addresses(), ["local_file.site"]);
     assert_eq!(w.attributes("local_file.site")["content"], "site");
-    assert_eq!(stamp(&w, "out/site.txt"), before, "adopting a file does not rewrite it");
+    assert_eq!(w.file_stamp("out/site.txt"), before, "adopting a file does not rewrite it");
     let plan = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "an adopted file that matches the configuration has no changes:\n{}", plan.all());
 }
@@ -97,7 +84,7 @@ fn an_import_of_something_that_does_not_exist_fails_and_records_nothing() {
     let w = Workdir::new();
     w.write(
         "main.tf",
-        &format!("{GRANT}{}import {{\n  to = local_file.site\n  id = \"out/site.txt\"\n}}\n", site("site")),
+        &format!("{LOCAL_OUT_GRANT}{}import {{\n  to = local_file.site\n  id = \"out/site.txt\"\n}}\n", site("site")),
     );
     let run = w.cairn(&["plan"]).failure();
     assert!(run.stderr.contains("Cannot read out/site.txt"), "{}", run.all());
@@ -108,12 +95,12 @@ fn an_import_of_something_that_does_not_exist_fails_and_records_nothing() {
 fn cairn_import_adopts_an_existing_file_into_the_state() {
     let w = Workdir::new();
     w.write("out/site.txt", "site");
-    let before = stamp(&w, "out/site.txt");
-    w.write("main.tf", &format!("{GRANT}{}", site("site")));
+    let before = w.file_stamp("out/site.txt");
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{}", site("site")));
     let run = w.cairn(&["import", "local_file.site", "out/site.txt"]).success();
     assert!(run.stdout.contains("Import successful!"), "{}", run.all());
     assert_eq!(w.addresses(), ["local_file.site"]);
-    assert_eq!(stamp(&w, "out/site.txt"), before);
+    assert_eq!(w.file_stamp("out/site.txt"), before);
     let plan = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{}", plan.all());
 
@@ -127,12 +114,14 @@ fn cairn_import_adopts_an_existing_file_into_the_state() {
 #[test]
 fn a_removed_block_forgets_without_deleting() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{}", site("site")));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{}", site("site")));
     w.cairn(&["apply", "-auto-approve"]).success();
-    let before = stamp(&w, "out/site.txt");
+    let before = w.file_stamp("out/site.txt");
     w.write(
         "main.tf",
-        &format!("{GRANT}removed {{\n  from = local_file.site\n  lifecycle {{\n    destroy = false\n  }}\n}}\n"),
+        &format!(
+            "{LOCAL_OUT_GRANT}removed {{\n  from = local_file.site\n  lifecycle {{\n    destroy = false\n  }}\n}}\n"
+        ),
     );
     let plan = w.cairn(&["plan"]).success();
     assert!(
@@ -148,16 +137,16 @@ fn a_removed_block_forgets_without_deleting() {
 
     w.cairn(&["apply", "-auto-approve"]).success();
     assert!(w.addresses().is_empty());
-    assert_eq!(stamp(&w, "out/site.txt"), before, "the file is left as it was");
+    assert_eq!(w.file_stamp("out/site.txt"), before, "the file is left as it was");
     assert_eq!(w.read("out/site.txt"), "site");
 }
 
 #[test]
 fn a_removed_block_without_lifecycle_destroys() {
     let w = Workdir::new();
-    w.write("main.tf", &format!("{GRANT}{}", site("site")));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{}", site("site")));
     w.cairn(&["apply", "-auto-approve"]).success();
-    w.write("main.tf", &format!("{GRANT}removed {{\n  from = local_file.site\n}}\n"));
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}removed {{\n  from = local_file.site\n}}\n"));
     let run = w.cairn(&["apply", "-auto-approve"]).success();
     assert!(run.stdout.contains("1 destroyed"), "{}", run.all());
     assert!(!w.exists("out/site.txt"));
