@@ -8,12 +8,14 @@
 //! Progress, warnings and results go to an [`EventSink`] as they happen;
 //! what a command prints is the sink's business.
 
+mod backend;
 pub mod check;
 mod providers;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
@@ -21,6 +23,7 @@ pub use crate::apply::events::{Event, EventSink};
 pub use crate::apply::{ApplyReport, Outcome};
 pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
+pub use backend::{BACKEND_RECORD, BackendChoice, BackendRecord, STATE_FILE, check_initialised};
 pub use providers::{Intent, needed_providers};
 
 use crate::apply::{self, Applier};
@@ -30,11 +33,8 @@ use crate::graph::DependencyGraph;
 use crate::plan::{Plan, PlanOptions, Planner, Providers};
 use crate::runtime::Runtime;
 use crate::schema::ProviderSchema;
-use crate::state::{Backend, LocalBackend, State};
+use crate::state::{Backend, State};
 use crate::value::Value;
-
-/// The name of the state file beside the configuration.
-pub const STATE_FILE: &str = "cairn.state.json";
 
 /// A loaded configuration: its files, dependency graph and variables.
 pub struct Workspace {
@@ -65,9 +65,15 @@ impl Workspace {
         &self.config.dir
     }
 
-    /// Where the state is kept.
+    /// Where the local backend keeps the state.
     pub fn state_path(&self) -> PathBuf {
         self.dir().join(STATE_FILE)
+    }
+
+    /// The backend the configuration asks for (its `backend` block, with
+    /// `PG_CONN_STR` from the environment), not opened.
+    pub fn backend_choice(&self) -> Result<BackendChoice> {
+        BackendChoice::of(&self.config, |name| std::env::var(name).ok())
     }
 
     /// The providers the configuration itself uses (resources and
@@ -76,9 +82,12 @@ impl Workspace {
         needed_providers(&self.config, &State::new())
     }
 
-    /// The state's backend, unlocked.
-    pub fn backend(&self) -> Box<dyn Backend> {
-        Box::new(LocalBackend::open_read_only(&self.state_path()))
+    /// The state's backend, unlocked. Refused when it is not the one
+    /// `cairn init` set up (see [`check_initialised`]).
+    pub fn backend(&self) -> Result<Box<dyn Backend>> {
+        let choice = self.backend_choice()?;
+        check_initialised(self.dir(), &choice)?;
+        choice.open()
     }
 
     /// Most steps of each provider that may run at once: its sandbox's
@@ -100,11 +109,20 @@ pub struct RunOptions {
     /// Whether the run may change things (locks the state, makes read-write
     /// grants writable).
     pub intent: Intent,
+    /// How long to wait for the state's lock while another run holds it
+    /// (`-lock-timeout`); zero fails at once.
+    pub lock_timeout: Duration,
 }
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
-        RunOptions { parallelism: 10, refresh: true, destroy: false, intent: Intent::Inspect }
+        RunOptions {
+            parallelism: 10,
+            refresh: true,
+            destroy: false,
+            intent: Intent::Inspect,
+            lock_timeout: Duration::ZERO,
+        }
     }
 }
 
@@ -230,10 +248,8 @@ impl Engine {
     /// The state as it is now, or `None` when none was ever written. Takes
     /// no lock: it sees the state before or after a write, never half.
     pub fn read_state(&self, ws: &Workspace) -> Result<Option<State>> {
-        if !ws.state_path().exists() {
-            return Ok(None);
-        }
-        Ok(Some(ws.backend().read()?))
+        let state = ws.backend()?.read()?;
+        Ok((!state.never_written()).then_some(state))
     }
 
     /// Opens the state (locked unless the run only inspects without
@@ -241,9 +257,22 @@ impl Engine {
     /// operations an earlier apply left unfinished, and the plan's own
     /// warnings, go to `events`.
     pub fn plan(&self, ws: &Workspace, options: RunOptions, lock: bool, events: &dyn EventSink) -> Result<Planned> {
-        let mut backend = ws.backend();
+        self.plan_on(ws, ws.backend()?, options, lock, events)
+    }
+
+    /// [`Engine::plan`] over the state in `backend` rather than the one the
+    /// configuration names: for benchmarks that measure a backend (or
+    /// none).
+    pub fn plan_on(
+        &self,
+        ws: &Workspace,
+        mut backend: Box<dyn Backend>,
+        options: RunOptions,
+        lock: bool,
+        events: &dyn EventSink,
+    ) -> Result<Planned> {
         if lock {
-            backend.lock()?;
+            backend.lock_waiting(options.lock_timeout)?;
         }
         let state = Arc::new(backend.read()?);
         for pending in &state.pending {
