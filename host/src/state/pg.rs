@@ -468,7 +468,8 @@ impl Session {
 
     /// The schema and its tables, when missing. Two runs creating them at
     /// once would collide in the catalog, so they take turns (a
-    /// transaction-level advisory lock on the same key).
+    /// transaction-level advisory lock on a key of its own: the state's
+    /// lock key would wait for the run holding the state).
     async fn create_tables(&self) -> Result<(), StateError> {
         let s = &self.schema;
         let sql = format!(
@@ -488,7 +489,7 @@ impl Session {
                  holder text NOT NULL,
                  backend_pid integer NOT NULL);
              COMMIT;",
-            key = self.key
+            key = lock_key(&format!("{} tables", self.schema))
         );
         self.data.batch_execute(&sql).await.map_err(|e| self.err(format!("cannot create its tables: {e}")))
     }

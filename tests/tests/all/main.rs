@@ -11,6 +11,7 @@ mod failures;
 mod javascript;
 mod lifecycle;
 mod ordering;
+mod postgres;
 mod providers_new;
 mod python;
 mod registry;
