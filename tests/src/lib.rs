@@ -408,6 +408,9 @@ pub struct Postgres {
     pub port: u16,
     /// Holds the shell's standard input open while this process lives.
     _stop: std::process::ChildStdin,
+    /// The shell that stops the server; never waited for: it ends after
+    /// this process.
+    _shell: std::process::Child,
 }
 
 /// Where Debian installs PostgreSQL's programs: `/usr/lib/postgresql/<version>/bin`.
@@ -510,7 +513,7 @@ impl Postgres {
                 .status()
                 .is_ok_and(|s| s.success());
             if ready {
-                return Postgres { port, _stop: stop };
+                return Postgres { port, _stop: stop, _shell: shell };
             }
             if let Ok(Some(status)) = shell.try_wait() {
                 let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();

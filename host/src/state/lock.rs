@@ -104,7 +104,10 @@ impl StateLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                return Err(StateError::Locked { path: state_path.to_path_buf(), holder: read_holder(&mut file) });
+                return Err(StateError::Locked {
+                    path: state_path.to_path_buf(),
+                    holder: read_holder(&mut file).map(Box::new),
+                });
             }
             Err(TryLockError::Error(source)) => return Err(lock_err(source)),
         }

@@ -486,13 +486,13 @@ impl Default for State {
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     /// Another process (or another backend in this one) holds the lock.
-    #[error("the state {} is locked by another cairn process ({}); wait for it to finish, or give -lock-timeout to wait for it", .path.display(), lock::describe(.holder.as_ref()))]
+    #[error("the state {} is locked by another cairn process ({}); wait for it to finish, or give -lock-timeout to wait for it", .path.display(), lock::describe(.holder.as_deref()))]
     Locked {
         /// The state file (or where a backend keeps it).
         path: PathBuf,
         /// Who holds it, as it wrote into the lock file; `None` when the
         /// lock file could not be read or the holder has not written it yet.
-        holder: Option<LockHolder>,
+        holder: Option<Box<LockHolder>>,
     },
     /// The lock file could not be created or locked.
     #[error("cannot lock the state {}: {source}", .path.display())]

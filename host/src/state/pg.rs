@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use futures_util::future::BoxFuture;
 use sha2::{Digest, Sha256};
 use tokio_postgres::config::SslMode;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{Client, IsolationLevel, NoTls};
 
 use super::journal::{self, Found, Record};
 use super::lock::LockHolder;
@@ -500,7 +500,7 @@ impl Session {
         let client = connect(&self.conn_str, &self.describe).await?;
         let row = client.query_one("SELECT pg_try_advisory_lock($1)", &[&self.key]).await.map_err(|e| self.err(e))?;
         if !row.get::<_, bool>(0) {
-            let holder = self.holder().await?.map(|(h, _)| h);
+            let holder = self.holder().await?.map(|(h, _)| Box::new(h));
             return Err(StateError::Locked { path: state.into(), holder });
         }
         let text = serde_json::to_string(&holder).map_err(|e| self.err(e))?;
@@ -561,21 +561,30 @@ impl Session {
     /// The newest state (a new one when none was written) and the journal's
     /// records, in order.
     async fn read(&mut self) -> Result<(State, Vec<Record>), StateError> {
-        let s = &self.schema;
-        let newest = self
+        let s = self.schema.clone();
+        let describe = self.describe.clone();
+        let err = |e: tokio_postgres::Error| StateError::Database { state: describe.clone(), message: e.to_string() };
+        // One snapshot for both: between two plain reads an apply may
+        // commit a new version and start its journal over it.
+        let tx = self
             .data
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(err)?;
+        let newest = tx
             .query(&format!("SELECT state, serial FROM {s}.cairn_states ORDER BY serial DESC LIMIT 1"), &[])
             .await
-            .map_err(|e| self.err(e))?;
+            .map_err(err)?;
+        let rows =
+            tx.query(&format!("SELECT record, seq FROM {s}.cairn_journal ORDER BY seq"), &[]).await.map_err(err)?;
+        tx.commit().await.map_err(err)?;
         let state = match newest.first() {
             Some(row) => self.parse_version(row.get(0), row.get(1))?,
             None => State::new(),
         };
-        let rows = self
-            .data
-            .query(&format!("SELECT record, seq FROM {s}.cairn_journal ORDER BY seq"), &[])
-            .await
-            .map_err(|e| self.err(e))?;
         let mut records = Vec::with_capacity(rows.len());
         for row in rows {
             let seq: i64 = row.get(1);

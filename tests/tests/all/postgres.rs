@@ -354,3 +354,48 @@ fn unsupported_backends_and_arguments_are_configuration_errors() {
     let run = w.cairn(&["validate"]).failure();
     assert!(run.stderr.contains("main.tf:3") && run.stderr.contains("conn_str"), "{}", run.all());
 }
+
+#[test]
+fn an_apply_killed_mid_call_is_recovered_from_the_journal_rows() {
+    // `fast` finishes; `slow` is in its provider call when cairn is killed.
+    let d = PgDir::new("killed", &(thing("fast", "1", "") + &thing("slow", "1", "  sleep_ms = 3000\n")));
+    d.cairn(&["init"]).success();
+    let mut apply = d.spawn(&["apply", "-auto-approve"]);
+    // Reading replays the journal rows of the apply under way: killed once
+    // they hold fast's result and slow's intent (written before the call).
+    let in_call = || {
+        let state = d.state();
+        state.get(&"recorder_thing.fast".parse().unwrap()).is_some()
+            && state.pending.iter().any(|p| p.addr.to_string() == "recorder_thing.slow")
+    };
+    while !in_call() {
+        assert!(apply.try_wait().unwrap().is_none(), "the apply ended before it could be killed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    apply.kill().unwrap();
+    apply.wait().unwrap();
+    assert_eq!(count(&d.w, "create", "slow"), 0, "slow's call had not finished");
+
+    let plan = d.cairn(&["plan"]).success();
+    assert!(
+        plan.all().contains("An earlier apply was interrupted during the create of recorder_thing.slow"),
+        "{}",
+        plan.all()
+    );
+    assert!(plan.stdout.contains("Plan: 1 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    // Taking the lock folded the rows into a new version: fast is
+    // recorded, slow pending with the key its provider was given.
+    let recovered = d.state();
+    let addresses: Vec<String> = recovered.resources.iter().map(|r| r.addr.to_string()).collect();
+    assert_eq!(addresses, ["recorder_thing.fast"]);
+    assert_eq!(recovered.pending.len(), 1);
+    assert_eq!(d.backend().history().unwrap()[0].serial + 1, recovered.serial, "recovery wrote a version");
+    let key = recovered.pending[0].idempotency_key.clone();
+
+    d.cairn(&["apply", "-auto-approve"]).success();
+    let slow: Vec<Vec<String>> = ops(&d.w).into_iter().filter(|o| o[1] == "slow").collect();
+    assert_eq!(slow.len(), 1, "{slow:?}");
+    assert_eq!(slow[0][3], key, "the retry sends the interrupted call's key");
+    let state = d.state();
+    assert!(state.pending.is_empty() && state.resources.len() == 2);
+}
