@@ -53,6 +53,10 @@ pub const DEFAULT_SCHEMA: &str = "terraform_remote_state";
 /// configuration does not (the one Terraform's `pg` backend reads).
 pub const CONN_STR_VARIABLE: &str = "PG_CONN_STR";
 
+/// What the connection string's `sslmode` may be.
+const SUPPORTED_SSLMODES: &str = "the pg backend connects without TLS, so sslmode may be disable or prefer (the \
+     default, which connects without TLS here); use it over a network you trust (a loopback, a tunnel)";
+
 /// A state kept in PostgreSQL.
 pub struct PgBackend {
     /// The connection string.
@@ -85,14 +89,12 @@ impl PgBackend {
     pub fn new(conn_str: &str, schema: &str) -> Result<PgBackend, StateError> {
         let describe = describe(conn_str, schema);
         let err = |message: String| StateError::Database { state: describe.clone(), message };
-        let config = tokio_postgres::Config::from_str(conn_str)
-            .map_err(|e| err(format!("the connection string is not valid: {e}")))?;
-        if config.get_ssl_mode() == SslMode::Require {
-            return Err(err(
-                "sslmode=require is not supported: the pg backend connects without TLS; use sslmode=disable \
-                 or prefer over a network you trust (a loopback or a tunnel)"
-                    .to_string(),
-            ));
+        let config = tokio_postgres::Config::from_str(conn_str).map_err(|e| {
+            let tls = if conn_str.contains("sslmode") { format!(" ({SUPPORTED_SSLMODES})") } else { String::new() };
+            err(format!("the connection string is not valid: {e}{tls}"))
+        })?;
+        if !matches!(config.get_ssl_mode(), SslMode::Disable | SslMode::Prefer) {
+            return Err(err(format!("a TLS sslmode is not supported: {SUPPORTED_SSLMODES}")));
         }
         Ok(PgBackend {
             conn_str: conn_str.to_string(),
@@ -796,12 +798,17 @@ mod tests {
         assert_eq!(quote_identifier("a\"b"), "\"a\"\"b\"");
         assert_eq!(lock_key("one"), lock_key("one"));
         assert_ne!(lock_key("one"), lock_key("two"));
+        // Creating the tables must not wait for the run holding the state.
+        assert_ne!(lock_key("one"), lock_key("\"one\" tables"));
     }
 
     #[test]
     fn tls_and_bad_connection_strings_are_refused_before_connecting() {
         let e = PgBackend::new("postgres://h/db?sslmode=require", "s").unwrap_err().to_string();
-        assert!(e.contains("sslmode=require is not supported"), "{e}");
+        assert!(e.contains("a TLS sslmode is not supported") && e.contains("disable or prefer"), "{e}");
+        let e = PgBackend::new("postgres://h/db?sslmode=verify-full", "s").unwrap_err().to_string();
+        assert!(e.contains("not valid") && e.contains("disable or prefer"), "{e}");
+        PgBackend::new("host=h dbname=db sslmode=disable", "s").unwrap();
         let e = PgBackend::new("postgres://h:notaport/db", "s").unwrap_err().to_string();
         assert!(e.contains("not valid"), "{e}");
     }
