@@ -53,6 +53,11 @@ pub const DEFAULT_SCHEMA: &str = "terraform_remote_state";
 /// configuration does not (the one Terraform's `pg` backend reads).
 pub const CONN_STR_VARIABLE: &str = "PG_CONN_STR";
 
+/// How many times, and how far apart, a refused run looks for the lock
+/// holder's details.
+const HOLDER_TRIES: usize = 20;
+const HOLDER_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// What the connection string's `sslmode` may be.
 const SUPPORTED_SSLMODES: &str = "the pg backend connects without TLS, so sslmode may be disable or prefer (the \
      default, which connects without TLS here); use it over a network you trust (a loopback, a tunnel)";
@@ -502,7 +507,7 @@ impl Session {
         let client = connect(&self.conn_str, &self.describe).await?;
         let row = client.query_one("SELECT pg_try_advisory_lock($1)", &[&self.key]).await.map_err(|e| self.err(e))?;
         if !row.get::<_, bool>(0) {
-            let holder = self.holder().await?.map(|(h, _)| Box::new(h));
+            let holder = self.refusing_holder().await?.map(Box::new);
             return Err(StateError::Locked { path: state.into(), holder });
         }
         let text = serde_json::to_string(&holder).map_err(|e| self.err(e))?;
@@ -517,14 +522,30 @@ impl Session {
         Ok(())
     }
 
-    /// The holder recorded in `cairn_lock`, with its session's pid.
+    /// The holder recorded in `cairn_lock`, with its session's pid, if
+    /// that session still holds an advisory lock: the row of a holder that
+    /// died stays until the next holder replaces it, and names no one.
     async fn holder(&self) -> Result<Option<(LockHolder, i32)>, StateError> {
-        let rows = self
-            .data
-            .query(&format!("SELECT holder, backend_pid FROM {}.cairn_lock", self.schema), &[])
-            .await
-            .map_err(|e| self.err(e))?;
+        let sql = format!(
+            "SELECT holder, backend_pid FROM {}.cairn_lock l WHERE EXISTS ({HOLDS_THE_LOCK} AND pid = l.backend_pid)",
+            self.schema
+        );
+        let (high, low) = lock_parts(self.key);
+        let rows = self.data.query(&sql, &[&high, &low]).await.map_err(|e| self.err(e))?;
         Ok(rows.first().and_then(|r| Some((serde_json::from_str(r.get::<_, &str>(0)).ok()?, r.get(1)))))
+    }
+
+    /// The holder of a lock this session was just refused: its row may
+    /// not be written yet (it takes the lock, then writes who it is), so
+    /// it is looked for a few times over about a second.
+    async fn refusing_holder(&self) -> Result<Option<LockHolder>, StateError> {
+        for _ in 0..HOLDER_TRIES {
+            if let Some((holder, _)) = self.holder().await? {
+                return Ok(Some(holder));
+            }
+            tokio::time::sleep(HOLDER_RETRY).await;
+        }
+        Ok(None)
     }
 
     /// Fails unless this session still holds the lock.
@@ -544,13 +565,12 @@ impl Session {
         if holder.id != id {
             return Err(unlock_err(format!("it is locked with lock ID {}, not {id}", holder.id)));
         }
-        // Only a session that still holds an advisory lock is ended: the
-        // pid of a stale row may belong to another session by now.
+        // Only the session that holds the lock is ended, checked again
+        // here: the pid of a row may belong to another session by now.
+        let (high, low) = lock_parts(self.key);
+        let sql = format!("SELECT pg_terminate_backend(pid) FROM ({HOLDS_THE_LOCK} AND pid = $3) holder");
         self.data
-            .execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $1",
-                &[&pid],
-            )
+            .execute(&sql, &[&high, &low, &pid])
             .await
             .map_err(|e| unlock_err(format!("cannot end the session holding it: {e}")))?;
         self.data
@@ -747,6 +767,19 @@ async fn connect(conn_str: &str, describe: &str) -> Result<Client, StateError> {
     Ok(client)
 }
 
+/// The sessions holding the advisory lock whose key's halves are `$1`
+/// (high) and `$2` (low) in this database, as a query to narrow down.
+const HOLDS_THE_LOCK: &str = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted \
+     AND objsubid = 1 AND classid::bigint = $1 AND objid::bigint = $2 \
+     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+
+/// How `pg_locks` shows a bigint advisory key: its high and low 32 bits,
+/// each unsigned (`classid`, `objid`).
+fn lock_parts(key: i64) -> (i64, i64) {
+    let bits = key as u64;
+    (i64::from((bits >> 32) as u32), i64::from(bits as u32))
+}
+
 /// The advisory lock key of a schema's state: the first eight bytes of a
 /// SHA-256 of its name, so that two schemas in one database lock apart.
 fn lock_key(schema: &str) -> i64 {
@@ -798,6 +831,8 @@ mod tests {
         assert_eq!(quote_identifier("a\"b"), "\"a\"\"b\"");
         assert_eq!(lock_key("one"), lock_key("one"));
         assert_ne!(lock_key("one"), lock_key("two"));
+        // As pg_locks shows -123456789012 (checked against PostgreSQL 15).
+        assert_eq!(lock_parts(-123_456_789_012), (4_294_967_267, 1_097_262_572));
         // Creating the tables must not wait for the run holding the state.
         assert_ne!(lock_key("one"), lock_key("\"one\" tables"));
     }
