@@ -10,6 +10,9 @@
 #   target/lang-providers by a hash of their sources).
 # - Debian's `docker-registry` (the CNCF distribution registry), which the
 #   OCI registry tests start on a free loopback port.
+# - Debian's PostgreSQL, which the state backend tests start once per run
+#   on a free loopback port in a temporary directory (as `nobody` when run
+#   as root); the package's own cluster is not used.
 # Tests fail, rather than skip, when any of these is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +22,13 @@ if ! command -v docker-registry >/dev/null 2>&1 && [ ! -x /usr/bin/docker-regist
     echo "Installing docker-registry (for the OCI registry tests)..." >&2
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq docker-registry >/dev/null
+fi
+
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+    echo "Installing postgresql (for the state backend tests)..." >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
 fi
 
 COMPONENTIZE_PY_VERSION=0.25.1

@@ -434,3 +434,185 @@ impl Drop for Registry {
         let _ = self.child.wait();
     }
 }
+
+/// A PostgreSQL server for the state backend tests: Debian's PostgreSQL,
+/// one per test run, on a free loopback port with its own data directory
+/// in a temporary directory. Every test takes a schema of its own
+/// ([`Postgres::schema`]), so tests share the server and never each
+/// other's state.
+///
+/// It is stopped, and its directory removed, when the test process ends
+/// (however it ends): a shell started with it waits for its standard input
+/// to close, which happens when this process exits, then stops the server.
+pub struct Postgres {
+    /// The loopback port it listens on.
+    pub port: u16,
+    /// Holds the shell's standard input open while this process lives.
+    _stop: std::process::ChildStdin,
+    /// The shell that stops the server; never waited for: it ends after
+    /// this process.
+    _shell: std::process::Child,
+}
+
+/// Where Debian installs PostgreSQL's programs: `/usr/lib/postgresql/<version>/bin`.
+const POSTGRES_ROOT: &str = "/usr/lib/postgresql";
+
+impl Postgres {
+    /// The test run's server, started on first use.
+    ///
+    /// # Panics
+    ///
+    /// When PostgreSQL is not installed (the test fails, it does not skip:
+    /// `scripts/test.sh` installs it), or when it does not start.
+    pub fn shared() -> &'static Postgres {
+        static SERVER: OnceLock<Postgres> = OnceLock::new();
+        SERVER.get_or_init(Postgres::start)
+    }
+
+    /// Starts a server: `initdb` a data directory (trust authentication,
+    /// the `postgres` superuser), start `postgres` on a free loopback port
+    /// without a Unix socket, and wait until it accepts connections.
+    /// PostgreSQL refuses to run as root, so as root both run as `nobody`.
+    fn start() -> Postgres {
+        let bin = postgres_bin();
+        let dir = tempfile::Builder::new().prefix("cairn-pg-").tempdir().expect("a temporary directory can be made");
+        // Kept until the server stops: the shell below removes it.
+        let dir = dir.keep();
+        let data = dir.join("data");
+        let nobody = running_as_root().then(nobody);
+        if let Some((uid, gid)) = nobody {
+            std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).expect("the data directory can be given to nobody");
+        }
+        let run_as = |program: &Path| -> Command {
+            match nobody {
+                Some((uid, gid)) => {
+                    let mut c = Command::new("setpriv");
+                    c.arg(format!("--reuid={uid}")).arg(format!("--regid={gid}")).args(["--clear-groups", "--"]);
+                    c.arg(program);
+                    c
+                }
+                None => Command::new(program),
+            }
+        };
+        let initdb = run_as(&bin.join("initdb"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
+            .output()
+            .expect("initdb can be started");
+        assert!(
+            initdb.status.success(),
+            "initdb failed:\n{}{}",
+            String::from_utf8_lossy(&initdb.stdout),
+            String::from_utf8_lossy(&initdb.stderr)
+        );
+        let port =
+            TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a loopback port is free").port();
+        let postgres = run_as(&bin.join("postgres"));
+        let mut server: Vec<String> = std::iter::once(postgres.get_program())
+            .chain(postgres.get_args())
+            .map(|a| shell_quote(&a.to_string_lossy()))
+            .collect();
+        server.extend(
+            [
+                "-D",
+                &data.to_string_lossy(),
+                "-p",
+                &port.to_string(),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "unix_socket_directories=",
+                "-c",
+                "fsync=off",
+                "-c",
+                "max_connections=200",
+            ]
+            .map(shell_quote),
+        );
+        // Fast shutdown (SIGINT) once standard input closes, then the
+        // directory goes.
+        let script = format!(
+            "{} >{log} 2>&1 & pid=$!; cat >/dev/null; kill -INT $pid; wait $pid; rm -rf {dir}",
+            server.join(" "),
+            log = shell_quote(&dir.join("server.log").to_string_lossy()),
+            dir = shell_quote(&dir.to_string_lossy()),
+        );
+        let mut shell = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sh can be started");
+        let stop = shell.stdin.take().expect("the shell's standard input is piped");
+        // Ready when pg_isready says so; 300 tries of 100 ms at most.
+        for _ in 0..300 {
+            let ready = Command::new(bin.join("pg_isready"))
+                .args(["-q", "-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
+                .status()
+                .is_ok_and(|s| s.success());
+            if ready {
+                return Postgres { port, _stop: stop, _shell: shell };
+            }
+            if let Ok(Some(status)) = shell.try_wait() {
+                let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+                panic!("postgres exited at start ({status}):\n{log}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+        panic!("postgres did not accept connections on 127.0.0.1:{port} within 30 s:\n{log}");
+    }
+
+    /// The connection string of the server's `postgres` database, as the
+    /// `superuser` postgres.
+    pub fn conn_str(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable", self.port)
+    }
+
+    /// A schema name no other test of this run uses, from `test`.
+    pub fn schema(&self, test: &str) -> String {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{test}_{n}")
+    }
+}
+
+/// The `bin` directory of the newest PostgreSQL installed.
+fn postgres_bin() -> PathBuf {
+    let versions = std::fs::read_dir(POSTGRES_ROOT).ok().into_iter().flatten().filter_map(|e| {
+        let entry = e.ok()?;
+        let version: u32 = entry.file_name().to_str()?.parse().ok()?;
+        entry.path().join("bin/postgres").exists().then(|| (version, entry.path().join("bin")))
+    });
+    versions.max_by_key(|(v, _)| *v).map(|(_, bin)| bin).unwrap_or_else(|| {
+        panic!(
+            "PostgreSQL is missing ({POSTGRES_ROOT}/<version>/bin/postgres): the state backend tests need Debian's \
+             postgresql package. Run the tests with scripts/test.sh, which installs it (apt-get install postgresql)."
+        )
+    })
+}
+
+/// Whether this process runs as root: a file it creates is owned by its
+/// user.
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let probe = tempfile::tempfile().expect("a temporary file can be made");
+    probe.metadata().expect("a file has metadata").uid() == 0
+}
+
+/// The uid and gid of `nobody`, from `id`.
+fn nobody() -> (u32, u32) {
+    let id = |flag: &str| -> u32 {
+        let out = Command::new("id").args([flag, "nobody"]).output().expect("id can be started");
+        String::from_utf8_lossy(&out.stdout).trim().parse().expect("nobody exists")
+    };
+    (id("-u"), id("-g"))
+}
+
+/// `text` quoted for `sh`.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}

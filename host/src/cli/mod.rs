@@ -4,6 +4,7 @@
 
 mod apply;
 mod check;
+mod force_unlock;
 mod graph;
 mod import;
 mod init;
@@ -21,6 +22,7 @@ mod validate;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -55,6 +57,18 @@ enum Command {
         /// provider missing from it is an error.
         #[arg(long, value_name = "MODE")]
         lockfile: Option<String>,
+        /// Copy the state from the backend set up before to the one the
+        /// configuration names now, keeping its lineage and serial.
+        #[arg(long)]
+        migrate_state: bool,
+        /// Use the backend the configuration names as it is, leaving any
+        /// state in the one set up before where it is.
+        #[arg(long)]
+        reconfigure: bool,
+        /// How long to wait for a state's lock (e.g. 30s, 5m) while
+        /// migrating.
+        #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+        lock_timeout: Duration,
     },
     /// Check that the configuration is valid.
     Validate(Common),
@@ -147,6 +161,16 @@ enum Command {
         /// `plain` (dependencies) or `apply` (the steps of the current plan).
         #[arg(long = "type", default_value = "plain")]
         kind: String,
+    },
+    /// Release the state's lock held by another run, by its lock ID.
+    ForceUnlock {
+        /// The lock ID, as the error of a run refused by the lock shows it.
+        lock_id: String,
+        #[command(flatten)]
+        common: Common,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        force: bool,
     },
     /// Inspect providers.
     Providers {
@@ -360,6 +384,10 @@ struct RunFlags {
     /// the human output (apply and destroy then need -auto-approve).
     #[arg(long)]
     json: bool,
+    /// How long to wait for the state's lock while another run holds it
+    /// (e.g. 30s, 5m; Terraform's syntax); 0s fails at once.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    lock_timeout: Duration,
 }
 
 impl RunFlags {
@@ -373,6 +401,7 @@ impl RunFlags {
             replace: addresses("-replace", &self.replace)?,
             targets: addresses("-target", &self.targets)?,
             intent,
+            lock_timeout: self.lock_timeout,
         })
     }
 
@@ -483,6 +512,7 @@ impl Command {
             | Command::Show { common, .. }
             | Command::Graph { common, .. }
             | Command::Import { common, .. }
+            | Command::ForceUnlock { common, .. }
             | Command::Providers { command: ProvidersCommand::Schema { common, .. } } => Some(&mut common.variables),
             Command::State { command: StateCommand::Show { variables, .. } } => Some(variables),
             Command::State {
@@ -596,6 +626,39 @@ fn normalize_flags(args: impl Iterator<Item = String>) -> Vec<String> {
         .collect()
 }
 
+/// A duration as Terraform writes it (Go's syntax): numbers, each with a
+/// unit (`h`, `m`, `s`, `ms`, `us`, `ns`), one after the other: `30s`,
+/// `5m`, `1m30s`, `1.5s`; a bare `0` is zero.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let invalid = || format!("{text:?} is not a duration such as 30s, 5m or 1m30s");
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let mut rest = text;
+    let mut total = 0f64;
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    while !rest.is_empty() {
+        let number_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let number: f64 = rest[..number_len].parse().map_err(|_| invalid())?;
+        rest = &rest[number_len..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 1e-3,
+            "us" | "µs" => 1e-6,
+            "ns" => 1e-9,
+            _ => return Err(invalid()),
+        };
+        rest = &rest[unit_len..];
+        total += number * seconds;
+    }
+    Duration::try_from_secs_f64(total).map_err(|_| invalid())
+}
+
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
@@ -604,7 +667,10 @@ fn init_logging() {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Init { common, upgrade, lockfile } => init::run(&common, upgrade, lockfile.as_deref()),
+        Command::Init { common, upgrade, lockfile, migrate_state, reconfigure, lock_timeout } => {
+            let backend = init::BackendFlags { migrate_state, reconfigure, lock_timeout };
+            init::run(&common, upgrade, lockfile.as_deref(), &backend)
+        }
         Command::Validate(common) => validate::run(&common),
         Command::Plan { common, run, detailed_exitcode, destroy, out } => {
             plan::run(&common, &run, detailed_exitcode, destroy, out.as_deref())
@@ -616,6 +682,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Output { flags, name, json, raw } => outputs::run(&flags, name.as_deref(), json, raw),
         Command::State { command } => state::run(&command),
         Command::Graph { common, kind } => graph::run(&common, &kind),
+        Command::ForceUnlock { lock_id, common, force } => force_unlock::run(&common, &lock_id, force),
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers::schema(&common, json),
         Command::Providers { command: ProvidersCommand::Inspect { file } } => providers::inspect(&file),
         Command::Providers { command: ProvidersCommand::Check { provider } } => check::run(&provider),
@@ -662,5 +729,21 @@ mod tests {
             common.variables.inputs(Some(std::path::Path::new("here")))[2],
             VariableInput::File("here/b.tfvars".into())
         );
+    }
+
+    #[test]
+    fn durations_are_read_as_terraform_writes_them() {
+        let secs = |t: &str| parse_duration(t).map(|d| d.as_secs_f64());
+        assert_eq!(secs("30s"), Ok(30.0));
+        assert_eq!(secs("5m"), Ok(300.0));
+        assert_eq!(secs("1h"), Ok(3600.0));
+        assert_eq!(secs("1m30s"), Ok(90.0));
+        assert_eq!(secs("1.5s"), Ok(1.5));
+        assert_eq!(secs("250ms"), Ok(0.25));
+        assert_eq!(secs("0"), Ok(0.0));
+        assert_eq!(secs("0s"), Ok(0.0));
+        for bad in ["", "30", "5x", "s", "-1s", "1.2.3s"] {
+            assert!(parse_duration(bad).unwrap_err().contains("not a duration"), "{bad}");
+        }
     }
 }

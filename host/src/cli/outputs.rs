@@ -19,7 +19,7 @@ pub(super) fn run(flags: &StateFlags, name: Option<&str>, json: bool, raw: bool)
     if raw && json {
         bail!("-raw and -json cannot be used together: -raw prints one value as plain text, -json as JSON");
     }
-    let state = crate::engine::backend_at(&flags.dir()).read()?;
+    let state = crate::engine::backend_at(&flags.dir())?.read()?;
     match name {
         Some(name) => one(&state, name, json, raw),
         None if raw => bail!("the -raw option needs the name of one output: cairn output -raw NAME"),

@@ -37,7 +37,7 @@ fn parse_addresses(addresses: &[String]) -> Result<Vec<InstanceAddr>> {
 /// `state list [ADDR…]`: every instance, or those the addresses match.
 fn list(flags: &StateFlags, addresses: &[String]) -> Result<i32> {
     let patterns = parse_addresses(addresses)?;
-    let state = flags.backend().read()?;
+    let state = flags.backend()?.read()?;
     for inst in state.resources.iter() {
         if patterns.is_empty() || patterns.iter().any(|p| crate::state::names(p, &inst.addr)) {
             println!("{}", inst.addr);
@@ -52,7 +52,7 @@ fn list(flags: &StateFlags, addresses: &[String]) -> Result<i32> {
 fn show_one(flags: &StateFlags, variables: &VarFlags, address: &str) -> Result<i32> {
     let pattern: InstanceAddr = address.parse()?;
     let ws = Workspace::load(&flags.dir(), &variables.inputs(flags.chdir.as_deref()))?;
-    let state = ws.backend().read()?;
+    let state = ws.backend()?.read()?;
     let found: Vec<_> = state.matching(&pattern).collect();
     let inst = match found.as_slice() {
         [] => bail!("no instance found for the given address {address}: `cairn state list` shows what the state holds"),
@@ -110,7 +110,7 @@ fn move_to(flags: &StateFlags, from: &str, to: &str) -> Result<i32> {
 /// `state pull [-version=SERIAL]`: the state (or an earlier one the
 /// backend keeps) as JSON on standard output.
 fn pull(flags: &StateFlags, version: Option<u64>) -> Result<i32> {
-    let backend = flags.backend();
+    let backend = flags.backend()?;
     let state = backend.read()?;
     let state = match version {
         None => state,
@@ -173,7 +173,7 @@ fn push(flags: &StateFlags, file: &Path, force: bool) -> Result<i32> {
 /// `state history`: the current state and the earlier ones the backend
 /// keeps, newest first.
 fn history(flags: &StateFlags) -> Result<i32> {
-    let backend = flags.backend();
+    let backend = flags.backend()?;
     let current = backend.read()?;
     println!("{:>8}  {:<36}  {:>9}  WRITTEN BY", "SERIAL", "LINEAGE", "RESOURCES");
     let line = |state: &State, note: &str| {
@@ -189,13 +189,13 @@ fn history(flags: &StateFlags) -> Result<i32> {
 
 impl StateFlags {
     /// The state's backend, unlocked.
-    fn backend(&self) -> Box<dyn Backend> {
+    fn backend(&self) -> Result<Box<dyn Backend>> {
         crate::engine::backend_at(&self.dir())
     }
 
     /// The state's backend with its lock held, for a command that writes.
     fn locked_backend(&self) -> Result<Box<dyn Backend>> {
-        let mut backend = self.backend();
+        let mut backend = self.backend()?;
         backend.lock()?;
         Ok(backend)
     }

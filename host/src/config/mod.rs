@@ -22,6 +22,7 @@
 //! configuration directory.
 
 mod access;
+mod backend;
 mod blocks;
 mod check;
 mod decode;
@@ -51,6 +52,7 @@ use crate::diag::{Diagnostic, Location};
 use crate::runtime::Sandbox;
 use crate::value::{Path, Type, Value};
 
+pub use backend::{BACKEND_TYPES, BackendBlock, BackendKind};
 pub use decode::decode_body;
 pub use eval::{EvalContext, eval};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
@@ -78,6 +80,9 @@ pub struct Config {
     /// `trusted_keys` of the `terraform`/`cairn` block: when any are given,
     /// every provider that is not bundled must be signed by one of them.
     pub trusted_keys: Vec<TrustedKey>,
+    /// The `backend` block of the `terraform`/`cairn` block: where the
+    /// state is kept; `None` for the local file beside the configuration.
+    pub backend: Option<BackendBlock>,
     /// `variable` blocks by name.
     pub variables: BTreeMap<String, Variable>,
     /// Entries of `locals` blocks by name.

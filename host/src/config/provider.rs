@@ -373,8 +373,8 @@ pub(crate) fn parse_origin(url: &str) -> Result<(String, String, u16), String> {
 }
 
 /// A `terraform { … }` or `cairn { … }` block: `required_providers`
-/// entries and `trusted_keys` go into `config`; `required_version` is
-/// accepted and ignored.
+/// entries, `trusted_keys` and the `backend` go into `config`;
+/// `required_version` is accepted and ignored.
 pub(super) fn settings(block: &Block, dir: &Path, config: &mut super::Config, diags: &mut Vec<Diagnostic>) {
     expect_no_labels(block, diags);
     let kind = block.type_name.as_str();
@@ -390,8 +390,12 @@ pub(super) fn settings(block: &Block, dir: &Path, config: &mut super::Config, di
         }
     }
     for nested in &block.body.blocks {
+        if nested.type_name == "backend" {
+            backend_block(nested, dir, config, diags);
+            continue;
+        }
         if nested.type_name != "required_providers" {
-            diags.push(unsupported_block(nested, kind, &["required_providers"]));
+            diags.push(unsupported_block(nested, kind, &["required_providers", "backend"]));
             continue;
         }
         expect_no_labels(nested, diags);
@@ -412,6 +416,19 @@ pub(super) fn settings(block: &Block, dir: &Path, config: &mut super::Config, di
             }
             config.required_providers.insert(attr.name.clone(), requirement);
         }
+    }
+}
+
+/// The `backend` block, of which a configuration has at most one.
+fn backend_block(block: &Block, dir: &Path, config: &mut super::Config, diags: &mut Vec<Diagnostic>) {
+    let Some(backend) = super::backend::backend(block, dir, diags) else { return };
+    match &config.backend {
+        Some(first) => diags.push(error_at(
+            "Duplicate backend configuration",
+            format!("A configuration may have only one backend; it was already configured at {}.", first.location),
+            &block.location,
+        )),
+        None => config.backend = Some(backend),
     }
 }
 
@@ -580,7 +597,7 @@ mod tests {
             "Error: main.tf:7: Invalid version constraint\n  Provider \"e\": \"~> x\" is not a version constraint",
             "Error: main.tf:5: Variables not allowed",
             "Error: main.tf:6: Invalid provider source\n  The source of provider \"d\" must be a non-empty string, got 1.",
-            "Error: main.tf:9: Unsupported block type\n  Blocks of type \"backend\" are not expected in a terraform block.",
+            "Error: main.tf:9: Unsupported backend type\n  There is no backend type named \"s3\"; cairn supports \"local\" and \"pg\".",
         ];
         for e in expected {
             assert!(errors.iter().any(|shown| shown.starts_with(e)), "missing {e:?} in:\n{}", errors.join("\n"));

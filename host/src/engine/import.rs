@@ -30,7 +30,7 @@ impl Engine {
     /// configuration does not declare.
     pub fn import(&self, ws: &Workspace, addr: &InstanceAddr, id: &str) -> Result<Imported> {
         let resource = declared(ws, addr)?;
-        let mut backend = ws.backend();
+        let mut backend = ws.backend()?;
         backend.lock()?;
         let mut state = backend.read()?;
         if state.get(addr).is_some_and(|i| !i.attributes.is_null()) {

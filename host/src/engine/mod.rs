@@ -12,6 +12,7 @@
 //! command calls [`Engine::handle_signals`]): a plan stops with nothing
 //! written, an apply as `apply` describes.
 
+mod backend;
 pub mod check;
 mod import;
 mod providers;
@@ -21,6 +22,7 @@ mod signals;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
@@ -29,6 +31,7 @@ pub use crate::apply::{ApplyReport, Outcome};
 pub use crate::apply::{Interrupt, Recovered, Recovery};
 pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
+pub use backend::{BACKEND_RECORD, BackendChoice, BackendRecord, STATE_FILE, check_initialised};
 pub use import::Imported;
 pub use providers::{Intent, ProviderHashes, needed_providers};
 pub use saved::{Basis, SavedPlan, Stale};
@@ -42,11 +45,8 @@ use crate::graph::DependencyGraph;
 use crate::plan::{self, Plan, PlanOptions, Planner, Providers};
 use crate::runtime::Runtime;
 use crate::schema::ProviderSchema;
-use crate::state::{Backend, LocalBackend, State};
+use crate::state::{Backend, State};
 use crate::value::Value;
-
-/// The name of the state file beside the configuration.
-pub const STATE_FILE: &str = "cairn.state.json";
 
 /// A loaded configuration: its files, dependency graph and variables.
 pub struct Workspace {
@@ -99,9 +99,15 @@ impl Workspace {
         &self.config.dir
     }
 
-    /// Where the state is kept.
+    /// Where the local backend keeps the state.
     pub fn state_path(&self) -> PathBuf {
         self.dir().join(STATE_FILE)
+    }
+
+    /// The backend the configuration asks for (its `backend` block, with
+    /// `PG_CONN_STR` from the environment), not opened.
+    pub fn backend_choice(&self) -> Result<BackendChoice> {
+        BackendChoice::of(&self.config, |name| std::env::var(name).ok())
     }
 
     /// The providers the configuration itself uses (resources and
@@ -110,9 +116,12 @@ impl Workspace {
         needed_providers(&self.config, &State::new())
     }
 
-    /// The state's backend, unlocked.
-    pub fn backend(&self) -> Box<dyn Backend> {
-        backend_at(self.dir())
+    /// The state's backend, unlocked. Refused when it is not the one
+    /// `cairn init` set up (see [`check_initialised`]).
+    pub fn backend(&self) -> Result<Box<dyn Backend>> {
+        let choice = self.backend_choice()?;
+        check_initialised(self.dir(), &choice)?;
+        choice.open()
     }
 
     /// Most steps of each provider that may run at once: its sandbox's
@@ -134,8 +143,13 @@ fn load_config(dir: &Path) -> Result<(Config, DependencyGraph)> {
 /// The backend of the state of the configuration in `dir`, unlocked, for
 /// commands that need the state but not the configuration (`state`,
 /// `output`).
-pub fn backend_at(dir: &Path) -> Box<dyn Backend> {
-    Box::new(LocalBackend::open_read_only(&dir.join(STATE_FILE)))
+/// The backend is the one its `backend` block names (read without
+/// evaluating variables, which such a command may not have).
+pub fn backend_at(dir: &Path) -> Result<Box<dyn Backend>> {
+    let (config, _) = load_config(dir)?;
+    let choice = BackendChoice::of(&config, |name| std::env::var(name).ok())?;
+    check_initialised(&config.dir, &choice)?;
+    choice.open()
 }
 
 /// Options of a run that plans.
@@ -158,6 +172,9 @@ pub struct RunOptions {
     /// Whether the run may change things (locks the state, makes read-write
     /// grants writable).
     pub intent: Intent,
+    /// How long to wait for the state's lock while another run holds it
+    /// (`-lock-timeout`); zero fails at once.
+    pub lock_timeout: Duration,
 }
 
 impl Default for RunOptions {
@@ -170,6 +187,7 @@ impl Default for RunOptions {
             replace: Vec::new(),
             targets: Vec::new(),
             intent: Intent::Inspect,
+            lock_timeout: Duration::ZERO,
         }
     }
 }
@@ -379,10 +397,8 @@ impl Engine {
     /// The state as it is now, or `None` when none was ever written. Takes
     /// no lock: it sees the state before or after a write, never half.
     pub fn read_state(&self, ws: &Workspace) -> Result<Option<State>> {
-        if !ws.state_path().exists() {
-            return Ok(None);
-        }
-        Ok(Some(ws.backend().read()?))
+        let state = ws.backend()?.read()?;
+        Ok((!state.never_written()).then_some(state))
     }
 
     /// Opens the state (locked unless the run only inspects without
@@ -391,10 +407,23 @@ impl Engine {
     /// refreshes and plans. What recovery found, and the plan's warnings,
     /// go to `events`. An interrupt stops it, with nothing written.
     pub fn plan(&self, ws: &Workspace, options: RunOptions, lock: bool, events: &dyn EventSink) -> Result<Planned> {
+        self.plan_on(ws, ws.backend()?, options, lock, events)
+    }
+
+    /// [`Engine::plan`] over the state in `backend` rather than the one the
+    /// configuration names: for benchmarks that measure a backend (or
+    /// none).
+    pub fn plan_on(
+        &self,
+        ws: &Workspace,
+        mut backend: Box<dyn Backend>,
+        options: RunOptions,
+        lock: bool,
+        events: &dyn EventSink,
+    ) -> Result<Planned> {
         options.check()?;
-        let mut backend = ws.backend();
         if lock {
-            backend.lock()?;
+            backend.lock_waiting(options.lock_timeout)?;
         }
         let mut state = backend.read()?;
         for warning in &ws.warnings {

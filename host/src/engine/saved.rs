@@ -173,7 +173,7 @@ impl Engine {
     /// configuration or a provider's component is not what it was. Nothing
     /// is planned again.
     pub fn load_plan(&self, ws: &Workspace, saved: SavedPlan, path: &Path, parallelism: usize) -> Result<Planned> {
-        let mut backend = ws.backend();
+        let mut backend = ws.backend()?;
         backend.lock()?;
         let state = backend.read()?;
         let mut files = ws.files.clone();

@@ -2,9 +2,15 @@
 //! [`Backend`] trait, and the [`StateJournal`] an apply records its steps
 //! in. The local file ([`super::LocalBackend`]) is the first backend; a new
 //! one (a database, an object store) is one new file implementing these two
-//! traits, and the engine needs no other change.
+//! traits, and the engine needs no other change beyond choosing it
+//! (`engine::Workspace::backend`).
+
+use std::time::{Duration, Instant};
 
 use super::{Record, State, StateError, Unsynced};
+
+/// How often [`Backend::lock_waiting`] tries again.
+const LOCK_POLL: Duration = Duration::from_millis(250);
 
 /// Where a configuration's state is kept.
 ///
@@ -19,6 +25,28 @@ pub trait Backend: Send {
     /// [`StateError::Locked`] (naming the holder) while another run holds
     /// it. Recovers what an apply that crashed left in its journal.
     fn lock(&mut self) -> Result<(), StateError>;
+
+    /// [`Backend::lock`], trying again while another run holds the lock,
+    /// until it is free or `timeout` has passed (Terraform's
+    /// `-lock-timeout`); a zero `timeout` tries once.
+    fn lock_waiting(&mut self, timeout: Duration) -> Result<(), StateError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.lock() {
+                Err(StateError::Locked { .. }) if Instant::now() < deadline => {
+                    std::thread::sleep(LOCK_POLL.min(deadline.saturating_duration_since(Instant::now())));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Releases the lock another run holds, whose lock ID is `id` (as the
+    /// [`StateError::Locked`] error shows it): `cairn force-unlock`. Fails
+    /// with [`StateError::Unlock`], saying why, when the state is not
+    /// locked, is locked under another ID, or its lock cannot be released
+    /// from here.
+    fn force_unlock(&mut self, id: &str) -> Result<(), StateError>;
 
     /// Reads the state; a state never written is [`State::new`]. Changes an
     /// apply journaled but did not commit are replayed over it.
@@ -51,8 +79,9 @@ pub trait Backend: Send {
         journal.discard()
     }
 
-    /// Earlier states this backend keeps, the newest first (the local file
-    /// keeps the one from before the last run that wrote).
+    /// Earlier states this backend keeps, the newest first, the current
+    /// one left out (the local file keeps the one from before the last run
+    /// that wrote; PostgreSQL keeps every version).
     fn history(&self) -> Result<Vec<State>, StateError>;
 }
 

@@ -35,7 +35,7 @@ use super::{InstanceState, OutputState, PendingOperation, State, StateError};
 use crate::addr::InstanceAddr;
 
 /// The journal's format; its first line says which.
-const JOURNAL_VERSION: u32 = 1;
+pub(super) const JOURNAL_VERSION: u32 = 1;
 
 /// One line of the journal.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -183,6 +183,21 @@ impl Unsynced {
     }
 }
 
+/// Keeps `open`, the idempotency keys of the intents not yet ended, up to
+/// date with `record`: every journal's [`StateJournal::end`](super::StateJournal::end)
+/// writes an `end` only for an intent still open.
+pub(super) fn track_open(open: &mut BTreeSet<String>, record: &Record) {
+    match record {
+        Record::Intent(op) => {
+            open.insert(op.idempotency_key.clone());
+        }
+        Record::Set { ends: Some(key), .. } | Record::Remove { ends: Some(key), .. } | Record::End { key } => {
+            open.remove(key);
+        }
+        _ => {}
+    }
+}
+
 /// Waits until the file journal's writer has flushed its first `upto` records.
 fn wait_flushed(shared: &Shared, upto: u64, path: &Path) -> Result<(), StateError> {
     let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
@@ -247,15 +262,7 @@ impl Journal {
     /// Queues `record` after every record written before; it is on disk
     /// once the answer's [`Unsynced::wait`] returns.
     pub fn write(&mut self, record: &Record) -> Result<Unsynced, StateError> {
-        match record {
-            Record::Intent(op) => {
-                self.open.insert(op.idempotency_key.clone());
-            }
-            Record::Set { ends: Some(key), .. } | Record::Remove { ends: Some(key), .. } | Record::End { key } => {
-                self.open.remove(key);
-            }
-            _ => {}
-        }
+        track_open(&mut self.open, record);
         let mut line =
             serde_json::to_vec(record).map_err(|source| StateError::Encode { path: self.path.clone(), source })?;
         line.push(b'\n');
@@ -357,6 +364,12 @@ pub(super) fn replay(path: &Path, state: &mut State) -> Result<Found, StateError
         Err(source) => return Err(StateError::Read { path: path.to_path_buf(), source }),
     };
     let records = parse(path, &text)?;
+    replay_records(path, records, state)
+}
+
+/// Replays a journal's records, read from wherever it is kept (`path`
+/// names it in errors), over `state`: how every backend recovers.
+pub(super) fn replay_records(path: &Path, records: Vec<Record>, state: &mut State) -> Result<Found, StateError> {
     let mut records = records.into_iter();
     match records.next() {
         Some(Record::Start { journal_version, lineage, serial }) => {

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(test)]
 use super::journal::Record;
 use super::journal::{self, Found, Journal};
-use super::lock::StateLock;
+use super::lock::{self, StateLock};
 use super::{Backend, CAIRN_VERSION, FORMAT_VERSION, OLDEST_FORMAT_VERSION, State, StateError, StateJournal};
 
 /// The state file's name, in the configuration directory.
@@ -253,6 +253,26 @@ impl Backend for LocalBackend {
         LocalBackend::replace(self, state)
     }
 
+    fn force_unlock(&mut self, id: &str) -> Result<(), StateError> {
+        let state = self.path.display().to_string();
+        let reason = match lock::holder(&self.path)? {
+            None => "it is not locked".to_string(),
+            Some(Some(holder)) if holder.id != id => {
+                format!(
+                    "it is locked with lock ID {}, not {id}",
+                    if holder.id.is_empty() { "(none)" } else { &holder.id }
+                )
+            }
+            Some(holder) => format!(
+                "a local state's lock is held by the operating system for the process that took it ({}) and is \
+                 released when that process ends, whatever ends it; it cannot be unlocked by another process: \
+                 stop that process instead",
+                lock::describe(holder.as_ref())
+            ),
+        };
+        Err(StateError::Unlock { state, reason })
+    }
+
     fn history(&self) -> Result<Vec<State>, StateError> {
         let backup = self.backup_path();
         Ok(match read_file(&backup)? {
@@ -290,7 +310,8 @@ struct FormatHeader {
     format_version: u32,
 }
 
-/// Reads a state file's content.
+/// Reads a state file's content (or a stored version of a state: `path`
+/// names where it is in errors).
 pub(super) fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
     let invalid = |source: serde_json::Error| StateError::Invalid {
         path: path.to_path_buf(),
@@ -663,13 +684,11 @@ mod tests {
 
         let err = LocalBackend::open(&path).unwrap_err();
         let message = err.to_string();
-        let expected = format!(
-            "the state {} is locked by another cairn process (pid {}, started ",
-            path.display(),
-            std::process::id()
-        );
+        let expected =
+            format!("the state {} is locked by another cairn process (pid {} on ", path.display(), std::process::id());
         assert!(message.starts_with(&expected), "{message}");
-        assert!(message.ends_with("`); wait for it to finish"), "{message}");
+        assert!(message.contains(", started ") && message.contains("; lock ID "), "{message}");
+        assert!(message.ends_with("); wait for it to finish, or give -lock-timeout to wait for it"), "{message}");
 
         // Readers need no lock, and cannot write.
         let mut reader = LocalBackend::open_read_only(&path);

@@ -4,9 +4,12 @@
 //! `LockFileEx` on Windows) on `<state>.lock`, held from
 //! [`LocalBackend::open`](super::LocalBackend::open) until the backend is
 //! dropped. The OS releases it when the process ends, however it ends, so a
-//! crash never leaves a stale lock behind and there is nothing to
-//! force-unlock. What the holder writes into the file (pid, start time,
-//! command) only serves to tell a waiting user whom they are waiting for.
+//! crash never leaves a stale lock behind, and no other process can release
+//! it: `cairn force-unlock` on a local state says so and names the process
+//! to stop. What the holder writes into the file ([`LockHolder`]: lock ID,
+//! pid, who, start time, command) only serves to tell a waiting user whom
+//! they are waiting for. The PostgreSQL backend records the same
+//! [`LockHolder`] beside its advisory lock.
 //!
 //! The lock file is never deleted, only emptied on release: deleting it would
 //! let a process that opened the old file before the deletion and a process
@@ -21,9 +24,17 @@ use serde::{Deserialize, Serialize};
 
 use super::StateError;
 
-/// Who holds a state's lock, as the holder wrote it into the lock file.
+/// Who holds a state's lock, as the holder recorded it (in the lock file,
+/// or the PostgreSQL backend's lock table).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct LockHolder {
+    /// A UUID naming this hold of the lock, for `cairn force-unlock`.
+    /// Empty in a lock file written by a cairn before it had one.
+    #[serde(default)]
+    pub id: String,
+    /// `user@host` of the holder.
+    #[serde(default)]
+    pub who: String,
     /// The holder's process id.
     pub pid: u32,
     /// When it took the lock, in UTC (`2026-11-22T10:31:05Z`).
@@ -33,18 +44,39 @@ pub struct LockHolder {
 }
 
 impl LockHolder {
-    /// This process, now.
-    fn current() -> LockHolder {
-        LockHolder { pid: std::process::id(), started: format_utc(SystemTime::now()), command: command_line() }
+    /// This process, now, with a new lock ID.
+    pub(super) fn current() -> LockHolder {
+        LockHolder {
+            id: uuid::Uuid::new_v4().to_string(),
+            who: who(),
+            pid: std::process::id(),
+            started: format_utc(SystemTime::now()),
+            command: command_line(),
+        }
     }
 }
 
 /// The holder as the `Locked` error shows it.
 pub(super) fn describe(holder: Option<&LockHolder>) -> String {
     match holder {
-        Some(h) => format!("pid {}, started {}, command `{}`", h.pid, h.started, h.command),
-        None => "which one is unknown: its lock file holds no details".to_string(),
+        Some(h) => {
+            let who = if h.who.is_empty() { String::new() } else { format!(" on {}", h.who) };
+            let id = if h.id.is_empty() { String::new() } else { format!("; lock ID {}", h.id) };
+            format!("pid {}{who}, started {}, command `{}`{id}", h.pid, h.started, h.command)
+        }
+        None => "which one is unknown: it has not recorded its details".to_string(),
     }
+}
+
+/// `user@host`, as far as the environment tells.
+fn who() -> String {
+    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "unknown".to_string());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .or_else(|_| std::env::var("COMPUTERNAME"))
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown".to_string());
+    format!("{user}@{host}")
 }
 
 /// An exclusive lock on a state, released when dropped.
@@ -72,7 +104,10 @@ impl StateLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                return Err(StateError::Locked { path: state_path.to_path_buf(), holder: read_holder(&mut file) });
+                return Err(StateError::Locked {
+                    path: state_path.to_path_buf(),
+                    holder: read_holder(&mut file).map(Box::new),
+                });
             }
             Err(TryLockError::Error(source)) => return Err(lock_err(source)),
         }
@@ -92,6 +127,27 @@ impl Drop for StateLock {
         // releases the lock whatever happens here.
         let _ = self.file.set_len(0);
         let _ = self.file.unlock();
+    }
+}
+
+/// Whether the state at `state_path` is locked, without taking the lock:
+/// `None` when it is free, else its holder's details (`None` inside when
+/// it has not written them).
+pub(super) fn holder(state_path: &Path) -> Result<Option<Option<LockHolder>>, StateError> {
+    let lock_path = lock_path(state_path);
+    let mut file = match OpenOptions::new().read(true).write(true).open(&lock_path) {
+        Ok(file) => file,
+        // No lock file: no run ever locked this state.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(StateError::Lock { path: lock_path, source }),
+    };
+    match file.try_lock() {
+        Ok(()) => {
+            let _ = file.unlock();
+            Ok(None)
+        }
+        Err(TryLockError::WouldBlock) => Ok(Some(read_holder(&mut file))),
+        Err(TryLockError::Error(source)) => Err(StateError::Lock { path: lock_path, source }),
     }
 }
 
@@ -170,6 +226,8 @@ mod tests {
         let text = std::fs::read_to_string(lock_path(&state)).unwrap();
         let holder: LockHolder = serde_json::from_str(&text).unwrap();
         assert_eq!(holder.pid, std::process::id());
+        assert!(uuid::Uuid::parse_str(&holder.id).is_ok(), "{}", holder.id);
+        assert!(holder.who.contains('@'), "{}", holder.who);
         assert!(holder.started.ends_with('Z'));
         assert!(!holder.command.contains('/'), "{}", holder.command);
         drop(lock);
@@ -185,7 +243,17 @@ mod tests {
             Err(StateError::Locked { holder: Some(h), .. }) => assert_eq!(h.pid, std::process::id()),
             other => panic!("expected Locked with a holder, got {other:?}"),
         }
+        assert!(matches!(holder(&state), Ok(Some(Some(h))) if h.pid == std::process::id()));
         drop(first);
+        assert!(matches!(holder(&state), Ok(None)));
         StateLock::acquire(&state).unwrap();
+    }
+
+    #[test]
+    fn a_lock_file_without_an_id_is_still_read() {
+        let old = r#"{"pid": 7, "started": "2026-11-22T10:31:05Z", "command": "cairn apply"}"#;
+        let h: LockHolder = serde_json::from_str(old).unwrap();
+        assert_eq!((h.pid, h.id.as_str()), (7, ""));
+        assert_eq!(describe(Some(&h)), "pid 7, started 2026-11-22T10:31:05Z, command `cairn apply`");
     }
 }

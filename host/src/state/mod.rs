@@ -5,7 +5,9 @@
 //! (format version [`FORMAT_VERSION`]), and the backends that persist it
 //! behind the [`Backend`] trait: the default [`LocalBackend`] (a `cairn.state.json` file beside the
 //! configuration, written atomically, with a `.backup` of the previous run's
-//! state and an OS lock held for the whole run).
+//! state and an OS lock held for the whole run), and [`PgBackend`]
+//! (PostgreSQL: every version kept, an advisory lock, compare-and-swap on
+//! the serial).
 //!
 //! It does not own what the attributes mean: they are stored as typed JSON
 //! ([`crate::value::to_json_typed`] with the schema's implied type) and read
@@ -17,6 +19,7 @@ mod edit;
 mod journal;
 mod local;
 mod lock;
+mod pg;
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
@@ -32,6 +35,7 @@ pub use edit::{MoveError, names};
 pub use journal::{Journal, Record, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
+pub use pg::{CONN_STR_VARIABLE, DEFAULT_SCHEMA, PgBackend, describe as pg_location};
 
 /// The state file format this cairn writes and the newest it reads.
 ///
@@ -309,6 +313,14 @@ impl State {
         self.resources.is_empty() && self.outputs.is_empty()
     }
 
+    /// Whether this is what a backend reads where no state was ever
+    /// written: every write counts in the serial, and the journal of a
+    /// first apply that crashed before writing leaves resources or pending
+    /// operations.
+    pub fn never_written(&self) -> bool {
+        self.serial == 0 && self.is_empty() && self.pending.is_empty()
+    }
+
     /// Puts each resource's dependencies in a canonical order, so that the
     /// same state is always written as the same bytes (the resources
     /// themselves are always in address order).
@@ -464,13 +476,13 @@ impl Default for State {
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     /// Another process (or another backend in this one) holds the lock.
-    #[error("the state {} is locked by another cairn process ({}); wait for it to finish", .path.display(), lock::describe(.holder.as_ref()))]
+    #[error("the state {} is locked by another cairn process ({}); wait for it to finish, or give -lock-timeout to wait for it", .path.display(), lock::describe(.holder.as_deref()))]
     Locked {
-        /// The state file.
+        /// The state file (or where a backend keeps it).
         path: PathBuf,
         /// Who holds it, as it wrote into the lock file; `None` when the
         /// lock file could not be read or the holder has not written it yet.
-        holder: Option<LockHolder>,
+        holder: Option<Box<LockHolder>>,
     },
     /// The lock file could not be created or locked.
     #[error("cannot lock the state {}: {source}", .path.display())]
@@ -585,6 +597,31 @@ pub enum StateError {
         path: PathBuf,
         /// Why.
         source: serde_json::Error,
+    },
+    /// A database backend could not be reached, or a query failed.
+    #[error("cannot use the state in {state}: {message}")]
+    Database {
+        /// Where the state is (never with a password).
+        state: String,
+        /// What failed.
+        message: String,
+    },
+    /// This run's lock was released by someone else (`cairn force-unlock`)
+    /// while it ran; nothing more is written.
+    #[error(
+        "the lock on the state in {state} was taken from this run (by `cairn force-unlock`?); nothing more was written: run again"
+    )]
+    LockLost {
+        /// Where the state is.
+        state: String,
+    },
+    /// `cairn force-unlock` could not release the lock.
+    #[error("cannot unlock the state {state}: {reason}")]
+    Unlock {
+        /// Where the state is.
+        state: String,
+        /// Why not.
+        reason: String,
     },
     /// Writing the state, or its backup, failed. The file it was replacing
     /// is unchanged.

@@ -13,6 +13,7 @@ mod javascript;
 mod lifecycle;
 mod ordering;
 mod planning;
+mod postgres;
 mod providers_new;
 mod python;
 mod recovery;

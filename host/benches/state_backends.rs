@@ -1,0 +1,279 @@
+//! What keeping the state costs an apply (issue 16): a 10,000-resource
+//! apply by the real engine with an in-process provider, once with
+//! persistence off (a backend that keeps nothing), once with the local
+//! backend and once with PostgreSQL, each printed with the bytes written
+//! for the state and the wall time, beside the issue's targets: at most
+//! 2× the final state's size written, at most 1.3× the wall time of the
+//! apply with persistence off.
+//!
+//! Bytes written are what the apply asks its backend to make durable: the
+//! journal's records (one JSON line each) and every state written (the
+//! JSON of the whole state), counted by a wrapper around the backend; for
+//! the local backend also what the process really wrote to files
+//! (`wchar` of `/proc/self/io`, with the state file's layout and the
+//! journal's newlines). The final state's size is its compact JSON.
+//!
+//! ```sh
+//! PG_CONN_STR=postgres://postgres@127.0.0.1:5432/postgres cargo bench -p cairn --bench state_backends
+//! cargo bench -p cairn --bench state_backends -- --resources 1000 --sleep-ms 0
+//! ```
+//!
+//! Options (after `--`): `--resources N` (default 10000), `--sleep-ms MS`
+//! (each create waits that long on tokio's timer, default 10: a provider
+//! call; 0 measures persistence against an instant provider),
+//! `--parallelism P` (default 10). Without `PG_CONN_STR` the PostgreSQL
+//! row is left out (it says so); each run takes a fresh schema, dropped
+//! afterwards. It prints numbers, not pass or fail.
+
+// A benchmark that cannot set itself up should stop.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use cairn::engine::{Engine, Intent, RunOptions, Workspace};
+use cairn::plan::Providers;
+use cairn::provider::{
+    ApplyRequest, ApplyResponse, CallFuture, PlanRequest, PlanResponse, Provider, ReadResponse, ready,
+};
+use cairn::schema::ProviderSchema;
+use cairn::state::{Backend, LocalBackend, PgBackend, Record, State, StateError, StateJournal, Unsynced};
+use cairn::value::Value;
+
+use common::Quiet;
+
+/// `bench_thing`, whose create waits `sleep` on tokio's timer.
+struct Thing {
+    schema: ProviderSchema,
+    sleep: Duration,
+}
+
+impl Provider for Thing {
+    bench_provider_basics!();
+
+    fn plan_resource(&self, r: PlanRequest) -> CallFuture<'_, PlanResponse> {
+        ready(Ok(common::plan_with_unknown_id(r)))
+    }
+    fn apply_resource(&self, r: ApplyRequest) -> CallFuture<'_, ApplyResponse> {
+        Box::pin(async move {
+            if !self.sleep.is_zero() {
+                tokio::time::sleep(self.sleep).await;
+            }
+            Ok(common::apply_with_id_from_name(r))
+        })
+    }
+    fn read_resource<'a>(&'a self, _: &'a str, current: &'a Value, private: &'a [u8]) -> CallFuture<'a, ReadResponse> {
+        ready(Ok(ReadResponse { new_state: Some(current.clone()), private: private.to_vec(), diagnostics: Vec::new() }))
+    }
+}
+
+/// Persistence off: every write and record is accepted and dropped.
+struct Nowhere;
+
+impl Backend for Nowhere {
+    fn describe(&self) -> String {
+        "nowhere".to_string()
+    }
+    fn lock(&mut self) -> Result<(), StateError> {
+        Ok(())
+    }
+    fn read(&self) -> Result<State, StateError> {
+        Ok(State::new())
+    }
+    fn write(&mut self, state: &mut State) -> Result<(), StateError> {
+        state.serial += 1;
+        Ok(())
+    }
+    fn start_journal(&mut self, _: &State) -> Result<Box<dyn StateJournal>, StateError> {
+        Ok(Box::new(Nowhere))
+    }
+    fn force_unlock(&mut self, _: &str) -> Result<(), StateError> {
+        Ok(())
+    }
+    fn history(&self) -> Result<Vec<State>, StateError> {
+        Ok(Vec::new())
+    }
+}
+
+impl StateJournal for Nowhere {
+    fn write(&mut self, _: &Record) -> Result<Unsynced, StateError> {
+        Ok(Unsynced::new(|| Ok(())))
+    }
+    fn end(&mut self, _: &str) -> Result<Option<Unsynced>, StateError> {
+        Ok(None)
+    }
+    fn discard(self: Box<Self>) -> Result<(), StateError> {
+        Ok(())
+    }
+}
+
+/// A backend that counts the bytes it is asked to make durable.
+struct Counting {
+    inner: Box<dyn Backend>,
+    bytes: Arc<AtomicU64>,
+}
+
+impl Backend for Counting {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn lock(&mut self) -> Result<(), StateError> {
+        self.inner.lock()
+    }
+    fn read(&self) -> Result<State, StateError> {
+        self.inner.read()
+    }
+    fn write(&mut self, state: &mut State) -> Result<(), StateError> {
+        self.inner.write(state)?;
+        self.bytes.fetch_add(serde_json::to_vec(&*state).unwrap().len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+    fn start_journal(&mut self, state: &State) -> Result<Box<dyn StateJournal>, StateError> {
+        let inner = self.inner.start_journal(state)?;
+        Ok(Box::new(CountingJournal { inner, bytes: Arc::clone(&self.bytes) }))
+    }
+    fn force_unlock(&mut self, id: &str) -> Result<(), StateError> {
+        self.inner.force_unlock(id)
+    }
+    fn history(&self) -> Result<Vec<State>, StateError> {
+        self.inner.history()
+    }
+}
+
+struct CountingJournal {
+    inner: Box<dyn StateJournal>,
+    bytes: Arc<AtomicU64>,
+}
+
+impl StateJournal for CountingJournal {
+    fn write(&mut self, record: &Record) -> Result<Unsynced, StateError> {
+        self.bytes.fetch_add(serde_json::to_vec(record).unwrap().len() as u64 + 1, Ordering::Relaxed);
+        self.inner.write(record)
+    }
+    fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
+        let ended = self.inner.end(key)?;
+        if ended.is_some() {
+            let record = Record::End { key: key.to_string() };
+            self.bytes.fetch_add(serde_json::to_vec(&record).unwrap().len() as u64 + 1, Ordering::Relaxed);
+        }
+        Ok(ended)
+    }
+    fn discard(self: Box<Self>) -> Result<(), StateError> {
+        self.inner.discard()
+    }
+}
+
+/// Bytes this process has written through `write(2)` and friends.
+fn written_by_process() -> u64 {
+    let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+    io.lines().find_map(|l| l.strip_prefix("wchar: ")).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
+}
+
+struct Options {
+    resources: usize,
+    sleep_ms: u64,
+    parallelism: usize,
+}
+
+fn options() -> Options {
+    let mut o = Options { resources: 10_000, sleep_ms: 10, parallelism: 10 };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value =
+            || args.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or_else(|| panic!("{a} needs a number"));
+        match a.as_str() {
+            "--resources" => o.resources = value() as usize,
+            "--sleep-ms" => o.sleep_ms = value(),
+            "--parallelism" => o.parallelism = value() as usize,
+            // `cargo bench` passes --bench; ignore what is not ours.
+            _ => {}
+        }
+    }
+    o
+}
+
+/// One measured apply.
+struct Measure {
+    wall: Duration,
+    /// Bytes the backend was asked to make durable.
+    bytes: u64,
+    /// Bytes the process wrote meanwhile.
+    process_bytes: u64,
+    /// The final state's compact JSON size.
+    final_size: u64,
+}
+
+/// Applies `config` from an empty state in `backend`.
+fn measure(
+    engine: &Engine,
+    config: &str,
+    o: &Options,
+    backend: impl FnOnce(&Workspace) -> Box<dyn Backend>,
+) -> Measure {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.tf"), config).unwrap();
+    let ws = Workspace::load(dir.path(), &[]).unwrap_or_else(|e| panic!("{e:#}"));
+    let bytes = Arc::new(AtomicU64::new(0));
+    let counting = Box::new(Counting { inner: backend(&ws), bytes: Arc::clone(&bytes) });
+    let options = RunOptions { parallelism: o.parallelism, intent: Intent::Change, ..RunOptions::default() };
+    let planned = engine.plan_on(&ws, counting, options, true, &Quiet).unwrap_or_else(|e| panic!("{e:#}"));
+    let before = written_by_process();
+    let started = Instant::now();
+    let (report, state) = engine.apply(&ws, planned, Arc::new(Quiet));
+    let wall = started.elapsed();
+    let process_bytes = written_by_process() - before;
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.added, o.resources);
+    let final_size = serde_json::to_vec(&state).unwrap().len() as u64;
+    Measure { wall, bytes: bytes.load(Ordering::Relaxed), process_bytes, final_size }
+}
+
+fn main() {
+    let o = options();
+    let thing = Arc::new(Thing { schema: common::thing_schema(), sleep: Duration::from_millis(o.sleep_ms) });
+    let providers: Providers = [("bench".to_string(), thing as Arc<dyn Provider>)].into();
+    let engine = Engine::in_process(providers).unwrap();
+    let mut config = String::new();
+    for i in 0..o.resources {
+        let _ = writeln!(config, "resource \"bench_thing\" \"r{i}\" {{\n  name = \"r{i}\"\n}}");
+    }
+    println!(
+        "{} resources, create waits {} ms, parallelism {}; targets: bytes written <= 2.0x the final state, wall <= 1.3x persistence off",
+        o.resources, o.sleep_ms, o.parallelism
+    );
+    let off = measure(&engine, &config, &o, |_| Box::new(Nowhere));
+    println!("{:<18} {:>9} {:>14} {:>7} {:>10} {:>7}", "backend", "wall", "bytes written", "x state", "x wall", "");
+    println!("{:<18} {:>8.3}s {:>14} {:>7} {:>10}", "persistence off", off.wall.as_secs_f64(), "-", "-", "1.000");
+    let row = |name: &str, m: &Measure, note: String| {
+        let bytes_ratio = m.bytes as f64 / m.final_size as f64;
+        let wall_ratio = m.wall.as_secs_f64() / off.wall.as_secs_f64();
+        println!(
+            "{name:<18} {:>8.3}s {:>14} {bytes_ratio:>7.2} {wall_ratio:>10.3}  {note}",
+            m.wall.as_secs_f64(),
+            m.bytes
+        );
+    };
+    let local = measure(&engine, &config, &o, |ws| Box::new(LocalBackend::open_read_only(&ws.state_path())));
+    row(
+        "local",
+        &local,
+        format!(
+            "(final state {} B; the process wrote {} B to files, {:.2}x)",
+            local.final_size,
+            local.process_bytes,
+            local.process_bytes as f64 / local.final_size as f64
+        ),
+    );
+    match std::env::var("PG_CONN_STR") {
+        Ok(conn_str) => {
+            let schema = format!("cairn_bench_{}", std::process::id());
+            let pg = measure(&engine, &config, &o, |_| Box::new(PgBackend::new(&conn_str, &schema).unwrap()));
+            row("postgresql", &pg, format!("(final state {} B; left in schema {schema})", pg.final_size));
+        }
+        Err(_) => println!("{:<18} left out: set PG_CONN_STR to a database to measure it", "postgresql"),
+    }
+}
