@@ -378,7 +378,8 @@ fn an_apply_killed_mid_call_is_recovered_from_the_journal_rows() {
 
     let plan = d.cairn(&["plan"]).success();
     assert!(
-        plan.all().contains("An earlier apply was interrupted during the create of recorder_thing.slow"),
+        plan.all()
+            .contains("recorder_thing.slow: recovered the interrupted create: the provider did not find an object"),
         "{}",
         plan.all()
     );
@@ -390,12 +391,10 @@ fn an_apply_killed_mid_call_is_recovered_from_the_journal_rows() {
     assert_eq!(addresses, ["recorder_thing.fast"]);
     assert_eq!(recovered.pending.len(), 1);
     assert_eq!(d.backend().history().unwrap()[0].serial + 1, recovered.serial, "recovery wrote a version");
-    let key = recovered.pending[0].idempotency_key.clone();
 
     d.cairn(&["apply", "-auto-approve"]).success();
     let slow: Vec<Vec<String>> = ops(&d.w).into_iter().filter(|o| o[1] == "slow").collect();
     assert_eq!(slow.len(), 1, "{slow:?}");
-    assert_eq!(slow[0][3], key, "the retry sends the interrupted call's key");
     let state = d.state();
     assert!(state.pending.is_empty() && state.resources.len() == 2);
 }

@@ -5,12 +5,13 @@
 //! - the crash test: an apply of a graph of slow resources killed with
 //!   SIGKILL at each of its 20 crash points; after each, the next apply
 //!   ends with every object that exists in the state exactly once, and no
-//!   object made twice. It runs per state backend ([`Backend`]);
+//!   object made twice. It runs on both state backends ([`Backend`]:
+//!   the local file and PostgreSQL);
 //! - a pending create that the provider finds is adopted (tainted, so it
 //!   is replaced); one it does not find is said plainly;
 //! - a pending delete whose object is gone is forgotten.
 
-use cairn_e2e::{Workdir, recorder_workdir};
+use cairn_e2e::{Postgres, Workdir, recorder_workdir};
 
 use crate::interrupts::{Running, addresses, ids, objects, shown_state};
 
@@ -26,6 +27,22 @@ pub struct Backend {
 
 /// The local state file, the default.
 pub const LOCAL: Backend = Backend { name: "local", setup: |_| {} };
+
+/// PostgreSQL (the test run's server), a schema of its own per directory,
+/// set up by `cairn init`.
+pub const PG: Backend = Backend {
+    name: "pg",
+    setup: |w| {
+        let server = Postgres::shared();
+        let schema = server.schema("crash");
+        let conn_str = server.conn_str();
+        w.write(
+            "backend.tf",
+            &format!("cairn {{\n  backend \"pg\" {{\n    conn_str    = \"{conn_str}\"\n    schema_name = \"{schema}\"\n  }}\n}}\n"),
+        );
+        w.cairn(&["init"]).success();
+    },
+};
 
 fn thing(name: &str, extra: &str) -> String {
     format!("resource \"recorder_thing\" \"{name}\" {{\n  name = \"{name}\"\n  sleep_ms = 50\n  {extra}\n}}\n")
@@ -129,6 +146,16 @@ fn killed_at_every_crash_point_the_next_local_apply_recovers() {
 #[test]
 fn killed_at_every_crash_point_of_a_parallel_apply_the_next_local_apply_recovers() {
     killed_at_every_crash_point_the_next_apply_recovers(&LOCAL, 10);
+}
+
+#[test]
+fn killed_at_every_crash_point_the_next_pg_apply_recovers() {
+    killed_at_every_crash_point_the_next_apply_recovers(&PG, 1);
+}
+
+#[test]
+fn killed_at_every_crash_point_of_a_parallel_apply_the_next_pg_apply_recovers() {
+    killed_at_every_crash_point_the_next_apply_recovers(&PG, 10);
 }
 
 /// Lines of the recorder's log of operations of `op` on `name`.
