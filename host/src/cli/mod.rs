@@ -603,6 +603,7 @@ pub fn main() -> i32 {
         }
     };
     init_logging();
+    exit_quietly_on_a_closed_stdout();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -662,7 +663,33 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // Colour codes only for a terminal: in a file or a pipe they are noise.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
+}
+
+/// The exit status of a process ended by SIGPIPE, as a shell reports it.
+const BROKEN_PIPE_STATUS: i32 = 128 + 13;
+
+/// `cairn … | head` closes standard output early, and Rust's `print!`
+/// then panics with "failed printing to stdout: Broken pipe". Exit at once
+/// instead, as a command-line tool killed by SIGPIPE does (and Terraform
+/// does): what was printed is all the reader wanted. An apply cut off this
+/// way ends as a crash would, which its journal recovers from.
+fn exit_quietly_on_a_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(BROKEN_PIPE_STATUS);
+        }
+        default(info)
+    }));
 }
 
 fn run(cli: Cli) -> Result<i32> {

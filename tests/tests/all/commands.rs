@@ -197,3 +197,35 @@ output "word" {
     assert!(run.stdout.contains("~ input  = \"from-flag\" -> \"default\""), "updated in place:\n{}", run.all());
     assert_eq!(w.state().unwrap()["outputs"]["word"]["value"], "default");
 }
+
+#[test]
+fn a_reader_that_stops_early_is_no_panic() {
+    // `cairn providers inspect local | head -0`: the reader is gone before
+    // cairn prints anything.
+    let w = Workdir::new();
+    let mut child = std::process::Command::new(cairn_e2e::cairn_binary())
+        .args(["providers", "inspect", "local"])
+        .current_dir(w.path())
+        .env("CAIRN_CACHE_DIR", cairn_e2e::shared_cache_dir())
+        .env("CAIRN_CACHE_KEY_FILE", cairn_e2e::shared_cache_dir().with_extension("key"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "ended as a process killed by SIGPIPE would: {stderr}");
+}
+
+#[test]
+fn log_lines_carry_no_colour_codes_outside_a_terminal() {
+    let w = Workdir::new();
+    w.write("main.tf", "resource \"null_resource\" \"a\" {}\n");
+    let out = w.command(&["plan"], &[("CAIRN_LOG", "debug")]).env_remove("NO_COLOR").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("DEBUG"), "debug lines were logged: {stderr}");
+    assert!(!stderr.contains('\u{1b}'), "no escape codes in a pipe: {stderr:?}");
+}
