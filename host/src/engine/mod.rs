@@ -40,6 +40,7 @@ pub use signals::Received;
 use crate::addr::InstanceAddr;
 use crate::apply::{self, Applier};
 use crate::config::{self, Config};
+use crate::contract::Gate;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::graph::DependencyGraph;
 use crate::plan::{self, Plan, PlanOptions, Planner, Providers};
@@ -364,7 +365,9 @@ impl Engine {
     /// Checks every resource's configuration against its provider's schema,
     /// with the values of other resources unknown.
     pub fn validate(&self, ws: &Workspace) -> Result<()> {
-        let schemas = self.schemas(ws, &ws.provider_names())?;
+        // Started (configured) as a plan starts them: a provider validates
+        // a resource only on a configured instance.
+        let (providers, _) = self.start_providers(ws, &State::new(), Intent::Inspect)?;
         let mut errors = Vec::new();
         // One context for every resource, only `count.index` and `each`
         // set anew for each: a copy per resource of a context that holds
@@ -375,20 +378,39 @@ impl Engine {
             resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::unknown())).collect(),
             ..config::EvalContext::new(ws.dir())
         };
+        // Locals and outputs, with every value they may refer to unknown:
+        // an unknown function or a bad reference is found here, not at plan.
+        let expressions = ws.config.locals.values().map(|l| &l.expr).chain(ws.config.outputs.values().map(|o| &o.expr));
+        for expr in expressions {
+            if let Err(d) = config::eval(expr, &inst) {
+                errors.extend(d);
+            }
+        }
+        let mut checks = Vec::new();
         for r in &ws.config.resources {
-            let Some(schema) = schemas.get(&r.provider) else { continue };
-            match schema.of(&r.addr) {
-                None => errors.push(
-                    Diagnostic::error(format!("Provider {:?} has no type {:?}", r.provider, r.addr.type_name))
-                        .at(&r.location),
-                ),
-                Some(s) => {
+            let Some(provider) = providers.get(&r.provider) else { continue };
+            let gate = Gate::new(provider.as_ref());
+            match gate.schema_of(&r.addr) {
+                Err(d) => errors.push(d.at(&r.location)),
+                Ok(s) => {
                     inst.count_index = r.count.as_ref().map(|_| 0);
                     inst.each = r.for_each.as_ref().map(|_| (Value::unknown(), Value::unknown()));
-                    if let Err(d) = config::decode_body(&r.body, &s.block, &inst) {
-                        errors.extend(d);
+                    match config::decode_body(&r.body, &s.block, &inst) {
+                        Ok(value) => checks.push((gate, r, r.addr.instance(), value)),
+                        Err(d) => errors.extend(d),
                     }
                 }
+            }
+        }
+        // The providers' own checks of each configuration, as plan makes
+        // them (values not known yet are unknown: a provider reports
+        // nothing about those).
+        let answers = self.tokio.block_on(futures_util::future::join_all(
+            checks.iter().map(|(gate, _, addr, value)| gate.validate(addr, value)),
+        ));
+        for ((_, r, _, _), answer) in checks.iter().zip(answers) {
+            if let Err(e) = answer {
+                errors.extend(e.into_diagnostics(&r.location));
             }
         }
         if errors.is_empty() { Ok(()) } else { Err(diagnostics(errors)) }

@@ -229,3 +229,27 @@ fn log_lines_carry_no_colour_codes_outside_a_terminal() {
     assert!(stderr.contains("DEBUG"), "debug lines were logged: {stderr}");
     assert!(!stderr.contains('\u{1b}'), "no escape codes in a pipe: {stderr:?}");
 }
+
+#[test]
+fn validate_finds_what_plan_would_refuse() {
+    let w = Workdir::new();
+    // The provider's own check: local_file takes content or content_base64, not both.
+    w.write(
+        "main.tf",
+        "resource \"local_file\" \"a\" {\n  filename       = \"out/a.txt\"\n  content        = \"x\"\n  content_base64 = \"eA==\"\n}\n",
+    );
+    let run = w.cairn(&["validate"]).failure();
+    assert!(
+        run.stderr.contains("main.tf:1: local_file.a: Exactly one of `content` and `content_base64` must be set"),
+        "{}",
+        run.all()
+    );
+    // An unknown function in a local or an output, whose values are not known yet.
+    w.write("main.tf", "locals {\n  x = uper(\"a\")\n}\noutput \"o\" {\n  value = lowr(\"b\")\n}\n");
+    let run = w.cairn(&["validate"]).failure();
+    assert!(run.stderr.contains("main.tf:2: Call to unknown function"), "{}", run.all());
+    assert!(run.stderr.contains("Did you mean \"upper\"?"), "{}", run.all());
+    assert!(run.stderr.contains("main.tf:5: Call to unknown function"), "{}", run.all());
+    assert!(!run.stdout.contains("Success"), "{}", run.all());
+    assert!(w.state().is_none(), "validate writes no state");
+}
