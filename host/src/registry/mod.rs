@@ -111,16 +111,14 @@ pub fn find(
         None => d,
     };
     let Some(requirement) = requirement else {
-        let bytes = runtime::builtin(name).ok_or_else(|| unknown_provider(name))?;
-        let identity = identity::read(bytes).ok().flatten();
-        let entry = LockEntry {
-            source: "bundled".into(),
-            version: identity.as_ref().map(|i| i.version.to_string()),
-            sha256: sha256_hex(bytes),
-            signed_by: None,
-        };
-        return Ok(Verified { bytes: bytes.into(), bundled: true, origin: "bundled".into(), identity, entry });
+        return bundled(name).ok_or_else(|| unknown_provider(name));
     };
+    if let Some(source) = requirement.source.as_deref()
+        && !config.dir.join(source).exists()
+        && let Some(address) = registry_address(source)
+    {
+        return bundled_for_terraform(name, requirement, source, address).map_err(at);
+    }
     let (path, lock_source, found_version) = locate(name, requirement, config, locked, mode).map_err(at)?;
     let bytes = std::fs::read(&path)
         .map_err(|e| at(Diagnostic::error(format!("Cannot read provider {name:?} from {}: {e}", path.display()))))?;
@@ -137,6 +135,75 @@ pub fn find(
     let entry =
         LockEntry { source: lock_source, version: identity.as_ref().map(|i| i.version.to_string()), sha256, signed_by };
     Ok(Verified { bytes: bytes.into(), bundled: false, origin, identity, entry })
+}
+
+/// The bundled provider `name`, if there is one.
+fn bundled(name: &str) -> Option<Verified> {
+    let bytes = runtime::builtin(name)?;
+    let identity = identity::read(bytes).ok().flatten();
+    let entry = LockEntry {
+        source: "bundled".into(),
+        version: identity.as_ref().map(|i| i.version.to_string()),
+        sha256: sha256_hex(bytes),
+        signed_by: None,
+    };
+    Some(Verified { bytes: bytes.into(), bundled: true, origin: "bundled".into(), identity, entry })
+}
+
+/// The registries whose `hashicorp/…` addresses name the providers cairn
+/// bundles.
+const TERRAFORM_REGISTRIES: &[&str] = &["registry.terraform.io", "registry.opentofu.org"];
+
+/// `(host, namespace, type)` of a Terraform registry address
+/// `[HOST/]NAMESPACE/TYPE`; `None` for a path or an `oci://` reference.
+fn registry_address(source: &str) -> Option<(&str, &str, &str)> {
+    if source.starts_with(['.', '/']) || source.ends_with('/') || source.ends_with(".wasm") || source.contains("://") {
+        return None;
+    }
+    let parts: Vec<&str> = source.split('/').collect();
+    let (host, namespace, type_name) = match parts.as_slice() {
+        [namespace, type_name] => (TERRAFORM_REGISTRIES[0], *namespace, *type_name),
+        [host, namespace, type_name] if host.contains('.') => (*host, *namespace, *type_name),
+        _ => return None,
+    };
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    (word(namespace) && word(type_name)).then_some((host, namespace, type_name))
+}
+
+/// A configuration written for Terraform (`source = "hashicorp/local"`)
+/// runs on the bundled provider of that name. A version constraint there
+/// counts hashicorp's releases, not cairn's: it is said, not applied. Any
+/// other registry address is an error naming what cairn can use instead:
+/// nothing is downloaded from a Terraform registry.
+fn bundled_for_terraform(
+    name: &str,
+    requirement: &ProviderRequirement,
+    source: &str,
+    (host, namespace, type_name): (&str, &str, &str),
+) -> Result<Verified, Diagnostic> {
+    let hashicorp = namespace.eq_ignore_ascii_case("hashicorp") && TERRAFORM_REGISTRIES.contains(&host);
+    let found = bundled(type_name).filter(|_| hashicorp);
+    let is_bundled = found.is_some();
+    let Some(verified) = found.filter(|_| type_name == name) else {
+        let renamed = if is_bundled { format!(" (under its own name, {type_name:?})") } else { String::new() };
+        return Err(Diagnostic::error(format!(
+            "Provider {name:?}: {source:?} is a Terraform registry address, and cairn does not download from a \
+             Terraform registry{renamed}"
+        ))
+        .with_detail(format!(
+            "hashicorp/{} run as cairn's bundled providers of those names. Any other provider is a .wasm \
+             component: source = \"./path/{name}.wasm\", a directory, or \"oci://HOST/REPOSITORY:TAG\".",
+            runtime::BUILTIN_NAMES.join(", hashicorp/")
+        )));
+    };
+    if let Some(constraint) = &requirement.version_text {
+        let version = verified.identity.as_ref().map_or("unversioned".to_string(), |i| i.version.to_string());
+        tracing::warn!(
+            provider = name,
+            "version = {constraint:?} counts the releases of {source}; cairn runs its bundled {name} ({version}) in its place"
+        );
+    }
+    Ok(verified)
 }
 
 /// Where the file of a required provider is: its path, what the lock
@@ -284,4 +351,21 @@ fn unknown_provider(name: &str) -> Diagnostic {
          terraform {{\n  required_providers {{\n    {name} = {{ source = \"./providers/{name}.wasm\" }}\n  }}\n}}",
         runtime::BUILTIN_NAMES.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_addresses_are_told_from_paths() {
+        assert_eq!(registry_address("hashicorp/local"), Some(("registry.terraform.io", "hashicorp", "local")));
+        assert_eq!(
+            registry_address("registry.opentofu.org/hashicorp/null"),
+            Some(("registry.opentofu.org", "hashicorp", "null"))
+        );
+        for path in ["./local.wasm", "providers/local.wasm", "providers/", "/abs/x", "oci://h/r:1", "a/b/c/d", "x"] {
+            assert_eq!(registry_address(path), None, "{path}");
+        }
+    }
 }

@@ -261,3 +261,33 @@ fn cache_clean_removes_compiled_providers() {
     assert!(run.stdout.starts_with("Removed 1 compiled provider(s)"), "{}", run.all());
     assert!(!cache.path().join("components").exists());
 }
+
+#[test]
+fn terraform_registry_addresses_of_bundled_providers_run_on_them() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        "terraform {\n  required_providers {\n    random = { source = \"hashicorp/random\", version = \"~> 3.6\" }\n    \
+         null = { source = \"registry.terraform.io/hashicorp/null\" }\n  }\n}\n\
+         resource \"random_id\" \"x\" {\n  byte_length = 4\n}\nresource \"null_resource\" \"y\" {}\n",
+    );
+    w.cairn(&["init"]).success();
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("2 added"), "{}", run.all());
+    // The constraint counts hashicorp's releases: said, not applied.
+    assert!(run.stderr.contains("version = \"~> 3.6\" counts the releases of hashicorp/random"), "{}", run.all());
+
+    // Anything else on a Terraform registry is an error saying what to use.
+    w.write(
+        "main.tf",
+        "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\" }\n  }\n}\n\
+         resource \"aws_s3_bucket\" \"b\" {}\n",
+    );
+    let run = w.cairn(&["plan"]).failure();
+    assert!(
+        run.stderr.contains("main.tf:3: Provider \"aws\": \"hashicorp/aws\" is a Terraform registry address"),
+        "{}",
+        run.all()
+    );
+    assert!(run.stderr.contains("oci://HOST/REPOSITORY:TAG"), "{}", run.all());
+}
