@@ -224,6 +224,48 @@ fn strings_of(args: &Args, i: usize) -> Result<Vec<Option<String>>, FnError> {
         .collect()
 }
 
+/// `one(list)`: null for an empty collection, its element for one of
+/// one; more is an error.
+pub(super) fn one(args: &Args) -> Result<Value, FnError> {
+    match args.elements(0)? {
+        [] => Ok(Value::Null),
+        [only] => Ok(only.clone()),
+        many => Err(FnError::arg(
+            0,
+            format!("must be a list, set, or tuple value with either zero or one elements, got {}", many.len()),
+        )),
+    }
+}
+
+/// `sum(list)`: the total of a non-empty collection of numbers, whole
+/// while every element and partial sum is.
+pub(super) fn sum(args: &Args) -> Result<Value, FnError> {
+    let elements = args.elements(0)?;
+    if elements.is_empty() {
+        return Err(FnError::arg(0, "cannot sum an empty list"));
+    }
+    let mut total = Number::Int(0);
+    for (i, element) in elements.iter().enumerate() {
+        let n = match crate::value::Type::Number.convert(element) {
+            Ok(Value::Number(n)) => n,
+            _ => return Err(FnError::arg(0, format!("element {i} is not a number: {}", element.kind_name()))),
+        };
+        total = match (total, n) {
+            (Number::Int(a), Number::Int(b)) if a.checked_add(b).is_some() => Number::Int(a + b),
+            (a, b) => Number::from_f64(a.as_f64() + b.as_f64()),
+        };
+    }
+    Ok(Value::Number(total))
+}
+
+/// `index(list, value)`: the position of the first element equal to
+/// `value`; an error when there is none.
+pub(super) fn index(args: &Args) -> Result<Value, FnError> {
+    let wanted = args.get(1);
+    let found = args.elements(0)?.iter().position(|e| e == wanted);
+    found.map(|i| Value::int(i as i64)).ok_or_else(|| FnError::call("item not found"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::super::testutil::{error, value};

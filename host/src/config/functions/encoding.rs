@@ -43,6 +43,12 @@ pub(super) fn sha1(args: &Args) -> Result<Value, FnError> {
     Ok(Value::String(hex::encode(Sha1::digest(args.string(0)?))))
 }
 
+/// `md5(str)`: the MD5 digest of the string's UTF-8 bytes, in hex.
+pub(super) fn md5(args: &Args) -> Result<Value, FnError> {
+    use md5::Digest as _;
+    Ok(Value::String(hex::encode(md5::Md5::digest(args.string(0)?))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::super::testutil::{error, value};

@@ -95,6 +95,33 @@ fn stays_inside(path: &Path) -> bool {
     true
 }
 
+/// `basename(path)`: the last part of a path, as Go's `filepath.Base`
+/// (Terraform's): `""` is `"."`, a path of only separators is `"/"`.
+pub(super) fn basename(args: &Args) -> Result<Value, FnError> {
+    let path = args.string(0)?;
+    let trimmed = path.trim_end_matches('/');
+    Ok(Value::string(match (path.is_empty(), trimmed.is_empty()) {
+        (true, _) => ".",
+        (false, true) => "/",
+        _ => trimmed.rsplit('/').next().unwrap_or(trimmed),
+    }))
+}
+
+/// `dirname(path)`: all but the last part of a path, as Go's
+/// `filepath.Dir` (Terraform's): `"."` when there is no directory.
+pub(super) fn dirname(args: &Args) -> Result<Value, FnError> {
+    let path = args.string(0)?;
+    let dir = match path.rfind('/') {
+        None => ".".to_string(),
+        Some(0) => "/".to_string(),
+        Some(i) => {
+            let dir = path[..i].trim_end_matches('/');
+            if dir.is_empty() { "/".to_string() } else { dir.to_string() }
+        }
+    };
+    Ok(Value::String(dir))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::super::testutil::{eval_in, shown, write_dir};

@@ -220,6 +220,35 @@ fn digits(chars: &mut Peekable<Chars>) -> Option<usize> {
     n
 }
 
+/// `formatlist(spec, values...)`: `format` once per element of the list
+/// arguments (all of one length); other arguments repeat in every call.
+pub(super) fn formatlist(args: &Args) -> Result<Value, FnError> {
+    let spec = args.string(0)?;
+    let rest = args.rest();
+    let mut length = None;
+    for (i, v) in rest.iter().enumerate() {
+        if let Some(elements) = v.elements() {
+            match length {
+                Some(n) if n != elements.len() => {
+                    return Err(FnError::arg(
+                        i + 1,
+                        format!("argument {} has length {}, which does not match {n}", i + 1, elements.len()),
+                    ));
+                }
+                _ => length = Some(elements.len()),
+            }
+        }
+    }
+    let lines = (0..length.unwrap_or(1))
+        .map(|n| {
+            let values: Vec<Value> =
+                rest.iter().map(|v| v.elements().map_or_else(|| v.clone(), |e| e[n].clone())).collect();
+            render(&spec, &values).map(Value::String).map_err(FnError::call)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Value::List(lines))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::super::testutil::{error, value};

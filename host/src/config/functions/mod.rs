@@ -12,6 +12,7 @@ mod conversion;
 mod encoding;
 mod file;
 mod format;
+mod network;
 mod number;
 mod string;
 
@@ -259,7 +260,10 @@ const FUNCTIONS: &[Function] = &[
     Function::new("endswith", &["str", "suffix"], string::endswith),
     Function::new("format", &["format"], format::format).variadic("args"),
     Function::new("join", &["separator"], string::join).variadic("lists"),
+    Function::new("formatlist", &["format"], format::formatlist).variadic("args"),
     Function::new("lower", &["str"], string::lower),
+    Function::new("regex", &["pattern", "string"], string::regex),
+    Function::new("regexall", &["pattern", "string"], string::regexall),
     Function::new("replace", &["str", "substr", "replace"], string::replace),
     Function::new("split", &["separator", "str"], string::split),
     Function::new("startswith", &["str", "prefix"], string::startswith),
@@ -277,13 +281,16 @@ const FUNCTIONS: &[Function] = &[
     Function::new("distinct", &["list"], collection::distinct),
     Function::new("element", &["list", "index"], collection::element).shallow(),
     Function::new("flatten", &["list"], collection::flatten),
+    Function::new("index", &["list", "value"], collection::index),
     Function::new("keys", &["inputMap"], collection::keys).shallow(),
     Function::new("length", &["value"], collection::length).shallow(),
     Function::new("lookup", &["inputMap", "key"], collection::lookup).variadic("default").shallow(),
     Function::new("merge", &[], collection::merge).variadic("maps").shallow(),
+    Function::new("one", &["list"], collection::one).shallow(),
     Function::new("range", &[], collection::range).variadic("params"),
     Function::new("slice", &["list", "start_index", "end_index"], collection::slice).shallow(),
     Function::new("sort", &["list"], collection::sort),
+    Function::new("sum", &["list"], collection::sum),
     Function::new("values", &["mapping"], collection::values).shallow(),
     Function::new("zipmap", &["keys", "values"], collection::zipmap),
     // Type conversions.
@@ -299,9 +306,12 @@ const FUNCTIONS: &[Function] = &[
     Function::new("base64sha256", &["str"], encoding::base64sha256),
     Function::new("jsondecode", &["str"], encoding::jsondecode),
     Function::new("jsonencode", &["val"], encoding::jsonencode),
+    Function::new("md5", &["str"], encoding::md5),
     Function::new("sha1", &["str"], encoding::sha1),
     Function::new("sha256", &["str"], encoding::sha256),
-    // Files, inside the configuration directory only.
+    // Paths (text only) and files, inside the configuration directory only.
+    Function::new("basename", &["path"], file::basename),
+    Function::new("dirname", &["path"], file::dirname),
     Function::new("file", &["path"], file::file),
     Function::new("filebase64", &["path"], file::filebase64),
     Function::new("fileexists", &["path"], file::fileexists),
@@ -311,6 +321,10 @@ const FUNCTIONS: &[Function] = &[
     Function::new("floor", &["num"], number::floor),
     Function::new("max", &[], number::max).variadic("numbers"),
     Function::new("min", &[], number::min).variadic("numbers"),
+    // IP networks.
+    Function::new("cidrhost", &["prefix", "hostnum"], network::cidrhost),
+    Function::new("cidrnetmask", &["prefix"], network::cidrnetmask),
+    Function::new("cidrsubnet", &["prefix", "newbits", "netnum"], network::cidrsubnet),
 ];
 
 #[cfg(test)]
@@ -388,5 +402,43 @@ mod tests {
         let bounded = eval("length(var.some)");
         let r = bounded.refinements().expect("a refined unknown");
         assert!(r.not_null && r.lower.is_some() && r.upper.is_some(), "{r:?}");
+    }
+
+    #[test]
+    fn collection_path_hash_and_pattern_functions_agree_with_terraform() {
+        // Each result as `terraform console` 1.11.4 prints it.
+        let s = |t: &str| Value::string(t);
+        assert_eq!(value("one([])"), Value::Null);
+        assert_eq!(value("one([\"a\"])"), s("a"));
+        assert!(error("one([1, 2])").contains("either zero or one elements"));
+        assert_eq!(value("sum([1, 2.5, 3])"), Value::Number(crate::value::Number::Float(6.5)));
+        assert_eq!(value("sum([1, 2])"), Value::int(3));
+        assert!(error("sum([])").contains("cannot sum an empty list"));
+        assert_eq!(value("index([\"a\", \"b\", \"c\"], \"b\")"), Value::int(1));
+        assert!(error("index([\"a\"], \"z\")").contains("item not found"));
+        assert_eq!(value("md5(\"hello world\")"), s("5eb63bbbe01eeed093cb22bb8f5acdc3"));
+        assert_eq!(value("basename(\"foo/bar/baz.txt\")"), s("baz.txt"));
+        assert_eq!(value("basename(\"/\")"), s("/"));
+        assert_eq!(value("dirname(\"foo/bar/baz.txt\")"), s("foo/bar"));
+        assert_eq!(value("dirname(\"foo\")"), s("."));
+        assert_eq!(
+            value("formatlist(\"%s, %s!\", \"Salutations\", [\"Valentina\", \"Ander\"])"),
+            Value::List(vec![s("Salutations, Valentina!"), s("Salutations, Ander!")])
+        );
+        assert!(error("formatlist(\"%s %s\", [\"a\"], [\"b\", \"c\"])").contains("does not match"));
+        assert_eq!(value("regex(\"[a-z]+\", \"53453453.345345aaabbbccc23454\")"), s("aaabbbccc"));
+        assert_eq!(
+            value("regex(\"(\\\\d\\\\d\\\\d\\\\d)-(\\\\d\\\\d)\", \"2019-02-01\")"),
+            Value::Tuple(vec![s("2019"), s("02")])
+        );
+        assert_eq!(
+            value(
+                "regex(\"^(?:(?P<scheme>[^:/?#]+):)?(?://(?P<authority>[^/?#]*))?\", \"https://terraform.io/docs/\")"
+            ),
+            Value::object([("authority", s("terraform.io")), ("scheme", s("https"))])
+        );
+        assert_eq!(value("regexall(\"[a-z]+\", \"1234abcd5678efgh9\")"), Value::List(vec![s("abcd"), s("efgh")]));
+        assert!(error("regex(\"z\", \"abc\")").contains("did not match"));
+        assert!(error("regex(\"(\", \"abc\")").contains("invalid regular expression"));
     }
 }

@@ -100,6 +100,41 @@ pub(super) fn substr(args: &Args) -> Result<Value, FnError> {
     Ok(Value::String(chars[start as usize..end as usize].iter().collect()))
 }
 
+/// Argument `i` as a regular expression (RE2 syntax, as Terraform's).
+fn pattern(args: &Args, i: usize) -> Result<regex::Regex, FnError> {
+    let text = args.string(i)?;
+    regex::Regex::new(&text).map_err(|e| FnError::arg(i, format!("invalid regular expression pattern: {e}")))
+}
+
+/// One match as Terraform gives it: the matched text without capture
+/// groups, a tuple of the groups, or an object of named groups.
+fn capture_value(re: &regex::Regex, caps: &regex::Captures) -> Value {
+    let text = |m: Option<regex::Match>| m.map_or(Value::Null, |m| Value::string(m.as_str()));
+    if re.captures_len() == 1 {
+        return text(caps.get(0));
+    }
+    if re.capture_names().flatten().next().is_some() {
+        return Value::Object(re.capture_names().flatten().map(|n| (n.to_string(), text(caps.name(n)))).collect());
+    }
+    Value::Tuple((1..re.captures_len()).map(|i| text(caps.get(i))).collect())
+}
+
+/// `regex(pattern, string)`: the first match (see [`capture_value`]); no
+/// match is an error.
+pub(super) fn regex(args: &Args) -> Result<Value, FnError> {
+    let re = pattern(args, 0)?;
+    let text = args.string(1)?;
+    let caps = re.captures(&text).ok_or_else(|| FnError::call("pattern did not match any part of the given string"))?;
+    Ok(capture_value(&re, &caps))
+}
+
+/// `regexall(pattern, string)`: every match, as a list.
+pub(super) fn regexall(args: &Args) -> Result<Value, FnError> {
+    let re = pattern(args, 0)?;
+    let text = args.string(1)?;
+    Ok(Value::List(re.captures_iter(&text).map(|caps| capture_value(&re, &caps)).collect()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::super::testutil::{error, value};
