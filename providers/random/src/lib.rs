@@ -13,6 +13,12 @@
 //!   `min_upper`/`min_lower`/`min_numeric`/`min_special` of each. `result` is
 //!   sensitive; `id` is `"none"`.
 //!
+//! - `random_string`: the same arguments and characters as
+//!   `random_password`, but `result` is not sensitive and `id` is `result`.
+//! - `random_pet`: `length` words (default 2) joined by `separator`
+//!   (default `-`), after `prefix` if set: adverbs, an adjective, then an
+//!   animal, as Terraform's (`id`, e.g. `quickly-brave-otter`).
+//!
 //! Every argument, `keepers` included, forces a new value: that is how a
 //! user asks for one.
 
@@ -52,19 +58,46 @@ const CLASSES: [(&str, &str, &str); 4] = [
 impl Provider for Random {
     fn schema() -> ProviderSchema {
         let keepers = || Attr::map(Type::String).optional().description("Any change generates a new value.");
-        let mut password = Schema::new(0)
-            .description("A random password, kept in state (sensitive).")
-            .attribute("length", Attr::number().required().description("Number of characters."))
+        // random_password and random_string: the same characters, a
+        // result that is a secret or not.
+        let characters = |description: &str, result: Attr, id: &str| {
+            let mut schema = Schema::new(0)
+                .description(description)
+                .attribute("length", Attr::number().required().description("Number of characters."))
+                .attribute("keepers", keepers())
+                .attribute(
+                    "override_special",
+                    Attr::string().optional().description("Special characters to use instead."),
+                )
+                .attribute("result", result)
+                .attribute("id", Attr::string().computed().description(id));
+            for (switch, min, _) in CLASSES {
+                schema = schema
+                    .attribute(switch, Attr::bool().optional().computed().description("Use this class; default true."))
+                    .attribute(min, Attr::number().optional().computed().description("At least this many; default 0."));
+            }
+            schema
+        };
+        let password = characters(
+            "A random password, kept in state (sensitive).",
+            Attr::string().computed().sensitive().description("The password."),
+            "Always \"none\".",
+        );
+        let string = characters(
+            "A random string, kept in state.",
+            Attr::string().computed().description("The string."),
+            "The string.",
+        );
+        let pet = Schema::new(0)
+            .description("A random name of words, like quickly-brave-otter.")
+            .attribute("length", Attr::number().optional().computed().description("Number of words; default 2."))
+            .attribute("separator", Attr::string().optional().computed().description("Between words; default \"-\"."))
+            .attribute("prefix", Attr::string().optional().description("A first word."))
             .attribute("keepers", keepers())
-            .attribute("override_special", Attr::string().optional().description("Special characters to use instead."))
-            .attribute("result", Attr::string().computed().sensitive().description("The password."))
-            .attribute("id", Attr::string().computed().description("Always \"none\"."));
-        for (switch, min, _) in CLASSES {
-            password = password
-                .attribute(switch, Attr::bool().optional().computed().description("Use this class; default true."))
-                .attribute(min, Attr::number().optional().computed().description("At least this many; default 0."));
-        }
+            .attribute("id", Attr::string().computed().description("The name."));
         ProviderSchema::new()
+            .resource("random_pet", pet)
+            .resource("random_string", string)
             .resource(
                 "random_id",
                 Schema::new(0)
@@ -98,6 +131,8 @@ impl Provider for Random {
         };
         if type_name == "random_id" {
             in_range("byte_length", 1, MAX_ID_BYTES);
+        } else if type_name == "random_pet" {
+            in_range("length", 1, MAX_PET_WORDS);
         } else {
             in_range("length", 1, MAX_PASSWORD_LENGTH);
             for (_, min, _) in CLASSES {
@@ -109,7 +144,10 @@ impl Provider for Random {
 
     fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
         let mut resp = PlanResponse::from_proposed(&req);
-        if req.type_name == "random_password" {
+        if req.type_name == "random_pet" {
+            resp = resp.default("length", 2).default("separator", "-");
+        }
+        if matches!(req.type_name.as_str(), "random_password" | "random_string") {
             for (switch, min, _) in CLASSES {
                 resp = resp.default(switch, true).default(min, 0);
             }
@@ -156,9 +194,13 @@ impl Provider for Random {
             for (name, text) in id_outputs(&bytes, &prefix) {
                 state.set_attr(name, text);
             }
+        } else if req.type_name == "random_pet" {
+            state.set_attr("id", pet_name(&state)?);
         } else {
-            state.set_attr("result", password(&state)?);
-            state.set_attr("id", "none");
+            let result = password(&state)?;
+            let id = if req.type_name == "random_string" { result.clone() } else { "none".to_string() };
+            state.set_attr("result", result);
+            state.set_attr("id", id);
         }
         Ok(ApplyResponse::new(state))
     }
@@ -239,6 +281,137 @@ fn below(n: usize) -> Result<usize, Diagnostic> {
             return Ok((r % n) as usize);
         }
     }
+}
+
+/// A ceiling on a `random_pet`'s words.
+const MAX_PET_WORDS: i64 = 64;
+
+/// Words of `random_pet` names (short, plain and kind, as Terraform's).
+const ADVERBS: &[&str] = &[
+    "abnormally",
+    "actually",
+    "adequately",
+    "amazingly",
+    "badly",
+    "barely",
+    "boldly",
+    "briefly",
+    "brightly",
+    "busily",
+    "calmly",
+    "carefully",
+    "certainly",
+    "cheaply",
+    "clearly",
+    "closely",
+    "correctly",
+    "curiously",
+    "deeply",
+    "early",
+    "easily",
+    "eagerly",
+    "equally",
+    "evenly",
+    "exactly",
+    "fairly",
+    "firmly",
+    "freely",
+    "gently",
+    "gladly",
+    "greatly",
+    "happily",
+    "highly",
+    "honestly",
+    "hugely",
+    "ideally",
+    "kindly",
+    "largely",
+    "lightly",
+    "likely",
+    "loudly",
+    "lovely",
+    "mainly",
+    "merely",
+    "mildly",
+    "mostly",
+    "namely",
+    "nearly",
+    "neatly",
+    "newly",
+    "nicely",
+    "openly",
+    "partly",
+    "poorly",
+    "quickly",
+    "quietly",
+    "rapidly",
+    "rarely",
+    "really",
+    "safely",
+    "sharply",
+    "simply",
+    "slowly",
+    "smoothly",
+    "solely",
+    "surely",
+    "swiftly",
+    "truly",
+    "vastly",
+    "warmly",
+    "weekly",
+    "widely",
+    "wildly",
+    "wisely",
+];
+const ADJECTIVES: &[&str] = &[
+    "able", "active", "adapted", "alert", "amazed", "awake", "balanced", "big", "brave", "bright", "busy", "calm",
+    "capable", "careful", "charming", "cheerful", "clean", "clever", "close", "cool", "cosmic", "crisp", "curious",
+    "daring", "dear", "decent", "eager", "easy", "enabled", "epic", "equal", "exact", "fair", "famous", "fast", "fine",
+    "firm", "fit", "fluent", "free", "fresh", "funny", "gentle", "giving", "glad", "golden", "good", "grand", "happy",
+    "helpful", "honest", "humble", "ideal", "inviting", "jolly", "just", "keen", "kind", "large", "lasting", "light",
+    "live", "loved", "loyal", "lucky", "merry", "mint", "modest", "moved", "musical", "native", "neat", "nice",
+    "noble", "open", "optimal", "patient", "peaceful", "perfect", "pleasant", "polite", "precious", "present",
+    "proper", "proud", "quick", "quiet", "rapid", "ready", "real", "relaxed", "renewed", "rich", "robust", "sacred",
+    "safe", "secure", "sharp", "shining", "smart", "smooth", "social", "solid", "sound", "special", "stable", "steady",
+    "strong", "sunny", "super", "sure", "sweet", "swift", "tender", "tidy", "touched", "true", "trusty", "up",
+    "valued", "vast", "vital", "warm", "whole", "wise", "witty", "worthy",
+];
+const ANIMALS: &[&str] = &[
+    "alpaca", "ant", "antelope", "badger", "bat", "bear", "beaver", "bee", "beetle", "bison", "boar", "buck",
+    "buffalo", "bull", "camel", "cat", "cattle", "chamois", "cheetah", "chicken", "chimp", "cicada", "civet", "cobra",
+    "cod", "colt", "condor", "cougar", "cow", "coyote", "crab", "crane", "cricket", "crow", "deer", "dingo", "dodo",
+    "dog", "dolphin", "donkey", "dove", "dragon", "duck", "eagle", "eel", "egret", "elk", "emu", "falcon", "ferret",
+    "finch", "fish", "flamingo", "fly", "fox", "frog", "gazelle", "gecko", "gibbon", "giraffe", "gnat", "gnu", "goat",
+    "goose", "gopher", "gorilla", "grouse", "gull", "hamster", "hare", "hawk", "hen", "heron", "hog", "horse", "hound",
+    "husky", "ibex", "iguana", "impala", "jackal", "jaguar", "jay", "kid", "kingfish", "kit", "kite", "kiwi", "koala",
+    "krill", "lamb", "lark", "lemming", "lemur", "leopard", "lion", "lizard", "llama", "lobster", "loon", "lynx",
+    "macaw", "magpie", "mako", "mallard", "mammoth", "mantis", "marlin", "marmot", "marten", "mastiff", "mayfly",
+    "mink", "mole", "mollusk", "monkey", "moose", "moth", "mouse", "mule", "mustang", "newt", "ocelot", "octopus",
+    "orca", "oriole", "osprey", "ostrich", "otter", "owl", "ox", "oyster", "panda", "panther", "parrot", "peacock",
+    "pelican", "penguin", "pheasant", "pig", "pigeon", "pika", "polecat", "pony", "poodle", "porpoise", "possum",
+    "prawn", "puma", "pup", "python", "quail", "rabbit", "raccoon", "ram", "rat", "raven", "reindeer", "rhino",
+    "robin", "rooster", "salmon", "seal", "shark", "sheep", "shrew", "shrimp", "skink", "skunk", "sloth", "slug",
+    "snail", "snake", "snipe", "sparrow", "spider", "squid", "stag", "starling", "stork", "sturgeon", "swan", "swift",
+    "tahr", "tapir", "teal", "termite", "tern", "tetra", "tiger", "toad", "tortoise", "toucan", "trout", "tuna",
+    "turkey", "turtle", "unicorn", "urchin", "viper", "vulture", "wahoo", "walrus", "warthog", "wasp", "weasel",
+    "whale", "whippet", "wolf", "wombat", "wren", "yak", "zebra",
+];
+
+/// A `random_pet` name from its (fully known) planned state: `length - 2`
+/// adverbs, an adjective and an animal (just an animal for length 1).
+fn pet_name(state: &Value) -> Result<String, Diagnostic> {
+    let length = state.get_attr("length").as_i64().unwrap_or(2).clamp(1, MAX_PET_WORDS) as usize;
+    let separator = state.get_attr("separator").as_str().unwrap_or("-");
+    let mut words: Vec<&str> = state.get_attr("prefix").as_str().into_iter().collect();
+    for position in 0..length {
+        let list = match length - position {
+            1 => ANIMALS,
+            2 => ADJECTIVES,
+            _ => ADVERBS,
+        };
+        words.push(list[below(list.len())?]);
+    }
+    Ok(words.join(separator))
 }
 
 /// Generate a `random_password` result from its (fully known) planned state.
@@ -381,6 +554,42 @@ mod tests {
         assert_eq!(state.get_attr("special").as_bool(), Some(true), "defaults are recorded");
         assert_eq!(state.get_attr("id").as_str(), Some("none"));
         assert!(Random::schema().resource_schema("random_password").unwrap().is_sensitive("result"));
+    }
+
+    #[test]
+    fn a_random_string_is_a_password_in_the_open() {
+        let config = Value::object([("length", Value::from(12)), ("special", Value::from(false))]);
+        let state = create("random_string", config);
+        let result = state.get_attr("result").as_str().unwrap();
+        assert_eq!(result.len(), 12);
+        assert!(result.chars().all(|c| c.is_ascii_alphanumeric()), "{result}");
+        assert_eq!(state.get_attr("id").as_str(), Some(result), "its id is the string, as Terraform's");
+        assert!(!Random::schema().resource_schema("random_string").unwrap().is_sensitive("result"));
+    }
+
+    #[test]
+    fn a_random_pet_is_adverbs_an_adjective_and_an_animal() {
+        let state = create("random_pet", Value::object([("length", Value::Null)]));
+        let id = state.get_attr("id").as_str().unwrap().to_string();
+        let words: Vec<&str> = id.split('-').collect();
+        assert_eq!(words.len(), 2, "two words by default: {id}");
+        assert!(ADJECTIVES.contains(&words[0]) && ANIMALS.contains(&words[1]), "{id}");
+        assert_eq!((state.get_attr("length").as_i64(), state.get_attr("separator").as_str()), (Some(2), Some("-")));
+
+        let config = Value::object([
+            ("length", Value::from(4)),
+            ("separator", Value::from(".")),
+            ("prefix", Value::from("dev")),
+        ]);
+        let id = create("random_pet", config).get_attr("id").as_str().unwrap().to_string();
+        let words: Vec<&str> = id.split('.').collect();
+        assert_eq!(words.len(), 5, "{id}");
+        assert_eq!(words[0], "dev");
+        assert!(ADVERBS.contains(&words[1]) && ADVERBS.contains(&words[2]), "{id}");
+        assert!(ADJECTIVES.contains(&words[3]) && ANIMALS.contains(&words[4]), "{id}");
+        assert!(
+            Random.validate("random_pet", &Value::object([("length", Value::from(0))]))[0].summary.contains("length")
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ fn bundled_providers_pass_by_name() {
     for (name, types) in [
         ("local", &["local_file"][..]),
         ("null", &["null_resource", "null_data"][..]),
-        ("random", &["random_id", "random_password"][..]),
+        ("random", &["random_id", "random_password", "random_pet", "random_string"][..]),
     ] {
         let run = check(name);
         assert_eq!(run.code, 0, "{}", run.all());
@@ -123,5 +123,9 @@ fn inspect_and_check_name_what_they_cannot_find() {
     assert!(run.stderr.contains("cannot read no-such-provider (nor is it a bundled provider: "), "{}", run.all());
     let inspect: Run = Command::new(cairn_binary()).args(["providers", "inspect", "random"]).output().unwrap().into();
     assert_eq!(inspect.code, 0, "{}", inspect.all());
-    assert!(inspect.stdout.contains("resource types:\n  random_id\n  random_password\n"), "{}", inspect.all());
+    assert!(
+        inspect.stdout.contains("resource types:\n  random_id\n  random_password\n  random_pet\n  random_string\n"),
+        "{}",
+        inspect.all()
+    );
 }

@@ -170,3 +170,23 @@ fn the_quickstart_example_applies() {
     assert!(!w.exists("out/hello.txt"));
     assert!(w.addresses().is_empty());
 }
+
+#[test]
+fn random_pet_and_random_string_are_made_once_and_kept() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        "resource \"random_pet\" \"name\" {\n  prefix = \"dev\"\n}\n\
+         resource \"random_string\" \"suffix\" {\n  length  = 6\n  special = false\n  upper   = false\n}\n\
+         output \"name\" {\n  value = \"${random_pet.name.id}-${random_string.suffix.result}\"\n}\n",
+    );
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    let pet = w.attributes("random_pet.name")["id"].as_str().unwrap().to_string();
+    assert_eq!(pet.split('-').count(), 3, "dev, an adjective, an animal: {pet}");
+    assert!(pet.starts_with("dev-"), "{pet}");
+    let suffix = w.attributes("random_string.suffix")["result"].as_str().unwrap().to_string();
+    assert!(suffix.len() == 6 && suffix.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()), "{suffix}");
+    assert!(run.stdout.contains(&format!("name = \"{pet}-{suffix}\"")), "{}", run.all());
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "generated once, then kept:\n{}", plan.all());
+}
