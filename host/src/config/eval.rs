@@ -240,6 +240,7 @@ impl Evaluator<'_> {
         match name {
             "try" => return self.try_each(args, location),
             "can" => return self.can(args, location),
+            "templatefile" => return self.templatefile(args, location),
             _ => {}
         }
         let mut values = self.eval_all(args)?;
@@ -261,6 +262,36 @@ impl Evaluator<'_> {
             }
         }
         functions::call(name, values, &self.ctx.dir).map_err(|d| vec![d.at(location)])
+    }
+
+    /// `templatefile(path, vars)`: the file (inside the configuration
+    /// directory, as `file` reads it) rendered as a template in which only
+    /// the keys of `vars` are defined, as Terraform's.
+    fn templatefile(&mut self, args: &[Expression], location: &Location) -> EvalResult {
+        let fail = |detail: String| vec![error_at("Invalid function argument", detail, location)];
+        let [path, vars] = args else {
+            return Err(fail(format!("Function \"templatefile\" expects 2 arguments, got {}.", args.len())));
+        };
+        let path = self.eval(path)?;
+        let vars = self.eval(vars)?;
+        if path.is_unknown() || vars.is_unknown() {
+            return Ok(Value::unknown());
+        }
+        let bound: Vec<(String, Value)> = match vars {
+            Value::Object(m) | Value::Map(m) => m.into_iter().collect(),
+            other => {
+                return Err(fail(format!(
+                    "Invalid value for \"vars\" parameter of templatefile(): an object or map is required, got {}.",
+                    other.kind_name()
+                )));
+            }
+        };
+        let name = path.as_str().map(str::to_owned).unwrap_or_default();
+        let text = functions::call("file", vec![path], &self.ctx.dir).map_err(|d| vec![d.at(location)])?;
+        let template = super::parse::parse_template(text.as_str().unwrap_or_default(), &name)?;
+        // Only `vars`: no variables, locals or resources of the module.
+        let empty = EvalContext::new(&self.ctx.dir);
+        Evaluator { ctx: &empty, bound }.eval(&template)
     }
 
     /// `try(a, b, …)`: the first argument that evaluates without error.
@@ -735,5 +766,39 @@ mod tests {
         let diags = eval(&expr("[var.a,\n var.b]"), &EvalContext::new(".")).unwrap_err();
         let lines: Vec<usize> = diags.iter().map(|d| d.location.as_ref().unwrap().line).collect();
         assert_eq!(lines, [1, 2]);
+    }
+
+    #[test]
+    fn templatefile_renders_a_file_with_only_its_vars() {
+        let dir = super::super::testutil::write_dir(&[(
+            "t.tpl",
+            "Hello, ${name}!\n%{ for x in items ~}\n- ${upper(x)}\n%{ endfor ~}\nbye",
+        )]);
+        let ctx =
+            EvalContext { variables: [("v".to_string(), Value::string("x"))].into(), ..EvalContext::new(dir.path()) };
+        // As `terraform console` 1.11.4 renders it.
+        assert_eq!(
+            eval_in("templatefile(\"t.tpl\", {name = \"Ann\", items = [\"a\", \"b\"]})", &ctx).unwrap(),
+            Value::string("Hello, Ann!\n- A\n- B\nbye")
+        );
+        let missing =
+            super::super::testutil::shown(&eval_in("templatefile(\"t.tpl\", {name = \"Ann\"})", &ctx).unwrap_err());
+        assert!(missing.contains("items"), "{missing}");
+        // The module's variables are not the template's.
+        std::fs::write(dir.path().join("v.tpl"), "${var.v}").unwrap();
+        assert!(eval_in("templatefile(\"v.tpl\", {})", &ctx).is_err());
+        assert_eq!(
+            eval_in(
+                "templatefile(\"t.tpl\", var.unknown_yet)",
+                &EvalContext {
+                    variables: [("unknown_yet".to_string(), Value::unknown())].into(),
+                    ..EvalContext::new(dir.path())
+                }
+            )
+            .unwrap(),
+            Value::unknown()
+        );
+        let outside = error("templatefile(\"../outside.tpl\", {})");
+        assert!(outside.contains("may only read files inside the configuration directory"), "{outside}");
     }
 }

@@ -44,6 +44,17 @@ pub fn parse_expression(text: &str, name: &str) -> Result<Expression, Vec<Diagno
     if converter.diags.is_empty() { Ok(expr) } else { Err(converter.diags) }
 }
 
+/// Parses `text` (the file `name`) as a template, `${…}` and `%{…}`
+/// directives in literal text: what `templatefile` reads.
+pub fn parse_template(text: &str, name: &str) -> Result<Expression, Vec<Diagnostic>> {
+    let file = SourceFile::new(name, text.to_string());
+    let template = hcl_edit::parser::parse_template(file.text()).map_err(|e| vec![syntax_error(&file, &e)])?;
+    let mut converter = Converter { file: &file, diags: Vec::new() };
+    let location = converter.location(Some(0..0));
+    let expr = Expression { kind: ExprKind::Template(converter.template(&template)), location };
+    if converter.diags.is_empty() { Ok(expr) } else { Err(converter.diags) }
+}
+
 /// A parse error from `hcl-edit`, at its line, with the offending line and
 /// a caret under the column.
 fn syntax_error(file: &SourceFile, error: &hcl_edit::parser::Error) -> Diagnostic {
