@@ -74,11 +74,11 @@ impl<'a> Checker<'a> {
     }
 
     fn body(&self, body: &Body, scope: &Scope, diags: &mut Vec<Diagnostic>) {
-        for attr in &body.attributes {
-            self.expr(&attr.expr, scope, diags);
-        }
-        for block in &body.blocks {
-            self.body(&block.body, scope, diags);
+        for found in body.checked_references(&[]) {
+            match found {
+                Ok((reference, location)) => self.reference(&reference, &location, scope, diags),
+                Err(d) => diags.push(d),
+            }
         }
     }
 

@@ -3,20 +3,22 @@
 //! "config" artifact), checking it on the way. Every problem is collected,
 //! each with the `file:line` and attribute path it is about.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Diagnostic, Location};
 use crate::schema::{self, Nesting};
 use crate::value::{Path, PathStep, Value};
 
-use super::{Attribute, Block, Body, EvalContext, error_at, eval, suggest};
+use super::eval::eval_within;
+use super::{Attribute, Block, Body, EvalContext, error_at, suggest};
 
 /// Decodes `body` into a value of `schema`'s type: every attribute present
 /// (null when unset), converted to its type; nested blocks gathered by their
 /// nesting mode (single → object or null, list → list, set → set, map → map
 /// keyed by the block label).
 pub fn decode_body(body: &Body, schema: &schema::Block, ctx: &EvalContext) -> Result<Value, Vec<Diagnostic>> {
-    let mut decoder = Decoder { ctx, diags: Vec::new() };
+    let mut decoder = Decoder { ctx, diags: Vec::new(), bound: Vec::new() };
     let value = decoder.block(body, schema, &Path::root());
     if decoder.diags.is_empty() { Ok(value) } else { Err(decoder.diags) }
 }
@@ -24,7 +26,19 @@ pub fn decode_body(body: &Body, schema: &schema::Block, ctx: &EvalContext) -> Re
 struct Decoder<'a> {
     ctx: &'a EvalContext,
     diags: Vec<Diagnostic>,
+    /// The iterators of the `dynamic` blocks being decoded, innermost last.
+    bound: Vec<(String, Value)>,
 }
+
+/// A nested block as written, or one a `dynamic` block made, with the
+/// iterators its body sees.
+struct Found<'b> {
+    block: Cow<'b, Block>,
+    bound: Vec<(String, Value)>,
+}
+
+/// The arguments a `dynamic` block takes besides its `content` block.
+const DYNAMIC_ARGUMENTS: [&str; 3] = ["for_each", "iterator", "labels"];
 
 impl Decoder<'_> {
     fn block(&mut self, body: &Body, schema: &schema::Block, path: &Path) -> Value {
@@ -44,20 +58,141 @@ impl Decoder<'_> {
                 self.missing_required(name, written, body, path);
             }
         }
-        let mut by_type: BTreeMap<&str, Vec<&Block>> = BTreeMap::new();
+        let mut by_type: BTreeMap<String, Vec<Found>> = BTreeMap::new();
+        // Block types a `dynamic` block makes from a collection not known yet.
+        let mut unknown: BTreeSet<String> = BTreeSet::new();
         for block in &body.blocks {
-            if schema.blocks.contains_key(&block.type_name) {
-                by_type.entry(&block.type_name).or_default().push(block);
+            if block.type_name == "dynamic" {
+                let made = block.labels.first().filter(|l| schema.blocks.contains_key(*l));
+                match (made, self.dynamic(block, path)) {
+                    (Some(name), Some(found)) => by_type.entry(name.clone()).or_default().extend(found),
+                    (Some(name), None) => drop(unknown.insert(name.clone())),
+                    (None, _) => self.unsupported_dynamic(block, schema, path),
+                }
+            } else if schema.blocks.contains_key(&block.type_name) {
+                let found = Found { block: Cow::Borrowed(block), bound: self.bound.clone() };
+                by_type.entry(block.type_name.clone()).or_default().push(found);
             } else {
                 self.unsupported_block(block, schema, path);
             }
         }
         for (name, nested) in &schema.blocks {
+            if unknown.contains(name) {
+                object.insert(name.clone(), Value::unknown());
+                continue;
+            }
             let blocks = by_type.remove(name.as_str()).unwrap_or_default();
             let value = self.nested(name, nested, &blocks, body, path);
             object.insert(name.clone(), value);
         }
         Value::Object(object)
+    }
+
+    /// The blocks a `dynamic "TYPE" { for_each, iterator, labels, content }`
+    /// block makes: one per element of `for_each`, whose `content` sees the
+    /// iterator (`TYPE.key`, `TYPE.value`, or the `iterator` name). `None`
+    /// when `for_each` is not known yet (nor, then, are the blocks); errors
+    /// are recorded and make no blocks.
+    fn dynamic<'b>(&mut self, block: &'b Block, path: &Path) -> Option<Vec<Found<'b>>> {
+        let fail = |this: &mut Self, location: &Location, detail: String| {
+            this.diags.push(error_at("Invalid dynamic block", detail, location).at_path(path.clone()));
+            Some(Vec::new())
+        };
+        let body = &block.body;
+        if let Some(extra) = body.attributes.iter().find(|a| !DYNAMIC_ARGUMENTS.contains(&a.name.as_str())) {
+            let detail = format!(
+                "A dynamic block takes for_each, iterator, labels and a content block; not \"{}\".",
+                extra.name
+            );
+            return fail(self, &extra.location, detail);
+        }
+        let contents: Vec<&Block> = body.blocks.iter().filter(|b| b.type_name == "content").collect();
+        if let Some(other) = body.blocks.iter().find(|b| b.type_name != "content") {
+            let detail = format!(
+                "Blocks of type \"{}\" are not expected in a dynamic block: only one content block.",
+                other.type_name
+            );
+            return fail(self, &other.location, detail);
+        }
+        let [content] = contents.as_slice() else {
+            return fail(
+                self,
+                &block.location,
+                format!("A dynamic block needs exactly one content block, found {}.", contents.len()),
+            );
+        };
+        let Some(for_each) = body.attribute("for_each") else {
+            return fail(self, &block.location, "A dynamic block needs a for_each argument.".into());
+        };
+        let collection = match eval_within(&for_each.expr, self.ctx, &self.bound) {
+            Ok(v) if v.is_unknown() => return None,
+            Ok(v) => v,
+            Err(diags) => {
+                self.diags.extend(diags);
+                return Some(Vec::new());
+            }
+        };
+        let pairs: Vec<(Value, Value)> = match collection {
+            Value::List(items) | Value::Tuple(items) => {
+                items.into_iter().enumerate().map(|(i, v)| (Value::int(i as i64), v)).collect()
+            }
+            Value::Set(items) => items.into_iter().map(|v| (v.clone(), v)).collect(),
+            Value::Map(m) | Value::Object(m) => m.into_iter().map(|(k, v)| (Value::string(k), v)).collect(),
+            other => {
+                let detail =
+                    format!("The for_each of a dynamic block must be a collection, got {}.", other.kind_name());
+                return fail(self, &for_each.location, detail);
+            }
+        };
+        let iterator = block.dynamic_iterator().unwrap_or_default();
+        let mut found = Vec::new();
+        for (key, value) in pairs {
+            let mut bound = self.bound.clone();
+            bound.push((iterator.clone(), Value::object([("key", key), ("value", value)])));
+            let labels = match body.attribute("labels") {
+                None => Vec::new(),
+                Some(attr) => match eval_within(&attr.expr, self.ctx, &bound) {
+                    Ok(Value::List(items) | Value::Tuple(items)) => {
+                        items.iter().map(|l| l.as_str().unwrap_or_default().to_string()).collect()
+                    }
+                    Ok(other) => {
+                        let detail = format!(
+                            "The labels of a dynamic block must be a list of strings, got {}.",
+                            other.kind_name()
+                        );
+                        return fail(self, &attr.location, detail);
+                    }
+                    Err(diags) => {
+                        self.diags.extend(diags);
+                        return Some(Vec::new());
+                    }
+                },
+            };
+            let made = Block {
+                type_name: block.labels[0].clone(),
+                labels,
+                body: content.body.clone(),
+                location: block.location.clone(),
+            };
+            found.push(Found { block: Cow::Owned(made), bound });
+        }
+        Some(found)
+    }
+
+    /// Decodes one found block's body with its iterators in scope.
+    fn found_block(&mut self, found: &Found, schema: &schema::Block, path: &Path) -> Value {
+        let outer = std::mem::replace(&mut self.bound, found.bound.clone());
+        let value = self.block(&found.block.body, schema, path);
+        self.bound = outer;
+        value
+    }
+
+    fn unsupported_dynamic(&mut self, block: &Block, schema: &schema::Block, path: &Path) {
+        let detail = match block.labels.first() {
+            None => "A dynamic block needs one label: the type of the blocks it makes.".to_string(),
+            Some(name) => format!("Blocks of type \"{name}\" are not expected here.{}", hint(name, schema)),
+        };
+        self.diags.push(error_at("Unsupported block type", detail, &block.location).at_path(path.clone()));
     }
 
     /// One attribute's value converted to its type, or `None` after
@@ -87,7 +222,7 @@ impl Decoder<'_> {
             );
             return None;
         }
-        let value = match eval(&attr.expr, self.ctx) {
+        let value = match eval_within(&attr.expr, self.ctx, &self.bound) {
             Ok(value) => value,
             Err(diags) => {
                 self.diags.extend(diags.into_iter().map(|d| with_default_path(d, &attr_path)));
@@ -143,7 +278,7 @@ impl Decoder<'_> {
         &mut self,
         name: &str,
         nested: &schema::NestedBlock,
-        blocks: &[&Block],
+        blocks: &[Found],
         parent: &Body,
         path: &Path,
     ) -> Value {
@@ -153,21 +288,22 @@ impl Decoder<'_> {
         let schema = &nested.block;
         match nested.nesting {
             Nesting::Single => match blocks.first() {
-                Some(block) => self.block(&block.body, schema, &block_path),
+                Some(found) => self.found_block(found, schema, &block_path),
                 None => Value::Null,
             },
             Nesting::List | Nesting::Set => {
                 let objects: Vec<Value> = blocks
                     .iter()
                     .enumerate()
-                    .map(|(i, block)| self.block(&block.body, schema, &block_path.index(i)))
+                    .map(|(i, found)| self.found_block(found, schema, &block_path.index(i)))
                     .collect();
                 if nested.nesting == Nesting::List { Value::List(objects) } else { Value::set(objects) }
             }
             Nesting::Map => {
                 let mut map = BTreeMap::new();
                 let mut seen: BTreeMap<&str, &Location> = BTreeMap::new();
-                for block in blocks {
+                for found in blocks {
+                    let block = &found.block;
                     let Some(key) = block.labels.first() else {
                         continue;
                     };
@@ -182,7 +318,7 @@ impl Decoder<'_> {
                         );
                         continue;
                     }
-                    map.insert(key.clone(), self.block(&block.body, schema, &block_path.key(key)));
+                    map.insert(key.clone(), self.found_block(found, schema, &block_path.key(key)));
                 }
                 Value::Map(map)
             }
@@ -190,9 +326,9 @@ impl Decoder<'_> {
     }
 
     /// Map blocks take exactly one label (their key); others none.
-    fn check_labels(&mut self, name: &str, nesting: Nesting, blocks: &[&Block], path: &Path) {
+    fn check_labels(&mut self, name: &str, nesting: Nesting, blocks: &[Found], path: &Path) {
         let wanted = usize::from(nesting == Nesting::Map);
-        for block in blocks.iter().filter(|b| b.labels.len() != wanted) {
+        for block in blocks.iter().map(|f| &f.block).filter(|b| b.labels.len() != wanted) {
             let (summary, detail) = if block.labels.len() < wanted {
                 ("Missing key for block", format!("A \"{name}\" block needs one label: its key in the map."))
             } else {
@@ -205,7 +341,7 @@ impl Decoder<'_> {
         }
     }
 
-    fn check_count(&mut self, name: &str, nested: &schema::NestedBlock, blocks: &[&Block], parent: &Body, path: &Path) {
+    fn check_count(&mut self, name: &str, nested: &schema::NestedBlock, blocks: &[Found], parent: &Body, path: &Path) {
         let max = if nested.nesting == Nesting::Single { 1 } else { nested.max_items as usize };
         let min = nested.min_items as usize;
         let plural = |n: usize| if n == 1 { "block" } else { "blocks" };
@@ -228,7 +364,7 @@ impl Decoder<'_> {
                 error_at(
                     "Too many blocks",
                     format!("No more than {max} \"{name}\" {} allowed, found {}.", plural(max), blocks.len()),
-                    &blocks[max].location,
+                    &blocks[max].block.location,
                 )
                 .at_path(path.clone()),
             );
@@ -271,7 +407,7 @@ fn with_default_path(d: Diagnostic, path: &Path) -> Diagnostic {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{load_main, shown};
+    use super::super::testutil::{load_errors, load_main, shown};
     use super::*;
     use crate::schema::{Attribute as SchemaAttribute, NestedBlock};
     use crate::value::Type;
@@ -510,5 +646,70 @@ mod tests {
         let v = decode_body(&config.resources[0].body, &file_schema(), &ctx).unwrap();
         assert_eq!(v.get_attr("filename"), &Value::unknown());
         assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::unknown())].into()));
+    }
+
+    #[test]
+    fn dynamic_blocks_make_one_block_per_element() {
+        let text = r#"
+locals {
+  ports = [80, 443]
+}
+resource "local_file" "f" {
+  filename = "a"
+  dynamic "rule" {
+    for_each = [80, 443]
+    content {
+      port = rule.value + rule.key
+    }
+  }
+  dynamic "listener" {
+    for_each = { web = 8080, api = 9090 }
+    iterator = l
+    labels   = [l.key]
+    content {
+      port = l.value
+    }
+  }
+}
+"#;
+        let v = decode(text, &file_schema()).unwrap();
+        let port = |p: i64| Value::object([("port", Value::int(p))]);
+        assert_eq!(v.get_attr("rule"), &Value::List(vec![port(80), port(444)]));
+        assert_eq!(
+            v.get_attr("listener"),
+            &Value::Map([("api".to_string(), port(9090)), ("web".to_string(), port(8080))].into())
+        );
+        // The blocks' own rules still hold: at most two `rule` blocks.
+        assert!(errors(&text.replace("[80, 443]", "[80, 443, 8443]"), &file_schema()).contains("Too many blocks"));
+        // The iterator exists only inside the content.
+        let outside = text.replace("filename = \"a\"", "filename = rule.key");
+        let errors = load_errors(&outside).join("\n");
+        assert!(errors.contains("Reference to undeclared resource"), "{errors}");
+    }
+
+    #[test]
+    fn a_dynamic_block_over_an_unknown_collection_is_unknown() {
+        let (dir, config) = load_main(
+            "variable \"ports\" {}\nresource \"local_file\" \"f\" {\n  filename = \"a\"\n  dynamic \"rule\" {\n    for_each = var.ports\n    content {\n      port = rule.value\n    }\n  }\n}\n",
+        );
+        let ctx =
+            EvalContext { variables: [("ports".to_string(), Value::unknown())].into(), ..EvalContext::new(dir.path()) };
+        let v = decode_body(&config.resources[0].body, &file_schema(), &ctx).unwrap();
+        assert!(v.get_attr("rule").is_unknown());
+    }
+
+    #[test]
+    fn malformed_dynamic_blocks_say_what_is_wrong() {
+        let with = |inner: &str| {
+            format!("resource \"local_file\" \"f\" {{\n  filename = \"a\"\n  dynamic \"rule\" {{\n{inner}\n  }}\n}}\n")
+        };
+        assert!(errors(&with("    for_each = [1]"), &file_schema()).contains("exactly one content block, found 0"));
+        assert!(errors(&with("    content {\n      port = 1\n    }"), &file_schema()).contains("needs a for_each"));
+        assert!(
+            errors(&with("    for_each = 3\n    content {\n      port = 1\n    }"), &file_schema())
+                .contains("must be a collection")
+        );
+        let unknown_type = with("    for_each = [1]\n    content {}").replace("dynamic \"rule\"", "dynamic \"rules\"");
+        assert!(errors(&unknown_type, &file_schema()).contains("Blocks of type \"rules\" are not expected here"));
     }
 }

@@ -48,6 +48,12 @@ pub fn eval(expr: &Expression, ctx: &EvalContext) -> Result<Value, Vec<Diagnosti
     Evaluator { ctx, bound: Vec::new() }.eval(expr)
 }
 
+/// [`eval`] with the names `bound` defined (the iterators of enclosing
+/// `dynamic` blocks), innermost last.
+pub fn eval_within(expr: &Expression, ctx: &EvalContext, bound: &[(String, Value)]) -> Result<Value, Vec<Diagnostic>> {
+    Evaluator { ctx, bound: bound.to_vec() }.eval(expr)
+}
+
 /// What evaluating gives: a value or the errors that stopped it.
 type EvalResult = Result<Value, Vec<Diagnostic>>;
 

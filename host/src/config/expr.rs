@@ -337,8 +337,14 @@ impl Expression {
     /// Every reference inside, or the diagnostic for a traversal that is not
     /// a valid reference.
     pub(crate) fn checked_references(&self) -> Vec<Result<(Reference, Location), Diagnostic>> {
+        self.checked_references_within(&[])
+    }
+
+    /// [`Expression::checked_references`] where the names `bound` (the
+    /// iterators of enclosing `dynamic` blocks) are not references.
+    pub(crate) fn checked_references_within(&self, bound: &[String]) -> Vec<Result<(Reference, Location), Diagnostic>> {
         let mut out = Vec::new();
-        self.collect_references(&mut Vec::new(), &mut out);
+        self.collect_references(&mut bound.to_vec(), &mut out);
         out
     }
 

@@ -333,12 +333,19 @@ pub struct Body {
 impl Body {
     /// Every reference made anywhere inside, nested blocks included.
     pub fn references(&self) -> Vec<(Reference, Location)> {
+        self.checked_references(&[]).into_iter().filter_map(Result::ok).collect()
+    }
+
+    /// Every reference inside, or the diagnostic for a traversal that is
+    /// not one; the names `bound` (iterators of enclosing `dynamic` blocks)
+    /// are not references.
+    pub(crate) fn checked_references(&self, bound: &[String]) -> Vec<Result<(Reference, Location), Diagnostic>> {
         let mut refs = Vec::new();
         for attr in &self.attributes {
-            refs.extend(attr.expr.references());
+            refs.extend(attr.expr.checked_references_within(bound));
         }
         for block in &self.blocks {
-            refs.extend(block.body.references());
+            refs.extend(block.body.checked_references(&block.bound_inside(bound)));
         }
         refs
     }
@@ -371,6 +378,30 @@ pub struct Block {
     pub body: Body,
     /// The block header.
     pub location: Location,
+}
+
+impl Block {
+    /// The names bound inside this block's body: those bound around it,
+    /// and for the `content` of a `dynamic` block its iterator.
+    pub(crate) fn bound_inside(&self, around: &[String]) -> Vec<String> {
+        let mut bound = around.to_vec();
+        if let Some(iterator) = self.dynamic_iterator() {
+            bound.push(iterator);
+        }
+        bound
+    }
+
+    /// The iterator name of a `dynamic "LABEL"` block: its `iterator`
+    /// argument (a bare name), or else the label, as Terraform's.
+    pub(crate) fn dynamic_iterator(&self) -> Option<String> {
+        if self.type_name != "dynamic" {
+            return None;
+        }
+        match self.body.attribute("iterator").map(|a| &a.expr.kind) {
+            Some(ExprKind::Variable(name)) => Some(name.clone()),
+            _ => self.labels.first().cloned(),
+        }
+    }
 }
 
 /// An error diagnostic at a place in the configuration: the shape of almost

@@ -8,9 +8,7 @@ use crate::addr::{Mode, ResourceAddr};
 use crate::diag::{Diagnostic, Location};
 use crate::value::{Path, Value};
 
-use super::blocks::{
-    literal_bool, reject_dynamic_blocks, take_attribute, take_blocks, unsupported_argument, unsupported_block,
-};
+use super::blocks::{literal_bool, take_attribute, take_blocks, unsupported_argument, unsupported_block};
 use super::expr::{ExprKind, Expression, Reference, Step};
 use super::{Attribute, Block, Lifecycle, ReplaceTrigger, Resource, error_at};
 
@@ -20,7 +18,6 @@ const LIFECYCLE_ARGUMENTS: &[&str] =
 /// A resource from its block; `addr` comes from the already checked labels.
 pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Resource {
     let Block { mut body, location, .. } = block;
-    reject_dynamic_blocks(&mut body, diags);
     let count = take_attribute(&mut body, "count").map(|a| a.expr);
     let for_each = take_attribute(&mut body, "for_each").map(|a| a.expr);
     if let (Some(_), Some(for_each)) = (&count, &for_each) {
@@ -347,16 +344,11 @@ variable "v" {}
     }
 
     #[test]
-    fn dynamic_blocks_are_refused_clearly() {
-        let errors = load_errors(
-            "resource \"a\" \"b\" {\n  rule {\n    dynamic \"x\" {\n      for_each = [1]\n      content { v = x.value }\n    }\n  }\n}\n",
+    fn dynamic_blocks_load_and_their_iterators_are_no_references() {
+        let (_, config) = super::super::testutil::load_main(
+            "resource \"a\" \"b\" {\n  rule {\n    dynamic \"x\" {\n      for_each = [1]\n      iterator = it\n      content { v = it.value }\n    }\n  }\n}\n",
         );
-        assert_eq!(
-            errors,
-            [
-                "Error: main.tf:3: Unsupported block type\n  dynamic blocks are not supported yet; write the blocks out, or use a list or map attribute."
-            ]
-        );
+        assert!(config.resources[0].references().is_empty());
     }
 
     #[test]
