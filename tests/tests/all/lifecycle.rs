@@ -190,3 +190,24 @@ fn random_pet_and_random_string_are_made_once_and_kept() {
     let plan = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "generated once, then kept:\n{}", plan.all());
 }
+
+#[test]
+fn dynamic_blocks_make_nested_blocks_and_follow_their_collection() {
+    let config = |tags: &str| {
+        format!(
+            "variable \"tags\" {{\n  default = {tags}\n}}\n\
+             resource \"recorder_thing\" \"t\" {{\n  name = \"t\"\n  dynamic \"tag\" {{\n    for_each = var.tags\n    \
+             iterator = each_tag\n    content {{\n      name = upper(each_tag.value)\n    }}\n  }}\n}}\n"
+        )
+    };
+    let w = cairn_e2e::recorder_workdir(&config("[\"a\", \"b\"]"));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.attributes("recorder_thing.t")["tag"], serde_json::json!([{"name": "A"}, {"name": "B"}]));
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all());
+
+    w.configure_recorder(&config("[\"a\", \"b\", \"c\"]"));
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("1 changed"), "{}", run.all());
+    assert_eq!(w.attributes("recorder_thing.t")["tag"].as_array().map(Vec::len), Some(3));
+}

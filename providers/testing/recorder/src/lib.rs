@@ -30,8 +30,8 @@
 use std::io::Write as _;
 
 use cairn_sdk::{
-    ApplyRequest, ApplyResponse, Attr, Diagnostic, PlanRequest, PlanResponse, Provider, ProviderSchema, ReadRequest,
-    Schema, Value,
+    ApplyRequest, ApplyResponse, Attr, Block, Diagnostic, NestedBlock, PlanRequest, PlanResponse, Provider,
+    ProviderSchema, ReadRequest, Schema, Value,
 };
 
 /// The provider, with its working directory.
@@ -54,7 +54,15 @@ impl Provider for Recorder {
                     .attribute("keeper", Attr::string().optional().description("Changing it replaces the object."))
                     .attribute("value", Attr::string().optional().description("Changes in place."))
                     .attribute("sleep_ms", Attr::number().optional().description("Sleep this long in every apply."))
-                    .attribute("id", Attr::string().computed().description("<name>-<random hex>, new per object.")),
+                    .attribute("id", Attr::string().computed().description("<name>-<random hex>, new per object."))
+                    .block(
+                        "tag",
+                        NestedBlock::list(
+                            Block::new()
+                                .description("A tag, kept in state; changing tags changes the object in place.")
+                                .attribute("name", Attr::string().required()),
+                        ),
+                    ),
             )
     }
 
