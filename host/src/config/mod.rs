@@ -256,6 +256,9 @@ pub struct Variable {
     pub name: String,
     /// `type = list(string)`; `None` accepts any value.
     pub ty: Option<Type>,
+    /// The defaults of the type's `optional(T, default)` attributes, put
+    /// where a value leaves them null.
+    pub defaults: variables::Defaults,
     /// `default = …`, already converted to the type. `Some(Value::Null)`
     /// (`default = null`) makes the variable optional with a null value.
     pub default: Option<Value>,

@@ -23,10 +23,18 @@ const ENV_PREFIX: &str = "CAIRN_VAR_";
 pub(super) fn variable(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> Variable {
     let Block { mut body, location, .. } = block;
     // The type first, wherever it is written: the default is converted to it.
-    let ty = take_attribute(&mut body, "type").and_then(|a| parse_type(&a.expr).map_err(|d| diags.push(d)).ok());
+    let (ty, defaults) = match take_attribute(&mut body, "type").map(|a| parse_type_with_defaults(&a.expr)) {
+        Some(Ok((ty, defaults))) => (Some(ty), defaults),
+        Some(Err(d)) => {
+            diags.push(d);
+            (None, Defaults::None)
+        }
+        None => (None, Defaults::None),
+    };
     let mut variable = Variable {
         name,
         ty,
+        defaults,
         default: None,
         description: String::new(),
         sensitive: false,
@@ -74,7 +82,7 @@ fn default_value(variable: &Variable, expr: &Expression, dir: &Path, diags: &mut
         return Some(value);
     };
     match ty.convert(&value) {
-        Ok(v) => Some(v),
+        Ok(v) => Some(variable.defaults.apply(v)),
         Err(e) => {
             diags.push(error_at(
                 "Invalid default value for variable",
@@ -128,24 +136,93 @@ fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<
 /// A type constraint: `string`, `number`, `bool`, `any`, `list(T)`,
 /// `set(T)`, `map(T)`, `object({a = T, b = optional(T)})`, `tuple([T, …])`.
 pub fn parse_type(expr: &Expression) -> Result<Type, Diagnostic> {
+    parse_type_with_defaults(expr).map(|(ty, _)| ty)
+}
+
+/// The default values of a type's `optional(T, default)` object
+/// attributes, shaped like the type: what [`Defaults::apply`] fills in.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Defaults {
+    /// Nothing to fill in here.
+    #[default]
+    None,
+    /// An object's attributes: each one's default (if it has one) and
+    /// the defaults inside it.
+    Object(BTreeMap<String, (Option<Value>, Defaults)>),
+    /// The same defaults in every element of a list, set or map.
+    Elements(Box<Defaults>),
+    /// A tuple's elements, by position.
+    Tuple(Vec<Defaults>),
+}
+
+impl Defaults {
+    fn is_none(&self) -> bool {
+        *self == Defaults::None
+    }
+
+    /// `value` (already of the type) with every null optional attribute
+    /// that has a default set to it, at any depth, as Terraform does.
+    pub fn apply(&self, value: Value) -> Value {
+        match (self, value) {
+            (Defaults::None, value) => value,
+            (Defaults::Object(attrs), Value::Object(mut object)) => {
+                for (name, (default, inner)) in attrs {
+                    let mut v = object.remove(name).unwrap_or(Value::Null);
+                    if let (true, Some(default)) = (v.is_null(), default) {
+                        v = default.clone();
+                    }
+                    object.insert(name.clone(), inner.apply(v));
+                }
+                Value::Object(object)
+            }
+            (Defaults::Elements(inner), Value::List(items)) => {
+                Value::List(items.into_iter().map(|v| inner.apply(v)).collect())
+            }
+            (Defaults::Elements(inner), Value::Set(items)) => {
+                Value::set(items.into_iter().map(|v| inner.apply(v)).collect())
+            }
+            (Defaults::Elements(inner), Value::Map(m)) => {
+                Value::Map(m.into_iter().map(|(k, v)| (k, inner.apply(v))).collect())
+            }
+            (Defaults::Tuple(each), Value::Tuple(items)) => Value::Tuple(
+                items.into_iter().enumerate().map(|(i, v)| each.get(i).map_or(v.clone(), |d| d.apply(v))).collect(),
+            ),
+            // Null and unknown values have no attributes to fill in.
+            (_, value) => value,
+        }
+    }
+}
+
+/// [`parse_type`], with the defaults of its `optional(T, default)`
+/// attributes.
+pub fn parse_type_with_defaults(expr: &Expression) -> Result<(Type, Defaults), Diagnostic> {
     let invalid = |detail: String| error_at("Invalid type specification", detail, &expr.location);
+    let plain = |ty: Type| Ok((ty, Defaults::None));
     match &expr.kind {
         ExprKind::Variable(keyword) => match keyword.as_str() {
-            "string" => Ok(Type::String),
-            "number" => Ok(Type::Number),
-            "bool" => Ok(Type::Bool),
-            "any" => Ok(Type::Dynamic),
+            "string" => plain(Type::String),
+            "number" => plain(Type::Number),
+            "bool" => plain(Type::Bool),
+            "any" => plain(Type::Dynamic),
             other => Err(invalid(format!(
                 "\"{other}\" is not a type. The primitive types are string, number and bool; any accepts every value.{}",
                 suggest::did_you_mean(other, ["string", "number", "bool", "any"])
             ))),
         },
         ExprKind::Call { name, args, expand_final: false } => match (name.as_str(), args.as_slice()) {
-            ("list", [element]) => Ok(Type::List(Box::new(parse_type(element)?))),
-            ("set", [element]) => Ok(Type::Set(Box::new(parse_type(element)?))),
-            ("map", [element]) => Ok(Type::Map(Box::new(parse_type(element)?))),
+            ("list" | "set" | "map", [element]) => {
+                let (element, defaults) = parse_type_with_defaults(element)?;
+                let defaults = if defaults.is_none() { Defaults::None } else { Defaults::Elements(Box::new(defaults)) };
+                let ty = match name.as_str() {
+                    "list" => Type::List(Box::new(element)),
+                    "set" => Type::Set(Box::new(element)),
+                    _ => Type::Map(Box::new(element)),
+                };
+                Ok((ty, defaults))
+            }
             ("object", [Expression { kind: ExprKind::Object(items), .. }]) => {
                 let mut attributes = BTreeMap::new();
+                let mut defaults = BTreeMap::new();
                 for (key, value) in items {
                     let ExprKind::Literal(Value::String(key)) = &key.kind else {
                         return Err(invalid(
@@ -153,12 +230,23 @@ pub fn parse_type(expr: &Expression) -> Result<Type, Diagnostic> {
                                 .into(),
                         ));
                     };
-                    attributes.insert(key.clone(), object_attribute_type(value)?);
+                    let (ty, default, inner) = object_attribute_type(value)?;
+                    attributes.insert(key.clone(), ty);
+                    if default.is_some() || !inner.is_none() {
+                        defaults.insert(key.clone(), (default, inner));
+                    }
                 }
-                Ok(Type::Object(attributes))
+                let defaults = if defaults.is_empty() { Defaults::None } else { Defaults::Object(defaults) };
+                Ok((Type::Object(attributes), defaults))
             }
             ("tuple", [Expression { kind: ExprKind::Tuple(items), .. }]) => {
-                Ok(Type::Tuple(items.iter().map(parse_type).collect::<Result<_, _>>()?))
+                let parsed = items.iter().map(parse_type_with_defaults).collect::<Result<Vec<_>, _>>()?;
+                let defaults = if parsed.iter().all(|(_, d)| d.is_none()) {
+                    Defaults::None
+                } else {
+                    Defaults::Tuple(parsed.iter().map(|(_, d)| d.clone()).collect())
+                };
+                Ok((Type::Tuple(parsed.into_iter().map(|(t, _)| t).collect()), defaults))
             }
             ("list" | "set" | "map", _) => {
                 Err(invalid(format!("{name}() takes one argument, the element type, like {name}(string).")))
@@ -181,19 +269,35 @@ pub fn parse_type(expr: &Expression) -> Result<Type, Diagnostic> {
     }
 }
 
-/// An object attribute's type; `optional(T)` is T, since a missing
-/// attribute converts to null anyway.
-fn object_attribute_type(expr: &Expression) -> Result<Type, Diagnostic> {
-    match &expr.kind {
-        ExprKind::Call { name, args, .. } if name == "optional" => match args.as_slice() {
-            [ty] => parse_type(ty),
-            _ => Err(error_at(
-                "Invalid type specification",
-                "optional() takes just the attribute's type; default values for optional attributes are not supported.",
-                &expr.location,
-            )),
-        },
-        _ => parse_type(expr),
+/// An object attribute's type, its default (`optional(T, default)`,
+/// converted to T) and the defaults inside it. `optional(T)` alone is T,
+/// since a missing attribute converts to null anyway.
+fn object_attribute_type(expr: &Expression) -> Result<(Type, Option<Value>, Defaults), Diagnostic> {
+    let ExprKind::Call { name, args, .. } = &expr.kind else {
+        let (ty, inner) = parse_type_with_defaults(expr)?;
+        return Ok((ty, None, inner));
+    };
+    if name != "optional" {
+        let (ty, inner) = parse_type_with_defaults(expr)?;
+        return Ok((ty, None, inner));
+    }
+    let invalid = |detail: String| error_at("Invalid type specification", detail, &expr.location);
+    match args.as_slice() {
+        [ty] => {
+            let (ty, inner) = parse_type_with_defaults(ty)?;
+            Ok((ty, None, inner))
+        }
+        [ty, default] => {
+            let (ty, inner) = parse_type_with_defaults(ty)?;
+            // A constant: it is part of the type, known before anything else.
+            let value = eval(default, &EvalContext::new(".")).map_err(|mut d| d.remove(0))?;
+            let value = ty.convert(&value).map_err(|e| {
+                invalid(format!("The default value of this optional attribute is not a {ty}: {}.", e.message))
+            })?;
+            let value = inner.apply(value);
+            Ok((ty, Some(value), inner))
+        }
+        _ => Err(invalid("optional() takes the attribute's type and, optionally, its default value.".into())),
     }
 }
 
@@ -392,7 +496,7 @@ fn resolve_one(variable: &Variable, given: Option<&Given>) -> Result<Value, Diag
         };
     }
     match &variable.ty {
-        Some(ty) => ty.convert(&value).map_err(|e| {
+        Some(ty) => ty.convert(&value).map(|v| variable.defaults.apply(v)).map_err(|e| {
             let at = if e.path.is_root() { String::new() } else { format!(" at {}", e.path) };
             invalid(format!(
                 "The value of variable \"{name}\" from {source} does not fit the type {ty}{at}: {}.",
@@ -493,10 +597,8 @@ mod tests {
         );
         assert!(err("\"string\"").contains("without quotes"));
         assert!(err("list(string, number)").contains("list() takes one argument"));
-        assert!(
-            err("object({a = optional(string, \"x\")})")
-                .contains("default values for optional attributes are not supported")
-        );
+        assert!(err("object({a = optional(bool, \"maybe\")})").contains("default value of this optional attribute"));
+        assert!(err("object({a = optional(bool, true, 1)})").contains("optional() takes the attribute's type"));
         assert!(err("optional(string)").contains("only for the attributes of an object type"));
         assert!(err("lst(string)").contains("is not a type constructor"));
     }
@@ -677,5 +779,23 @@ variable "required" {
         let resolved = resolve_variables(&config, &[given, "a=flag".into()], &env).unwrap();
         assert_eq!(resolved.values["a"], Value::string("flag"));
         assert_eq!(resolved.files.len(), 3);
+    }
+
+    #[test]
+    fn optional_attributes_take_their_defaults_at_any_depth() {
+        // As Terraform 1.11.4 fills them in (checked with terraform apply).
+        let (ty, defaults) = parse_type_with_defaults(&expr(
+            "object({a = string, b = optional(bool, true), c = optional(number), d = optional(list(object({e = optional(string, \"x\")})), [{}])})",
+        ))
+        .unwrap();
+        let given = Value::object([("a", Value::string("given"))]);
+        let filled = defaults.apply(ty.convert(&given).unwrap());
+        assert_eq!(filled.get_attr("b"), &Value::Bool(true));
+        assert_eq!(filled.get_attr("c"), &Value::Null);
+        assert_eq!(filled.get_attr("d"), &Value::List(vec![Value::object([("e", Value::string("x"))])]));
+        // A value that is given is kept.
+        let given = Value::object([("a", Value::string("g")), ("b", Value::Bool(false)), ("d", Value::Tuple(vec![]))]);
+        let filled = defaults.apply(ty.convert(&given).unwrap());
+        assert_eq!((filled.get_attr("b"), filled.get_attr("d")), (&Value::Bool(false), &Value::List(vec![])));
     }
 }
