@@ -396,7 +396,13 @@ impl Engine {
                     inst.count_index = r.count.as_ref().map(|_| 0);
                     inst.each = r.for_each.as_ref().map(|_| (Value::unknown(), Value::unknown()));
                     match config::decode_body(&r.body, &s.block, &inst) {
-                        Ok(value) => checks.push((gate, r, r.addr.instance(), value)),
+                        // Plan asks providers to validate managed resources only
+                        // (the WIT's validate-resource); data sources are checked
+                        // when they are read.
+                        Ok(value) if r.addr.mode == crate::addr::Mode::Managed => {
+                            checks.push((gate, r, r.addr.instance(), value))
+                        }
+                        Ok(_) => {}
                         Err(d) => errors.extend(d),
                     }
                 }
