@@ -357,6 +357,10 @@ struct StateFlags {
     /// default: the current directory).
     #[arg(long)]
     chdir: Option<PathBuf>,
+    /// How long a command that changes the state waits for its lock while
+    /// another run holds it (e.g. 30s, 5m); 0s fails at once.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    lock_timeout: Duration,
 }
 
 /// Flags of commands that plan.

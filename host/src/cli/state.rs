@@ -196,7 +196,7 @@ impl StateFlags {
     /// The state's backend with its lock held, for a command that writes.
     fn locked_backend(&self) -> Result<Box<dyn Backend>> {
         let mut backend = self.backend()?;
-        backend.lock()?;
+        backend.lock_waiting(self.lock_timeout)?;
         Ok(backend)
     }
 }

@@ -240,7 +240,20 @@ fn commands_that_change_the_state_wait_for_no_one_holding_its_lock() {
     }
     // Reading needs no lock.
     assert_eq!(lines(&w.cairn_here(&["state", "list", "null_data.a"]).success().stdout), ["null_data.a"]);
+    assert_eq!(w.state_text(), before, "nothing refused changed the state");
+    // With -lock-timeout a change waits for the lock, and goes ahead once
+    // the apply (answered "no") lets it go.
+    let dir = w.path().to_path_buf();
+    let waiting = std::thread::spawn(move || {
+        std::process::Command::new(cairn_e2e::cairn_binary())
+            .args(["state", "rm", "-lock-timeout=60s", "null_data.a"])
+            .current_dir(dir)
+            .output()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
     apply.stdin.take().unwrap().write_all(b"no\n").unwrap();
     apply.wait().unwrap();
-    assert_eq!(w.state_text(), before);
+    let removed = waiting.join().unwrap().unwrap();
+    assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
+    assert!(!w.addresses().contains(&"null_data.a".to_string()), "{}", w.state_text());
 }
