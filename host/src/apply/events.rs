@@ -171,6 +171,12 @@ pub enum Event {
         changed: usize,
         /// Objects destroyed.
         destroyed: usize,
+        /// Objects imported (present when there are any).
+        #[serde(skip_serializing_if = "is_zero")]
+        imported: usize,
+        /// Objects forgotten without being destroyed (present when there are any).
+        #[serde(skip_serializing_if = "is_zero")]
+        forgotten: usize,
         /// Number of errors.
         errors: usize,
     },

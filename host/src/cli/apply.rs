@@ -86,6 +86,8 @@ fn summary(command: &str, outcome: &str, report: Option<&ApplyReport>) -> Event 
         added: report.map_or(0, |r| r.added),
         changed: report.map_or(0, |r| r.changed),
         destroyed: report.map_or(0, |r| r.destroyed),
+        imported: report.map_or(0, |r| r.imported),
+        forgotten: report.map_or(0, |r| r.forgotten),
         errors: report.map_or(0, |r| r.errors.len()),
     }
 }

@@ -589,6 +589,8 @@ fn json_run(command: &str, run: &RunFlags, body: impl FnOnce(&Arc<dyn EventSink>
                 added: 0,
                 changed: 0,
                 destroyed: 0,
+                imported: 0,
+                forgotten: 0,
                 errors: diags.iter().filter(|d| d.is_error()).count(),
             });
             Ok(1)

@@ -72,6 +72,8 @@ pub(super) fn run(
                 added: 0,
                 changed: 0,
                 destroyed: 0,
+                imported: 0,
+                forgotten: 0,
                 errors: 0,
             });
         }

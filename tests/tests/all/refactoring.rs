@@ -70,8 +70,9 @@ fn an_import_block_adopts_an_existing_file() {
     let summary = events.iter().find(|e| e["type"] == "change_summary").unwrap();
     assert_eq!(summary["import"], 1);
 
-    let run = w.cairn(&["apply", "-auto-approve"]).success();
-    assert!(run.stdout.contains("1 imported"), "{}", run.all());
+    let run = w.cairn(&["apply", "-auto-approve", "-json"]).success();
+    let summary = run.events().into_iter().find(|e| e["type"] == "summary").expect("a summary");
+    assert_eq!((summary["imported"].as_u64(), summary["added"].as_u64()), (Some(1), Some(0)), "{summary}");
     assert_eq!(w.addresses(), ["local_file.site"]);
     assert_eq!(w.attributes("local_file.site")["content"], "site");
     assert_eq!(w.file_stamp("out/site.txt"), before, "adopting a file does not rewrite it");
@@ -135,7 +136,9 @@ fn a_removed_block_forgets_without_deleting() {
     let change = json.events().into_iter().find(|e| e["type"] == "planned_change").unwrap();
     assert_eq!(change["action"], "forget");
 
-    w.cairn(&["apply", "-auto-approve"]).success();
+    let run = w.cairn(&["apply", "-auto-approve", "-json"]).success();
+    let summary = run.events().into_iter().find(|e| e["type"] == "summary").expect("a summary");
+    assert_eq!((summary["forgotten"].as_u64(), summary["destroyed"].as_u64()), (Some(1), Some(0)), "{summary}");
     assert!(w.addresses().is_empty());
     assert_eq!(w.file_stamp("out/site.txt"), before, "the file is left as it was");
     assert_eq!(w.read("out/site.txt"), "site");
