@@ -105,12 +105,6 @@ impl Workspace {
         self.dir().join(STATE_FILE)
     }
 
-    /// The backend the configuration asks for (its `backend` block, with
-    /// `PG_CONN_STR` from the environment), not opened.
-    pub fn backend_choice(&self) -> Result<BackendChoice> {
-        BackendChoice::of(&self.config, |name| std::env::var(name).ok())
-    }
-
     /// The providers the configuration itself uses (resources and
     /// `provider` blocks).
     pub fn provider_names(&self) -> BTreeSet<String> {
@@ -120,9 +114,7 @@ impl Workspace {
     /// The state's backend, unlocked. Refused when it is not the one
     /// `cairn init` set up (see [`check_initialised`]).
     pub fn backend(&self) -> Result<Box<dyn Backend>> {
-        let choice = self.backend_choice()?;
-        check_initialised(self.dir(), &choice)?;
-        choice.open()
+        open_backend(&self.config)
     }
 
     /// Most steps of each provider that may run at once: its sandbox's
@@ -134,23 +126,33 @@ impl Workspace {
 
 /// The configuration in `dir`, and its dependency graph.
 fn load_config(dir: &Path) -> Result<(Config, DependencyGraph)> {
-    let dir =
-        dir.canonicalize().with_context(|| format!("the configuration directory {} does not exist", dir.display()))?;
-    let config = config::load(&dir).map_err(diagnostics)?;
+    let config = parse_config(dir)?;
     let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
     Ok((config, graph))
 }
 
-/// The backend of the state of the configuration in `dir`, unlocked, for
-/// commands that need the state but not the configuration (`state`,
-/// `output`).
-/// The backend is the one its `backend` block names (read without
-/// evaluating variables, which such a command may not have).
-pub fn backend_at(dir: &Path) -> Result<Box<dyn Backend>> {
-    let (config, _) = load_config(dir)?;
-    let choice = BackendChoice::of(&config, |name| std::env::var(name).ok())?;
+/// The configuration in `dir`, read and checked but not evaluated.
+fn parse_config(dir: &Path) -> Result<Config> {
+    let dir =
+        dir.canonicalize().with_context(|| format!("the configuration directory {} does not exist", dir.display()))?;
+    config::load(&dir).map_err(diagnostics)
+}
+
+/// The backend `config`'s `backend` block names (with `PG_CONN_STR` from
+/// the environment), unlocked; refused when it is not the one `cairn init`
+/// set up (see [`check_initialised`]).
+fn open_backend(config: &Config) -> Result<Box<dyn Backend>> {
+    let choice = BackendChoice::of(config, |name| std::env::var(name).ok())?;
     check_initialised(&config.dir, &choice)?;
     choice.open()
+}
+
+/// The backend of the state of the configuration in `dir`, unlocked, for
+/// commands that need the state but not a run (`state`, `output`): the
+/// configuration is read for its `backend` block, and its variables are
+/// not evaluated (such a command may not have them).
+pub fn backend_at(dir: &Path) -> Result<Box<dyn Backend>> {
+    open_backend(&parse_config(dir)?)
 }
 
 /// Options of a run that plans.

@@ -67,23 +67,11 @@ impl InstancePlanner<'_> {
         let value = response.planned_state.clone();
         plan.changes.push(ResourceChange {
             sensitive: response.sensitive,
-            addr: self.addr.clone(),
-            provider: self.gate.name().to_string(),
-            action,
-            prior,
-            planned: response.planned_state,
-            config,
             prior_private,
             planned_private: response.planned_private,
             replace_reason: reason,
-            dependencies: self.dependencies.to_vec(),
-            prior_dependencies: self.prior.map(|i| i.dependencies.clone()).unwrap_or_default(),
-            create_before_destroy: self.resource.lifecycle.create_before_destroy,
-            deposed: None,
-            schema_version: self.schema.version,
-            location: Some(self.resource.location.clone()),
             importing: self.import_id.clone(),
-            moved_from: None,
+            ..self.change(action, prior, response.planned_state, config)
         });
         Ok(value)
     }
@@ -97,23 +85,8 @@ impl InstancePlanner<'_> {
         }
         plan.changes.push(ResourceChange {
             sensitive: self.prior.map(|i| i.sensitive_attributes.clone()).unwrap_or_default(),
-            addr: self.addr.clone(),
-            provider: self.gate.name().to_string(),
-            action: Action::NoOp,
-            prior: current.clone(),
-            planned: current.clone(),
-            config,
             prior_private: private,
-            planned_private: Vec::new(),
-            replace_reason: None,
-            dependencies: self.dependencies.to_vec(),
-            prior_dependencies: self.prior.map(|i| i.dependencies.clone()).unwrap_or_default(),
-            create_before_destroy: self.resource.lifecycle.create_before_destroy,
-            deposed: None,
-            schema_version: self.schema.version,
-            location: Some(self.resource.location.clone()),
-            importing: None,
-            moved_from: None,
+            ..self.change(Action::NoOp, current.clone(), current.clone(), config)
         });
         current
     }
@@ -241,26 +214,38 @@ impl InstancePlanner<'_> {
         }
         let planned = unknown_computed(&self.schema.block, &config);
         plan.changes.push(ResourceChange {
+            // A read depends on what it depends on now, never on an earlier read.
+            prior_dependencies: Vec::new(),
+            ..self.change(Action::Read, Value::Null, planned.clone(), config)
+        });
+        Ok(planned)
+    }
+
+    /// This instance's change `action` from `prior` to `planned`, with what
+    /// every change of it carries (address, provider, dependencies,
+    /// lifecycle, schema version, location) and nothing else: no private
+    /// bytes, marks, reason, import or move.
+    fn change(&self, action: Action, prior: Value, planned: Value, config: Value) -> ResourceChange {
+        ResourceChange {
             sensitive: Vec::new(),
             addr: self.addr.clone(),
             provider: self.gate.name().to_string(),
-            action: Action::Read,
-            prior: Value::Null,
-            planned: planned.clone(),
+            action,
+            prior,
+            planned,
             config,
             prior_private: Vec::new(),
             planned_private: Vec::new(),
             replace_reason: None,
             dependencies: self.dependencies.to_vec(),
-            prior_dependencies: Vec::new(),
-            create_before_destroy: false,
+            prior_dependencies: self.prior.map(|i| i.dependencies.clone()).unwrap_or_default(),
+            create_before_destroy: self.resource.lifecycle.create_before_destroy,
             deposed: None,
             schema_version: self.schema.version,
             location: Some(self.resource.location.clone()),
             importing: None,
             moved_from: None,
-        });
-        Ok(planned)
+        }
     }
 }
 

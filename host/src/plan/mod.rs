@@ -615,23 +615,8 @@ impl Planner {
         match instance::decode_prior(Gate::new(provider.as_ref()), inst).await {
             Ok(prior) => plan.changes.push(ResourceChange {
                 sensitive: inst.sensitive_attributes.clone(),
-                addr: inst.addr.clone(),
-                provider: inst.provider.clone(),
-                action: Action::Forget,
-                planned: prior.clone(),
-                prior,
-                config: Value::Null,
-                prior_private: inst.private.clone(),
-                planned_private: Vec::new(),
-                replace_reason: None,
-                dependencies: inst.dependencies.clone(),
-                prior_dependencies: inst.dependencies.clone(),
-                create_before_destroy: inst.create_before_destroy,
-                deposed: None,
-                schema_version: inst.schema_version,
                 location: self.config.removed_of(&inst.addr.resource).map(|r| r.location.clone()),
-                importing: None,
-                moved_from: None,
+                ..stored_change(inst, Action::Forget, prior.clone(), prior)
             }),
             Err(d) => errors.push(d),
         }
@@ -658,24 +643,9 @@ impl Planner {
                 };
                 match instance::decode_prior(Gate::new(provider.as_ref()), &object).await {
                     Ok(prior) => plan.changes.push(ResourceChange {
-                        sensitive: Vec::new(),
-                        addr: inst.addr.clone(),
-                        provider: inst.provider.clone(),
-                        action: Action::Delete,
-                        prior,
-                        planned: Value::Null,
-                        config: Value::Null,
-                        prior_private: d.private.clone(),
-                        planned_private: Vec::new(),
-                        replace_reason: None,
-                        dependencies: inst.dependencies.clone(),
-                        prior_dependencies: inst.dependencies.clone(),
                         create_before_destroy: true,
                         deposed: Some(d.key.clone()),
-                        schema_version: inst.schema_version,
-                        location: None,
-                        importing: None,
-                        moved_from: None,
+                        ..stored_change(&object, Action::Delete, prior, Value::Null)
                     }),
                     Err(e) => errors.push(e),
                 }
@@ -703,30 +673,41 @@ impl Planner {
                     return;
                 }
                 plan.changes.push(ResourceChange {
-                    sensitive: Vec::new(),
-                    addr: inst.addr.clone(),
-                    provider: inst.provider.clone(),
-                    action: Action::Delete,
-                    prior,
-                    planned: Value::Null,
-                    config: Value::Null,
-                    prior_private: inst.private.clone(),
-                    planned_private: Vec::new(),
                     // Not a replace: for the plan output, a delete retried.
                     replace_reason: (inst.status == crate::state::InstanceStatus::Destroying)
                         .then_some(ReplaceReason::Destroying),
-                    dependencies: inst.dependencies.clone(),
-                    prior_dependencies: inst.dependencies.clone(),
-                    create_before_destroy: inst.create_before_destroy,
-                    deposed: None,
-                    schema_version: inst.schema_version,
                     location: resource.map(|r| r.location.clone()),
-                    importing: None,
-                    moved_from: None,
+                    ..stored_change(inst, Action::Delete, prior, Value::Null)
                 })
             }
             Err(d) => errors.push(d),
         }
+    }
+}
+
+/// The change `action` of an object the state holds, from `prior` to
+/// `planned`: its address, provider, private bytes, dependencies (as
+/// recorded), lifecycle and schema version, with no configuration.
+fn stored_change(inst: &InstanceState, action: Action, prior: Value, planned: Value) -> ResourceChange {
+    ResourceChange {
+        sensitive: Vec::new(),
+        addr: inst.addr.clone(),
+        provider: inst.provider.clone(),
+        action,
+        prior,
+        planned,
+        config: Value::Null,
+        prior_private: inst.private.clone(),
+        planned_private: Vec::new(),
+        replace_reason: None,
+        dependencies: inst.dependencies.clone(),
+        prior_dependencies: inst.dependencies.clone(),
+        create_before_destroy: inst.create_before_destroy,
+        deposed: None,
+        schema_version: inst.schema_version,
+        location: None,
+        importing: None,
+        moved_from: None,
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::addr::{InstanceAddr, ResourceAddr};
+use crate::addr::InstanceAddr;
 use crate::config::Moved;
 use crate::diag::{Diagnostic, Location};
 use crate::state::State;
@@ -34,17 +34,11 @@ pub fn apply_moves(moves: &[Moved], state: &mut State) -> Result<Vec<Move>, Vec<
         }
     }
     check_collisions(&planned, state)?;
-    let mut objects = Vec::new();
-    for (m, _) in &planned {
-        if let Some(mut inst) = state.remove(&m.from) {
-            inst.addr = m.to.clone();
-            objects.push(inst);
-        }
-    }
-    for inst in objects {
-        state.set(inst);
-    }
-    rename_dependencies(moves, state);
+    let pairs: Vec<(InstanceAddr, InstanceAddr)> =
+        planned.iter().map(|(m, _)| (m.from.clone(), m.to.clone())).collect();
+    state.rebind(&pairs);
+    // Dependencies on a whole resource that moved follow it.
+    state.rename_dependencies(|r| final_address(moves, &r.instance()).map(|(a, _)| a.resource));
     Ok(planned.into_iter().map(|(m, _)| m).collect())
 }
 
@@ -96,16 +90,4 @@ fn check_collisions(planned: &[(Move, &Location)], state: &State) -> Result<(), 
         }
     }
     if errors.is_empty() { Ok(()) } else { Err(errors) }
-}
-
-/// The dependencies the state records, renamed where a whole resource moved.
-fn rename_dependencies(moves: &[Moved], state: &mut State) {
-    let renamed = |r: &ResourceAddr| final_address(moves, &r.instance()).map(|(a, _)| a.resource);
-    for inst in state.resources.iter_mut() {
-        for dep in &mut inst.dependencies {
-            if let Some(new) = renamed(dep) {
-                *dep = new;
-            }
-        }
-    }
 }

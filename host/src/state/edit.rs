@@ -116,16 +116,28 @@ impl State {
             }
         };
         self.check_destinations(&moves, whole_resource.then_some(&to.resource), &from_text, &to_text)?;
-        for (old, new) in &moves {
-            if let Some(mut inst) = self.remove(old) {
-                inst.addr = new.clone();
-                self.set(inst);
-            }
-        }
+        self.rebind(&moves);
         if whole_resource {
-            self.rename_dependencies(&from.resource, &to.resource);
+            self.rename_dependencies(|r| (*r == from.resource).then(|| to.resource.clone()));
         }
         Ok(moves)
+    }
+
+    /// Rebinds the object at each `(old, new)` pair's old address to its
+    /// new one. Every object is taken out before any is put back, so that
+    /// objects may trade places. Checking that nothing is overwritten is
+    /// the caller's business.
+    pub fn rebind(&mut self, moves: &[(InstanceAddr, InstanceAddr)]) {
+        let mut objects = Vec::new();
+        for (old, new) in moves {
+            if let Some(mut inst) = self.remove(old) {
+                inst.addr = new.clone();
+                objects.push(inst);
+            }
+        }
+        for inst in objects {
+            self.set(inst);
+        }
     }
 
     /// Refuses moves onto an existing instance (one not itself moving
@@ -154,12 +166,15 @@ impl State {
         }
     }
 
-    /// Points every recorded dependency on `from` at `to`, so that destroy
-    /// order still holds after a resource is renamed.
-    fn rename_dependencies(&mut self, from: &ResourceAddr, to: &ResourceAddr) {
+    /// Points every recorded dependency that `renamed` maps to a new
+    /// resource address at it, so that destroy order still holds after
+    /// resources are renamed.
+    pub fn rename_dependencies(&mut self, renamed: impl Fn(&ResourceAddr) -> Option<ResourceAddr>) {
         for inst in self.resources.iter_mut() {
-            for dependency in inst.dependencies.iter_mut().filter(|d| *d == from) {
-                *dependency = to.clone();
+            for dependency in inst.dependencies.iter_mut() {
+                if let Some(new) = renamed(dependency) {
+                    *dependency = new;
+                }
             }
         }
         self.normalize();
