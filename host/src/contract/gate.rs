@@ -335,6 +335,23 @@ impl<'a> Gate<'a> {
         Ok(((object.state, object.private), warnings))
     }
 
+    /// Adopts the existing object `id` as `addr`, as Terraform does: asks
+    /// for it ([`Gate::import`]), then reads it back ([`Gate::refresh`]),
+    /// so that what is recorded is what a refresh would see. `None` when
+    /// the read finds it gone. Returns the warnings of both calls.
+    #[allow(clippy::type_complexity)]
+    pub async fn adopt(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        id: &str,
+    ) -> Result<(Option<(Value, Vec<u8>)>, Vec<Diagnostic>), CheckedCallError> {
+        let ((object, private), mut warnings) = self.import(schema, addr, id).await?;
+        let (current, more) = self.refresh(schema, addr, &object, &private).await?;
+        warnings.extend(more);
+        Ok((current, warnings))
+    }
+
     /// Upgrades a stored object written with an older schema version and
     /// checks the result against the current schema.
     pub async fn upgrade(
@@ -367,6 +384,15 @@ impl<'a> Gate<'a> {
         }
         Err(CheckedCallError::Contract(invalid_answer(self.name(), addr, what, violations)))
     }
+}
+
+/// The error for an import whose object the provider could not read back.
+pub fn import_gone(addr: &InstanceAddr, id: &str) -> Diagnostic {
+    Diagnostic::error("Cannot import non-existent remote object").with_detail(format!(
+        "While attempting to import an existing object to {addr}, the provider detected that no object exists \
+         with the id {id:?}. Only existing objects can be imported; check that the id is correct, or let cairn \
+         create the object by removing the import."
+    ))
 }
 
 /// Splits a provider's diagnostics: errors fail the call, warnings are returned.

@@ -45,19 +45,12 @@ impl Engine {
         };
         let gate = Gate::new(provider.as_ref());
         let schema = gate.schema_of(&addr.resource).map_err(|d| diagnostics(vec![d.at(&resource.location)]))?;
-        let found = self.tokio.block_on(async {
-            let ((object, private), _) = gate.import(schema, addr, id).await?;
-            let (current, _) = gate.refresh(schema, addr, &object, &private).await?;
-            Ok(current)
-        });
-        let Some((object, private)) = found
-            .map_err(|e: crate::contract::CheckedCallError| diagnostics(e.into_diagnostics(&resource.location)))?
-        else {
-            bail!(
-                "Cannot import non-existent remote object: provider {:?} found no object with the id {id:?} for {addr}",
-                resource.provider
-            );
-        };
+        let (found, _warnings) = self
+            .tokio
+            .block_on(gate.adopt(schema, addr, id))
+            .map_err(|e| diagnostics(e.into_diagnostics(&resource.location)))?;
+        let (object, private) =
+            found.ok_or_else(|| diagnostics(vec![crate::contract::import_gone(addr, id).at(&resource.location)]))?;
         let kept = crate::contract::null_write_only(&schema.block, &object);
         state.set(InstanceState {
             private,

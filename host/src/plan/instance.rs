@@ -4,7 +4,7 @@
 
 use crate::addr::{InstanceAddr, ResourceAddr};
 use crate::config::{self, EvalContext, Resource};
-use crate::contract::{CheckedCallError, Gate, located};
+use crate::contract::{CheckedCallError, Gate, import_gone, located};
 use crate::diag::{Diagnostic, Location};
 use crate::provider::PlanResponse;
 use crate::schema::Schema;
@@ -94,13 +94,9 @@ impl InstancePlanner<'_> {
     /// Asks the provider for the existing object `id`, then reads it, as
     /// Terraform does: the answer to the read is what is adopted.
     async fn import(&self, id: &str, plan: &mut Plan) -> Result<(Value, Vec<u8>), Vec<Diagnostic>> {
-        let ((object, private), warnings) =
-            self.gate.import(self.schema, self.addr, id).await.map_err(|e| self.failed(e))?;
+        let (found, warnings) = self.gate.adopt(self.schema, self.addr, id).await.map_err(|e| self.failed(e))?;
         self.keep_warnings(warnings, plan);
-        let (current, warnings) =
-            self.gate.refresh(self.schema, self.addr, &object, &private).await.map_err(|e| self.failed(e))?;
-        self.keep_warnings(warnings, plan);
-        current.ok_or_else(|| vec![import_gone(self.addr, id).at(&self.resource.location)])
+        found.ok_or_else(|| vec![import_gone(self.addr, id).at(&self.resource.location)])
     }
 
     /// Chooses the action from the prior state and the provider's plan.
@@ -247,15 +243,6 @@ impl InstancePlanner<'_> {
             moved_from: None,
         }
     }
-}
-
-/// The error for an import whose object the provider could not read back.
-fn import_gone(addr: &InstanceAddr, id: &str) -> Diagnostic {
-    Diagnostic::error("Cannot import non-existent remote object").with_detail(format!(
-        "While attempting to import an existing object to {addr}, the provider detected that no object exists \
-         with the id {id:?}. Only existing objects can be imported; check that the id is correct, or let cairn \
-         create the object by removing the import."
-    ))
 }
 
 /// The error for deleting what `prevent_destroy` protects.
