@@ -290,7 +290,8 @@ fn object_attribute_type(expr: &Expression) -> Result<(Type, Option<Value>, Defa
         [ty, default] => {
             let (ty, inner) = parse_type_with_defaults(ty)?;
             // A constant: it is part of the type, known before anything else.
-            let value = eval(default, &EvalContext::new(".")).map_err(|mut d| d.remove(0))?;
+            let value = literal(default, Path::new("."), "default value of an optional attribute")
+                .map_err(|mut d| d.remove(0))?;
             let value = ty.convert(&value).map_err(|e| {
                 invalid(format!("The default value of this optional attribute is not a {ty}: {}.", e.message))
             })?;
@@ -599,6 +600,7 @@ mod tests {
         assert!(err("list(string, number)").contains("list() takes one argument"));
         assert!(err("object({a = optional(bool, \"maybe\")})").contains("default value of this optional attribute"));
         assert!(err("object({a = optional(bool, true, 1)})").contains("optional() takes the attribute's type"));
+        assert!(err("object({a = optional(string, var.x)})").contains("cannot refer to var.x"));
         assert!(err("optional(string)").contains("only for the attributes of an object type"));
         assert!(err("lst(string)").contains("is not a type constructor"));
     }
