@@ -54,6 +54,24 @@ pub enum Step {
     Apply(InstanceAddr, Option<String>),
     /// Evaluate a local value.
     Local(String),
+    /// Nothing: a step that finishes once a group of steps has, standing
+    /// for the edges from every step of that group to every step of
+    /// another. Between two blocks of many instances those edges would
+    /// number the product of their sizes; through a join they number the
+    /// sum. See [`Join`].
+    Join(Join),
+}
+
+/// The group of steps a [`Step::Join`] waits for.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Join {
+    /// Every create, update, read or no-op of the block (rule 1).
+    Applied(ResourceAddr),
+    /// Every destroy of the first block whose object depended on the
+    /// second (rule 3).
+    DestroyedBefore(ResourceAddr, ResourceAddr),
+    /// Every destroy of the block (rule 4).
+    Destroyed(ResourceAddr),
 }
 
 impl Step {
@@ -61,7 +79,7 @@ impl Step {
     pub fn addr(&self) -> Option<&InstanceAddr> {
         match self {
             Step::Destroy(a, _) | Step::Apply(a, _) => Some(a),
-            Step::Local(_) => None,
+            Step::Local(_) | Step::Join(_) => None,
         }
     }
 }
@@ -73,6 +91,9 @@ impl fmt::Display for Step {
             Step::Destroy(a, Some(k)) => write!(f, "{a} (destroy deposed {k})"),
             Step::Apply(a, _) => write!(f, "{a}"),
             Step::Local(n) => write!(f, "local.{n}"),
+            Step::Join(Join::Applied(r)) => write!(f, "{r} (all applied)"),
+            Step::Join(Join::DestroyedBefore(r, dep)) => write!(f, "{r} (all destroyed before {dep})"),
+            Step::Join(Join::Destroyed(r)) => write!(f, "{r} (all destroyed)"),
         }
     }
 }
@@ -156,13 +177,15 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
             node_steps.insert(node.clone(), vec![g.add_node(Step::Local(name.clone()))]);
         }
     }
+    let mut joins = Joins::default();
     for (node, steps) in &node_steps {
         for dep in deps.dependencies(node) {
-            for from in node_steps.get(&dep).into_iter().flatten() {
-                for to in steps {
-                    edges.insert((*to, *from));
-                }
-            }
+            let Some(from) = node_steps.get(&dep) else { continue };
+            let join = match &dep {
+                Node::Resource(r) => Some(Join::Applied(r.clone())),
+                _ => None,
+            };
+            joins.depend_all(&mut g, &mut edges, join, steps, from);
         }
     }
 
@@ -187,34 +210,51 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     }
     let destroyers_of = |r: &ResourceAddr| destroyers_by.get(r).into_iter().flatten().copied();
     // Rule 3: dependencies destroyed after their dependents; their creates
-    // and updates too when they are not replaced.
+    // and updates too when they are not replaced (those edges stay one by
+    // one: rule 5 may invert each of them).
+    let mut dependents_destroyed: BTreeMap<(&ResourceAddr, &ResourceAddr), Vec<NodeIndex>> = BTreeMap::new();
     for (d, change, _) in &destroyers {
         for dep in &change.prior_dependencies {
-            for dep_destroy in destroyers_of(dep) {
-                if dep_destroy != *d {
-                    edges.insert((dep_destroy, *d));
-                }
-            }
+            dependents_destroyed.entry((&change.addr.resource, dep)).or_default().push(*d);
             for c in kept_creators_by.get(dep).into_iter().flatten() {
                 edges.insert((*c, *d));
             }
         }
     }
+    for ((block, dep), dependents) in &dependents_destroyed {
+        // An object's own block: each destroy waits for the others only.
+        if block == dep {
+            for (d, dep_destroy) in dependents.iter().flat_map(|d| destroyers_of(dep).map(move |x| (*d, x))) {
+                if dep_destroy != d {
+                    edges.insert((dep_destroy, d));
+                }
+            }
+            continue;
+        }
+        let dep_destroys: Vec<NodeIndex> = destroyers_of(dep).collect();
+        let join = Join::DestroyedBefore((*block).clone(), (*dep).clone());
+        joins.depend_all(&mut g, &mut edges, Some(join), &dep_destroys, dependents);
+    }
     // Rule 4: creates and updates after the destroys of what they depend on.
+    let cbd: BTreeSet<NodeIndex> = destroyers.iter().filter(|(_, _, cbd)| *cbd).map(|(d, _, _)| *d).collect();
+    let mut creators_after: BTreeMap<&ResourceAddr, Vec<NodeIndex>> = BTreeMap::new();
     for (c, creator) in &creators {
         let all: BTreeSet<&ResourceAddr> = creator.dependencies.iter().chain(&creator.prior_dependencies).collect();
         for dep in all {
-            if dep == &creator.addr.resource {
-                continue;
-            }
-            for d in destroyers_of(dep) {
-                edges.insert((*c, d));
+            if dep != &creator.addr.resource {
+                creators_after.entry(dep).or_default().push(*c);
             }
         }
     }
+    for (dep, dependents) in &creators_after {
+        let dep_destroys: Vec<NodeIndex> = destroyers_of(dep).collect();
+        // Rule 5 inverts the edges into create_before_destroy destroys one
+        // by one, so those cannot go through a join.
+        let join = dep_destroys.iter().all(|d| !cbd.contains(d)).then(|| Join::Destroyed((*dep).clone()));
+        joins.depend_all(&mut g, &mut edges, join, dependents, &dep_destroys);
+    }
 
     // Rule 5: invert create/update → create_before_destroy destroy edges.
-    let cbd: BTreeSet<NodeIndex> = destroyers.iter().filter(|(_, _, cbd)| *cbd).map(|(d, _, _)| *d).collect();
     for (dependent, dependency) in edges {
         if cbd.contains(&dependency) && matches!(g[dependent], Step::Apply(..)) {
             g.update_edge(dependent, dependency, ());
@@ -224,6 +264,46 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     }
     check_acyclic(&g)?;
     Ok(g)
+}
+
+/// The join steps of a graph being built, each added once.
+#[derive(Default)]
+struct Joins {
+    added: BTreeMap<Join, NodeIndex>,
+}
+
+impl Joins {
+    /// Adds "every step of `dependents` depends on every step of
+    /// `dependencies`" to `edges`: one by one when either side is small,
+    /// through the step `join` (added once, waiting for `dependencies`)
+    /// when both are large enough that the product of their sizes would
+    /// exceed the sum. Every use of one join must pass the same
+    /// `dependencies`.
+    fn depend_all(
+        &mut self,
+        g: &mut ApplyGraph,
+        edges: &mut BTreeSet<(NodeIndex, NodeIndex)>,
+        join: Option<Join>,
+        dependents: &[NodeIndex],
+        dependencies: &[NodeIndex],
+    ) {
+        let many = dependents.len() * dependencies.len() > dependents.len() + dependencies.len() + 1;
+        match join {
+            Some(join) if many => {
+                let j = *self.added.entry(join.clone()).or_insert_with(|| {
+                    let j = g.add_node(Step::Join(join));
+                    edges.extend(dependencies.iter().map(|d| (j, *d)));
+                    j
+                });
+                edges.extend(dependents.iter().map(|d| (*d, j)));
+            }
+            _ => {
+                for to in dependents {
+                    edges.extend(dependencies.iter().map(|from| (*to, *from)));
+                }
+            }
+        }
+    }
 }
 
 /// Fails with the steps of a cycle, each to run before the next.
@@ -292,6 +372,7 @@ fn label(step: &Step, plan: &Plan) -> String {
             format!("{a} {action}")
         }
         Step::Local(n) => format!("local.{n}"),
+        Step::Join(_) => step.to_string(),
     }
 }
 

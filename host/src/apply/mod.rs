@@ -236,7 +236,7 @@ impl Applier {
         let worker = Arc::clone(&shared);
         let group = |step: &Step| {
             let change = match step {
-                Step::Local(_) => return None,
+                Step::Local(_) | Step::Join(_) => return None,
                 Step::Destroy(addr, Some(key)) => {
                     shared.deposed_change(addr, key).or_else(|| shared.current_change(addr))
                 }
@@ -316,6 +316,7 @@ impl Shared {
         let urgency = self.urgency.get(step).copied().unwrap_or(0);
         let result = match step {
             Step::Local(name) => self.eval_local(name).map(|()| None).map_err(Halt::from),
+            Step::Join(_) => Ok(None),
             Step::Destroy(addr, None) => self.destroy(self.change(addr), urgency).await.map(|()| None),
             Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key, urgency).await.map(|()| None),
             Step::Apply(addr, depose) => {
@@ -373,7 +374,7 @@ impl Shared {
     /// object (not locals, not no-ops).
     fn node_event(&self, step: &Step) -> Option<NodeEvent> {
         let (addr, deposed, action, replace) = match step {
-            Step::Local(_) => return None,
+            Step::Local(_) | Step::Join(_) => return None,
             Step::Destroy(addr, key) => {
                 let replace = key.as_ref().is_some_and(|k| self.deposed_change(addr, k).is_none())
                     || (key.is_none() && self.change(addr).action == Action::Replace);
@@ -438,7 +439,7 @@ impl Shared {
     /// `count.index`/`each`. Copying only what an expression can refer to
     /// keeps a step's cost independent of the size of the configuration.
     fn eval_context(&self, instance: Option<&InstanceAddr>, needs: Option<&[ResourceAddr]>) -> EvalContext {
-        let (values, locals) = &*lock(&self.values);
+        let (values, locals) = &mut *lock(&self.values);
         let resources = match needs {
             None => values.snapshot(),
             Some(needs) => values.snapshot_of(needs),

@@ -34,6 +34,27 @@ pub(crate) fn get_attr(value: Value, name: &str) -> Result<Value, Diagnostic> {
     }
 }
 
+/// `value.name` when the attribute or element is there: the part of
+/// `value` itself, without copying it. `None` when [`get_attr`] would give
+/// anything else (an unknown, an error).
+pub(crate) fn get_attr_ref<'v>(value: &'v Value, name: &str) -> Option<&'v Value> {
+    match value {
+        Value::Object(m) | Value::Map(m) => m.get(name),
+        _ => None,
+    }
+}
+
+/// `value[key]` when the element is there: the part of `value` itself,
+/// without copying it. `None` when [`index`] would give anything else (an
+/// unknown, an error).
+pub(crate) fn index_ref<'v>(value: &'v Value, key: &Value) -> Option<&'v Value> {
+    match (value, key) {
+        (Value::List(v) | Value::Tuple(v), Value::Number(n)) => v.get(usize::try_from(n.as_i64()?).ok()?),
+        (Value::Map(m) | Value::Object(m), Value::String(k)) => m.get(k),
+        _ => None,
+    }
+}
+
 /// `value[key]`.
 pub(crate) fn index(value: Value, key: &Value) -> Result<Value, Diagnostic> {
     let invalid = |detail: String| Diagnostic::error("Invalid index").with_detail(detail);

@@ -7,12 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::addr::ResourceAddr;
 use crate::diag::{Diagnostic, Location};
 use crate::value::{Type, Value};
 
-use super::access::{get_attr, index};
+use super::access::{get_attr, get_attr_ref, index, index_ref};
 use super::expr::{ExprKind, Expression, ForExpr, Reference, Step, TemplatePart};
 use super::{error_at, functions, ops};
 
@@ -28,8 +29,10 @@ pub struct EvalContext {
     /// Local values by name.
     pub locals: BTreeMap<String, Value>,
     /// The value of each resource: an object, or a tuple (count) or object
-    /// (for_each) of instance objects.
-    pub resources: BTreeMap<ResourceAddr, Value>,
+    /// (for_each) of instance objects. Shared, because a block of many
+    /// instances is seen whole by every instance that refers to it: copying
+    /// it into each instance's context would make planning quadratic.
+    pub resources: BTreeMap<ResourceAddr, Arc<Value>>,
     /// `count.index`, inside a resource with `count`.
     pub count_index: Option<i64>,
     /// `each.key` and `each.value`, inside a resource with `for_each`.
@@ -63,7 +66,7 @@ struct Evaluator<'a> {
     bound: Vec<(String, Value)>,
 }
 
-impl Evaluator<'_> {
+impl<'a> Evaluator<'a> {
     fn eval(&mut self, expr: &Expression) -> EvalResult {
         let location = &expr.location;
         match &expr.kind {
@@ -160,8 +163,49 @@ impl Evaluator<'_> {
         }
         let (reference, consumed) = Reference::from_traversal(root, steps)
             .map_err(|(summary, detail)| vec![error_at(summary, detail, location)])?;
-        let value = self.reference_value(&reference, location)?;
-        self.apply_steps(value, &steps[consumed..], location)
+        let steps = &steps[consumed..];
+        let Some(whole) = self.stored_value(&reference) else {
+            let value = self.reference_value(&reference, location)?;
+            return self.apply_steps(value, steps, location);
+        };
+        // Walk into the stored value without copying it: a reference such
+        // as `null_resource.base[7].id` copies only the `id` it ends at.
+        let (part, taken) = self.borrow_steps(whole, steps)?;
+        self.apply_steps(part.clone(), &steps[taken..], location)
+    }
+
+    /// The value a variable, local or resource reference names, where the
+    /// context keeps it (`None` for anything else, or an undeclared name,
+    /// which [`Self::reference_value`] reports).
+    fn stored_value(&self, reference: &Reference) -> Option<&'a Value> {
+        let ctx = self.ctx;
+        match reference {
+            Reference::Variable(name) => ctx.variables.get(name),
+            Reference::Local(name) => ctx.locals.get(name),
+            Reference::Resource(addr) => ctx.resources.get(addr).map(|v| &**v),
+            _ => None,
+        }
+    }
+
+    /// Follows the leading attribute and index steps that lead to a part of
+    /// `value` that is there, by reference; returns that part and how many
+    /// steps it took. The first step that would need anything else (an
+    /// unknown, a missing key, a conversion, a splat) is left to
+    /// [`Self::apply_steps`], which gives the same result or error as if
+    /// no step had been taken by reference.
+    fn borrow_steps(&mut self, mut value: &'a Value, steps: &[Step]) -> Result<(&'a Value, usize), Vec<Diagnostic>> {
+        for (taken, step) in steps.iter().enumerate() {
+            let next = match step {
+                Step::Attr(name) => get_attr_ref(value, name),
+                Step::Index(key) => index_ref(value, &self.eval(key)?),
+                Step::Splat { .. } => None,
+            };
+            match next {
+                Some(part) => value = part,
+                None => return Ok((value, taken)),
+            }
+        }
+        Ok((value, steps.len()))
     }
 
     fn reference_value(&self, reference: &Reference, location: &Location) -> EvalResult {
@@ -177,7 +221,7 @@ impl Evaluator<'_> {
             Reference::Local(name) => ctx.locals.get(name).cloned().ok_or_else(|| {
                 missing("Reference to undeclared local value", format!("There is no local value named \"{name}\"."))
             }),
-            Reference::Resource(addr) => ctx.resources.get(addr).cloned().ok_or_else(|| {
+            Reference::Resource(addr) => ctx.resources.get(addr).map(|v| Value::clone(v)).ok_or_else(|| {
                 missing("Reference to undeclared resource", format!("There is no value for {addr} here."))
             }),
             Reference::CountIndex => ctx.count_index.map(Value::int).ok_or_else(|| {
@@ -545,16 +589,17 @@ mod tests {
         ctx.locals.insert("items".into(), Value::List(vec![Value::string("p"), Value::string("q")]));
         ctx.resources.insert(
             ResourceAddr::managed("random_id", "x"),
-            Value::object([("hex", Value::unknown()), ("byte_length", Value::int(4))]),
+            Arc::new(Value::object([("hex", Value::unknown()), ("byte_length", Value::int(4))])),
         );
         ctx.resources.insert(
             ResourceAddr::managed("local_file", "f"),
-            Value::Tuple(vec![
+            Arc::new(Value::Tuple(vec![
                 Value::object([("id", Value::string("1")), ("tags", Value::object([("k", Value::string("v1"))]))]),
                 Value::object([("id", Value::string("2")), ("tags", Value::object([("k", Value::string("v2"))]))]),
-            ]),
+            ])),
         );
-        ctx.resources.insert(ResourceAddr::data("local_file", "t"), Value::object([("content", Value::string("hi"))]));
+        ctx.resources
+            .insert(ResourceAddr::data("local_file", "t"), Arc::new(Value::object([("content", Value::string("hi"))])));
         ctx.count_index = Some(1);
         ctx.each = Some((Value::string("k"), Value::int(7)));
         ctx
@@ -618,6 +663,11 @@ mod tests {
         assert_eq!(ok("local.items.0"), Value::string("p"));
         assert_eq!(ok(r#"local.items["1"]"#), Value::string("q"));
         assert_eq!(ok("local_file.f[1].id"), Value::string("2"));
+        // Steps taken by reference and those that need a conversion or
+        // fail agree with each other.
+        assert_eq!(ok(r#"local_file.f["1"].tags["k"]"#), Value::string("v2"));
+        assert!(err("local_file.f[2].id").contains("it has 2 elements"));
+        assert!(err("local_file.f[1].tags.zz").contains("does not have an attribute named \"zz\""));
         assert_eq!(ok("local_file.f.*.id"), list(&[Value::string("1"), Value::string("2")]));
         assert_eq!(ok("local_file.f[*].tags.k"), list(&[Value::string("v1"), Value::string("v2")]));
         // `.*` applies only the attribute steps; the index picks from the result.

@@ -377,7 +377,7 @@ impl Engine {
         let mut inst = config::EvalContext {
             variables: ws.variables.clone(),
             locals: ws.config.locals.keys().map(|k| (k.clone(), Value::unknown())).collect(),
-            resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Value::unknown())).collect(),
+            resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Arc::new(Value::unknown()))).collect(),
             ..config::EvalContext::new(ws.dir())
         };
         // Locals and outputs, with every value they may refer to unknown:

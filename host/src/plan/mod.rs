@@ -748,7 +748,7 @@ impl Walk {
     /// resource's value for every node would make planning quadratic).
     fn context_of(&self, node: &Node) -> (EvalContext, Vec<ResourceAddr>) {
         let dependencies = self.planner.graph.resource_dependencies(node);
-        let walked = self.walked();
+        let mut walked = self.walked();
         let ctx = EvalContext {
             locals: walked.locals.clone(),
             resources: walked.values.snapshot_of(&dependencies),

@@ -3,6 +3,7 @@
 //! for `count`, an object keyed like `for_each`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::addr::{InstanceAddr, InstanceKey, ResourceAddr};
 use crate::config::{self, EvalContext, Resource};
@@ -79,21 +80,37 @@ pub fn instance_context(ctx: &EvalContext, expansion: &Expansion, key: Option<&I
 pub struct ResourceValues {
     expansions: BTreeMap<ResourceAddr, Expansion>,
     instances: BTreeMap<InstanceAddr, Value>,
+    /// Each block's value as references see it, built when first asked for
+    /// and dropped when the block changes: every instance that refers to a
+    /// block of many instances shares one copy of it.
+    built: BTreeMap<ResourceAddr, Arc<Value>>,
 }
 
 impl ResourceValues {
     /// Records how a resource expands.
     pub fn declare(&mut self, addr: &ResourceAddr, expansion: &Expansion) {
         self.expansions.insert(addr.clone(), expansion.clone());
+        self.built.remove(addr);
     }
 
     /// Records an instance's value.
     pub fn set(&mut self, addr: &InstanceAddr, value: Value) {
         self.instances.insert(addr.clone(), value);
+        self.built.remove(&addr.resource);
     }
 
     /// The value a reference to the resource sees.
-    pub fn resource_value(&self, addr: &ResourceAddr) -> Value {
+    pub fn resource_value(&mut self, addr: &ResourceAddr) -> Arc<Value> {
+        if let Some(value) = self.built.get(addr) {
+            return Arc::clone(value);
+        }
+        let value = Arc::new(self.build(addr));
+        self.built.insert(addr.clone(), Arc::clone(&value));
+        value
+    }
+
+    /// Assembles the resource's value from its instances' values.
+    fn build(&self, addr: &ResourceAddr) -> Value {
         let instance = |key: Option<InstanceKey>| {
             self.instances.get(&InstanceAddr { resource: addr.clone(), key }).cloned().unwrap_or(Value::unknown())
         };
@@ -107,15 +124,21 @@ impl ResourceValues {
     }
 
     /// Every declared resource's value, for an evaluation context.
-    pub fn snapshot(&self) -> BTreeMap<ResourceAddr, Value> {
-        self.expansions.keys().map(|a| (a.clone(), self.resource_value(a))).collect()
+    pub fn snapshot(&mut self) -> BTreeMap<ResourceAddr, Arc<Value>> {
+        let addrs: Vec<ResourceAddr> = self.expansions.keys().cloned().collect();
+        self.snapshot_of(&addrs)
     }
 
     /// The values of those of `addrs` that are declared: what an
-    /// evaluation that references only `addrs` needs, without copying
-    /// every other resource's value.
-    pub fn snapshot_of(&self, addrs: &[ResourceAddr]) -> BTreeMap<ResourceAddr, Value> {
-        addrs.iter().filter(|a| self.expansions.contains_key(*a)).map(|a| (a.clone(), self.resource_value(a))).collect()
+    /// evaluation that references only `addrs` needs.
+    pub fn snapshot_of(&mut self, addrs: &[ResourceAddr]) -> BTreeMap<ResourceAddr, Arc<Value>> {
+        let mut values = BTreeMap::new();
+        for addr in addrs {
+            if self.expansions.contains_key(addr) {
+                values.insert(addr.clone(), self.resource_value(addr));
+            }
+        }
+        values
     }
 }
 
@@ -132,8 +155,11 @@ mod tests {
         v.declare(&counted, &Expansion::Count(2));
         v.set(&single.instance(), Value::string("x"));
         v.set(&InstanceAddr { resource: counted.clone(), key: Some(InstanceKey::Int(1)) }, Value::string("y"));
-        assert_eq!(v.resource_value(&single), Value::string("x"));
-        assert_eq!(v.resource_value(&counted), Value::Tuple(vec![Value::unknown(), Value::string("y")]));
+        assert_eq!(*v.resource_value(&single), Value::string("x"));
+        assert_eq!(*v.resource_value(&counted), Value::Tuple(vec![Value::unknown(), Value::string("y")]));
+        // A value built once is built again when an instance changes.
+        v.set(&InstanceAddr { resource: counted.clone(), key: Some(InstanceKey::Int(0)) }, Value::string("z"));
+        assert_eq!(*v.resource_value(&counted), Value::Tuple(vec![Value::string("z"), Value::string("y")]));
         assert!(Expansion::Count(2).contains(Some(&InstanceKey::Int(1))));
         assert!(!Expansion::Count(2).contains(Some(&InstanceKey::Int(2))));
         assert!(!Expansion::Count(2).contains(None));

@@ -196,3 +196,62 @@ fn the_deposing_key_is_stable_and_avoids_existing_ones() {
     assert_eq!(k, deposing_key(&c, &BTreeSet::new()));
     assert_ne!(k, deposing_key(&c, &BTreeSet::from([k.as_str()])));
 }
+
+/// `a` and `b` with `count = 4`, every `b` referring to `a`: the edges
+/// between the two blocks go through one join step per rule, so that
+/// their number grows as the sum of the blocks' sizes, not the product,
+/// and every `b` still runs after every `a` (and is destroyed before).
+#[test]
+fn edges_between_large_blocks_go_through_joins() {
+    const COUNTED: &str = r#"
+resource "null_resource" "a" {
+  count = 4
+}
+resource "null_resource" "b" {
+  count = 4
+  triggers = { a = null_resource.a[count.index].id }
+}
+"#;
+    let keyed = |name: &str, i: i64, action: Action, deps: &[&str]| ResourceChange {
+        addr: InstanceAddr { key: Some(crate::addr::InstanceKey::Int(i)), ..addr(name) },
+        ..change(name, action, deps, false)
+    };
+    let all = |name: &str, action: Action, deps: &[&str]| {
+        (0..4).map(move |i| keyed(name, i, action, deps)).collect::<Vec<_>>()
+    };
+    let step = |g: &ApplyGraph, s: Step| g.node_indices().find(|n| g[*n] == s).unwrap();
+    let runs_before = |g: &ApplyGraph, first: &[NodeIndex], then: &[NodeIndex]| {
+        first.iter().all(|a| then.iter().all(|b| has_path_connecting(g, *a, *b, None)))
+    };
+
+    // Created: every a before every b, through `a (all applied)`.
+    let (g, _) = graph(COUNTED, [all("a", Action::Create, &[]), all("b", Action::Create, &["a"])].concat());
+    let applies = |name: &str| {
+        (0..4).map(|i| step(&g, Step::Apply(keyed(name, i, Action::Create, &[]).addr, None))).collect::<Vec<_>>()
+    };
+    assert!(runs_before(&g, &applies("a"), &applies("b")));
+    assert!(g.node_weights().any(|s| *s == Step::Join(Join::Applied(ResourceAddr::managed("null_resource", "a")))));
+    assert_eq!(g.edge_count(), 8, "4 edges into the join and 4 out:\n{}", to_dot(&g, &Plan::default()));
+
+    // Destroyed: every b before every a.
+    let (g, _) = graph(COUNTED, [all("a", Action::Delete, &[]), all("b", Action::Delete, &["a"])].concat());
+    let destroys = |name: &str| {
+        (0..4).map(|i| step(&g, Step::Destroy(keyed(name, i, Action::Delete, &[]).addr, None))).collect::<Vec<_>>()
+    };
+    assert!(runs_before(&g, &destroys("b"), &destroys("a")));
+    assert_eq!(g.edge_count(), 8, "{}", to_dot(&g, &Plan::default()));
+
+    // Replaced: b destroyed before a, a's destroys before its creates and
+    // b's creates after a's destroys and creates.
+    let (g, _) = graph(COUNTED, [all("a", Action::Replace, &[]), all("b", Action::Replace, &["a"])].concat());
+    let destroys_of = |name: &str| {
+        (0..4).map(|i| step(&g, Step::Destroy(keyed(name, i, Action::Delete, &[]).addr, None))).collect::<Vec<_>>()
+    };
+    let applies_of = |name: &str| {
+        (0..4).map(|i| step(&g, Step::Apply(keyed(name, i, Action::Create, &[]).addr, None))).collect::<Vec<_>>()
+    };
+    assert!(runs_before(&g, &destroys_of("b"), &destroys_of("a")));
+    assert!(runs_before(&g, &destroys_of("a"), &applies_of("b")));
+    assert!(runs_before(&g, &applies_of("a"), &applies_of("b")));
+    assert!(g.edge_count() < 40, "linear in the blocks' sizes:\n{}", to_dot(&g, &Plan::default()));
+}
