@@ -7,8 +7,9 @@
 //! apply with persistence off.
 //!
 //! Bytes written are what the apply asks its backend to make durable: the
-//! journal's records (one JSON line each) and every state written (the
-//! JSON of the whole state), counted by a wrapper around the backend; for
+//! journal's lines (as both backends write them: `state::Encoder`) and
+//! every state written (the JSON of the whole state), counted by a wrapper
+//! around the backend; for
 //! the local backend also what the process really wrote to files
 //! (`wchar` of `/proc/self/io`, with the state file's layout and the
 //! journal's newlines). The final state's size is its compact JSON.
@@ -41,7 +42,7 @@ use cairn::provider::{
     ApplyRequest, ApplyResponse, CallFuture, PlanRequest, PlanResponse, Provider, ReadResponse, ready,
 };
 use cairn::schema::ProviderSchema;
-use cairn::state::{Backend, LocalBackend, PgBackend, Record, State, StateError, StateJournal, Unsynced};
+use cairn::state::{Backend, Encoder, LocalBackend, PgBackend, Record, State, StateError, StateJournal, Unsynced};
 use cairn::value::Value;
 
 use common::Quiet;
@@ -134,7 +135,9 @@ impl Backend for Counting {
     }
     fn start_journal(&mut self, state: &State) -> Result<Box<dyn StateJournal>, StateError> {
         let inner = self.inner.start_journal(state)?;
-        Ok(Box::new(CountingJournal { inner, bytes: Arc::clone(&self.bytes) }))
+        let (encoder, first_line) = Encoder::start(&state.lineage, state.serial).unwrap();
+        self.bytes.fetch_add(first_line.len() as u64 + 1, Ordering::Relaxed);
+        Ok(Box::new(CountingJournal { inner, encoder, bytes: Arc::clone(&self.bytes) }))
     }
     fn force_unlock(&mut self, id: &str) -> Result<(), StateError> {
         self.inner.force_unlock(id)
@@ -144,21 +147,31 @@ impl Backend for Counting {
     }
 }
 
+/// Counts each record's line (and its newline) as the backends' journals
+/// encode it, with an encoder of its own fed the same records.
 struct CountingJournal {
     inner: Box<dyn StateJournal>,
+    encoder: Encoder,
     bytes: Arc<AtomicU64>,
+}
+
+impl CountingJournal {
+    fn count(&mut self, record: &Record) {
+        if let Some(line) = self.encoder.encode(record).unwrap() {
+            self.bytes.fetch_add(line.len() as u64 + 1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl StateJournal for CountingJournal {
     fn write(&mut self, record: &Record) -> Result<Unsynced, StateError> {
-        self.bytes.fetch_add(serde_json::to_vec(record).unwrap().len() as u64 + 1, Ordering::Relaxed);
+        self.count(record);
         self.inner.write(record)
     }
     fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
         let ended = self.inner.end(key)?;
         if ended.is_some() {
-            let record = Record::End { key: key.to_string() };
-            self.bytes.fetch_add(serde_json::to_vec(&record).unwrap().len() as u64 + 1, Ordering::Relaxed);
+            self.count(&Record::End { key: key.to_string() });
         }
         Ok(ended)
     }
