@@ -7,9 +7,10 @@
 //!   serial, the state's JSON, when it was written), one row each, keyed by
 //!   serial. The newest row is the state; the others are its history.
 //! - `cairn_journal`: the journal of the apply under way, one row per
-//!   record, holding the line the local journal writes for it, each
-//!   inserted (and committed) before the apply goes on: an intent before a
-//!   provider call, its result after. A crash leaves exactly what the local
+//!   flush, holding the lines the local journal writes for its records,
+//!   each inserted (and committed) before the apply goes on: an intent
+//!   before a provider call, its result after; records written while a
+//!   flush runs share the next. A crash leaves exactly what the local
 //!   journal leaves, and the next [`Backend::lock`] replays it with the same
 //!   code (`journal::replay_lines`).
 //! - `cairn_lock`: who holds the lock (the same [`LockHolder`] the local
@@ -274,9 +275,10 @@ impl PgBackend {
     }
 }
 
-/// Replays the journal's rows, in order, over `state`.
+/// Replays the journal's rows, in order, over `state`: each holds the
+/// lines of the records one flush wrote (one record a row before format 2).
 fn replay_rows(describe: &str, rows: &[String], state: &mut State) -> Result<Found, StateError> {
-    let lines: Vec<&[u8]> = rows.iter().map(String::as_bytes).collect();
+    let lines: Vec<&[u8]> = rows.iter().flat_map(|row| row.split('\n')).map(str::as_bytes).collect();
     journal::replay_lines(std::path::Path::new(describe), &lines, Tail::Whole, state)
 }
 
@@ -320,7 +322,7 @@ impl StateJournal for PgJournal {
         // With nothing new queued, this waits for what was queued before.
         let (pending, describe) = (Arc::clone(&self.pending), self.describe.clone());
         let reply = self.worker.submit(move |s| Box::pin(s.flush_journal(pending, describe)))?;
-        Ok(Unsynced::new(move || reply.wait()))
+        Ok(Unsynced::new(reply.answer()))
     }
 
     fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
@@ -358,13 +360,19 @@ struct Worker {
 
 /// The answer to a request, once it has run.
 struct Reply<T> {
-    answer: mpsc::Receiver<Result<T, StateError>>,
+    answer: tokio::sync::oneshot::Receiver<Result<T, StateError>>,
     describe: String,
 }
 
 impl<T> Reply<T> {
+    /// Waits for the answer, blocking the calling thread.
     fn wait(self) -> Result<T, StateError> {
-        self.answer.recv().unwrap_or_else(|_| Err(unreachable_worker(&self.describe)))
+        journal::block_on(self.answer())
+    }
+
+    /// Completes with the answer (a task awaiting it holds no thread).
+    async fn answer(self) -> Result<T, StateError> {
+        self.answer.await.unwrap_or_else(|_| Err(unreachable_worker(&self.describe)))
     }
 }
 
@@ -416,7 +424,7 @@ impl Worker {
         &self,
         f: impl for<'a> FnOnce(&'a mut Session) -> BoxFuture<'a, Result<T, StateError>> + Send + 'static,
     ) -> Result<Reply<T>, StateError> {
-        let (tx, answer) = mpsc::sync_channel(1);
+        let (tx, answer) = tokio::sync::oneshot::channel();
         let job = job(move |s| {
             Box::pin(async move {
                 let _ = tx.send(f(s).await);
@@ -443,6 +451,9 @@ struct Session {
     lock: Option<Client>,
     /// The lock's ID, while held.
     lock_id: Option<String>,
+    /// The statement appending a row to the journal, prepared when a
+    /// journal starts: a flush is then one round trip.
+    append_journal: Option<tokio_postgres::Statement>,
     conn_str: String,
     /// The schema, quoted as an identifier.
     schema: String,
@@ -458,6 +469,7 @@ impl Session {
             data,
             lock: None,
             lock_id: None,
+            append_journal: None,
             conn_str: conn_str.to_string(),
             schema: quote_identifier(schema),
             key: lock_key(schema),
@@ -683,13 +695,18 @@ impl Session {
         let s = self.schema.clone();
         let tx = self.data.transaction().await.map_err(err)?;
         tx.batch_execute(&format!("DELETE FROM {s}.cairn_journal")).await.map_err(err)?;
-        tx.execute(&format!("INSERT INTO {s}.cairn_journal (seq, record) VALUES (0, $1)"), &[&start])
-            .await
-            .map_err(err)?;
-        tx.commit().await.map_err(err)
+        let append =
+            tx.prepare(&format!("INSERT INTO {s}.cairn_journal (seq, record) VALUES ($1, $2)")).await.map_err(err)?;
+        tx.execute(&append, &[&0_i64, &start]).await.map_err(err)?;
+        tx.commit().await.map_err(err)?;
+        self.append_journal = Some(append);
+        Ok(())
     }
 
-    /// Inserts every record queued in `pending`, in one statement.
+    /// Inserts every record queued in `pending` as one row: their lines,
+    /// in order, one a line. (Many small rows cost the server an index
+    /// entry and a tuple each; a flush's records are read back together
+    /// anyway.)
     async fn flush_journal(&mut self, pending: Arc<Mutex<Pending>>, describe: String) -> Result<(), StateError> {
         let rows = {
             let mut p = pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -702,21 +719,14 @@ impl Session {
         if rows.is_empty() {
             return Ok(());
         }
-        let result = match self.check_lock(&describe) {
-            Err(e) => Err(e),
-            Ok(()) => {
-                let (seqs, texts): (Vec<i64>, Vec<String>) = rows.into_iter().unzip();
-                self.data
-                    .execute(
-                        &format!(
-                            "INSERT INTO {}.cairn_journal (seq, record) SELECT * FROM unnest($1::bigint[], $2::text[])",
-                            self.schema
-                        ),
-                        &[&seqs, &texts],
-                    )
-                    .await
-                    .map(drop)
-                    .map_err(|e| self.err(e))
+        let result = match (self.check_lock(&describe), &self.append_journal) {
+            (Err(e), _) => Err(e),
+            (Ok(()), None) => Err(self.err("no journal was started")),
+            (Ok(()), Some(append)) => {
+                // Numbered by its first record, so that rows keep their order.
+                let seq = rows[0].0;
+                let text = rows.into_iter().map(|(_, text)| text).collect::<Vec<_>>().join("\n");
+                self.data.execute(append, &[&seq, &text]).await.map(drop).map_err(|e| self.err(e))
             }
         };
         if let Err(e) = &result {

@@ -28,8 +28,10 @@ mod format;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
+use std::future::Future;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
@@ -149,13 +151,23 @@ pub struct Journal {
 }
 
 /// What the journal's users and its writer thread share.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
     queue: Mutex<Queue>,
     /// Signalled when records are queued or the journal closes.
     work: Condvar,
-    /// Signalled when a flush ends.
-    flushed: Condvar,
+    /// What is on disk, published after every flush: a watch channel, so
+    /// that tasks wait for it without holding a thread.
+    flushed: tokio::sync::watch::Sender<Flushed>,
+}
+
+/// How far the writer has got.
+#[derive(Debug, Default, Clone)]
+struct Flushed {
+    /// Records on disk.
+    synced: u64,
+    /// Why writing failed, if it did.
+    failed: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -164,8 +176,6 @@ struct Queue {
     bytes: Vec<u8>,
     /// Records queued so far.
     queued: u64,
-    /// Records on disk.
-    synced: u64,
     /// Why writing failed; once it has, nothing more is written (a torn
     /// record may be in the file, and must stay its last line).
     failed: Option<String>,
@@ -173,34 +183,74 @@ struct Queue {
 }
 
 /// A record written to a journal but maybe not durable yet.
-#[must_use = "a record is only safe once `wait` returns"]
+///
+/// An apply awaits it ([`Unsynced::durable`]), so that a step waiting for
+/// the disk holds no thread and the others run meanwhile; code outside
+/// async code blocks on it ([`Unsynced::wait`]).
+#[must_use = "a record is only safe once it is durable"]
 pub struct Unsynced {
-    wait: Box<dyn FnOnce() -> Result<(), StateError> + Send>,
+    durable: Pin<Box<dyn Future<Output = Result<(), StateError>> + Send>>,
 }
 
 impl Unsynced {
-    /// A record that is durable once `wait` returns: a backend's own way to
-    /// wait for its storage.
-    pub fn new(wait: impl FnOnce() -> Result<(), StateError> + Send + 'static) -> Unsynced {
-        Unsynced { wait: Box::new(wait) }
+    /// A record that is durable once `durable` completes: a backend's own
+    /// way to wait for its storage. It must not need a particular async
+    /// runtime (tokio's channels do not), since [`Unsynced::wait`] polls it
+    /// on the calling thread.
+    pub fn new(durable: impl Future<Output = Result<(), StateError>> + Send + 'static) -> Unsynced {
+        Unsynced { durable: Box::pin(durable) }
     }
 
-    /// Returns once the record is durable.
+    /// A record that is durable already (or a backend that keeps nothing).
+    pub fn done() -> Unsynced {
+        Unsynced::new(std::future::ready(Ok(())))
+    }
+
+    /// Completes once the record is durable.
+    pub async fn durable(self) -> Result<(), StateError> {
+        self.durable.await
+    }
+
+    /// Returns once the record is durable, blocking the calling thread.
     pub fn wait(self) -> Result<(), StateError> {
-        (self.wait)()
+        block_on(self.durable)
     }
 }
 
-/// Waits until the file journal's writer has flushed its first `upto` records.
-fn wait_flushed(shared: &Shared, upto: u64, path: &Path) -> Result<(), StateError> {
-    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-    while queue.synced < upto && queue.failed.is_none() {
-        queue = shared.flushed.wait(queue).unwrap_or_else(PoisonError::into_inner);
-    }
-    match &queue.failed {
-        Some(message) if queue.synced < upto => {
-            Err(StateError::Write { path: path.to_path_buf(), source: io::Error::other(message.clone()) })
+/// Runs `future` to completion on this thread, parking it while the future
+/// waits: enough for the channels a journal's durability is signalled on,
+/// which need no runtime.
+pub(super) fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
         }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+/// Completes once the file journal's writer has flushed its first `upto`
+/// records.
+async fn flushed(shared: Arc<Shared>, upto: u64, path: PathBuf) -> Result<(), StateError> {
+    let mut progress = shared.flushed.subscribe();
+    let failed =
+        |message: &str| StateError::Write { path: path.clone(), source: io::Error::other(message.to_string()) };
+    // `shared` holds the sender, so the channel cannot close meanwhile.
+    let seen = progress
+        .wait_for(|f| f.synced >= upto || f.failed.is_some())
+        .await
+        .map_err(|_| failed("the journal's writer stopped"))?;
+    match &seen.failed {
+        Some(message) if seen.synced < upto => Err(failed(message)),
         _ => Ok(()),
     }
 }
@@ -232,7 +282,11 @@ impl Journal {
         let file = options.open(path).map_err(err)?;
         let (encoder, first_line) = Encoder::start(&state.lineage, state.serial)
             .map_err(|source| StateError::Encode { path: path.to_path_buf(), source })?;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            queue: Mutex::default(),
+            work: Condvar::new(),
+            flushed: tokio::sync::watch::Sender::new(Flushed::default()),
+        });
         let for_writer = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
             .name("cairn-journal".into())
@@ -285,8 +339,7 @@ impl Journal {
 
     /// Durable once the first `upto` lines are on disk.
     fn flushed(&self, upto: u64) -> Unsynced {
-        let (shared, path) = (Arc::clone(&self.shared), self.path.clone());
-        Unsynced::new(move || wait_flushed(&shared, upto, &path))
+        Unsynced::new(flushed(Arc::clone(&self.shared), upto, self.path.clone()))
     }
 
     /// Ends the intent with idempotency key `key`, unless a change already
@@ -337,10 +390,12 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
         let written = file.write_all(&bytes).and_then(|()| file.sync_data());
         queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
         match written {
-            Ok(()) => queue.synced = upto,
-            Err(e) => queue.failed = Some(e.to_string()),
+            Ok(()) => shared.flushed.send_modify(|f| f.synced = upto),
+            Err(e) => {
+                queue.failed = Some(e.to_string());
+                shared.flushed.send_modify(|f| f.failed = Some(e.to_string()));
+            }
         }
-        shared.flushed.notify_all();
     }
 }
 
