@@ -960,13 +960,17 @@ fn instance_state(
 /// same planned new object (for a delete, the same object deleted) — so
 /// that a provider can recognise an object an earlier, interrupted call
 /// made. A create that follows a failed one of a replace is the same create.
+///
+/// It is 20 lowercase hex digits: 80 bits of a SHA-256, unique among far
+/// more objects than one provider manages (a journal writes one per
+/// provider call, so each digit counts).
 pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>, op: &str, object: &Value) -> String {
     let mut h = Sha256::new();
     for part in [lineage, &addr.to_string(), deposed.unwrap_or(""), op, &value::to_json(object).to_string()] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }
-    hex::encode(&h.finalize()[..16])
+    hex::encode(&h.finalize()[..10])
 }
 
 /// The data behind `mutex`: a step that panicked while holding it fails
