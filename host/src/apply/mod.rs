@@ -140,6 +140,9 @@ struct Shared {
     /// One permit per provider operation running (`-parallelism`), handed
     /// out longest chain first.
     operations: Slots,
+    /// One permit per step between journaling its intent and starting its
+    /// provider call ([`INTENTS_PER_OPERATION`] per operation permit).
+    intents: Slots,
     /// Each step's urgency for [`Shared::operations`]: the longest chain
     /// of steps from it.
     urgency: BTreeMap<Step, usize>,
@@ -148,20 +151,28 @@ struct Shared {
 /// How many steps may be under way for each provider operation allowed to
 /// run (`-parallelism`). A step spends most of its time waiting for the
 /// journal to reach the disk (its intent before the provider call, its
-/// result after), not in the provider; steps waiting hold no operation
-/// permit, so that while some wait, others call their provider, and one
-/// flush of the journal serves many steps. With only `-parallelism` steps
-/// under way, apply took two flushes (an `fdatasync` each, milliseconds) per
-/// `-parallelism` resources.
-const STEPS_PER_OPERATION: usize = 8;
+/// result after), not in the provider; steps waiting hold neither a thread
+/// nor an operation permit, so that while some wait, others call their
+/// provider, and one flush of the journal serves many steps. A flush (an
+/// `fdatasync`, or a round trip and a commit) takes milliseconds, so with
+/// an instant provider the steps sharing a flush are what sets the pace.
+const STEPS_PER_OPERATION: usize = 32;
+
+/// How many steps may, for each provider operation allowed to run, have
+/// journaled an intent whose call has not started: enough for the intents
+/// of many steps to share a flush, and few enough that a crash while a
+/// slow provider keeps most steps waiting for a permit leaves only so many
+/// intents pending whose calls never started (the next run asks the
+/// provider about each, as about every pending operation).
+const INTENTS_PER_OPERATION: usize = 8;
 
 impl Applier {
     /// Carries out the plan on `state`, persisting every change in the
     /// journal of `backend` as it is made and the whole state at the end.
     /// Returns what happened (errors are in the report) and the new state.
     ///
-    /// Must run on a multi-threaded tokio runtime: steps wait for the
-    /// journal in place ([`tokio::task::block_in_place`]).
+    /// Steps await the journal's flushes ([`Unsynced::durable`]) without
+    /// holding a thread.
     pub async fn apply(self, state: State, backend: &mut dyn Backend) -> (ApplyReport, State) {
         let apply_graph = match graph::build(&self.plan, &self.graph) {
             Ok(g) => g,
@@ -220,6 +231,7 @@ impl Applier {
                 .collect(),
             blocks: self.config.resources.iter().enumerate().map(|(i, r)| (r.addr.clone(), i)).collect(),
             operations: Slots::new(self.parallelism),
+            intents: Slots::new(self.parallelism.max(1).saturating_mul(INTENTS_PER_OPERATION)),
             urgency: {
                 let chains = walk::chain_lengths(&apply_graph);
                 apply_graph.node_indices().map(|n| (apply_graph[n].clone(), chains[n.index()])).collect()
@@ -270,7 +282,7 @@ impl Applier {
                 }
             }
         }
-        shared.finish_outputs();
+        shared.finish_outputs().await;
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
         let Ledger { mut state, journal } = shared.ledger.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut report = shared.report.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -322,9 +334,11 @@ impl Shared {
             Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
-                    Action::NoOp if change.importing.is_some() => self.adopt(change).map(|()| None).map_err(Halt::from),
+                    Action::NoOp if change.importing.is_some() => {
+                        self.adopt(change).await.map(|()| None).map_err(Halt::from)
+                    }
                     Action::NoOp => Ok(None),
-                    Action::Forget => self.forget(change).map(|()| None).map_err(Halt::from),
+                    Action::Forget => self.forget(change).await.map(|()| None).map_err(Halt::from),
                     Action::Read => self.read_data(change, urgency).await.map(|()| None),
                     _ => self.create_or_update(change, depose.as_deref(), urgency).await,
                 }
@@ -510,6 +524,17 @@ impl Shared {
         }
     }
 
+    /// Waits for one of the permits to journal an intent ahead of its
+    /// provider call (see [`INTENTS_PER_OPERATION`]); as [`Self::permit`],
+    /// none once the run is interrupted.
+    async fn intent_permit(&self, urgency: usize) -> Result<SlotPermit<'_>, Halt> {
+        tokio::select! {
+            biased;
+            () = self.applier.interrupt.stopped() => Err(Halt::NotStarted),
+            permit = self.intents.acquire(urgency) => Ok(permit),
+        }
+    }
+
     /// Runs the provider call `call` holding `permit`, unless a second
     /// interrupt cancels it (the first lets it finish).
     async fn call<T>(&self, permit: SlotPermit<'_>, call: impl std::future::Future<Output = T>) -> Result<T, Halt> {
@@ -540,7 +565,7 @@ impl Shared {
         urgency: usize,
     ) -> Result<Option<String>, Halt> {
         if let Some(key) = depose {
-            blocking(|| self.depose(&change.addr, key))?;
+            self.depose(&change.addr, key).await?;
         }
         let key = self.idempotency_key(change);
         let result = self.create_or_update_object(change, &key, urgency).await;
@@ -550,11 +575,11 @@ impl Shared {
             return result;
         }
         if let (Some(deposed), Err(_)) = (depose, &result) {
-            blocking(|| self.restore_deposed(&change.addr, deposed));
+            self.restore_deposed(&change.addr, deposed).await;
         }
         // Only now, with the state as the failure left it, is the operation
         // over (a success ended it when it recorded the new object).
-        let ended = blocking(|| self.end_operation(&key));
+        let ended = self.end_operation(&key).await;
         let id = result?;
         ended?;
         Ok(id)
@@ -589,16 +614,20 @@ impl Shared {
             planned_private: replanned.planned_private,
             idempotency_key: key.to_string(),
         };
-        let permit = self.permit(urgency).await?;
+        let ahead = self.intent_permit(urgency).await?;
         fault::point("before-intent", &change.addr);
-        blocking(|| self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key))?;
+        self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key).await?;
         fault::point("after-intent", &change.addr);
+        // The operation permit only now: a step waiting for the disk holds
+        // none, so that one flush serves the intents of many steps.
+        let permit = self.permit(urgency).await?;
+        drop(ahead);
         let answer = self.call(permit, gate.apply(schema, &change.addr, request)).await?;
         fault::point("after-call", &change.addr);
         match answer {
             Ok(response) => {
                 self.warn(change, response.diagnostics.clone());
-                blocking(|| self.record(change, schema, &response, InstanceStatus::Ready, key))?;
+                self.record(change, schema, &response, InstanceStatus::Ready, key).await?;
                 fault::point("after-record", &change.addr);
                 lock(&self.values).0.set(&change.addr, response.new_state.clone());
                 {
@@ -616,7 +645,7 @@ impl Shared {
                 // An object the answer still describes is kept, tainted,
                 // so that it is not lost (the errors say so).
                 if let Some(partial) = &failed.partial {
-                    blocking(|| self.record(change, schema, partial, InstanceStatus::Tainted, key))?;
+                    self.record(change, schema, partial, InstanceStatus::Tainted, key).await?;
                     fault::point("after-record", &change.addr);
                 }
                 Err(failed.into_diagnostics(&location).into())
@@ -626,7 +655,7 @@ impl Shared {
 
     /// Moves the current object of `addr` into its deposed objects under
     /// `key`, and persists that before the replacement is created.
-    fn depose(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
+    async fn depose(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
         self.change_state(addr, None, |state| {
             let Some(inst) = state.get_mut(addr).filter(|i| !i.attributes.is_null()) else { return false };
             let attributes = std::mem::take(&mut inst.attributes);
@@ -634,18 +663,21 @@ impl Shared {
             inst.deposed.push(DeposedObject { key: key.to_string(), attributes, private });
             true
         })
+        .await
     }
 
     /// Undoes [`Self::depose`] when the replacement made no object.
-    fn restore_deposed(&self, addr: &InstanceAddr, key: &str) {
-        let restored = self.change_state(addr, None, |state| {
-            let Some(inst) = state.get_mut(addr).filter(|i| i.attributes.is_null()) else { return false };
-            let Some(pos) = inst.deposed.iter().position(|d| d.key == key) else { return false };
-            let old = inst.deposed.remove(pos);
-            inst.attributes = old.attributes;
-            inst.private = old.private;
-            true
-        });
+    async fn restore_deposed(&self, addr: &InstanceAddr, key: &str) {
+        let restored = self
+            .change_state(addr, None, |state| {
+                let Some(inst) = state.get_mut(addr).filter(|i| i.attributes.is_null()) else { return false };
+                let Some(pos) = inst.deposed.iter().position(|d| d.key == key) else { return false };
+                let old = inst.deposed.remove(pos);
+                inst.attributes = old.attributes;
+                inst.private = old.private;
+                true
+            })
+            .await;
         if let Err(e) = restored {
             lock(&self.report).errors.extend(e);
         }
@@ -657,19 +689,18 @@ impl Shared {
     async fn destroy(&self, change: &ResourceChange, urgency: usize) -> Result<(), Halt> {
         let key = self.delete_key(change, None, &change.prior);
         let deleted = self.delete_object(change, None, &change.prior, &change.prior_private, &key, urgency).await?;
-        blocking(|| {
-            self.change_state(&change.addr, Some(&key), |state| match (&deleted, state.get_mut(&change.addr)) {
-                (Ok(()), _) => {
-                    state.forget_current(&change.addr);
-                    true
-                }
-                (Err(_), Some(inst)) if !inst.attributes.is_null() && inst.status != InstanceStatus::Destroying => {
-                    inst.status = InstanceStatus::Destroying;
-                    true
-                }
-                (Err(_), _) => false,
-            })
-        })?;
+        self.change_state(&change.addr, Some(&key), |state| match (&deleted, state.get_mut(&change.addr)) {
+            (Ok(()), _) => {
+                state.forget_current(&change.addr);
+                true
+            }
+            (Err(_), Some(inst)) if !inst.attributes.is_null() && inst.status != InstanceStatus::Destroying => {
+                inst.status = InstanceStatus::Destroying;
+                true
+            }
+            (Err(_), _) => false,
+        })
+        .await?;
         fault::point("after-record", &change.addr);
         deleted?;
         lock(&self.report).destroyed += 1;
@@ -690,14 +721,13 @@ impl Shared {
         let deleted = self.delete_object(change, Some(key), &prior, &private, &delete_key, urgency).await?;
         // A deposed object whose delete failed stays as it is, to be
         // deleted by a later apply.
-        blocking(|| {
-            self.change_state(addr, Some(&delete_key), |state| {
-                if deleted.is_ok() {
-                    state.forget_deposed(addr, key);
-                }
-                deleted.is_ok()
-            })
-        })?;
+        self.change_state(addr, Some(&delete_key), |state| {
+            if deleted.is_ok() {
+                state.forget_deposed(addr, key);
+            }
+            deleted.is_ok()
+        })
+        .await?;
         fault::point("after-record", addr);
         deleted?;
         lock(&self.report).destroyed += 1;
@@ -725,12 +755,22 @@ impl Shared {
             planned_private: private.to_vec(),
             idempotency_key: key.to_string(),
         };
-        let permit = self.permit(urgency).await?;
+        let ahead = self.intent_permit(urgency).await?;
         fault::point("before-intent", &change.addr);
-        if let Err(e) = blocking(|| self.begin_operation(&change.addr, deposed, "delete", key)) {
+        if let Err(e) = self.begin_operation(&change.addr, deposed, "delete", key).await {
             return Ok(Err(e));
         }
         fault::point("after-intent", &change.addr);
+        // The operation permit only now (see `create_or_update_object`);
+        // refused one, the delete never starts, and its intent ends here.
+        let permit = match self.permit(urgency).await {
+            Ok(permit) => permit,
+            Err(halt) => {
+                let _ = self.end_operation(key).await;
+                return Err(halt);
+            }
+        };
+        drop(ahead);
         let answer = self.call(permit, gate.delete(&change.addr, request)).await?;
         fault::point("after-call", &change.addr);
         Ok(answer.map(|warnings| self.warn(change, warnings)).map_err(|e| e.into_diagnostics(&Self::location(change))))
@@ -738,7 +778,7 @@ impl Shared {
 
     /// Writes the object a provider answered into the state and persists
     /// it, ending the operation with idempotency key `key`.
-    fn record(
+    async fn record(
         &self,
         change: &ResourceChange,
         schema: &Schema,
@@ -753,28 +793,31 @@ impl Shared {
             state.set(inst);
             true
         })
+        .await
     }
 
     /// Records an object an `import` block adopted as it was read at plan
     /// time (an import with changes records it through its update).
-    fn adopt(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+    async fn adopt(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
         let (_, schema) = self.gate(change)?;
         let inst = instance_state(change, schema, &change.prior, &change.prior_private, InstanceStatus::Ready);
         self.change_state(&change.addr, None, move |state| {
             state.set(inst);
             true
-        })?;
+        })
+        .await?;
         lock(&self.report).imported += 1;
         Ok(())
     }
 
     /// Drops an object from the state without touching it (a `removed`
     /// block with `destroy = false`).
-    fn forget(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+    async fn forget(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
         self.change_state(&change.addr, None, |state| {
             state.forget_current(&change.addr);
             true
-        })?;
+        })
+        .await?;
         lock(&self.report).forgotten += 1;
         Ok(())
     }
@@ -782,7 +825,7 @@ impl Shared {
     /// Changes the instance `addr` in the state with `f` (which says
     /// whether it changed anything) and returns once the change is in the
     /// journal on disk; with `ends`, the change ends that intent.
-    fn change_state(
+    async fn change_state(
         &self,
         addr: &InstanceAddr,
         ends: Option<&str>,
@@ -799,12 +842,13 @@ impl Shared {
             };
             journal.write(&record).map(Some)
         })
+        .await
     }
 
     /// Journals that a provider is about to be asked for an operation
     /// (`create`, `update`, `delete`) on `addr` (or its deposed object),
     /// and returns once that is on disk.
-    fn begin_operation(
+    async fn begin_operation(
         &self,
         addr: &InstanceAddr,
         deposed: Option<&str>,
@@ -812,19 +856,20 @@ impl Shared {
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
         let intent = Record::Intent(PendingOperation::now(addr.clone(), deposed, operation, key));
-        self.journal(|_, journal| journal.write(&intent).map(Some))
+        self.journal(|_, journal| journal.write(&intent).map(Some)).await
     }
 
     /// Journals the end of an operation, unless a change ended it already.
-    fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
-        self.journal(|_, journal| journal.end(key))
+    async fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
+        self.journal(|_, journal| journal.end(key)).await
     }
 
     /// Lets `write` change the state and queue its record (if any) under
     /// the ledger's lock, so that the journal has changes in the order they
     /// were made; then waits, outside the lock so that other steps' records
-    /// can join the same flush, until the record is on disk.
-    fn journal(
+    /// can join the same flush, until the record is on disk. The wait holds
+    /// no thread: the other steps run meanwhile.
+    async fn journal(
         &self,
         write: impl FnOnce(&mut State, &mut dyn StateJournal) -> Result<Option<Unsynced>, StateError>,
     ) -> Result<(), Vec<Diagnostic>> {
@@ -834,7 +879,7 @@ impl Shared {
             write(state, journal.as_mut())
         };
         match written {
-            Ok(Some(unsynced)) => unsynced.wait(),
+            Ok(Some(unsynced)) => unsynced.durable().await,
             Ok(None) => Ok(()),
             Err(e) => Err(e),
         }
@@ -853,7 +898,7 @@ impl Shared {
     }
 
     /// Evaluates outputs with the final values and records them.
-    fn finish_outputs(&self) {
+    async fn finish_outputs(&self) {
         let config = &self.applier.config;
         let ctx = self.eval_context(None, None);
         let mut outputs = BTreeMap::new();
@@ -866,18 +911,20 @@ impl Shared {
                 }
             }
         }
-        let written = self.journal(|state, journal| {
-            let before = state.outputs.clone();
-            state.outputs.retain(|name, _| !self.applier.plan.destroy && config.outputs.contains_key(name));
-            for (name, (v, sensitive)) in &outputs {
-                state.outputs.insert(name.clone(), OutputState::new(v, *sensitive));
-            }
-            if state.outputs == before {
-                Ok(None)
-            } else {
-                journal.write(&Record::Outputs(state.outputs.clone())).map(Some)
-            }
-        });
+        let written = self
+            .journal(|state, journal| {
+                let before = state.outputs.clone();
+                state.outputs.retain(|name, _| !self.applier.plan.destroy && config.outputs.contains_key(name));
+                for (name, (v, sensitive)) in &outputs {
+                    state.outputs.insert(name.clone(), OutputState::new(v, *sensitive));
+                }
+                if state.outputs == before {
+                    Ok(None)
+                } else {
+                    journal.write(&Record::Outputs(state.outputs.clone())).map(Some)
+                }
+            })
+            .await;
         if let Err(e) = written {
             lock(&self.report).errors.extend(e);
         }
@@ -914,13 +961,17 @@ fn instance_state(
 /// same planned new object (for a delete, the same object deleted) — so
 /// that a provider can recognise an object an earlier, interrupted call
 /// made. A create that follows a failed one of a replace is the same create.
+///
+/// It is 20 lowercase hex digits: 80 bits of a SHA-256, unique among far
+/// more objects than one provider manages (a journal writes one per
+/// provider call, so each digit counts).
 pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>, op: &str, object: &Value) -> String {
     let mut h = Sha256::new();
     for part in [lineage, &addr.to_string(), deposed.unwrap_or(""), op, &value::to_json(object).to_string()] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }
-    hex::encode(&h.finalize()[..16])
+    hex::encode(&h.finalize()[..10])
 }
 
 /// The data behind `mutex`: a step that panicked while holding it fails
@@ -928,12 +979,6 @@ pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>
 /// still what the other steps left.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Waits for the journal from a step's task without stalling the other
-/// tasks of the runtime's thread.
-fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    tokio::task::block_in_place(f)
 }
 
 fn write_failed(e: &StateError) -> Diagnostic {

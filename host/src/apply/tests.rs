@@ -120,8 +120,8 @@ fn a_replace_destroys_before_it_creates_and_updates_what_refers_to_it() {
 }
 
 /// One create: (name, its deps, the deps found on disk then, whether its
-/// own intent was on disk then).
-type Seen = (String, Vec<String>, Vec<String>, bool);
+/// own intent was on disk then, how many other intents were pending there).
+type Seen = (String, Vec<String>, Vec<String>, bool, usize);
 
 /// `fake_thing`: `name`, `deps` (list of strings), computed `id`. Its apply
 /// reads the state from disk (the state file and the apply's journal) and
@@ -177,7 +177,8 @@ impl Provider for Watcher {
             let ids: Vec<&serde_json::Value> = on_disk.resources.iter().map(|r| &r.attributes["id"]).collect();
             let found = deps.iter().filter(|d| ids.contains(&&serde_json::json!(d))).cloned().collect();
             let intent = on_disk.pending.iter().any(|p| p.idempotency_key == r.idempotency_key);
-            self.seen.lock().unwrap().push((name.clone(), deps, found, intent));
+            let others = on_disk.pending.len() - usize::from(intent);
+            self.seen.lock().unwrap().push((name.clone(), deps, found, intent, others));
             m.insert("id".into(), Value::string(name));
         }
         ready(Ok(ApplyResponse { new_state: state, ..Default::default() }))
@@ -214,7 +215,7 @@ fn every_dependency_is_on_disk_before_its_dependents_start() {
     assert_eq!(report.added, 48);
     let seen = watcher.seen.lock().unwrap();
     assert_eq!(seen.len(), 48);
-    for (name, deps, found, intent) in seen.iter() {
+    for (name, deps, found, intent, _) in seen.iter() {
         assert_eq!(deps, found, "{name} started before its dependencies were written");
         assert!(intent, "{name}'s create was not journaled before the provider was called");
     }
@@ -223,6 +224,27 @@ fn every_dependency_is_on_disk_before_its_dependents_start() {
     assert!(on_disk.pending.is_empty(), "{:?}", on_disk.pending);
     assert_eq!(on_disk.serial, state.serial, "the state returned is the one on disk");
     assert!(!state_file.with_extension("json.journal").exists(), "the journal is deleted at the end");
+}
+
+#[test]
+fn intents_journaled_ahead_of_their_calls_are_bounded() {
+    // One operation at a time, many steps ready: while a call runs, other
+    // steps journal their intents (sharing flushes), but no more than
+    // eight per operation slot, so that a crash leaves only so many
+    // pending operations whose calls never started.
+    let hcl: String =
+        (0..64).map(|i| format!("resource \"fake_thing\" \"t{i}\" {{\n  name = \"t{i}\"\n}}\n")).collect();
+    let project = Project::new();
+    let watcher = Arc::new(Watcher::new(project.dir.path().join(crate::engine::STATE_FILE)));
+    let engine = Engine::in_process(testing::providers(watcher.clone())).unwrap();
+    let (report, _) = project.apply_with(&engine, &hcl, false, 1);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let seen = watcher.seen.lock().unwrap();
+    assert_eq!(seen.len(), 64);
+    for (name, _, _, intent, others) in seen.iter() {
+        assert!(intent, "{name}'s create was not journaled before the provider was called");
+        assert!(*others <= super::INTENTS_PER_OPERATION, "{others} other intents were pending during {name}'s call");
+    }
 }
 
 /// `fake_thing` whose apply waits, without a thread, until every one of

@@ -200,10 +200,54 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     (year, month, day)
 }
 
+/// The seconds since the Unix epoch of a time [`format_utc`] wrote, or
+/// `None` for text it would not write.
+pub(super) fn parse_utc(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let shape = b.len() == 20
+        && [4, 7].iter().all(|&i| b[i] == b'-')
+        && b[10] == b'T'
+        && [13, 16].iter().all(|&i| b[i] == b':')
+        && b[19] == b'Z';
+    if !shape {
+        return None;
+    }
+    let number = |from: usize, to: usize| text.get(from..to)?.parse::<u64>().ok();
+    let (year, month, day) = (number(0, 4)?, number(5, 7)?, number(8, 10)?);
+    let (hour, minute, second) = (number(11, 13)?, number(14, 16)?, number(17, 19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day)?;
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+/// The count of days since 1970-01-01 of a date, the inverse of
+/// [`civil_from_days`] (Howard Hinnant's `days_from_civil`); `None` before 1970.
+fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
+    let y = if month <= 2 { year.checked_sub(1)? } else { year };
+    let era = y / 400;
+    let yoe = y % 400; // [0, 399]
+    let mp = if month > 2 { month - 3 } else { month + 9 }; // month from March, [0, 11]
+    let doy = (153 * mp + 2) / 5 + day - 1; // [0, 365]
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; // [0, 146096]
+    (era * 146_097 + doe).checked_sub(719_468)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn formatted_times_parse_back() {
+        for secs in [0, 951_782_400, 1_700_000_000, 4_107_542_399, 4_107_542_400, 1_764_083_460] {
+            assert_eq!(parse_utc(&utc(secs)), Some(secs), "{}", utc(secs));
+        }
+        for text in ["1969-12-31T23:59:59Z", "2026-13-01T00:00:00Z", "2026-11-22 10:31:05Z", "yesterday", ""] {
+            assert_eq!(parse_utc(text), None, "{text}");
+        }
+    }
 
     fn utc(secs: u64) -> String {
         format_utc(UNIX_EPOCH + Duration::from_secs(secs))

@@ -7,11 +7,12 @@
 //!   serial, the state's JSON, when it was written), one row each, keyed by
 //!   serial. The newest row is the state; the others are its history.
 //! - `cairn_journal`: the journal of the apply under way, one row per
-//!   record, the same [`Record`]s the local journal writes as lines, each
-//!   inserted (and committed) before the apply goes on: an intent before a
-//!   provider call, its result after. A crash leaves exactly what the local
+//!   flush, holding the lines the local journal writes for its records,
+//!   each inserted (and committed) before the apply goes on: an intent
+//!   before a provider call, its result after; records written while a
+//!   flush runs share the next. A crash leaves exactly what the local
 //!   journal leaves, and the next [`Backend::lock`] replays it with the same
-//!   code (`journal::replay_records`).
+//!   code (`journal::replay_lines`).
 //! - `cairn_lock`: who holds the lock (the same [`LockHolder`] the local
 //!   lock file holds, plus the database session that holds it), for the
 //!   message a second run gets and for `cairn force-unlock`.
@@ -33,7 +34,6 @@
 //! Requests run on that thread one after the other, in the order they were
 //! made.
 
-use std::collections::BTreeSet;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 
@@ -42,7 +42,7 @@ use sha2::{Digest, Sha256};
 use tokio_postgres::config::SslMode;
 use tokio_postgres::{Client, IsolationLevel, NoTls};
 
-use super::journal::{self, Found, Record};
+use super::journal::{self, Encoder, Found, Record, Tail};
 use super::lock::LockHolder;
 use super::{Backend, State, StateError, StateJournal, Unsynced};
 
@@ -194,9 +194,9 @@ impl Backend for PgBackend {
     }
 
     fn read(&self) -> Result<State, StateError> {
-        let (mut state, records) = self.reader()?.call(|s| Box::pin(s.read()))?;
-        if !records.is_empty() {
-            journal::replay_records(std::path::Path::new(&self.describe), records, &mut state)?;
+        let (mut state, rows) = self.reader()?.call(|s| Box::pin(s.read()))?;
+        if !rows.is_empty() {
+            replay_rows(&self.describe, &rows, &mut state)?;
         }
         Ok(state)
     }
@@ -227,12 +227,8 @@ impl Backend for PgBackend {
 
     fn start_journal(&mut self, state: &State) -> Result<Box<dyn StateJournal>, StateError> {
         self.expect_lock()?;
-        let start = Record::Start {
-            journal_version: journal::JOURNAL_VERSION,
-            lineage: state.lineage.clone(),
-            serial: state.serial,
-        };
-        let text = encode_record(&self.describe, &start)?;
+        let (encoder, text) = Encoder::start(&state.lineage, state.serial)
+            .map_err(|source| StateError::Encode { path: self.describe.clone().into(), source })?;
         let worker = self.worker()?;
         worker.call(move |s| Box::pin(s.start_journal(text)))?;
         Ok(Box::new(PgJournal {
@@ -240,7 +236,7 @@ impl Backend for PgBackend {
             describe: self.describe.clone(),
             pending: Arc::new(Mutex::new(Pending::default())),
             next_seq: 1,
-            open: BTreeSet::new(),
+            encoder,
         }))
     }
 
@@ -267,11 +263,11 @@ impl PgBackend {
     /// Folds the journal an apply that crashed left into a new version of
     /// the state, then clears it, as the local backend does with its file.
     fn recover(&mut self) -> Result<(), StateError> {
-        let (mut state, records) = self.worker()?.call(|s| Box::pin(s.read()))?;
-        if records.is_empty() {
+        let (mut state, rows) = self.worker()?.call(|s| Box::pin(s.read()))?;
+        if rows.is_empty() {
             return Ok(());
         }
-        if journal::replay_records(std::path::Path::new(&self.describe), records, &mut state)? == Found::Replayed {
+        if replay_rows(&self.describe, &rows, &mut state)? == Found::Replayed {
             tracing::warn!(state = %self.describe, "recovering the state from the journal of an interrupted apply");
             self.write(&mut state)?;
         }
@@ -279,9 +275,11 @@ impl PgBackend {
     }
 }
 
-/// The record as the journal table stores it: its JSON line.
-fn encode_record(describe: &str, record: &Record) -> Result<String, StateError> {
-    serde_json::to_string(record).map_err(|source| StateError::Encode { path: describe.into(), source })
+/// Replays the journal's rows, in order, over `state`: each holds the
+/// lines of the records one flush wrote (one record a row before format 2).
+fn replay_rows(describe: &str, rows: &[String], state: &mut State) -> Result<Found, StateError> {
+    let lines: Vec<&[u8]> = rows.iter().flat_map(|row| row.split('\n')).map(str::as_bytes).collect();
+    journal::replay_lines(std::path::Path::new(describe), &lines, Tail::Whole, state)
 }
 
 /// The journal of one apply, as rows of `cairn_journal`.
@@ -295,8 +293,8 @@ struct PgJournal {
     describe: String,
     pending: Arc<Mutex<Pending>>,
     next_seq: i64,
-    /// Intents not yet ended, by idempotency key.
-    open: BTreeSet<String>,
+    /// Turns records into rows, and knows the intents still open.
+    encoder: Encoder,
 }
 
 /// Records queued for the journal table.
@@ -310,23 +308,25 @@ struct Pending {
 
 impl StateJournal for PgJournal {
     fn write(&mut self, record: &Record) -> Result<Unsynced, StateError> {
-        journal::track_open(&mut self.open, record);
-        let text = encode_record(&self.describe, record)?;
-        {
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(message) = &pending.failed {
-                return Err(StateError::Database { state: self.describe.clone(), message: message.clone() });
-            }
-            pending.rows.push((self.next_seq, text));
+        if let Some(message) = &self.pending.lock().unwrap_or_else(PoisonError::into_inner).failed {
+            return Err(StateError::Database { state: self.describe.clone(), message: message.clone() });
         }
-        self.next_seq += 1;
+        let text = self
+            .encoder
+            .encode(record)
+            .map_err(|source| StateError::Encode { path: self.describe.clone().into(), source })?;
+        if let Some(text) = text {
+            self.pending.lock().unwrap_or_else(PoisonError::into_inner).rows.push((self.next_seq, text));
+            self.next_seq += 1;
+        }
+        // With nothing new queued, this waits for what was queued before.
         let (pending, describe) = (Arc::clone(&self.pending), self.describe.clone());
         let reply = self.worker.submit(move |s| Box::pin(s.flush_journal(pending, describe)))?;
-        Ok(Unsynced::new(move || reply.wait()))
+        Ok(Unsynced::new(reply.answer()))
     }
 
     fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
-        if !self.open.contains(key) {
+        if !self.encoder.is_open(key) {
             return Ok(None);
         }
         self.write(&Record::End { key: key.to_string() }).map(Some)
@@ -360,13 +360,19 @@ struct Worker {
 
 /// The answer to a request, once it has run.
 struct Reply<T> {
-    answer: mpsc::Receiver<Result<T, StateError>>,
+    answer: tokio::sync::oneshot::Receiver<Result<T, StateError>>,
     describe: String,
 }
 
 impl<T> Reply<T> {
+    /// Waits for the answer, blocking the calling thread.
     fn wait(self) -> Result<T, StateError> {
-        self.answer.recv().unwrap_or_else(|_| Err(unreachable_worker(&self.describe)))
+        journal::block_on(self.answer())
+    }
+
+    /// Completes with the answer (a task awaiting it holds no thread).
+    async fn answer(self) -> Result<T, StateError> {
+        self.answer.await.unwrap_or_else(|_| Err(unreachable_worker(&self.describe)))
     }
 }
 
@@ -418,7 +424,7 @@ impl Worker {
         &self,
         f: impl for<'a> FnOnce(&'a mut Session) -> BoxFuture<'a, Result<T, StateError>> + Send + 'static,
     ) -> Result<Reply<T>, StateError> {
-        let (tx, answer) = mpsc::sync_channel(1);
+        let (tx, answer) = tokio::sync::oneshot::channel();
         let job = job(move |s| {
             Box::pin(async move {
                 let _ = tx.send(f(s).await);
@@ -445,6 +451,9 @@ struct Session {
     lock: Option<Client>,
     /// The lock's ID, while held.
     lock_id: Option<String>,
+    /// The statement appending a row to the journal, prepared when a
+    /// journal starts: a flush is then one round trip.
+    append_journal: Option<tokio_postgres::Statement>,
     conn_str: String,
     /// The schema, quoted as an identifier.
     schema: String,
@@ -460,6 +469,7 @@ impl Session {
             data,
             lock: None,
             lock_id: None,
+            append_journal: None,
             conn_str: conn_str.to_string(),
             schema: quote_identifier(schema),
             key: lock_key(schema),
@@ -581,8 +591,8 @@ impl Session {
     }
 
     /// The newest state (a new one when none was written) and the journal's
-    /// records, in order.
-    async fn read(&mut self) -> Result<(State, Vec<Record>), StateError> {
+    /// rows, in order.
+    async fn read(&mut self) -> Result<(State, Vec<String>), StateError> {
         let s = self.schema.clone();
         let describe = self.describe.clone();
         let err = |e: tokio_postgres::Error| StateError::Database { state: describe.clone(), message: e.to_string() };
@@ -607,17 +617,7 @@ impl Session {
             Some(row) => self.parse_version(row.get(0), row.get(1))?,
             None => State::new(),
         };
-        let mut records = Vec::with_capacity(rows.len());
-        for row in rows {
-            let seq: i64 = row.get(1);
-            let record = serde_json::from_str(row.get(0)).map_err(|e| StateError::Journal {
-                path: self.describe.clone().into(),
-                line: usize::try_from(seq).unwrap_or(0) + 1,
-                message: e.to_string(),
-            })?;
-            records.push(record);
-        }
-        Ok((state, records))
+        Ok((state, rows.iter().map(|row| row.get::<_, String>(0)).collect()))
     }
 
     /// A stored version, checked as the local backend checks its file.
@@ -695,13 +695,18 @@ impl Session {
         let s = self.schema.clone();
         let tx = self.data.transaction().await.map_err(err)?;
         tx.batch_execute(&format!("DELETE FROM {s}.cairn_journal")).await.map_err(err)?;
-        tx.execute(&format!("INSERT INTO {s}.cairn_journal (seq, record) VALUES (0, $1)"), &[&start])
-            .await
-            .map_err(err)?;
-        tx.commit().await.map_err(err)
+        let append =
+            tx.prepare(&format!("INSERT INTO {s}.cairn_journal (seq, record) VALUES ($1, $2)")).await.map_err(err)?;
+        tx.execute(&append, &[&0_i64, &start]).await.map_err(err)?;
+        tx.commit().await.map_err(err)?;
+        self.append_journal = Some(append);
+        Ok(())
     }
 
-    /// Inserts every record queued in `pending`, in one statement.
+    /// Inserts every record queued in `pending` as one row: their lines,
+    /// in order, one a line. (Many small rows cost the server an index
+    /// entry and a tuple each; a flush's records are read back together
+    /// anyway.)
     async fn flush_journal(&mut self, pending: Arc<Mutex<Pending>>, describe: String) -> Result<(), StateError> {
         let rows = {
             let mut p = pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -714,21 +719,14 @@ impl Session {
         if rows.is_empty() {
             return Ok(());
         }
-        let result = match self.check_lock(&describe) {
-            Err(e) => Err(e),
-            Ok(()) => {
-                let (seqs, texts): (Vec<i64>, Vec<String>) = rows.into_iter().unzip();
-                self.data
-                    .execute(
-                        &format!(
-                            "INSERT INTO {}.cairn_journal (seq, record) SELECT * FROM unnest($1::bigint[], $2::text[])",
-                            self.schema
-                        ),
-                        &[&seqs, &texts],
-                    )
-                    .await
-                    .map(drop)
-                    .map_err(|e| self.err(e))
+        let result = match (self.check_lock(&describe), &self.append_journal) {
+            (Err(e), _) => Err(e),
+            (Ok(()), None) => Err(self.err("no journal was started")),
+            (Ok(()), Some(append)) => {
+                // Numbered by its first record, so that rows keep their order.
+                let seq = rows[0].0;
+                let text = rows.into_iter().map(|(_, text)| text).collect::<Vec<_>>().join("\n");
+                self.data.execute(append, &[&seq, &text]).await.map(drop).map_err(|e| self.err(e))
             }
         };
         if let Err(e) = &result {

@@ -269,8 +269,9 @@ fn an_apply_killed_mid_call_keeps_what_finished_and_reports_what_may_exist() {
     let journal = w.path().join("cairn.state.json.journal");
     let in_call = || {
         let text = std::fs::read_to_string(&journal).unwrap_or_default();
-        text.contains(r#""set":{"instance":{"addr":"recorder_thing.fast""#)
-            && text.contains(r#""intent":{"addr":"recorder_thing.slow""#)
+        // An instance's line and an intent's (`host/src/state/journal/format.rs`).
+        text.lines().any(|l| l.starts_with(r#"{"s":"#) && l.contains(r#""name":"fast""#))
+            && text.contains(r#"{"i":["recorder_thing.slow""#)
     };
     while !in_call() {
         assert!(apply.try_wait().unwrap().is_none(), "the apply ended before it could be killed");

@@ -104,7 +104,8 @@ fn wait_for_intents(w: &Workdir, run: &mut Running, n: usize) {
     let journal = w.path().join("cairn.state.json.journal");
     loop {
         let text = std::fs::read_to_string(&journal).unwrap_or_default();
-        if text.lines().filter(|l| l.starts_with("{\"intent\"")).count() >= n {
+        // An intent's line (`host/src/state/journal/format.rs`).
+        if text.lines().filter(|l| l.starts_with("{\"i\":")).count() >= n {
             return;
         }
         if let Ok(Some(status)) = run.child.try_wait() {

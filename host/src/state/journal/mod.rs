@@ -2,8 +2,9 @@
 //! in one small append instead of rewriting the whole state file.
 //!
 //! An apply starts a journal on top of the state file as it is (the first
-//! line names its lineage and serial) and appends one JSON line per event,
-//! each flushed to disk (`fdatasync`) before the apply goes on:
+//! line names its lineage and serial) and appends one JSON line per event
+//! (in the compact form `format.rs` describes), each flushed to disk
+//! (`fdatasync`) before the apply goes on:
 //!
 //! - `intent`: an operation (create, update, delete) a provider is about
 //!   to be asked for, written *before* the call, so that a crash during the
@@ -23,10 +24,14 @@
 //! mid-append) is ignored; a bad line before the last is an error, and the
 //! journal is left as it is.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod format;
+
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
+use std::future::Future;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
@@ -34,16 +39,21 @@ use serde::{Deserialize, Serialize};
 use super::{InstanceState, OutputState, PendingOperation, State, StateError};
 use crate::addr::InstanceAddr;
 
-/// The journal's format; its first line says which.
-pub(super) const JOURNAL_VERSION: u32 = 1;
+pub use format::Encoder;
 
-/// One line of the journal.
+/// One step of an apply, as the journal records it.
+///
+/// Its serde form is the journal's format 1, which earlier releases wrote
+/// and this one still reads; journals are written in format 2, through an
+/// [`Encoder`].
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "snake_case")]
 pub enum Record {
-    /// The first line: the state the records apply to.
+    /// The first line of a format 1 journal: the state the records apply
+    /// to. (An [`Encoder`] writes the first line itself, and writes nothing
+    /// for this record.)
     Start {
-        /// [`JOURNAL_VERSION`].
+        /// The format, 1.
         journal_version: u32,
         /// The state's lineage.
         lineage: String,
@@ -136,18 +146,28 @@ pub struct Journal {
     path: PathBuf,
     shared: Arc<Shared>,
     writer: Option<std::thread::JoinHandle<()>>,
-    /// Intents not yet ended, by idempotency key.
-    open: BTreeSet<String>,
+    /// Turns records into lines, and knows the intents still open.
+    encoder: Encoder,
 }
 
 /// What the journal's users and its writer thread share.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
     queue: Mutex<Queue>,
     /// Signalled when records are queued or the journal closes.
     work: Condvar,
-    /// Signalled when a flush ends.
-    flushed: Condvar,
+    /// What is on disk, published after every flush: a watch channel, so
+    /// that tasks wait for it without holding a thread.
+    flushed: tokio::sync::watch::Sender<Flushed>,
+}
+
+/// How far the writer has got.
+#[derive(Debug, Default, Clone)]
+struct Flushed {
+    /// Records on disk.
+    synced: u64,
+    /// Why writing failed, if it did.
+    failed: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -156,8 +176,6 @@ struct Queue {
     bytes: Vec<u8>,
     /// Records queued so far.
     queued: u64,
-    /// Records on disk.
-    synced: u64,
     /// Why writing failed; once it has, nothing more is written (a torn
     /// record may be in the file, and must stay its last line).
     failed: Option<String>,
@@ -165,49 +183,74 @@ struct Queue {
 }
 
 /// A record written to a journal but maybe not durable yet.
-#[must_use = "a record is only safe once `wait` returns"]
+///
+/// An apply awaits it ([`Unsynced::durable`]), so that a step waiting for
+/// the disk holds no thread and the others run meanwhile; code outside
+/// async code blocks on it ([`Unsynced::wait`]).
+#[must_use = "a record is only safe once it is durable"]
 pub struct Unsynced {
-    wait: Box<dyn FnOnce() -> Result<(), StateError> + Send>,
+    durable: Pin<Box<dyn Future<Output = Result<(), StateError>> + Send>>,
 }
 
 impl Unsynced {
-    /// A record that is durable once `wait` returns: a backend's own way to
-    /// wait for its storage.
-    pub fn new(wait: impl FnOnce() -> Result<(), StateError> + Send + 'static) -> Unsynced {
-        Unsynced { wait: Box::new(wait) }
+    /// A record that is durable once `durable` completes: a backend's own
+    /// way to wait for its storage. It must not need a particular async
+    /// runtime (tokio's channels do not), since [`Unsynced::wait`] polls it
+    /// on the calling thread.
+    pub fn new(durable: impl Future<Output = Result<(), StateError>> + Send + 'static) -> Unsynced {
+        Unsynced { durable: Box::pin(durable) }
     }
 
-    /// Returns once the record is durable.
+    /// A record that is durable already (or a backend that keeps nothing).
+    pub fn done() -> Unsynced {
+        Unsynced::new(std::future::ready(Ok(())))
+    }
+
+    /// Completes once the record is durable.
+    pub async fn durable(self) -> Result<(), StateError> {
+        self.durable.await
+    }
+
+    /// Returns once the record is durable, blocking the calling thread.
     pub fn wait(self) -> Result<(), StateError> {
-        (self.wait)()
+        block_on(self.durable)
     }
 }
 
-/// Keeps `open`, the idempotency keys of the intents not yet ended, up to
-/// date with `record`: every journal's [`StateJournal::end`](super::StateJournal::end)
-/// writes an `end` only for an intent still open.
-pub(super) fn track_open(open: &mut BTreeSet<String>, record: &Record) {
-    match record {
-        Record::Intent(op) => {
-            open.insert(op.idempotency_key.clone());
+/// Runs `future` to completion on this thread, parking it while the future
+/// waits: enough for the channels a journal's durability is signalled on,
+/// which need no runtime.
+pub(super) fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
         }
-        Record::Set { ends: Some(key), .. } | Record::Remove { ends: Some(key), .. } | Record::End { key } => {
-            open.remove(key);
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
         }
-        _ => {}
+        std::thread::park();
     }
 }
 
-/// Waits until the file journal's writer has flushed its first `upto` records.
-fn wait_flushed(shared: &Shared, upto: u64, path: &Path) -> Result<(), StateError> {
-    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-    while queue.synced < upto && queue.failed.is_none() {
-        queue = shared.flushed.wait(queue).unwrap_or_else(PoisonError::into_inner);
-    }
-    match &queue.failed {
-        Some(message) if queue.synced < upto => {
-            Err(StateError::Write { path: path.to_path_buf(), source: io::Error::other(message.clone()) })
-        }
+/// Completes once the file journal's writer has flushed its first `upto`
+/// records.
+async fn flushed(shared: Arc<Shared>, upto: u64, path: PathBuf) -> Result<(), StateError> {
+    let mut progress = shared.flushed.subscribe();
+    let failed =
+        |message: &str| StateError::Write { path: path.clone(), source: io::Error::other(message.to_string()) };
+    // `shared` holds the sender, so the channel cannot close meanwhile.
+    let seen = progress
+        .wait_for(|f| f.synced >= upto || f.failed.is_some())
+        .await
+        .map_err(|_| failed("the journal's writer stopped"))?;
+    match &seen.failed {
+        Some(message) if seen.synced < upto => Err(failed(message)),
         _ => Ok(()),
     }
 }
@@ -237,18 +280,20 @@ impl Journal {
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let file = options.open(path).map_err(err)?;
-        let shared = Arc::new(Shared::default());
+        let (encoder, first_line) = Encoder::start(&state.lineage, state.serial)
+            .map_err(|source| StateError::Encode { path: path.to_path_buf(), source })?;
+        let shared = Arc::new(Shared {
+            queue: Mutex::default(),
+            work: Condvar::new(),
+            flushed: tokio::sync::watch::Sender::new(Flushed::default()),
+        });
         let for_writer = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
             .name("cairn-journal".into())
             .spawn(move || write_until_closed(&file, &for_writer))
             .map_err(err)?;
-        let mut journal = Journal { path: path.to_path_buf(), shared, writer: Some(writer), open: BTreeSet::new() };
-        journal.append(&Record::Start {
-            journal_version: JOURNAL_VERSION,
-            lineage: state.lineage.clone(),
-            serial: state.serial,
-        })?;
+        let journal = Journal { path: path.to_path_buf(), shared, writer: Some(writer), encoder };
+        journal.queue(first_line).wait()?;
         // The new file's name must survive a crash too.
         super::local::sync_dir(super::local::parent_dir(path)).map_err(err)?;
         Ok(journal)
@@ -262,27 +307,45 @@ impl Journal {
     /// Queues `record` after every record written before; it is on disk
     /// once the answer's [`Unsynced::wait`] returns.
     pub fn write(&mut self, record: &Record) -> Result<Unsynced, StateError> {
-        track_open(&mut self.open, record);
-        let mut line =
-            serde_json::to_vec(record).map_err(|source| StateError::Encode { path: self.path.clone(), source })?;
-        line.push(b'\n');
-        let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(message) = &queue.failed {
+        if let Some(message) = &self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner).failed {
             return Err(StateError::Write { path: self.path.clone(), source: io::Error::other(message.clone()) });
         }
-        queue.bytes.extend_from_slice(&line);
+        let line =
+            self.encoder.encode(record).map_err(|source| StateError::Encode { path: self.path.clone(), source })?;
+        Ok(match line {
+            Some(line) => self.queue(line),
+            // Nothing to add: durable once what was queued before is.
+            None => self.queue_nothing(),
+        })
+    }
+
+    /// Queues `line` (with its newline) after every line queued before.
+    fn queue(&self, mut line: String) -> Unsynced {
+        line.push('\n');
+        let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.bytes.extend_from_slice(line.as_bytes());
         queue.queued += 1;
         let upto = queue.queued;
         drop(queue);
         self.shared.work.notify_one();
-        let (shared, path) = (Arc::clone(&self.shared), self.path.clone());
-        Ok(Unsynced::new(move || wait_flushed(&shared, upto, &path)))
+        self.flushed(upto)
+    }
+
+    /// What is durable once every line queued so far is.
+    fn queue_nothing(&self) -> Unsynced {
+        let upto = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner).queued;
+        self.flushed(upto)
+    }
+
+    /// Durable once the first `upto` lines are on disk.
+    fn flushed(&self, upto: u64) -> Unsynced {
+        Unsynced::new(flushed(Arc::clone(&self.shared), upto, self.path.clone()))
     }
 
     /// Ends the intent with idempotency key `key`, unless a change already
     /// ended it (then there is nothing to wait for).
     pub fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
-        if !self.open.contains(key) {
+        if !self.encoder.is_open(key) {
             return Ok(None);
         }
         self.write(&Record::End { key: key.to_string() }).map(Some)
@@ -327,10 +390,12 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
         let written = file.write_all(&bytes).and_then(|()| file.sync_data());
         queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
         match written {
-            Ok(()) => queue.synced = upto,
-            Err(e) => queue.failed = Some(e.to_string()),
+            Ok(()) => shared.flushed.send_modify(|f| f.synced = upto),
+            Err(e) => {
+                queue.failed = Some(e.to_string());
+                shared.flushed.send_modify(|f| f.failed = Some(e.to_string()));
+            }
         }
-        shared.flushed.notify_all();
     }
 }
 
@@ -363,69 +428,66 @@ pub(super) fn replay(path: &Path, state: &mut State) -> Result<Found, StateError
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::None),
         Err(source) => return Err(StateError::Read { path: path.to_path_buf(), source }),
     };
-    let records = parse(path, &text)?;
-    replay_records(path, records, state)
-}
-
-/// Replays a journal's records, read from wherever it is kept (`path`
-/// names it in errors), over `state`: how every backend recovers.
-pub(super) fn replay_records(path: &Path, records: Vec<Record>, state: &mut State) -> Result<Found, StateError> {
-    let mut records = records.into_iter();
-    match records.next() {
-        Some(Record::Start { journal_version, lineage, serial }) => {
-            if journal_version > JOURNAL_VERSION {
-                return Err(StateError::Journal {
-                    path: path.to_path_buf(),
-                    line: 1,
-                    message: format!("journal_version {journal_version} is newer than this cairn reads"),
-                });
-            }
-            if lineage == state.lineage && serial < state.serial {
-                return Ok(Found::Stale);
-            }
-            if lineage != state.lineage || serial > state.serial {
-                let message = format!(
-                    "it continues the state with lineage {lineage} at serial {serial}, but the state file has lineage {} at serial {}",
-                    state.lineage, state.serial
-                );
-                return Err(StateError::Journal { path: path.to_path_buf(), line: 1, message });
-            }
-        }
-        // A crash before the first line was complete: nothing happened yet.
-        None => return Ok(Found::Stale),
-        Some(_) => {
-            let message = "the first line is not the journal's start".to_string();
-            return Err(StateError::Journal { path: path.to_path_buf(), line: 1, message });
-        }
-    }
-    for record in records {
-        record.apply_to(state);
-    }
-    Ok(Found::Replayed)
-}
-
-/// The journal's records. The last line may be torn by a crash mid-append
-/// (no newline, or not valid JSON): it is left out, since the step it
-/// records never went on. Any other bad line is an error.
-fn parse(path: &Path, text: &[u8]) -> Result<Vec<Record>, StateError> {
+    // The last line may be torn by a crash mid-append (no newline, or not
+    // a whole record): it is left out, since the step it records never
+    // went on.
     let complete = match text.iter().rposition(|b| *b == b'\n') {
         Some(last_newline) => &text[..=last_newline],
         None => &[][..],
     };
     let lines: Vec<&[u8]> = complete.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+    replay_lines(path, &lines, Tail::MayBeTorn, state)
+}
+
+/// Whether the last line of a journal can be a torn write.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tail {
+    /// A file: a crash mid-append can leave half a line, or garbage after
+    /// the last full write on some file systems.
+    MayBeTorn,
+    /// Rows of a database, each written whole or not at all.
+    Whole,
+}
+
+/// Replays a journal's lines (in any format this cairn reads), read from
+/// wherever it is kept (`path` names it in errors), over `state`: how
+/// every backend recovers. A bad line is an error naming it, but for a
+/// torn last line where `tail` allows one, which is left out.
+pub(super) fn replay_lines(path: &Path, lines: &[&[u8]], tail: Tail, state: &mut State) -> Result<Found, StateError> {
+    let bad = |line: usize, message: String| StateError::Journal { path: path.to_path_buf(), line, message };
+    let torn = |i: usize| tail == Tail::MayBeTorn && i + 1 == lines.len();
+    let Some(first) = lines.first() else {
+        // A crash before the first line was complete: nothing happened yet.
+        return Ok(Found::Stale);
+    };
+    let (start, mut decoder) = match format::Decoder::start(first) {
+        Ok(started) => started,
+        Err(_) if torn(0) => return Ok(Found::Stale),
+        Err(message) => return Err(bad(1, message)),
+    };
+    if start.lineage == state.lineage && start.serial < state.serial {
+        return Ok(Found::Stale);
+    }
+    if start.lineage != state.lineage || start.serial > state.serial {
+        let message = format!(
+            "it continues the state with lineage {} at serial {}, but the state file has lineage {} at serial {}",
+            start.lineage, start.serial, state.lineage, state.serial
+        );
+        return Err(bad(1, message));
+    }
     let mut records = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        match serde_json::from_slice::<Record>(line) {
+    for (i, line) in lines.iter().enumerate().skip(1) {
+        match decoder.decode(line) {
             Ok(record) => records.push(record),
-            // A crash can leave a block of zeros or garbage after the last
-            // full write on some file systems.
-            Err(_) if i + 1 == lines.len() => break,
-            Err(e) => {
-                return Err(StateError::Journal { path: path.to_path_buf(), line: i + 1, message: e.to_string() });
-            }
+            Err(_) if torn(i) => break,
+            Err(message) => return Err(bad(i + 1, message)),
         }
     }
-    Ok(records)
+    // Only once every line read: a bad line leaves the state as it was.
+    for record in records {
+        record.apply_to(state);
+    }
+    Ok(Found::Replayed)
 }
 
 #[cfg(test)]
@@ -514,13 +576,69 @@ mod tests {
         let path = dir.path().join("s.journal");
         let base = written_state();
         let mut journal = Journal::start(&path, &base).unwrap();
-        journal.append(&Record::End { key: "k".into() }).unwrap();
+        journal.append(&intent("a", "ka")).unwrap();
         let mut bytes = fs::read(&path).unwrap();
-        bytes.extend_from_slice(b"not json\n{\"end\":{\"key\":\"k\"}}\n");
+        bytes.extend_from_slice(b"not json\n{\"e\":1}\n");
         fs::write(&path, &bytes).unwrap();
         let err = replay(&path, &mut base.clone()).unwrap_err();
         let message = err.to_string();
         assert!(message.contains("s.journal") && message.contains("line 3"), "{message}");
+    }
+
+    #[test]
+    fn a_journal_an_earlier_release_left_replays() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.journal");
+        let base = written_state();
+        // Format 1, as cairn 0.1 wrote it: a create that finished, one
+        // under way at the crash, and the delete of `old`.
+        let key = |c: char| c.to_string().repeat(32);
+        let lines = [
+            format!(r#"{{"start":{{"journal_version":1,"lineage":"{}","serial":4}}}}"#, base.lineage),
+            format!(
+                r#"{{"intent":{{"addr":"t.a","operation":"create","idempotency_key":"{}","started":"2026-11-22T10:31:05Z"}}}}"#,
+                key('a')
+            ),
+            format!(
+                r#"{{"set":{{"instance":{{"addr":"t.a","provider":"p","schema_version":0,"attributes":{{"v":"2"}},"dependencies":[],"status":"ready"}},"ends":"{}"}}}}"#,
+                key('a')
+            ),
+            format!(
+                r#"{{"intent":{{"addr":"t.old","operation":"delete","idempotency_key":"{}","started":"2026-11-22T10:31:06Z"}}}}"#,
+                key('d')
+            ),
+            format!(r#"{{"remove":{{"addr":"t.old","ends":"{}"}}}}"#, key('d')),
+            format!(
+                r#"{{"intent":{{"addr":"t.c","operation":"create","idempotency_key":"{}","started":"2026-11-22T10:31:07Z"}}}}"#,
+                key('c')
+            ),
+        ];
+        fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let mut state = base.clone();
+        assert_eq!(replay(&path, &mut state).unwrap(), Found::Replayed);
+        assert!(state.resources.iter().eq([&instance("a", "2")]));
+        assert_eq!(state.pending.len(), 1);
+        assert_eq!(
+            (state.pending[0].idempotency_key.as_str(), state.pending[0].started.as_str()),
+            (key('c').as_str(), "2026-11-22T10:31:07Z")
+        );
+    }
+
+    #[test]
+    fn a_journal_writes_each_step_once_in_a_few_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.journal");
+        let mut journal = Journal::start(&path, &written_state()).unwrap();
+        journal.append(&intent("a", "ka")).unwrap();
+        journal.append(&Record::Set { instance: Box::new(instance("a", "2")), ends: Some("ka".into()) }).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let version = format::JOURNAL_VERSION;
+        assert!(lines[0].starts_with(&format!("{{\"start\":{{\"journal_version\":{version},")), "{text}");
+        // The intent's time is in seconds after the start's: 0, or 1 when
+        // a second began in between.
+        assert!(lines[1].starts_with("{\"i\":[\"t.a\",\"create\",\"ka\",") && lines[1].len() <= 29, "{text}");
+        assert_eq!(lines[2], "{\"s\":{\"e\":1,\"p\":\"p\",\"a\":{\"v\":\"2\"}}}");
     }
 
     #[test]
