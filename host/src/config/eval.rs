@@ -34,6 +34,9 @@ pub struct EvalContext {
     pub count_index: Option<i64>,
     /// `each.key` and `each.value`, inside a resource with `for_each`.
     pub each: Option<(Value, Value)>,
+    /// Planning or applying: `timestamp()` and `uuid()` are known only when
+    /// applying.
+    pub phase: functions::Phase,
 }
 
 impl EvalContext {
@@ -267,7 +270,7 @@ impl Evaluator<'_> {
                 None => {}
             }
         }
-        functions::call(name, values, &self.ctx.dir).map_err(|d| vec![d.at(location)])
+        functions::call(name, values, &self.ctx.dir, self.ctx.phase).map_err(|d| vec![d.at(location)])
     }
 
     /// `templatefile(path, vars)`: the file (inside the configuration
@@ -293,10 +296,11 @@ impl Evaluator<'_> {
             }
         };
         let name = path.as_str().map(str::to_owned).unwrap_or_default();
-        let text = functions::call("file", vec![path], &self.ctx.dir).map_err(|d| vec![d.at(location)])?;
+        let text =
+            functions::call("file", vec![path], &self.ctx.dir, self.ctx.phase).map_err(|d| vec![d.at(location)])?;
         let template = super::parse::parse_template(text.as_str().unwrap_or_default(), &name)?;
         // Only `vars`: no variables, locals or resources of the module.
-        let empty = EvalContext::new(&self.ctx.dir);
+        let empty = EvalContext { phase: self.ctx.phase, ..EvalContext::new(&self.ctx.dir) };
         Evaluator { ctx: &empty, bound }.eval(&template)
     }
 
@@ -717,10 +721,30 @@ mod tests {
         assert_eq!(ok("[for x in [1, 2] : x if var.unknown]"), Value::unknown());
         assert_eq!(ok("[for x in [var.unknown] : x]"), list(&[Value::unknown()]));
         assert!(error("{for x in [\"a\", \"a\"] : x => 1}").contains("Duplicate object key"));
+        // As `terraform console` 1.11.4 answers (a tuple `for` with `...` is
+        // refused by the parser, as there).
+        assert_eq!(
+            value("{for k, v in {a = \"x\", b = \"y\", c = \"x\"} : v => k...}"),
+            Value::object([("x", list(&[Value::string("a"), Value::string("c")])), ("y", list(&[Value::string("b")]))])
+        );
         assert!(error("[for x in null : x]").contains("A null value cannot be used as the collection"));
         assert!(error("[for x in 5 : x]").contains("cannot be iterated"));
         // A for variable shadows a reference of the same name only inside.
         assert_eq!(ok("[for var in [1] : var]"), list(&[Value::int(1)]));
+    }
+
+    #[test]
+    fn splats_agree_with_terraform() {
+        // Each as `terraform console` 1.11.4 answers.
+        assert_eq!(value("[{a = 1}, {a = 2}][*].a"), list(&[Value::int(1), Value::int(2)]));
+        // A set splats to a list.
+        assert_eq!(value("toset([{a = 1}])[*].a"), Value::List(vec![Value::int(1)]));
+        assert_eq!(value("{a = 1}[*]"), Value::Tuple(vec![Value::object([("a", Value::int(1))])]));
+        assert_eq!(value("tomap({x = \"y\"})[*]").elements().map(<[Value]>::len), Some(1));
+        assert_eq!(value("null[*]"), Value::Tuple(vec![]));
+        assert_eq!(value("\"x\"[*]"), Value::Tuple(vec![Value::string("x")]));
+        assert_eq!(value("[{a = {b = 1}}].*.a.b"), list(&[Value::int(1)]));
+        assert_eq!(value("[[1, 2]][*][0]"), list(&[Value::int(1)]));
     }
 
     #[test]
