@@ -78,7 +78,7 @@ output "splat_and_grouping" {
   value = {
     list    = [{ a = 1 }, { a = 2 }][*].a
     single  = { a = 1 }[*]
-    null    = null[*]
+    of_null = null[*]
     legacy  = [{ a = { b = 1 } }].*.a.b
     by_team = { for name, team in local.people : team => name... }
   }

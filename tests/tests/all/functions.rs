@@ -110,7 +110,7 @@ fn functions_give_what_terraform_documents() {
         json!({
             "list": [1, 2],
             "single": [{"a": 1}],
-            "null": [],
+            "of_null": [],
             "legacy": [1],
             "by_team": {"dev": ["alice", "carol"], "ops": ["bob"]}
         })
