@@ -277,7 +277,8 @@ impl Lexer {
             return Ok(());
         }
         if let Some(kind) = self.template_opener() {
-            return Ok(self.open_template(kind));
+            self.open_template(kind);
+            return Ok(());
         }
         let mut len = 0;
         while let Some(c) = self.peek(len) {

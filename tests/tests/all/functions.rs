@@ -30,7 +30,7 @@ fn functions_give_what_terraform_documents() {
     let w = functions_config();
     let plan = w.cairn(&["plan"]).success();
     // A resource attribute set from timestamp() waits for apply.
-    assert!(plan.stdout.contains("(known after apply)"), "{}", plan.all());
+    assert!(plan.stdout.contains("+ input  = (known after apply)"), "{}", plan.all());
     w.cairn(&["apply", "-auto-approve"]).success();
     let out = outputs(&w);
 
