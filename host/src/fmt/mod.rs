@@ -1,6 +1,6 @@
 //! `cairn fmt`'s formatter: HCL source in the canonical style of
 //! `terraform fmt`. It changes only whitespace (indentation, spaces between
-//! tokens, alignment of `=` and comments) plus the two rewrites Terraform
+//! tokens, alignment of `=` and comments) plus the rewrites Terraform
 //! makes (see [`rewrite`]), so comments and the order of everything stay.
 //!
 //! No Rust crate writes this style: `hcl-edit` keeps a file's layout as it

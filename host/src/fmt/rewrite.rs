@@ -1,8 +1,10 @@
-//! What `terraform fmt` changes besides whitespace, in the attributes of
-//! blocks (not in object constructors): a value that is only one
-//! interpolation (`"${var.x}"`) becomes the expression itself (`var.x`),
-//! and a variable's `type` written the pre-0.12 way (`"string"`, `"list"`,
-//! `"map"`, or a bare `list`/`map`/`set`) is written as today.
+//! What `terraform fmt` changes besides whitespace: block labels written as
+//! bare names are quoted (`resource aws_instance x` becomes
+//! `resource "aws_instance" "x"`), and in the attributes of blocks (not in
+//! object constructors) a value that is only one interpolation
+//! (`"${var.x}"`) becomes the expression itself (`var.x`), and a variable's
+//! `type` written the pre-0.12 way (`"string"`, `"list"`, `"map"`, or a
+//! bare `list`/`map`/`set`) is written as today.
 
 use super::lexer::{Kind, Token};
 
@@ -32,7 +34,13 @@ pub(super) fn rewrite(tokens: Vec<Token>) -> Vec<Token> {
             continue;
         }
         match token.kind {
-            Kind::OBrace => open.push(block_type(&out, line_start).filter(|_| in_body(&open))),
+            Kind::OBrace => {
+                let block = block_type(&out, line_start).filter(|_| in_body(&open));
+                if block.is_some() {
+                    quote_labels(&mut out, line_start);
+                }
+                open.push(block);
+            }
             Kind::OBrack | Kind::OParen | Kind::TemplateInterp | Kind::TemplateControl => open.push(None),
             Kind::CBrace | Kind::CBrack | Kind::CParen | Kind::TemplateSeqEnd => {
                 open.pop();
@@ -67,6 +75,19 @@ fn block_type(out: &[Token], line_start: usize) -> Option<String> {
         .iter()
         .all(|t| matches!(t.kind, Kind::Ident | Kind::OQuote | Kind::QuotedLit | Kind::CQuote))
         .then(|| first.text.clone())
+}
+
+/// Writes the bare-name labels of the block header from `line_start` as
+/// quoted strings.
+fn quote_labels(out: &mut Vec<Token>, line_start: usize) {
+    let header = out.split_off(line_start);
+    for (i, t) in header.into_iter().enumerate() {
+        if i > 0 && t.kind == Kind::Ident {
+            out.extend([token(Kind::OQuote, "\""), token(Kind::QuotedLit, &t.text), token(Kind::CQuote, "\"")]);
+        } else {
+            out.push(t);
+        }
+    }
 }
 
 /// Where the value starting at `start` ends: the newline (or line comment)

@@ -252,6 +252,29 @@ instance_count = 3
 tags           = { env = "dev" }
 "#,
     ),
+    (
+        "08_labels.tf",
+        r#"resource aws_instance web {
+  ami = "x"
+}
+locals {
+  a = 1
+}
+module m {
+  source = "./m"
+}
+"#,
+        r#"resource "aws_instance" "web" {
+  ami = "x"
+}
+locals {
+  a = 1
+}
+module "m" {
+  source = "./m"
+}
+"#,
+    ),
 ];
 
 #[test]
