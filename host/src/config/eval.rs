@@ -250,6 +250,7 @@ impl Evaluator<'_> {
             "try" => return self.try_each(args, location),
             "can" => return self.can(args, location),
             "templatefile" => return self.templatefile(args, location),
+            "templatestring" => return self.templatestring(args, location),
             _ => {}
         }
         let mut values = self.eval_all(args)?;
@@ -286,20 +287,67 @@ impl Evaluator<'_> {
         if path.is_unknown() || vars.is_unknown() {
             return Ok(Value::unknown());
         }
-        let bound: Vec<(String, Value)> = match vars {
-            Value::Object(m) | Value::Map(m) => m.into_iter().collect(),
-            other => {
-                return Err(fail(format!(
-                    "Invalid value for \"vars\" parameter of templatefile(): an object or map is required, got {}.",
-                    other.kind_name()
-                )));
-            }
-        };
         let name = path.as_str().map(str::to_owned).unwrap_or_default();
         let text =
             functions::call("file", vec![path], &self.ctx.dir, self.ctx.phase).map_err(|d| vec![d.at(location)])?;
-        let template = super::parse::parse_template(text.as_str().unwrap_or_default(), &name)?;
-        // Only `vars`: no variables, locals or resources of the module.
+        self.render_template(text.as_str().unwrap_or_default(), &name, vars, "templatefile", location)
+    }
+
+    /// `templatestring(ref, vars)`: the string `ref` refers to rendered as a
+    /// template in which only the keys of `vars` are defined. As in
+    /// Terraform, the template must be a reference (`local.t`), not a
+    /// literal, which would already have been rendered as a template itself.
+    fn templatestring(&mut self, args: &[Expression], location: &Location) -> EvalResult {
+        let fail = |detail: String| vec![error_at("Invalid function argument", detail, location)];
+        let [template, vars] = args else {
+            return Err(fail(format!("Function \"templatestring\" expects 2 arguments, got {}.", args.len())));
+        };
+        if !matches!(template.kind, ExprKind::Traversal { .. }) {
+            return Err(fail(
+                "Invalid value for \"template\" parameter of templatestring(): the template must be a reference to \
+                 a string (such as local.template), not a literal template."
+                    .into(),
+            ));
+        }
+        let text = self.eval(template)?;
+        let vars = self.eval(vars)?;
+        if !text.is_wholly_known() || vars.is_unknown() {
+            return Ok(Value::unknown());
+        }
+        let Some(text) = text.as_str() else {
+            return Err(fail(format!(
+                "Invalid value for \"template\" parameter of templatestring(): a string is required, got {}.",
+                text.kind_name()
+            )));
+        };
+        self.render_template(text, "<templatestring>", vars, "templatestring", location)
+    }
+
+    /// `text` parsed as a template (`name` for messages) and evaluated with
+    /// only the keys of `vars` defined: no variables, locals or resources of
+    /// the module.
+    fn render_template(
+        &mut self,
+        text: &str,
+        name: &str,
+        vars: Value,
+        function: &str,
+        location: &Location,
+    ) -> EvalResult {
+        let bound: Vec<(String, Value)> = match vars {
+            Value::Object(m) | Value::Map(m) => m.into_iter().collect(),
+            other => {
+                return Err(vec![error_at(
+                    "Invalid function argument",
+                    format!(
+                        "Invalid value for \"vars\" parameter of {function}(): an object or map is required, got {}.",
+                        other.kind_name()
+                    ),
+                    location,
+                )]);
+            }
+        };
+        let template = super::parse::parse_template(text, name)?;
         let empty = EvalContext { phase: self.ctx.phase, ..EvalContext::new(&self.ctx.dir) };
         Evaluator { ctx: &empty, bound }.eval(&template)
     }
@@ -796,6 +844,21 @@ mod tests {
         let diags = eval(&expr("[var.a,\n var.b]"), &EvalContext::new(".")).unwrap_err();
         let lines: Vec<usize> = diags.iter().map(|d| d.location.as_ref().unwrap().line).collect();
         assert_eq!(lines, [1, 2]);
+    }
+
+    #[test]
+    fn templatestring_renders_a_referenced_string_with_only_its_vars() {
+        // developer.hashicorp.com/terraform/language/functions/templatestring,
+        // checked with `terraform console` 1.11.4.
+        let mut ctx = EvalContext::new(".");
+        ctx.locals.insert("t".into(), Value::string("Hello, ${name}!"));
+        ctx.variables.insert("v".into(), Value::string("x"));
+        let eval = |text: &str| super::super::testutil::eval_in(text, &ctx);
+        assert_eq!(eval("templatestring(local.t, { name = \"world\" })").unwrap(), Value::string("Hello, world!"));
+        let literal = super::super::testutil::shown(&eval("templatestring(\"x\", {})").unwrap_err());
+        assert!(literal.contains("must be a reference to a string"), "{literal}");
+        let missing = super::super::testutil::shown(&eval("templatestring(local.t, {})").unwrap_err());
+        assert!(missing.contains("name"), "{missing}");
     }
 
     #[test]

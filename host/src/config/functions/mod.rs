@@ -3,9 +3,10 @@
 //!
 //! Most functions give unknown as soon as any argument contains an unknown.
 //! A few ("shallow" ones: `length`, `concat`, `merge`, `keys`, …) look inside
-//! known collections, so `length([random_id.x.hex])` is still 1. `try` and
-//! `can` are not here: they need unevaluated arguments, so the evaluator
-//! handles them.
+//! known collections, so `length([random_id.x.hex])` is still 1. `try`,
+//! `can`, `templatefile` and `templatestring` are not here: they need
+//! unevaluated arguments or a template's scope, so the evaluator handles
+//! them.
 
 mod collection;
 mod conversion;
@@ -86,7 +87,7 @@ fn length_of_refined(r: &crate::value::Refinements) -> Value {
 
 /// The names of every function, including those the evaluator handles.
 fn all_names() -> impl Iterator<Item = &'static str> {
-    FUNCTIONS.iter().map(|f| f.name).chain(["try", "can", "templatefile"])
+    FUNCTIONS.iter().map(|f| f.name).chain(["try", "can", "templatefile", "templatestring"])
 }
 
 fn unknown_function(name: &str) -> Diagnostic {
