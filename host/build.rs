@@ -1,5 +1,5 @@
-//! Builds the bundled providers (`providers/local`, `random`, `null`) into
-//! WebAssembly components with a nested cargo, and generates
+//! Builds the bundled providers (`providers/local`, `random`, `null`,
+//! `terraform`) into WebAssembly components with a nested cargo, and generates
 //! `$OUT_DIR/builtin_providers.rs`, which embeds them in the `cairn` binary.
 //!
 //! The nested cargo uses its own target directory (`<target>/wasm-providers`)
@@ -18,8 +18,13 @@ use std::path::{Path, PathBuf};
 mod wasm_build;
 
 /// The bundled providers: local name and package.
-const BUILTIN: &[(&str, &str)] =
-    &[("local", "cairn-provider-local"), ("random", "cairn-provider-random"), ("null", "cairn-provider-null")];
+const BUILTIN: &[(&str, &str)] = &[
+    ("local", "cairn-provider-local"),
+    ("random", "cairn-provider-random"),
+    ("null", "cairn-provider-null"),
+    // Terraform's built-in `terraform_data`.
+    ("terraform", "cairn-provider-terraform"),
+];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -30,9 +35,16 @@ fn main() {
     // The test support builds test components into the same directory.
     println!("cargo::rustc-env=CAIRN_WASM_TARGET_DIR={}", target_dir.display());
 
-    for dir in
-        ["wit", "providers/sdk", "providers/local", "providers/random", "providers/null", "Cargo.toml", "Cargo.lock"]
-    {
+    for dir in [
+        "wit",
+        "providers/sdk",
+        "providers/local",
+        "providers/random",
+        "providers/null",
+        "providers/terraform",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
         println!("cargo::rerun-if-changed={}", workspace.join(dir).display());
     }
     println!("cargo::rerun-if-env-changed=CAIRN_SKIP_BUILTIN_PROVIDERS");

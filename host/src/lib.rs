@@ -17,6 +17,7 @@ pub mod config;
 pub mod contract;
 pub mod diag;
 pub mod engine;
+pub mod fmt;
 pub mod graph;
 pub mod plan;
 pub mod provider;

@@ -462,6 +462,7 @@ impl Shared {
             variables: self.applier.variables.clone(),
             locals: locals.clone(),
             resources,
+            phase: config::Phase::Apply,
             ..EvalContext::new(&self.applier.config.dir)
         };
         if let Some(addr) = instance
@@ -470,6 +471,7 @@ impl Shared {
             let resources = std::mem::take(&mut ctx.resources);
             ctx = plan::instance_context(&ctx, expansion, addr.key.as_ref());
             ctx.resources = resources;
+            ctx.phase = config::Phase::Apply;
         }
         ctx
     }

@@ -4,6 +4,7 @@
 
 mod apply;
 mod check;
+mod fmt;
 mod force_unlock;
 mod graph;
 mod import;
@@ -72,6 +73,26 @@ enum Command {
     },
     /// Check that the configuration is valid.
     Validate(Common),
+    /// Rewrite configuration files in the canonical style.
+    Fmt {
+        /// A directory (default: the current one) or one file.
+        target: Option<PathBuf>,
+        /// Change nothing; exit 3 when a file needs formatting.
+        #[arg(long)]
+        check: bool,
+        /// Show the changes as a unified diff.
+        #[arg(long)]
+        diff: bool,
+        /// Also format the files in subdirectories.
+        #[arg(long)]
+        recursive: bool,
+        /// List the files whose formatting differs (`-list=false`: don't).
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+        list: bool,
+        /// Write the formatted files (`-write=false`: don't).
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+        write: bool,
+    },
     /// Show what apply would do.
     Plan {
         #[command(flatten)]
@@ -529,6 +550,7 @@ impl Command {
                     | StateCommand::History { .. },
             }
             | Command::Output { .. }
+            | Command::Fmt { .. }
             | Command::Providers {
                 command:
                     ProvidersCommand::Inspect { .. }
@@ -705,6 +727,9 @@ fn run(cli: Cli) -> Result<i32> {
             init::run(&common, upgrade, lockfile.as_deref(), &backend)
         }
         Command::Validate(common) => validate::run(&common),
+        Command::Fmt { target, check, diff, recursive, list, write } => {
+            fmt::run(target.as_deref(), &fmt::FmtFlags { check, diff, recursive, list, write })
+        }
         Command::Plan { common, run, detailed_exitcode, destroy, out } => {
             plan::run(&common, &run, detailed_exitcode, destroy, out.as_deref())
         }

@@ -37,6 +37,9 @@ pub struct EvalContext {
     pub count_index: Option<i64>,
     /// `each.key` and `each.value`, inside a resource with `for_each`.
     pub each: Option<(Value, Value)>,
+    /// Planning or applying: `timestamp()` and `uuid()` are known only when
+    /// applying.
+    pub phase: functions::Phase,
 }
 
 impl EvalContext {
@@ -291,6 +294,7 @@ impl<'a> Evaluator<'a> {
             "try" => return self.try_each(args, location),
             "can" => return self.can(args, location),
             "templatefile" => return self.templatefile(args, location),
+            "templatestring" => return self.templatestring(args, location),
             _ => {}
         }
         let mut values = self.eval_all(args)?;
@@ -311,7 +315,7 @@ impl<'a> Evaluator<'a> {
                 None => {}
             }
         }
-        functions::call(name, values, &self.ctx.dir).map_err(|d| vec![d.at(location)])
+        functions::call(name, values, &self.ctx.dir, self.ctx.phase).map_err(|d| vec![d.at(location)])
     }
 
     /// `templatefile(path, vars)`: the file (inside the configuration
@@ -327,20 +331,68 @@ impl<'a> Evaluator<'a> {
         if path.is_unknown() || vars.is_unknown() {
             return Ok(Value::unknown());
         }
+        let name = path.as_str().map(str::to_owned).unwrap_or_default();
+        let text =
+            functions::call("file", vec![path], &self.ctx.dir, self.ctx.phase).map_err(|d| vec![d.at(location)])?;
+        self.render_template(text.as_str().unwrap_or_default(), &name, vars, "templatefile", location)
+    }
+
+    /// `templatestring(ref, vars)`: the string `ref` refers to rendered as a
+    /// template in which only the keys of `vars` are defined. As in
+    /// Terraform, the template must be a reference (`local.t`), not a
+    /// literal, which would already have been rendered as a template itself.
+    fn templatestring(&mut self, args: &[Expression], location: &Location) -> EvalResult {
+        let fail = |detail: String| vec![error_at("Invalid function argument", detail, location)];
+        let [template, vars] = args else {
+            return Err(fail(format!("Function \"templatestring\" expects 2 arguments, got {}.", args.len())));
+        };
+        if !matches!(template.kind, ExprKind::Traversal { .. }) {
+            return Err(fail(
+                "Invalid value for \"template\" parameter of templatestring(): the template must be a reference to \
+                 a string (such as local.template), not a literal template."
+                    .into(),
+            ));
+        }
+        let text = self.eval(template)?;
+        let vars = self.eval(vars)?;
+        if !text.is_wholly_known() || vars.is_unknown() {
+            return Ok(Value::unknown());
+        }
+        let Some(text) = text.as_str() else {
+            return Err(fail(format!(
+                "Invalid value for \"template\" parameter of templatestring(): a string is required, got {}.",
+                text.kind_name()
+            )));
+        };
+        self.render_template(text, "<templatestring>", vars, "templatestring", location)
+    }
+
+    /// `text` parsed as a template (`name` for messages) and evaluated with
+    /// only the keys of `vars` defined: no variables, locals or resources of
+    /// the module.
+    fn render_template(
+        &mut self,
+        text: &str,
+        name: &str,
+        vars: Value,
+        function: &str,
+        location: &Location,
+    ) -> EvalResult {
         let bound: Vec<(String, Value)> = match vars {
             Value::Object(m) | Value::Map(m) => m.into_iter().collect(),
             other => {
-                return Err(fail(format!(
-                    "Invalid value for \"vars\" parameter of templatefile(): an object or map is required, got {}.",
-                    other.kind_name()
-                )));
+                return Err(vec![error_at(
+                    "Invalid function argument",
+                    format!(
+                        "Invalid value for \"vars\" parameter of {function}(): an object or map is required, got {}.",
+                        other.kind_name()
+                    ),
+                    location,
+                )]);
             }
         };
-        let name = path.as_str().map(str::to_owned).unwrap_or_default();
-        let text = functions::call("file", vec![path], &self.ctx.dir).map_err(|d| vec![d.at(location)])?;
-        let template = super::parse::parse_template(text.as_str().unwrap_or_default(), &name)?;
-        // Only `vars`: no variables, locals or resources of the module.
-        let empty = EvalContext::new(&self.ctx.dir);
+        let template = super::parse::parse_template(text, name)?;
+        let empty = EvalContext { phase: self.ctx.phase, ..EvalContext::new(&self.ctx.dir) };
         Evaluator { ctx: &empty, bound }.eval(&template)
     }
 
@@ -767,10 +819,30 @@ mod tests {
         assert_eq!(ok("[for x in [1, 2] : x if var.unknown]"), Value::unknown());
         assert_eq!(ok("[for x in [var.unknown] : x]"), list(&[Value::unknown()]));
         assert!(error("{for x in [\"a\", \"a\"] : x => 1}").contains("Duplicate object key"));
+        // As `terraform console` 1.11.4 answers (a tuple `for` with `...` is
+        // refused by the parser, as there).
+        assert_eq!(
+            value("{for k, v in {a = \"x\", b = \"y\", c = \"x\"} : v => k...}"),
+            Value::object([("x", list(&[Value::string("a"), Value::string("c")])), ("y", list(&[Value::string("b")]))])
+        );
         assert!(error("[for x in null : x]").contains("A null value cannot be used as the collection"));
         assert!(error("[for x in 5 : x]").contains("cannot be iterated"));
         // A for variable shadows a reference of the same name only inside.
         assert_eq!(ok("[for var in [1] : var]"), list(&[Value::int(1)]));
+    }
+
+    #[test]
+    fn splats_agree_with_terraform() {
+        // Each as `terraform console` 1.11.4 answers.
+        assert_eq!(value("[{a = 1}, {a = 2}][*].a"), list(&[Value::int(1), Value::int(2)]));
+        // A set splats to a list.
+        assert_eq!(value("toset([{a = 1}])[*].a"), Value::List(vec![Value::int(1)]));
+        assert_eq!(value("{a = 1}[*]"), Value::Tuple(vec![Value::object([("a", Value::int(1))])]));
+        assert_eq!(value("tomap({x = \"y\"})[*]").elements().map(<[Value]>::len), Some(1));
+        assert_eq!(value("null[*]"), Value::Tuple(vec![]));
+        assert_eq!(value("\"x\"[*]"), Value::Tuple(vec![Value::string("x")]));
+        assert_eq!(value("[{a = {b = 1}}].*.a.b"), list(&[Value::int(1)]));
+        assert_eq!(value("[[1, 2]][*][0]"), list(&[Value::int(1)]));
     }
 
     #[test]
@@ -822,6 +894,21 @@ mod tests {
         let diags = eval(&expr("[var.a,\n var.b]"), &EvalContext::new(".")).unwrap_err();
         let lines: Vec<usize> = diags.iter().map(|d| d.location.as_ref().unwrap().line).collect();
         assert_eq!(lines, [1, 2]);
+    }
+
+    #[test]
+    fn templatestring_renders_a_referenced_string_with_only_its_vars() {
+        // developer.hashicorp.com/terraform/language/functions/templatestring,
+        // checked with `terraform console` 1.11.4.
+        let mut ctx = EvalContext::new(".");
+        ctx.locals.insert("t".into(), Value::string("Hello, ${name}!"));
+        ctx.variables.insert("v".into(), Value::string("x"));
+        let eval = |text: &str| super::super::testutil::eval_in(text, &ctx);
+        assert_eq!(eval("templatestring(local.t, { name = \"world\" })").unwrap(), Value::string("Hello, world!"));
+        let literal = super::super::testutil::shown(&eval("templatestring(\"x\", {})").unwrap_err());
+        assert!(literal.contains("must be a reference to a string"), "{literal}");
+        let missing = super::super::testutil::shown(&eval("templatestring(local.t, {})").unwrap_err());
+        assert!(missing.contains("name"), "{missing}");
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub use backend::{BACKEND_TYPES, BackendBlock, BackendKind};
 pub use decode::decode_body;
 pub use eval::{EvalContext, eval};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
+pub use functions::Phase;
 pub use instances::{Instance, instances};
 pub use load::config_files;
 pub use load::load;

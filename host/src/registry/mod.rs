@@ -181,7 +181,10 @@ fn bundled_for_terraform(
     source: &str,
     (host, namespace, type_name): (&str, &str, &str),
 ) -> Result<Verified, Diagnostic> {
-    let hashicorp = namespace.eq_ignore_ascii_case("hashicorp") && TERRAFORM_REGISTRIES.contains(&host);
+    // `terraform.io/builtin/terraform` is Terraform's own address for the
+    // provider of `terraform_data`, which cairn bundles too.
+    let builtin = (host, namespace, type_name) == ("terraform.io", "builtin", "terraform");
+    let hashicorp = builtin || (namespace.eq_ignore_ascii_case("hashicorp") && TERRAFORM_REGISTRIES.contains(&host));
     let found = bundled(type_name).filter(|_| hashicorp);
     let is_bundled = found.is_some();
     let Some(verified) = found.filter(|_| type_name == name) else {

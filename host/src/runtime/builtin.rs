@@ -1,7 +1,8 @@
 //! The providers bundled into the `cairn` binary (`local`, `random`,
-//! `null`), so that a fresh clone runs its examples with nothing else
-//! installed. `build.rs` compiles their components and generates the table
-//! included here.
+//! `null`, and `terraform` for Terraform's built-in `terraform_data`), so
+//! that a fresh clone runs its examples with nothing else installed.
+//! `build.rs` compiles their components and generates the table included
+//! here.
 
 include!(concat!(env!("OUT_DIR"), "/builtin_providers.rs"));
 

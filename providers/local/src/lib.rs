@@ -8,7 +8,10 @@
 //!   the resource wrote (then it is left, with a warning). `file_permission` and `directory_permission` (default
 //!   `"0777"`) are validated and recorded but not applied: WASI 0.2 has no
 //!   way to set permissions, so files get the host's defaults.
-//! - import of `local_file`: the id is the file's path; the content is
+//! - resource `local_sensitive_file`: the same, but `content` and
+//!   `content_base64` are sensitive (never shown in plans) and both
+//!   permissions default to `"0700"`, as Terraform's.
+//! - import of `local_file` and `local_sensitive_file`: the id is the file's path; the content is
 //!   read back (as `content`, or `content_base64` when it is not UTF-8).
 //! - data source `local_file`: reads `filename` into `content`,
 //!   `content_base64` and `id`.
@@ -33,29 +36,45 @@ use sha1::{Digest, Sha1};
 /// The provider; it has no configuration.
 pub struct Local;
 
-/// Terraform's default for both permission attributes.
+/// Terraform's default for both permission attributes of a `local_file`.
 const DEFAULT_PERMISSION: &str = "0777";
+/// … and of a `local_sensitive_file`.
+const SENSITIVE_PERMISSION: &str = "0700";
+
+/// The default permissions of a resource type.
+fn default_permission(type_name: &str) -> &'static str {
+    if type_name == "local_sensitive_file" { SENSITIVE_PERMISSION } else { DEFAULT_PERMISSION }
+}
+
+/// The schema of `local_file` (`sensitive` false) or `local_sensitive_file`.
+fn file_schema(sensitive: bool) -> Schema {
+    let default = if sensitive { SENSITIVE_PERMISSION } else { DEFAULT_PERMISSION };
+    let perm = |what: &str| {
+        Attr::string().optional().computed().description(format!(
+            "Permissions of the {what} as an octal string, default \"{default}\". Recorded, not applied: \
+             WASI has no chmod."
+        ))
+    };
+    let secret = |attr: Attr| if sensitive { attr.sensitive() } else { attr };
+    Schema::new(0)
+        .description(if sensitive {
+            "A file with the given content, which is never shown."
+        } else {
+            "A file with the given content."
+        })
+        .attribute("filename", Attr::string().required().description("Path of the file to write."))
+        .attribute("content", secret(Attr::string().optional().description("Text to write.")))
+        .attribute("content_base64", secret(Attr::string().optional().description("Bytes to write, base64.")))
+        .attribute("file_permission", perm("file"))
+        .attribute("directory_permission", perm("directories created"))
+        .attribute("id", Attr::string().computed().description("SHA-1 of the content, hex."))
+}
 
 impl Provider for Local {
     fn schema() -> ProviderSchema {
-        let perm = |what: &str| {
-            Attr::string().optional().computed().description(format!(
-                "Permissions of the {what} as an octal string, default \"0777\". Recorded, not applied: \
-                 WASI has no chmod."
-            ))
-        };
         ProviderSchema::new()
-            .resource(
-                "local_file",
-                Schema::new(0)
-                    .description("A file with the given content.")
-                    .attribute("filename", Attr::string().required().description("Path of the file to write."))
-                    .attribute("content", Attr::string().optional().description("Text to write."))
-                    .attribute("content_base64", Attr::string().optional().description("Bytes to write, base64."))
-                    .attribute("file_permission", perm("file"))
-                    .attribute("directory_permission", perm("directories created"))
-                    .attribute("id", Attr::string().computed().description("SHA-1 of the content, hex.")),
-            )
+            .resource("local_file", file_schema(false))
+            .resource("local_sensitive_file", file_schema(true))
             .data_source(
                 "local_file",
                 Schema::new(0)
@@ -97,9 +116,10 @@ impl Provider for Local {
     }
 
     fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
+        let permission = default_permission(&req.type_name);
         let resp = PlanResponse::from_proposed(&req)
-            .default("file_permission", DEFAULT_PERMISSION)
-            .default("directory_permission", DEFAULT_PERMISSION)
+            .default("file_permission", permission)
+            .default("directory_permission", permission)
             .requires_replace(["filename", "content", "content_base64", "file_permission", "directory_permission"]);
         // The id depends only on the content, so it is known whenever the
         // content is: dependents can plan with it.
@@ -155,7 +175,7 @@ impl Provider for Local {
     /// Adopts an existing file: the id is its path (as the configuration
     /// would write `filename`); the content is read back as text, or as
     /// base64 when it is not UTF-8.
-    fn import(&self, _type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
+    fn import(&self, type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
         let bytes = std::fs::read(id).map_err(|e| io_error("read", id, &e, "read_only"))?;
         let (content, content_base64) = match String::from_utf8(bytes.clone()) {
             Ok(text) => (Value::from(text), Value::Null),
@@ -165,8 +185,8 @@ impl Provider for Local {
             ("filename", Value::from(id)),
             ("content", content),
             ("content_base64", content_base64),
-            ("file_permission", Value::from(DEFAULT_PERMISSION)),
-            ("directory_permission", Value::from(DEFAULT_PERMISSION)),
+            ("file_permission", Value::from(default_permission(type_name))),
+            ("directory_permission", Value::from(default_permission(type_name))),
             ("id", Value::from(sha1_hex(&bytes))),
         ]))
     }
@@ -274,6 +294,20 @@ mod tests {
     #[test]
     fn schema_is_well_formed() {
         Local::schema().check().unwrap();
+    }
+
+    #[test]
+    fn a_sensitive_file_hides_its_content_and_is_private_by_default() {
+        let schema = Local::schema().resource_schema("local_sensitive_file").unwrap().clone();
+        assert!(schema.is_sensitive("content") && schema.is_sensitive("content_base64"));
+        assert!(!Local::schema().resource_schema("local_file").unwrap().is_sensitive("content"));
+        let planned = Local
+            .plan(PlanRequest::proposed("local_sensitive_file", schema, Value::Null, file("s.txt", "secret")))
+            .unwrap()
+            .planned_state;
+        assert_eq!(planned.get_attr("file_permission").as_str(), Some("0700"));
+        assert_eq!(planned.get_attr("directory_permission").as_str(), Some("0700"));
+        assert_eq!(planned.get_attr("id").as_str(), Some(sha1_hex(b"secret").as_str()));
     }
 
     #[test]

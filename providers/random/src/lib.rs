@@ -18,6 +18,15 @@
 //! - `random_pet`: `length` words (default 2) joined by `separator`
 //!   (default `-`), after `prefix` if set: adverbs, an adjective, then an
 //!   animal, as Terraform's (`id`, e.g. `quickly-brave-otter`).
+//! - `random_integer`: `result`, a whole number from `min` to `max`
+//!   inclusive; `id` is it as a string.
+//! - `random_shuffle`: `result`, the strings of `input` in a random order,
+//!   only the first `result_count` if that is set; `id` is `"-"`.
+//! - `random_uuid`: `result`, a random (version 4) UUID; `id` is it too.
+//!
+//! `random_integer` and `random_shuffle` take a `seed`: the same seed gives
+//! the same result every time (but not the very numbers Terraform's Go
+//! generator gives for it).
 //!
 //! Every argument, `keepers` included, forces a new value: that is how a
 //! user asks for one.
@@ -95,7 +104,32 @@ impl Provider for Random {
             .attribute("prefix", Attr::string().optional().description("A first word."))
             .attribute("keepers", keepers())
             .attribute("id", Attr::string().computed().description("The name."));
+        let seed = || Attr::string().optional().description("The same seed gives the same result.");
+        let integer = Schema::new(0)
+            .description("A random whole number in a range.")
+            .attribute("min", Attr::number().required().description("The smallest possible result."))
+            .attribute("max", Attr::number().required().description("The largest possible result."))
+            .attribute("seed", seed())
+            .attribute("keepers", keepers())
+            .attribute("result", Attr::number().computed().description("The number."))
+            .attribute("id", Attr::string().computed().description("The number, as a string."));
+        let shuffle = Schema::new(0)
+            .description("A random permutation of a list of strings.")
+            .attribute("input", Attr::list(Type::String).required().description("The strings to shuffle."))
+            .attribute("result_count", Attr::number().optional().description("How many to keep; default all of them."))
+            .attribute("seed", seed())
+            .attribute("keepers", keepers())
+            .attribute("result", Attr::list(Type::String).computed().description("The shuffled strings."))
+            .attribute("id", Attr::string().computed().description("Always \"-\"."));
+        let uuid = Schema::new(0)
+            .description("A random UUID (version 4).")
+            .attribute("keepers", keepers())
+            .attribute("result", Attr::string().computed().description("The UUID."))
+            .attribute("id", Attr::string().computed().description("The UUID."));
         ProviderSchema::new()
+            .resource("random_integer", integer)
+            .resource("random_shuffle", shuffle)
+            .resource("random_uuid", uuid)
             .resource("random_pet", pet)
             .resource("random_string", string)
             .resource(
@@ -133,7 +167,24 @@ impl Provider for Random {
             in_range("byte_length", 1, MAX_ID_BYTES);
         } else if type_name == "random_pet" {
             in_range("length", 1, MAX_PET_WORDS);
-        } else {
+        } else if type_name == "random_integer" {
+            let (min, max) = (config.get_attr("min").as_i64(), config.get_attr("max").as_i64());
+            for (name, v) in [("min", &min), ("max", &max)] {
+                if config.get_attr(name).is_known() && !config.get_attr(name).is_null() && v.is_none() {
+                    out.push(Diagnostic::error(format!("`{name}` must be a whole number")).at(Path::attr(name)));
+                }
+            }
+            if let (Some(min), Some(max)) = (min, max)
+                && min > max
+            {
+                out.push(
+                    Diagnostic::error("Minimum value needs to be smaller than or equal to maximum value")
+                        .at(Path::attr("min")),
+                );
+            }
+        } else if type_name == "random_shuffle" {
+            in_range("result_count", 0, i64::MAX);
+        } else if type_name != "random_uuid" {
             in_range("length", 1, MAX_PASSWORD_LENGTH);
             for (_, min, _) in CLASSES {
                 in_range(min, 0, MAX_PASSWORD_LENGTH);
@@ -196,6 +247,17 @@ impl Provider for Random {
             }
         } else if req.type_name == "random_pet" {
             state.set_attr("id", pet_name(&state)?);
+        } else if req.type_name == "random_integer" {
+            let n = integer(&state)?;
+            state.set_attr("result", n);
+            state.set_attr("id", n.to_string());
+        } else if req.type_name == "random_shuffle" {
+            state.set_attr("result", Value::list(shuffle(&state)?));
+            state.set_attr("id", "-");
+        } else if req.type_name == "random_uuid" {
+            let id = uuid_v4()?;
+            state.set_attr("result", id.clone());
+            state.set_attr("id", id);
         } else {
             let result = password(&state)?;
             let id = if req.type_name == "random_string" { result.clone() } else { "none".to_string() };
@@ -281,6 +343,89 @@ fn below(n: usize) -> Result<usize, Diagnostic> {
             return Ok((r % n) as usize);
         }
     }
+}
+
+/// Where the random numbers of `random_integer` and `random_shuffle` come
+/// from: the host, or, with a `seed`, a generator (SplitMix64) started from
+/// the seed's FNV-1a hash, so that a seed always gives the same result.
+enum Draw {
+    Host,
+    Seeded(u64),
+}
+
+impl Draw {
+    fn new(seed: Option<&str>) -> Draw {
+        match seed {
+            None => Draw::Host,
+            Some(seed) => Draw::Seeded(
+                seed.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)),
+            ),
+        }
+    }
+
+    fn next_u64(&mut self) -> Result<u64, Diagnostic> {
+        match self {
+            Draw::Host => {
+                getrandom::u64().map_err(|e| Diagnostic::error("No randomness available").detail(e.to_string()))
+            }
+            Draw::Seeded(state) => {
+                *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = *state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                Ok(z ^ (z >> 31))
+            }
+        }
+    }
+
+    /// A uniformly random number below `n` (rejection sampling: no modulo bias).
+    fn below(&mut self, n: u64) -> Result<u64, Diagnostic> {
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let r = self.next_u64()?;
+            if r < zone {
+                return Ok(r % n);
+            }
+        }
+    }
+}
+
+/// A `random_integer` result from its (fully known) planned state.
+fn integer(state: &Value) -> Result<i64, Diagnostic> {
+    let (min, max) = (state.get_attr("min").as_i64().unwrap_or(0), state.get_attr("max").as_i64().unwrap_or(0));
+    if min > max {
+        return Err(Diagnostic::error("Minimum value needs to be smaller than or equal to maximum value"));
+    }
+    let span = max.abs_diff(min).checked_add(1);
+    let mut draw = Draw::new(state.get_attr("seed").as_str());
+    Ok(match span {
+        Some(span) => min.wrapping_add_unsigned(draw.below(span)?),
+        // The whole range of i64: any number will do.
+        None => draw.next_u64()? as i64,
+    })
+}
+
+/// A `random_shuffle` result: Fisher–Yates over `input`, cut to `result_count`.
+fn shuffle(state: &Value) -> Result<Vec<Value>, Diagnostic> {
+    let mut items: Vec<Value> = state.get_attr("input").as_slice().unwrap_or_default().to_vec();
+    let mut draw = Draw::new(state.get_attr("seed").as_str());
+    for i in (1..items.len()).rev() {
+        let j = draw.below(i as u64 + 1)? as usize;
+        items.swap(i, j);
+    }
+    if let Some(count) = state.get_attr("result_count").as_i64() {
+        items.truncate(usize::try_from(count).unwrap_or(0));
+    }
+    Ok(items)
+}
+
+/// A random (version 4) UUID, lowercase and hyphenated.
+fn uuid_v4() -> Result<String, Diagnostic> {
+    let mut b = random_bytes(16)?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(&b);
+    Ok(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
 }
 
 /// A ceiling on a `random_pet`'s words.
@@ -612,5 +757,51 @@ mod tests {
         assert_eq!(state.get_attr("byte_length").as_i64(), Some(3));
         assert_eq!(state.get_attr("hex").as_str(), Some("p-fbff01"));
         assert!(Random.import("random_id", "!!").is_err());
+    }
+
+    #[test]
+    fn a_random_integer_stays_in_range_and_a_seed_repeats_it() {
+        for _ in 0..20 {
+            let state = create("random_integer", Value::object([("min", Value::from(1)), ("max", Value::from(3))]));
+            let n = state.get_attr("result").as_i64().unwrap();
+            assert!((1..=3).contains(&n), "{n}");
+            assert_eq!(state.get_attr("id").as_str(), Some(n.to_string().as_str()));
+        }
+        let seeded = || {
+            let config =
+                Value::object([("min", Value::from(1)), ("max", Value::from(1_000_000)), ("seed", Value::from("s"))]);
+            create("random_integer", config).get_attr("result").as_i64()
+        };
+        assert_eq!(seeded(), seeded());
+        let backwards = Value::object([("min", Value::from(5)), ("max", Value::from(1))]);
+        assert!(Random.validate("random_integer", &backwards)[0].summary.contains("smaller than or equal"));
+    }
+
+    #[test]
+    fn a_random_shuffle_is_a_permutation_cut_to_its_count() {
+        let input = Value::list(["a", "b", "c", "d", "e"]);
+        let state = create("random_shuffle", Value::object([("input", input.clone())]));
+        let mut result: Vec<String> =
+            state.get_attr("result").as_slice().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        result.sort();
+        assert_eq!(result, ["a", "b", "c", "d", "e"]);
+        assert_eq!(state.get_attr("id").as_str(), Some("-"));
+        let two = create("random_shuffle", Value::object([("input", input.clone()), ("result_count", Value::from(2))]));
+        assert_eq!(two.get_attr("result").as_slice().unwrap().len(), 2);
+        let seeded = || {
+            let config = Value::object([("input", input.clone()), ("seed", Value::from("x"))]);
+            create("random_shuffle", config).get_attr("result").clone()
+        };
+        assert_eq!(seeded(), seeded());
+    }
+
+    #[test]
+    fn a_random_uuid_is_version_4() {
+        let state = create("random_uuid", Value::object([("keepers", Value::Null)]));
+        let id = state.get_attr("result").as_str().unwrap().to_string();
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4", "{id}");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
+        assert_eq!(state.get_attr("id").as_str(), Some(id.as_str()));
     }
 }

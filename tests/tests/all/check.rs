@@ -29,9 +29,21 @@ fn section<'a>(run: &'a Run, header: &str) -> Vec<&'a str> {
 #[test]
 fn bundled_providers_pass_by_name() {
     for (name, types) in [
-        ("local", &["local_file"][..]),
+        ("local", &["local_file", "local_sensitive_file"][..]),
         ("null", &["null_resource", "null_data"][..]),
-        ("random", &["random_id", "random_password", "random_pet", "random_string"][..]),
+        ("terraform", &["terraform_data"][..]),
+        (
+            "random",
+            &[
+                "random_id",
+                "random_integer",
+                "random_password",
+                "random_pet",
+                "random_shuffle",
+                "random_string",
+                "random_uuid",
+            ][..],
+        ),
     ] {
         let run = check(name);
         assert_eq!(run.code, 0, "{}", run.all());
@@ -124,7 +136,9 @@ fn inspect_and_check_name_what_they_cannot_find() {
     let inspect: Run = Command::new(cairn_binary()).args(["providers", "inspect", "random"]).output().unwrap().into();
     assert_eq!(inspect.code, 0, "{}", inspect.all());
     assert!(
-        inspect.stdout.contains("resource types:\n  random_id\n  random_password\n  random_pet\n  random_string\n"),
+        inspect.stdout.contains(
+            "resource types:\n  random_id\n  random_integer\n  random_password\n  random_pet\n  random_shuffle\n  random_string\n  random_uuid\n"
+        ),
         "{}",
         inspect.all()
     );

@@ -4,10 +4,13 @@
 
 mod check;
 mod commands;
+mod common_resources;
 mod contract_violations;
 mod distribution;
 mod errors;
 mod failures;
+mod fmt;
+mod functions;
 mod interrupts;
 mod javascript;
 mod lifecycle;

@@ -3,18 +3,24 @@
 //!
 //! Most functions give unknown as soon as any argument contains an unknown.
 //! A few ("shallow" ones: `length`, `concat`, `merge`, `keys`, …) look inside
-//! known collections, so `length([random_id.x.hex])` is still 1. `try` and
-//! `can` are not here: they need unevaluated arguments, so the evaluator
-//! handles them.
+//! known collections, so `length([random_id.x.hex])` is still 1. `try`,
+//! `can`, `templatefile` and `templatestring` are not here: they need
+//! unevaluated arguments or a template's scope, so the evaluator handles
+//! them.
 
 mod collection;
 mod conversion;
 mod encoding;
 mod file;
 mod format;
+mod ids;
+mod lists;
 mod network;
 mod number;
+mod sets;
 mod string;
+mod time;
+mod yaml;
 
 use std::path::Path;
 
@@ -23,9 +29,21 @@ use crate::value::{Number, Type, Value};
 
 use super::suggest;
 
+/// When an expression is evaluated: while planning (and validating), or
+/// while applying. `timestamp()` and `uuid()` differ on every call, so, as in
+/// Terraform, they are unknown until apply ("(known after apply)").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// Planning or validating: values that change on every call are unknown.
+    #[default]
+    Plan,
+    /// Applying: every function gives its value.
+    Apply,
+}
+
 /// Calls the built-in function `name` with evaluated arguments; `dir` is the
 /// configuration directory, the only place `file()` may read.
-pub(crate) fn call(name: &str, values: Vec<Value>, dir: &Path) -> Result<Value, Diagnostic> {
+pub(crate) fn call(name: &str, values: Vec<Value>, dir: &Path, phase: Phase) -> Result<Value, Diagnostic> {
     let Some(function) = FUNCTIONS.iter().find(|f| f.name == name) else {
         return Err(unknown_function(name));
     };
@@ -33,7 +51,7 @@ pub(crate) fn call(name: &str, values: Vec<Value>, dir: &Path) -> Result<Value, 
     let undecided = match function.unknowns {
         Unknowns::Propagate => values.iter().any(|v| !v.is_wholly_known()),
         Unknowns::Shallow => values.iter().any(Value::is_unknown),
-        Unknowns::Handled => false,
+        Unknowns::Handled | Unknowns::UntilApply => false,
     };
     if undecided {
         if function.name == "length"
@@ -42,6 +60,9 @@ pub(crate) fn call(name: &str, values: Vec<Value>, dir: &Path) -> Result<Value, 
             return Ok(length_of_refined(r));
         }
         return Ok(Value::unknown());
+    }
+    if function.unknowns == Unknowns::UntilApply && phase == Phase::Plan {
+        return Ok(Value::refined(crate::value::Refinements { not_null: true, ..Default::default() }));
     }
     let args = Args { function, values, dir };
     (function.body)(&args).map_err(|e| e.into_diagnostic(function))
@@ -66,7 +87,7 @@ fn length_of_refined(r: &crate::value::Refinements) -> Value {
 
 /// The names of every function, including those the evaluator handles.
 fn all_names() -> impl Iterator<Item = &'static str> {
-    FUNCTIONS.iter().map(|f| f.name).chain(["try", "can", "templatefile"])
+    FUNCTIONS.iter().map(|f| f.name).chain(["try", "can", "templatefile", "templatestring"])
 }
 
 fn unknown_function(name: &str) -> Diagnostic {
@@ -82,7 +103,7 @@ fn unknown_function(name: &str) -> Diagnostic {
 }
 
 /// How a function treats unknown arguments.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Unknowns {
     /// Any argument that is or contains an unknown makes the result unknown.
     Propagate,
@@ -90,6 +111,9 @@ enum Unknowns {
     Shallow,
     /// The body handles every unknown itself.
     Handled,
+    /// The result differs on every call (it has no arguments that could be
+    /// unknown): unknown, but not null, until apply.
+    UntilApply,
 }
 
 /// One built-in function.
@@ -127,6 +151,12 @@ impl Function {
     /// The same function handling every unknown argument itself.
     const fn handles_unknowns(mut self) -> Function {
         self.unknowns = Unknowns::Handled;
+        self
+    }
+
+    /// The same function giving a new value on every call: unknown while planning.
+    const fn known_at_apply(mut self) -> Function {
+        self.unknowns = Unknowns::UntilApply;
         self
     }
 
@@ -273,6 +303,10 @@ const FUNCTIONS: &[Function] = &[
     Function::new("trimspace", &["str"], string::trimspace),
     Function::new("trimsuffix", &["str", "suffix"], string::trimsuffix),
     Function::new("upper", &["str"], string::upper),
+    Function::new("indent", &["num_spaces", "str"], string::indent),
+    Function::new("strcontains", &["str", "substr"], string::strcontains),
+    Function::new("strrev", &["str"], string::strrev),
+    Function::new("title", &["str"], string::title),
     // Collections.
     Function::new("coalesce", &[], collection::coalesce).variadic("vals").handles_unknowns(),
     Function::new("compact", &["list"], collection::compact),
@@ -293,6 +327,17 @@ const FUNCTIONS: &[Function] = &[
     Function::new("sum", &["list"], collection::sum),
     Function::new("values", &["mapping"], collection::values).shallow(),
     Function::new("zipmap", &["keys", "values"], collection::zipmap),
+    Function::new("alltrue", &["list"], lists::alltrue),
+    Function::new("anytrue", &["list"], lists::anytrue),
+    Function::new("chunklist", &["list", "size"], lists::chunklist),
+    Function::new("coalescelist", &[], lists::coalescelist).variadic("vals"),
+    Function::new("matchkeys", &["values", "keys", "searchset"], lists::matchkeys),
+    Function::new("reverse", &["list"], lists::reverse),
+    Function::new("transpose", &["values"], lists::transpose),
+    Function::new("setintersection", &["first_set"], sets::setintersection).variadic("other_sets"),
+    Function::new("setproduct", &[], sets::setproduct).variadic("sets"),
+    Function::new("setsubtract", &["a", "b"], sets::setsubtract),
+    Function::new("setunion", &["first_set"], sets::setunion).variadic("other_sets"),
     // Type conversions.
     Function::new("tobool", &["v"], conversion::tobool),
     Function::new("tolist", &["v"], conversion::tolist).shallow(),
@@ -309,22 +354,52 @@ const FUNCTIONS: &[Function] = &[
     Function::new("md5", &["str"], encoding::md5),
     Function::new("sha1", &["str"], encoding::sha1),
     Function::new("sha256", &["str"], encoding::sha256),
+    Function::new("sha512", &["str"], encoding::sha512),
+    Function::new("base64sha512", &["str"], encoding::base64sha512),
+    Function::new("csvdecode", &["str"], encoding::csvdecode),
+    Function::new("urlencode", &["str"], encoding::urlencode),
+    Function::new("textencodebase64", &["string", "encoding"], encoding::textencodebase64),
+    Function::new("textdecodebase64", &["source", "encoding"], encoding::textdecodebase64),
+    Function::new("yamldecode", &["src"], yaml::yamldecode),
+    Function::new("yamlencode", &["value"], yaml::yamlencode),
+    // Identifiers; uuid() is known only at apply.
+    Function::new("uuid", &[], ids::uuid).known_at_apply(),
+    Function::new("uuidv5", &["namespace", "name"], ids::uuidv5),
+    // Dates and times; timestamp() is known only at apply.
+    Function::new("timestamp", &[], time::timestamp).known_at_apply(),
+    Function::new("timeadd", &["timestamp", "duration"], time::timeadd),
+    Function::new("timecmp", &["timestamp_a", "timestamp_b"], time::timecmp),
+    Function::new("formatdate", &["format", "time"], time::formatdate),
     // Paths (text only) and files, inside the configuration directory only.
     Function::new("basename", &["path"], file::basename),
     Function::new("dirname", &["path"], file::dirname),
     Function::new("file", &["path"], file::file),
     Function::new("filebase64", &["path"], file::filebase64),
     Function::new("fileexists", &["path"], file::fileexists),
+    Function::new("fileset", &["path", "pattern"], file::fileset),
+    Function::new("filemd5", &["path"], file::filemd5),
+    Function::new("filesha1", &["path"], file::filesha1),
+    Function::new("filesha256", &["path"], file::filesha256),
+    Function::new("filesha512", &["path"], file::filesha512),
+    Function::new("filebase64sha256", &["path"], file::filebase64sha256),
+    Function::new("filebase64sha512", &["path"], file::filebase64sha512),
+    Function::new("abspath", &["path"], file::abspath),
+    Function::new("pathexpand", &["path"], file::pathexpand),
     // Numbers.
     Function::new("abs", &["num"], number::abs),
     Function::new("ceil", &["num"], number::ceil),
     Function::new("floor", &["num"], number::floor),
     Function::new("max", &[], number::max).variadic("numbers"),
     Function::new("min", &[], number::min).variadic("numbers"),
+    Function::new("log", &["num", "base"], number::log),
+    Function::new("pow", &["num", "power"], number::pow),
+    Function::new("signum", &["num"], number::signum),
+    Function::new("parseint", &["number", "base"], number::parseint),
     // IP networks.
     Function::new("cidrhost", &["prefix", "hostnum"], network::cidrhost),
     Function::new("cidrnetmask", &["prefix"], network::cidrnetmask),
     Function::new("cidrsubnet", &["prefix", "newbits", "netnum"], network::cidrsubnet),
+    Function::new("cidrsubnets", &["prefix"], network::cidrsubnets).variadic("newbits"),
 ];
 
 #[cfg(test)]

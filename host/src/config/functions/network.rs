@@ -1,4 +1,5 @@
-//! IP network functions (`cidrhost`, `cidrnetmask`, `cidrsubnet`), on
+//! IP network functions (`cidrhost`, `cidrnetmask`, `cidrsubnet`,
+//! `cidrsubnets`), on
 //! ipnet's address arithmetic, with Terraform's argument rules.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -77,6 +78,53 @@ pub(super) fn cidrsubnet(args: &Args) -> Result<Value, FnError> {
     Ok(Value::string(subnet.to_string()))
 }
 
+/// `cidrsubnets(prefix, newbits...)`: consecutive subnets of the network,
+/// each `newbits` longer than it, each starting at the first address after
+/// the previous one that is aligned to its own size.
+pub(super) fn cidrsubnets(args: &Args) -> Result<Value, FnError> {
+    let net = network(args, 0)?;
+    let max_prefix: u32 = if matches!(net, IpNet::V4(_)) { 32 } else { 128 };
+    let host_bits = max_prefix - u32::from(net.prefix_len());
+    let capacity = if host_bits == 128 { u128::MAX } else { 1u128 << host_bits };
+    let mut next: u128 = 0;
+    let mut subnets = Vec::new();
+    for i in 1..args.values.len() {
+        let newbits = args.integer(i)?;
+        if newbits < 1 || i64::from(net.prefix_len()) + newbits > i64::from(max_prefix) {
+            return Err(FnError::arg(
+                i,
+                format!(
+                    "would extend prefix to {} bits, which is too long for an IPv{} address",
+                    i64::from(net.prefix_len()) + newbits,
+                    if max_prefix == 32 { 4 } else { 6 }
+                ),
+            ));
+        }
+        let size_bits = host_bits - u32::try_from(newbits).unwrap_or(0);
+        let size = 1u128 << size_bits;
+        let start = next.div_ceil(size) * size;
+        if start >= capacity || capacity - start < size {
+            return Err(FnError::arg(
+                i,
+                format!(
+                    "not enough remaining address space for a subnet with a prefix of {} bits after {}",
+                    max_prefix - size_bits,
+                    subnets
+                        .last()
+                        .map_or_else(|| net.to_string(), |v: &Value| v.as_str().unwrap_or_default().to_string())
+                ),
+            ));
+        }
+        let address = nth_address(&net, i128::try_from(start).unwrap_or(i128::MAX))
+            .ok_or_else(|| FnError::arg(i, "the subnet is outside the network"))?;
+        let subnet = IpNet::new(address, u8::try_from(max_prefix - size_bits).unwrap_or(0))
+            .map_err(|e| FnError::call(e.to_string()))?;
+        subnets.push(Value::string(subnet.to_string()));
+        next = start + size;
+    }
+    Ok(Value::List(subnets))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::super::testutil::{error, value};
@@ -101,5 +149,26 @@ mod tests {
         assert!(error("cidrsubnet(\"10.0.0.0/16\", 2, 4)").contains("no subnet number 4"));
         assert!(error("cidrhost(\"10.0.0.0/30\", 4)").contains("has no host number 4"));
         assert!(error("cidrnetmask(\"not a cidr\")").contains("invalid CIDR expression"));
+    }
+
+    #[test]
+    fn cidrsubnets_agrees_with_terraform_docs() {
+        // developer.hashicorp.com/terraform/language/functions/cidrsubnets
+        let list = |items: &[&str]| Value::List(items.iter().map(|t| s(t)).collect());
+        assert_eq!(
+            value("cidrsubnets(\"10.1.0.0/16\", 4, 4, 8, 4)"),
+            list(&["10.1.0.0/20", "10.1.16.0/20", "10.1.32.0/24", "10.1.48.0/20"])
+        );
+        assert_eq!(
+            value("cidrsubnets(\"fd00:fd12:3456:7890::/56\", 16, 16, 16, 32)"),
+            list(&[
+                "fd00:fd12:3456:7800::/72",
+                "fd00:fd12:3456:7800:100::/72",
+                "fd00:fd12:3456:7800:200::/72",
+                "fd00:fd12:3456:7800:300::/88"
+            ])
+        );
+        assert!(error("cidrsubnets(\"10.0.0.0/30\", 1, 1, 1)").contains("not enough remaining address space"));
+        assert!(error("cidrsubnets(\"10.0.0.0/30\", 3)").contains("too long for an IPv4 address"));
     }
 }

@@ -44,15 +44,51 @@ pub(super) fn endswith(args: &Args) -> Result<Value, FnError> {
     Ok(Value::Bool(args.string(0)?.ends_with(&args.string(1)?)))
 }
 
-/// `replace(str, substr, replacement)`. Terraform also accepts a regular
-/// expression written `/…/`; no regex engine is linked in, so that form is
-/// refused rather than silently matched as text.
+/// `replace(str, substr, replacement)`: every occurrence of `substr`, or,
+/// when it is written `/…/`, every match of that regular expression, whose
+/// groups the replacement may name as `$1` or `${name}` (as Terraform's).
 pub(super) fn replace(args: &Args) -> Result<Value, FnError> {
     let (s, substr, replacement) = (args.string(0)?, args.string(1)?, args.string(2)?);
-    if substr.len() >= 2 && substr.starts_with('/') && substr.ends_with('/') {
-        return Err(FnError::arg(1, "regular expressions (/…/) are not supported; give the exact text to replace"));
+    if let Some(pattern) = substr.strip_prefix('/').and_then(|p| p.strip_suffix('/')) {
+        let re = regex::Regex::new(pattern)
+            .map_err(|e| FnError::arg(1, format!("invalid regular expression pattern: {e}")))?;
+        return Ok(Value::String(re.replace_all(&s, replacement.as_str()).into_owned()));
     }
     Ok(Value::String(s.replace(&substr, &replacement)))
+}
+
+/// `strcontains(str, substr)`: whether `substr` occurs in `str`.
+pub(super) fn strcontains(args: &Args) -> Result<Value, FnError> {
+    Ok(Value::Bool(args.string(0)?.contains(&args.string(1)?)))
+}
+
+/// `strrev(str)`: the characters in reverse order.
+pub(super) fn strrev(args: &Args) -> Result<Value, FnError> {
+    Ok(Value::String(args.string(0)?.chars().rev().collect()))
+}
+
+/// `title(str)`: the first letter of every word in upper case; a word
+/// starts after anything but a letter, a digit or `_` (Go's `strings.Title`).
+pub(super) fn title(args: &Args) -> Result<Value, FnError> {
+    let mut after_separator = true;
+    let titled = args
+        .string(0)?
+        .chars()
+        .flat_map(|c| {
+            let upper = after_separator;
+            after_separator = !(c.is_alphanumeric() || c == '_');
+            let mapped: Vec<char> = if upper { c.to_uppercase().collect() } else { vec![c] };
+            mapped
+        })
+        .collect();
+    Ok(Value::String(titled))
+}
+
+/// `indent(num_spaces, str)`: every line but the first indented.
+pub(super) fn indent(args: &Args) -> Result<Value, FnError> {
+    let spaces = args.integer(0)?;
+    let pad = " ".repeat(usize::try_from(spaces).unwrap_or(0));
+    Ok(Value::String(args.string(1)?.replace('\n', &format!("\n{pad}"))))
 }
 
 /// `split(separator, str)`: a list of strings; an empty separator splits
@@ -161,7 +197,12 @@ mod tests {
     #[test]
     fn replace_split_join() {
         assert_eq!(value("replace(\"a-b-c\", \"-\", \"+\")"), s("a+b+c"));
-        assert!(error("replace(\"a\", \"/a/\", \"b\")").contains("regular expressions (/…/) are not supported"));
+        // developer.hashicorp.com/terraform/language/functions/replace
+        assert_eq!(value("replace(\"1 + 2 + 3\", \"+\", \"-\")"), s("1 - 2 - 3"));
+        assert_eq!(value("replace(\"hello world\", \"/w.*d/\", \"everybody\")"), s("hello everybody"));
+        // Checked with `terraform console` 1.11.4.
+        assert_eq!(value("replace(\"hello world\", \"/(h)(e)/\", \"$2$1\")"), s("ehllo world"));
+        assert!(error("replace(\"a\", \"/(/\", \"b\")").contains("invalid regular expression"));
         assert_eq!(value("split(\",\", \"a,b,,c\")"), Value::List(vec![s("a"), s("b"), s(""), s("c")]));
         assert_eq!(value("split(\",\", \"\")"), Value::List(vec![s("")]));
         assert_eq!(value("split(\"\", \"ab\")"), Value::List(vec![s("a"), s("b")]));
@@ -179,5 +220,19 @@ mod tests {
         assert_eq!(value("substr(\"hello\", -3, -1)"), s("llo"));
         assert_eq!(value("substr(\"hello\", 2, 100)"), s("llo"));
         assert!(error("substr(\"hi\", 5, 1)").contains("offset 5 is outside a string of 2 characters"));
+    }
+
+    #[test]
+    fn more_string_functions_agree_with_terraform_docs() {
+        // developer.hashicorp.com/terraform/language/functions/strcontains
+        assert_eq!(value("strcontains(\"hello world\", \"wor\")"), Value::Bool(true));
+        assert_eq!(value("strcontains(\"hello world\", \"wod\")"), Value::Bool(false));
+        // …/functions/strrev
+        assert_eq!(value("strrev(\"hello\")"), s("olleh"));
+        assert_eq!(value("strrev(\"a ☃\")"), s("☃ a"));
+        // …/functions/title
+        assert_eq!(value("title(\"hello world\")"), s("Hello World"));
+        // …/functions/indent
+        assert_eq!(value("indent(2, \"[\\n  foo,\\n  bar,\\n]\\n\")"), s("[\n    foo,\n    bar,\n  ]\n  "));
     }
 }

@@ -1,0 +1,132 @@
+//! The `terraform` provider: Terraform's built-in `terraform_data`
+//! (Terraform ≥ 1.4), bundled so that a configuration uses it with no
+//! `required_providers` entry, as in Terraform (whose address for it is
+//! `terraform.io/builtin/terraform`).
+//!
+//! - `terraform_data`: `input` (any type), computed `output` (a copy of
+//!   `input`, unknown in a plan that changes `input`), `triggers_replace`
+//!   (any type; any change replaces the resource), computed `id` (a random
+//!   UUID).
+
+#![warn(missing_docs)]
+
+use cairn_sdk::{
+    ApplyRequest, ApplyResponse, Attr, Diagnostic, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema, Value,
+};
+
+/// The provider; it has no configuration.
+pub struct Terraform;
+
+impl Provider for Terraform {
+    fn schema() -> ProviderSchema {
+        ProviderSchema::new().resource(
+            "terraform_data",
+            Schema::new(0)
+                .description(
+                    "Stores a value in state and follows its changes; replace it to re-run what depends on it.",
+                )
+                .attribute("input", Attr::dynamic().optional().description("A value to copy to `output`."))
+                .attribute("output", Attr::dynamic().computed().description("`input`, as of the last apply."))
+                .attribute(
+                    "triggers_replace",
+                    Attr::dynamic().optional().description("Any change replaces the resource."),
+                )
+                .attribute("id", Attr::string().computed().description("A random UUID.")),
+        )
+    }
+
+    fn configure(_config: Value) -> Result<Self, Vec<Diagnostic>> {
+        Ok(Terraform)
+    }
+
+    fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
+        let resp = PlanResponse::from_proposed(&req).requires_replace(["triggers_replace"]);
+        // `output` follows `input`, which only apply copies over; an
+        // unchanged input keeps the prior output the host merged in.
+        Ok(if !req.is_create() && req.config.get_attr("input") != req.prior_state.get_attr("input") {
+            resp.set("output", Value::unknown())
+        } else {
+            resp
+        })
+    }
+
+    fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
+        if req.is_delete() {
+            return Ok(ApplyResponse::deleted());
+        }
+        let mut state = req.planned_state.clone();
+        let input = req.config.get_attr("input").clone();
+        state.set_attr("output", req.planned_or("output", || input));
+        state.set_attr("id", req.planned_or("id", || Value::from(uuid(random_bytes()))));
+        Ok(ApplyResponse::new(state))
+    }
+}
+
+/// 16 bytes from the host's WASI random source.
+fn random_bytes() -> [u8; 16] {
+    let mut bytes = [0u8; 16];
+    // WASI `random` cannot fail; getrandom's Result is for other platforms.
+    getrandom::fill(&mut bytes).expect("WASI random is available");
+    bytes
+}
+
+/// Format 16 random bytes as a version-4 UUID (`xxxxxxxx-xxxx-4xxx-yxxx-…`).
+fn uuid(mut b: [u8; 16]) -> String {
+    b[6] = (b[6] & 0x0f) | 0x40; // version 4: random
+    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+cairn_sdk::export_provider!(Terraform, name = "terraform");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(prior: Value, config: Value) -> PlanResponse {
+        let schema = Terraform::schema().resource_schema("terraform_data").unwrap().clone();
+        Terraform.plan(PlanRequest::proposed("terraform_data", schema, prior, config)).unwrap()
+    }
+
+    fn data(input: Value, triggers: Value, output: Value, id: Value) -> Value {
+        Value::object([("input", input), ("triggers_replace", triggers), ("output", output), ("id", id)])
+    }
+
+    #[test]
+    fn schema_is_well_formed() {
+        Terraform::schema().check().unwrap();
+    }
+
+    #[test]
+    fn output_follows_input_and_triggers_replace() {
+        let prior = data(Value::from("a"), Value::Null, Value::from("a"), Value::from("id1"));
+        let same = plan(prior.clone(), data(Value::from("a"), Value::Null, Value::Null, Value::Null));
+        assert_eq!(same.planned_state, prior);
+        // Changed input: output unknown until apply, the same object.
+        let changed = plan(prior.clone(), data(Value::from(2), Value::Null, Value::Null, Value::Null));
+        assert!(changed.planned_state.get_attr("output").is_unknown());
+        assert_eq!(changed.planned_state.get_attr("id").as_str(), Some("id1"));
+        // Changed triggers_replace: a new object, with a new id.
+        let replaced = plan(prior, data(Value::from("a"), Value::from(1), Value::Null, Value::Null));
+        assert!(replaced.planned_state.get_attr("id").is_unknown());
+    }
+
+    #[test]
+    fn apply_copies_input_and_makes_an_id() {
+        let planned = data(Value::list([1, 2]), Value::Null, Value::unknown(), Value::unknown());
+        let req = ApplyRequest {
+            type_name: "terraform_data".into(),
+            schema: Terraform::schema().resource_schema("terraform_data").unwrap().clone(),
+            prior_state: Value::Null,
+            planned_state: planned,
+            config: data(Value::list([1, 2]), Value::Null, Value::Null, Value::Null),
+            planned_private: Vec::new(),
+            idempotency_key: "k".into(),
+        };
+        let state = Terraform.apply(req).unwrap().new_state;
+        assert_eq!(state.get_attr("output"), &Value::list([1, 2]));
+        assert_eq!(state.get_attr("id").as_str().map(str::len), Some(36));
+        assert_eq!(&state.get_attr("id").as_str().unwrap()[14..15], "4");
+    }
+}

@@ -1,0 +1,83 @@
+//! The resources people use most, beyond `random_id` and `local_file`:
+//! `random_integer`, `random_shuffle`, `random_uuid` and
+//! `local_sensitive_file`, applied through the real binary with the bundled
+//! providers (no `required_providers` needed), then kept on the next plan.
+
+use cairn_e2e::Workdir;
+
+#[test]
+fn random_integer_shuffle_and_uuid_are_made_once_and_kept() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+resource "random_integer" "port" {
+  min = 8000
+  max = 8099
+}
+
+resource "random_shuffle" "zones" {
+  input        = ["a", "b", "c", "d"]
+  result_count = 2
+}
+
+resource "random_uuid" "run" {}
+
+output "summary" {
+  value = "${random_integer.port.result}:${join(",", random_shuffle.zones.result)}:${random_uuid.run.result}"
+}
+"#,
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("random_uuid.run will be created"), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+
+    let port = w.attributes("random_integer.port");
+    let n = port["result"].as_i64().unwrap();
+    assert!((8000..=8099).contains(&n), "{port}");
+    assert_eq!(port["id"], n.to_string());
+    let zones = w.attributes("random_shuffle.zones");
+    let picked: Vec<&str> = zones["result"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(picked.len(), 2, "{zones}");
+    assert!(picked.iter().all(|z| ["a", "b", "c", "d"].contains(z)) && picked[0] != picked[1], "{zones}");
+    let uuid = w.attributes("random_uuid.run")["result"].as_str().unwrap().to_string();
+    assert_eq!((uuid.len(), &uuid[14..15]), (36, "4"), "a version 4 UUID: {uuid}");
+
+    let summary = &w.state().unwrap()["outputs"]["summary"]["value"];
+    assert_eq!(summary.as_str().unwrap(), format!("{n}:{}:{uuid}", picked.join(",")));
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "generated once, then kept:\n{}", again.all());
+}
+
+#[test]
+fn a_local_sensitive_file_is_written_but_its_content_never_shown() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+provider "local" {
+  sandbox {
+    read_write = ["./out"]
+  }
+}
+
+resource "local_sensitive_file" "key" {
+  filename = "out/key.txt"
+  content  = "s3cr3t-value"
+}
+"#,
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(!plan.all().contains("s3cr3t-value"), "the plan shows the content:\n{}", plan.all());
+    assert!(plan.stdout.contains("(sensitive value)"), "{}", plan.all());
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(!apply.all().contains("s3cr3t-value"), "{}", apply.all());
+    assert_eq!(w.read("out/key.txt"), "s3cr3t-value");
+    let attrs = w.attributes("local_sensitive_file.key");
+    assert_eq!(
+        (attrs["file_permission"].as_str(), attrs["directory_permission"].as_str()),
+        (Some("0700"), Some("0700"))
+    );
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "{}", again.all());
+}
