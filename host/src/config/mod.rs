@@ -31,6 +31,7 @@ mod expr;
 mod functions;
 mod instances;
 mod load;
+mod module;
 mod ops;
 mod parse;
 mod provider;
@@ -59,6 +60,7 @@ pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, Templat
 pub use instances::{Instance, instances};
 pub use load::config_files;
 pub use load::load;
+pub use module::{ModuleCall, ProviderPass, expand_modules};
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
 pub use refactor::{Import, Moved, Removed};
@@ -95,6 +97,9 @@ pub struct Config {
     pub imports: Vec<Import>,
     /// `removed` blocks, in file order.
     pub removed: Vec<Removed>,
+    /// `module` blocks, in file order: empty once [`expand_modules`] has
+    /// put what they call into the configuration itself.
+    pub modules: Vec<ModuleCall>,
 }
 
 impl Config {
@@ -294,6 +299,36 @@ pub struct Local {
     pub expr: Expression,
     /// The attribute.
     pub location: Location,
+    /// For the local that stands for a module's input variable (see
+    /// [`expand_modules`]): the variable, whose type, nullability and
+    /// validations its value must meet.
+    pub input: Option<Box<Variable>>,
+    /// Resources it waits for besides those it refers to: a module
+    /// output's `depends_on`.
+    pub depends_on: Vec<(Reference, Location)>,
+}
+
+impl Local {
+    /// Every reference the local makes: its expression and `depends_on`.
+    pub fn references(&self) -> Vec<(Reference, Location)> {
+        let mut refs = self.expr.references();
+        refs.extend(self.depends_on.iter().cloned());
+        refs
+    }
+
+    /// The local's value in `ctx`.
+    pub fn value(&self, ctx: &EvalContext) -> Result<Value, Vec<Diagnostic>> {
+        self.check(eval(&self.expr, ctx)?)
+    }
+
+    /// `value` as the local's value: for a module's input variable,
+    /// converted to its type and checked by its validations.
+    pub(crate) fn check(&self, value: Value) -> Result<Value, Vec<Diagnostic>> {
+        match &self.input {
+            Some(variable) => variables::check_input(variable, value),
+            None => Ok(value),
+        }
+    }
 }
 
 /// An `output "name" { … }` block.

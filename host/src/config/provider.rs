@@ -38,13 +38,22 @@ const SANDBOX_ARGUMENTS: &[&str] = &[
 pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> ProviderConfig {
     let Block { mut body, location, .. } = block;
     reject_dynamic_blocks(&mut body, diags);
-    if let Some(alias) = take_attribute(&mut body, "alias") {
-        diags.push(error_at(
-            "Provider aliases are not supported",
-            "Each provider can be configured once; remove \"alias\".",
-            &alias.location,
-        ));
-    }
+    // `alias = "other"` names a second configuration, `local.other`.
+    let name = match take_attribute(&mut body, "alias") {
+        Some(alias) => match super::blocks::literal_string(&alias, dir, diags) {
+            Some(a) if crate::addr::is_identifier(&a) => format!("{name}.{a}"),
+            Some(a) => {
+                diags.push(error_at(
+                    "Invalid provider alias",
+                    format!("{a:?} is not a valid alias: an alias is a name, like \"other\"."),
+                    &alias.location,
+                ));
+                name
+            }
+            None => name,
+        },
+        None => name,
+    };
     // Terraform's old place for a version constraint; versions are pinned
     // by the lock file's hashes instead, so it is accepted and ignored.
     take_attribute(&mut body, "version");

@@ -51,11 +51,15 @@ pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &m
 fn provider_name(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Option<String> {
     match &attr.expr.kind {
         ExprKind::Variable(name) => return Some(name.clone()),
-        ExprKind::Traversal { source, .. } if matches!(source.kind, ExprKind::Variable(_)) => diags.push(error_at(
-            "Provider aliases are not supported",
-            "Give the provider's name alone, like provider = local.",
-            &attr.expr.location,
-        )),
+        ExprKind::Traversal { source, steps } => match (&source.kind, steps.as_slice()) {
+            (ExprKind::Variable(name), [Step::Attr(alias)]) => return Some(format!("{name}.{alias}")),
+            _ => diags.push(error_at(
+                "Invalid provider reference",
+                "The provider argument takes a provider name, optionally with an alias, like provider = local \
+                 or provider = local.other.",
+                &attr.expr.location,
+            )),
+        },
         _ => diags.push(error_at(
             "Invalid provider reference",
             "The provider argument takes a provider name without quotes, like provider = local.",
@@ -67,7 +71,7 @@ fn provider_name(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Option<String
 
 /// `depends_on = [random_id.x, data.local_file.t]`: whole resources only.
 /// Shared with `output` blocks.
-pub(super) fn depends_on(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<(Reference, Location)> {
+pub(crate) fn depends_on(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<(Reference, Location)> {
     let ExprKind::Tuple(items) = &attr.expr.kind else {
         diags.push(error_at(
             "Invalid depends_on",

@@ -33,7 +33,7 @@ pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
 pub use backend::{BACKEND_RECORD, BackendChoice, BackendRecord, STATE_FILE, check_initialised};
 pub use import::Imported;
-pub use providers::{Intent, ProviderHashes, needed_providers};
+pub use providers::{Intent, ProviderHashes, needed_providers, provider_type};
 pub use saved::{Basis, SavedPlan, Stale};
 pub use signals::Received;
 
@@ -71,9 +71,10 @@ impl Workspace {
     /// (`-var` and `-var-file`, in order), the variable files beside it,
     /// the environment (`CAIRN_VAR_name`) and defaults.
     pub fn load(dir: &Path, inputs: &[config::VariableInput]) -> Result<Workspace> {
-        let (config, graph) = load_config(dir)?;
+        let config = parse_config(dir)?;
         let env: Vec<(String, String)> = std::env::vars().collect();
         let resolved = config::resolve_variables(&config, inputs, &env).map_err(diagnostics)?;
+        let (config, graph) = expand_config(config, &resolved.values)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
         files.extend(resolved.files);
         Ok(Workspace {
@@ -89,7 +90,7 @@ impl Workspace {
     /// a saved plan: it was made with them, and nothing may change them.
     /// Its files are the `*.tf` files and the automatic variable files.
     pub fn with_variables(dir: &Path, variables: BTreeMap<String, Value>) -> Result<Workspace> {
-        let (config, graph) = load_config(dir)?;
+        let (config, graph) = expand_config(parse_config(dir)?, &variables)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
         files.extend(config::automatic_var_files(&config.dir));
         Ok(Workspace { config: Arc::new(config), graph: Arc::new(graph), variables, files, warnings: Vec::new() })
@@ -108,7 +109,8 @@ impl Workspace {
     /// The providers the configuration itself uses (resources and
     /// `provider` blocks).
     pub fn provider_names(&self) -> BTreeSet<String> {
-        needed_providers(&self.config, &State::new())
+        let names = needed_providers(&self.config, &State::new());
+        names.iter().map(|n| providers::provider_type(n).to_string()).collect()
     }
 
     /// The state's backend, unlocked. Refused when it is not the one
@@ -124,9 +126,10 @@ impl Workspace {
     }
 }
 
-/// The configuration in `dir`, and its dependency graph.
-fn load_config(dir: &Path) -> Result<(Config, DependencyGraph)> {
-    let config = parse_config(dir)?;
+/// The configuration with its module calls expanded (which needs the
+/// root module's `variables`), and its dependency graph.
+fn expand_config(config: Config, variables: &BTreeMap<String, Value>) -> Result<(Config, DependencyGraph)> {
+    let config = config::expand_modules(config, variables).map_err(diagnostics)?;
     let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
     Ok((config, graph))
 }

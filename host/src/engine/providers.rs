@@ -24,6 +24,12 @@ pub fn needed_providers(config: &Config, state: &State) -> BTreeSet<String> {
     names
 }
 
+/// The provider a configuration name is of: `local` for `local` and for
+/// the aliased `local.other`.
+pub fn provider_type(name: &str) -> &str {
+    name.split('.').next().unwrap_or(name)
+}
+
 /// A provider loaded and sandboxed, not configured yet.
 pub struct Loaded {
     /// The compiled component.
@@ -129,7 +135,7 @@ pub async fn start(
     }
     for (name, mut sandbox) in policies {
         let started = match prepare_sandbox(&name, &mut sandbox, intent) {
-            Ok(()) => match load(runtime, config, &name, sandbox).await {
+            Ok(()) => match load(runtime, config, provider_type(&name), sandbox).await {
                 Ok(loaded) => {
                     hashes.insert(name.clone(), loaded.sha256.clone());
                     configure(config, &name, loaded, variables).await
