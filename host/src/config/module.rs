@@ -880,7 +880,10 @@ output "files" {
         let name = &config.locals[r#"module.m["a"].var.name"#];
         assert_eq!(name.expr.kind, ExprKind::Literal(Value::string("a")));
         let refs: Vec<String> = config.resources[0].references().iter().map(|(r, _)| r.to_string()).collect();
-        assert_eq!(refs, [r#"module.m["a"].var.name"#, r#"module.m["a"].local.greeting"#, r#"module.m["a"].var.n"#]);
+        assert_eq!(
+            refs,
+            [r#"module.m["a"].var.name"#, "count.index", r#"module.m["a"].local.greeting"#, r#"module.m["a"].var.n"#]
+        );
         let out: Vec<String> = config.outputs["files"].references().iter().map(|(r, _)| r.to_string()).collect();
         assert_eq!(out, ["module.m"]);
         let graph = crate::graph::DependencyGraph::build(&config).unwrap();

@@ -274,18 +274,21 @@ pub(super) fn address(expr: &Expression) -> Result<InstanceAddr, Diagnostic> {
         },
         _ => return Err(invalid()),
     };
-    let Ok((Reference::Resource(resource), consumed)) = Reference::from_traversal(root, steps) else {
-        return Err(invalid());
-    };
-    if resource.mode != Mode::Managed {
+    // Written as the address's text (`module.a["x"].local_file.f[0]`),
+    // which has one parser.
+    let mut text = root.to_string();
+    for step in steps {
+        match step {
+            Step::Attr(name) => text.push_str(&format!(".{name}")),
+            Step::Index(key) => text.push_str(&literal_key(key).ok_or_else(invalid)?.to_string()),
+            Step::Splat { .. } => return Err(invalid()),
+        }
+    }
+    let addr: InstanceAddr = text.parse().map_err(|_| invalid())?;
+    if addr.resource.mode != Mode::Managed {
         return Err(invalid());
     }
-    let key = match &steps[consumed..] {
-        [] => None,
-        [Step::Index(key)] => Some(literal_key(key).ok_or_else(invalid)?),
-        _ => return Err(invalid()),
-    };
-    Ok(InstanceAddr { resource, key })
+    Ok(addr)
 }
 
 /// An instance key written as a literal: `[0]`, `["a"]`.

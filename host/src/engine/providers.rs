@@ -42,11 +42,13 @@ pub struct Loaded {
     pub sha256: String,
 }
 
-/// Loads provider `name`, to run in `sandbox`, and reads its schema.
+/// Loads the provider of configuration `name` (`local`, or an aliased
+/// `local.other`, which is the same component under another name), to run
+/// in `sandbox`, and reads its schema.
 pub async fn load(runtime: &Runtime, config: &Config, name: &str, sandbox: Sandbox) -> Result<Loaded, Vec<Diagnostic>> {
     // Identity, signature and lock are checked on the file's bytes before
     // the runtime compiles (let alone runs) any of it.
-    let verified = registry::load(name, config).map_err(|d| vec![d])?;
+    let verified = registry::load(provider_type(name), config).map_err(|d| vec![d])?;
     let loaded = runtime
         .load(name, &verified.bytes)
         .map_err(|e| vec![Diagnostic::error(format!("Provider {name:?} could not be loaded: {e:#}"))])?;
@@ -135,7 +137,7 @@ pub async fn start(
     }
     for (name, mut sandbox) in policies {
         let started = match prepare_sandbox(&name, &mut sandbox, intent) {
-            Ok(()) => match load(runtime, config, provider_type(&name), sandbox).await {
+            Ok(()) => match load(runtime, config, &name, sandbox).await {
                 Ok(loaded) => {
                     hashes.insert(name.clone(), loaded.sha256.clone());
                     configure(config, &name, loaded, variables).await

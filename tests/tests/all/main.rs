@@ -11,6 +11,7 @@ mod failures;
 mod interrupts;
 mod javascript;
 mod lifecycle;
+mod modules;
 mod ordering;
 mod planning;
 mod postgres;

@@ -1,0 +1,146 @@
+//! Local modules through the real binary and the bundled `local`
+//! provider, with the configuration in `tests/configs/modules/`: a module
+//! called with `for_each`, calling another with `count`, an aliased
+//! provider configuration passed down with `providers`, and outputs
+//! flowing back up. Addresses carry the module path everywhere.
+
+use std::path::Path;
+
+use cairn_e2e::{LOCAL_OUT_GRANT, Workdir, repo_root};
+
+/// A work directory with a copy of `tests/configs/modules/`.
+fn modules_workdir() -> Workdir {
+    let w = Workdir::new();
+    copy_tree(&repo_root().join("tests/configs/modules"), Path::new(""), &w);
+    w
+}
+
+fn copy_tree(from: &Path, rel: &Path, w: &Workdir) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let rel = rel.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &rel, w);
+        } else {
+            w.write(rel.to_str().unwrap(), &std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+}
+
+const ADDRESSES: [&str; 6] = [
+    "module.extra[0].local_file.f",
+    r#"module.site["blog"].local_file.index"#,
+    r#"module.site["blog"].module.page[0].local_file.f"#,
+    r#"module.site["blog"].module.page[1].local_file.f"#,
+    r#"module.site["docs"].local_file.index"#,
+    r#"module.site["docs"].module.page[0].local_file.f"#,
+];
+
+#[test]
+fn a_two_level_configuration_plans_applies_and_destroys() {
+    let w = modules_workdir();
+    let plan = w.cairn(&["plan"]).success();
+    assert!(
+        plan.stdout.contains(r#"# module.site["blog"].module.page[1].local_file.f will be created"#),
+        "{}",
+        plan.all()
+    );
+    assert!(plan.stdout.contains("+ resource \"local_file\" \"f\" {"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 6 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    let json = w.cairn(&["plan", "-json"]).success();
+    let planned: Vec<String> = json
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "planned_change")
+        .filter_map(|e| e["change"]["resource"]["addr"].as_str().or(e["address"].as_str()).map(str::to_string))
+        .collect();
+    assert!(planned.iter().any(|a| a == r#"module.site["docs"].module.page[0].local_file.f"#), "{}", json.all());
+
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(
+        apply.stdout.contains(r#"indexes = { blog = "out/blog/index.txt", docs = "out/docs/index.txt" }"#),
+        "{}",
+        apply.all()
+    );
+    assert_eq!(w.read("out/blog/page-1.txt"), "page 1 of blog");
+    assert_eq!(w.read("out/blog/index.txt"), "out/blog/page-0.txt\nout/blog/page-1.txt");
+    assert_eq!(w.read("out/extra-0.txt"), "out/blog/index.txt,out/docs/index.txt");
+    let mut addresses = w.addresses();
+    addresses.sort();
+    assert_eq!(addresses, ADDRESSES);
+    // The sites' files were written through the configuration passed down.
+    let state = w.state().unwrap();
+    let provider_of = |addr: &str| {
+        state["resources"].as_array().unwrap().iter().find(|r| r["addr"] == addr).unwrap()["provider"].clone()
+    };
+    assert_eq!(provider_of(r#"module.site["blog"].module.page[0].local_file.f"#), "local.other");
+    assert_eq!(provider_of("module.extra[0].local_file.f"), "local");
+
+    let list = w.cairn_here(&["state", "list"]).success();
+    assert_eq!(list.stdout.lines().collect::<Vec<_>>(), ADDRESSES, "{}", list.all());
+    let show = w.cairn_here(&["state", "show", r#"module.site["docs"].local_file.index"#]).success();
+    assert!(show.stdout.contains("resource \"local_file\" \"index\" {"), "{}", show.all());
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "a second plan is empty:\n{}", again.all());
+
+    w.cairn(&["destroy", "-auto-approve"]).success();
+    assert!(w.addresses().is_empty());
+    assert!(!w.exists("out/blog/page-0.txt"));
+}
+
+#[test]
+fn target_a_resource_inside_a_module() {
+    let w = modules_workdir();
+    w.cairn(&["apply", "-auto-approve", r#"-target=module.site["docs"].local_file.index"#]).success();
+    // The target and what it depends on, nothing else.
+    assert_eq!(
+        w.addresses(),
+        [r#"module.site["docs"].local_file.index"#, r#"module.site["docs"].module.page[0].local_file.f"#]
+    );
+}
+
+#[test]
+fn a_moved_block_moves_a_resource_into_a_module() {
+    let w = Workdir::new();
+    let file = "resource \"local_file\" \"f\" {\n  filename = \"out/f.txt\"\n  content  = \"f\"\n}\n";
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{file}"));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = w.file_stamp("out/f.txt");
+    w.write("modules/files/main.tf", file);
+    w.write(
+        "main.tf",
+        &format!(
+            "{LOCAL_OUT_GRANT}module \"files\" {{\n  source = \"./modules/files\"\n}}\nmoved {{\n  from = local_file.f\n  to   = module.files.local_file.f\n}}\n"
+        ),
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("# local_file.f has moved to module.files.local_file.f"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.addresses(), ["module.files.local_file.f"]);
+    assert_eq!(w.file_stamp("out/f.txt"), before, "the file is neither re-created nor rewritten");
+}
+
+#[test]
+fn remote_module_sources_are_an_error() {
+    for source in ["git::https://example.com/modules.git//site", "hashicorp/consul/aws"] {
+        let w = Workdir::new();
+        w.write("main.tf", &format!("module \"m\" {{\n  source = \"{source}\"\n}}\n"));
+        let run = w.cairn(&["plan"]).failure();
+        assert!(run.stderr.contains("main.tf:2: Unsupported module source"), "{}", run.all());
+        assert!(run.stderr.contains("only from local paths (./ or ../)"), "{}", run.all());
+    }
+}
+
+#[test]
+fn module_count_that_depends_on_a_resource_is_an_error() {
+    let w = Workdir::new();
+    w.write("modules/m/main.tf", "variable \"x\" {}\n");
+    w.write(
+        "main.tf",
+        "resource \"random_id\" \"r\" {\n  byte_length = 2\n}\nmodule \"m\" {\n  source = \"./modules/m\"\n  count  = length(random_id.r.hex)\n  x      = 1\n}\n",
+    );
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("main.tf:6: Invalid count argument"), "{}", run.all());
+    assert!(run.stderr.contains("module instances are decided before anything is planned"), "{}", run.all());
+}
