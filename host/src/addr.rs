@@ -190,7 +190,7 @@ pub struct ParseAddrError(String);
 /// The dot-separated parts of an address, each with the key after it:
 /// `module.a["x.y"].b` is `[("module", None), ("a", Some("x.y")), ("b", None)]`.
 /// Dots inside a quoted key do not split.
-fn split_parts(s: &str) -> Option<Vec<(&str, Option<InstanceKey>)>> {
+fn split_parts(s: &str) -> Option<Vec<Part<'_>>> {
     let mut parts = Vec::new();
     let mut rest = s;
     loop {
@@ -238,10 +238,11 @@ fn parse_key(k: &str) -> Option<InstanceKey> {
     }
 }
 
+/// One dot-separated part of an address and the key after it.
+type Part<'a> = (&'a str, Option<InstanceKey>);
+
 /// The module path at the start of `parts`, and what follows it.
-fn module_prefix<'a, 'p>(
-    mut parts: &'p [(&'a str, Option<InstanceKey>)],
-) -> Option<(ModuleInstance, &'p [(&'a str, Option<InstanceKey>)])> {
+fn module_prefix<'a, 'p>(mut parts: &'p [Part<'a>]) -> Option<(ModuleInstance, &'p [Part<'a>])> {
     let mut module = ModuleInstance::root();
     while let [("module", None), (name, key), rest @ ..] = parts {
         if !is_identifier(name) {

@@ -83,7 +83,7 @@ pub(super) fn load_module(root: &Path, module_dir: &Path, depth: usize) -> Resul
     for name in names {
         match std::fs::read_to_string(dir.join(&name)) {
             Ok(text) => {
-                let file = SourceFile::new(&module_dir.join(&name), text);
+                let file = SourceFile::new(module_dir.join(&name), text);
                 match parse::parse_file(&file, &mut loader.diags) {
                     Some(body) => loader.file(body),
                     None => all_parsed = false,

@@ -786,11 +786,30 @@ provider "local" {
     }
 
     #[test]
+    fn aliased_configurations_are_named_after_their_alias() {
+        let (_dir, config) = load_main(
+            "provider \"local\" {}\nprovider \"local\" {\n  alias = \"other\"\n}\nresource \"local_file\" \"a\" {\n  provider = local.other\n}\nresource \"local_file\" \"b\" {}\n",
+        );
+        let names: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["local", "local.other"]);
+        let used: Vec<&str> = config.resources.iter().map(|r| r.provider.as_str()).collect();
+        assert_eq!(used, ["local.other", "local"]);
+        let errors =
+            load_errors("provider \"local\" {\n  alias = \"x\"\n}\nprovider \"local\" {\n  alias = \"x\"\n}\n");
+        assert!(errors[0].starts_with("Error: main.tf:4: Duplicate provider configuration"), "{errors:?}");
+        let errors = load_errors("resource \"local_file\" \"a\" {\n  provider = local.y\n}\n");
+        assert!(
+            errors[0].starts_with("Error: main.tf:1: Reference to undeclared provider configuration"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
     fn sandbox_errors() {
         let errors = load_errors(
             r#"variable "dir" {}
 provider "local" {
-  alias = "x"
+  alias = "not valid"
   sandbox {
     read_write = [var.dir]
     read_only  = "./x"
@@ -805,7 +824,7 @@ provider "local" {
 "#,
         );
         let expected = [
-            "Error: main.tf:3: Provider aliases are not supported",
+            "Error: main.tf:3: Invalid provider alias\n  \"not valid\" is not a valid alias",
             "Error: main.tf:5: Variables not allowed\n  The \"read_write\" argument must be a literal value; it cannot refer to var.dir.",
             "Error: main.tf:6: Invalid value\n  The \"read_only\" argument is not valid: a list(string) is required, got a string.",
             "Error: main.tf:7: Invalid value\n  The \"memory_mb\" argument must be a whole number of at least 1.",
