@@ -99,7 +99,11 @@ pub(super) fn load_module(root: &Path, module_dir: &Path, depth: usize) -> Resul
     let Loader { config, mut diags, .. } = loader;
     if all_parsed {
         check::check_references(&config, &mut diags);
-        refactor::check(&config, &mut diags);
+        // With modules, what a refactoring block names is known only
+        // once they are expanded ([`module::expand_modules`] checks then).
+        if config.modules.is_empty() {
+            refactor::check(&config, &mut diags);
+        }
     }
     if diags.iter().any(Diagnostic::is_error) {
         diags.sort_by(|a, b| a.location.cmp(&b.location));

@@ -63,7 +63,7 @@ pub use load::load;
 pub use module::{ModuleCall, ProviderPass, expand_modules};
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
-pub use refactor::{Import, Moved, Removed};
+pub use refactor::{Import, MoveAddr, Moved, Removed};
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables};
 

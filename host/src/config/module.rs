@@ -319,7 +319,8 @@ pub fn expand_modules(mut config: Config, variables: &BTreeMap<String, Value>) -
     for call in &calls {
         expander.call(call, &root, &ctx);
     }
-    let diags = expander.diags;
+    let mut diags = expander.diags;
+    super::refactor::check(&flat, &mut diags);
     if diags.is_empty() { Ok(flat) } else { Err(diags) }
 }
 

@@ -48,13 +48,25 @@ fn a_two_level_configuration_plans_applies_and_destroys() {
     assert!(plan.stdout.contains("+ resource \"local_file\" \"f\" {"), "{}", plan.all());
     assert!(plan.stdout.contains("Plan: 6 to add, 0 to change, 0 to destroy."), "{}", plan.all());
     let json = w.cairn(&["plan", "-json"]).success();
-    let planned: Vec<String> = json
+    let mut planned: Vec<String> = json
         .events()
         .into_iter()
         .filter(|e| e["type"] == "planned_change")
-        .filter_map(|e| e["change"]["resource"]["addr"].as_str().or(e["address"].as_str()).map(str::to_string))
+        .filter_map(|e| e["address"].as_str().map(str::to_string))
         .collect();
-    assert!(planned.iter().any(|a| a == r#"module.site["docs"].module.page[0].local_file.f"#), "{}", json.all());
+    planned.sort();
+    assert_eq!(planned, ADDRESSES, "{}", json.all());
+    w.cairn_here(&["plan", "-out=tfplan"]).success();
+    let shown = w.cairn_here(&["show", "-json", "tfplan"]).success();
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    let change = shown["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["address"] == r#"module.site["docs"].module.page[0].local_file.f"#)
+        .expect("the change is in the plan's JSON");
+    assert_eq!(change["module_address"], r#"module.site["docs"].module.page[0]"#);
+    assert_eq!((change["type"].as_str(), change["name"].as_str()), (Some("local_file"), Some("f")));
 
     let apply = w.cairn(&["apply", "-auto-approve"]).success();
     assert!(
@@ -143,4 +155,56 @@ fn module_count_that_depends_on_a_resource_is_an_error() {
     let run = w.cairn(&["plan"]).failure();
     assert!(run.stderr.contains("main.tf:6: Invalid count argument"), "{}", run.all());
     assert!(run.stderr.contains("module instances are decided before anything is planned"), "{}", run.all());
+}
+
+#[test]
+fn a_moved_block_renames_a_module_call() {
+    let w = Workdir::new();
+    w.write("modules/files/main.tf", "variable \"n\" {}\nresource \"local_file\" \"f\" {\n  filename = \"out/${var.n}.txt\"\n  content  = var.n\n}\n");
+    let call = |name: &str| format!("module \"{name}\" {{\n  source = \"./modules/files\"\n  n      = \"f\"\n}}\n");
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{}", call("old")));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = w.file_stamp("out/f.txt");
+    w.write(
+        "main.tf",
+        &format!("{LOCAL_OUT_GRANT}{}moved {{\n  from = module.old\n  to   = module.new\n}}\n", call("new")),
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("# module.old.local_file.f has moved to module.new.local_file.f"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.addresses(), ["module.new.local_file.f"]);
+    assert_eq!(w.file_stamp("out/f.txt"), before, "the file is neither re-created nor rewritten");
+}
+
+#[test]
+fn state_commands_take_module_addresses() {
+    let w = modules_workdir();
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let list = w.cairn_here(&["state", "list", r#"module.site["blog"].local_file.index"#]).success();
+    assert_eq!(list.stdout.trim(), r#"module.site["blog"].local_file.index"#, "{}", list.all());
+    w.cairn_here(&["state", "mv", "module.extra[0].local_file.f", "local_file.extra"]).success();
+    w.cairn_here(&["state", "rm", r#"module.site["docs"].module.page[0].local_file.f"#]).success();
+    let mut addresses = w.addresses();
+    addresses.sort();
+    assert_eq!(
+        addresses,
+        [
+            "local_file.extra",
+            r#"module.site["blog"].local_file.index"#,
+            r#"module.site["blog"].module.page[0].local_file.f"#,
+            r#"module.site["blog"].module.page[1].local_file.f"#,
+            r#"module.site["docs"].local_file.index"#,
+        ]
+    );
+}
+
+#[test]
+fn a_provider_block_inside_a_module_is_an_error() {
+    let w = Workdir::new();
+    w.write("modules/m/main.tf", "provider \"local\" {}\n");
+    w.write("main.tf", "module \"m\" {\n  source = \"./modules/m\"\n}\n");
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("modules/m/main.tf:1: provider block not allowed in a module"), "{}", run.all());
+    assert!(run.stderr.contains("pass it with providers = { … }"), "{}", run.all());
 }
