@@ -26,7 +26,7 @@
 //! references cross a module's boundary only through its inputs and its
 //! outputs, and the evaluator, graph and planner need not know modules.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use crate::addr::{InstanceKey, ModuleInstance};
@@ -632,13 +632,11 @@ impl Expander<'_> {
     fn child_scope(&mut self, call: &ModuleCall, parent: &Scope, instance: &Instance) -> Option<Scope> {
         let module = parent.module.child(&call.name, instance.key.clone());
         let mut providers = BTreeMap::new();
-        // Without `providers`, a module gets its caller's default
-        // configurations, as in Terraform.
-        for name in call.config.resources.iter().map(|r| &r.provider) {
-            if !name.contains('.')
-                && let Some(p) = parent.provider(name)
-            {
-                providers.insert(name.clone(), p);
+        // Without `providers`, a module (and the modules it calls) gets
+        // its caller's default configurations, as in Terraform.
+        for name in default_providers(&call.config) {
+            if let Some(p) = parent.provider(&name) {
+                providers.insert(name, p);
             }
         }
         for pass in &call.providers {
@@ -741,6 +739,39 @@ impl Expander<'_> {
             self.call(nested, scope, &ctx);
         }
         Expression { kind: ExprKind::Object(outputs), location: call.location.clone() }
+    }
+}
+
+/// The default (unaliased) provider configurations a module and the
+/// modules it calls use: those it inherits unless its call passes others.
+fn default_providers(config: &Config) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = config.resources.iter().map(|r| r.provider.clone()).collect();
+    for call in &config.modules {
+        names.extend(call.providers.iter().map(|p| p.parent.clone()));
+        names.extend(default_providers(&call.config));
+    }
+    names.retain(|n| !n.contains('.'));
+    names
+}
+
+/// Adds what the modules `config` calls require of providers
+/// (`required_providers`, `trusted_keys`) to what `config` requires: there is
+/// one provider of each name in a run. The calling module's entry wins.
+pub(super) fn gather_requirements(config: &mut Config) {
+    let mut required = BTreeMap::new();
+    let mut keys = Vec::new();
+    for call in &mut config.modules {
+        gather_requirements(&mut call.config);
+        required.extend(call.config.required_providers.clone());
+        keys.extend(call.config.trusted_keys.clone());
+    }
+    for (name, requirement) in required {
+        config.required_providers.entry(name).or_insert(requirement);
+    }
+    for key in keys {
+        if !config.trusted_keys.iter().any(|k| k.key == key.key) {
+            config.trusted_keys.push(key);
+        }
     }
 }
 
@@ -908,6 +939,72 @@ output "files" {
             providers,
             [("module.m.local_file.f".to_string(), "local.other"), ("module.d.local_file.f".to_string(), "local")]
         );
+    }
+
+    #[test]
+    fn nested_modules_inherit_what_their_caller_got() {
+        let config = expanded(&[
+            (
+                "main.tf",
+                "provider \"local\" {\n  alias = \"other\"\n}\nmodule \"mid\" {\n  source    = \"./mid\"\n  providers = { local = local.other }\n}\nmodule \"plain\" {\n  source = \"./mid\"\n}\n",
+            ),
+            ("mid/main.tf", "module \"leaf\" {\n  source = \"../leaf\"\n  name   = \"x\"\n}\n"),
+            ("leaf/main.tf", CHILD),
+        ])
+        .unwrap();
+        let providers: Vec<(String, &str)> =
+            config.resources.iter().map(|r| (r.addr.to_string(), r.provider.as_str())).collect();
+        assert_eq!(
+            providers,
+            [
+                ("module.mid.module.leaf.local_file.f".to_string(), "local.other"),
+                ("module.plain.module.leaf.local_file.f".to_string(), "local")
+            ]
+        );
+        assert_eq!(config.resources[0].location.to_string(), "leaf/main.tf:7");
+    }
+
+    #[test]
+    fn names_bound_inside_a_module_stay_bound() {
+        let config = expanded(&[
+            ("main.tf", "module \"m\" {\n  source = \"./m\"\n}\n"),
+            (
+                "m/main.tf",
+                r#"variable "rules" {
+  default = ["a"]
+}
+resource "fake_thing" "t" {
+  names = [for r in var.rules : "${path.module}/${r}"]
+  dynamic "rule" {
+    for_each = var.rules
+    content {
+      name = rule.value
+    }
+  }
+}
+"#,
+            ),
+        ])
+        .unwrap();
+        let refs: Vec<String> = config.resources[0].references().iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(refs, ["module.m.var.rules", "module.m.var.rules"]);
+        let ctx = EvalContext {
+            locals: [("module.m.var.rules".to_string(), Value::Tuple(vec![Value::string("a")]))].into(),
+            ..EvalContext::new(".")
+        };
+        let names = &config.resources[0].body.attribute("names").unwrap().expr;
+        assert_eq!(eval(names, &ctx).unwrap(), Value::Tuple(vec![Value::string("m/a")]));
+    }
+
+    #[test]
+    fn a_module_using_an_alias_it_is_not_passed_is_an_error() {
+        let err = expanded(&[
+            ("main.tf", "module \"m\" {\n  source = \"./m\"\n}\n"),
+            ("m/main.tf", "resource \"local_file\" \"f\" {\n  provider = local.files\n}\n"),
+        ])
+        .unwrap_err();
+        assert!(err.contains("m/main.tf:1: Provider configuration not present"), "{err}");
+        assert!(err.contains("\"local.files\""), "{err}");
     }
 
     #[test]
