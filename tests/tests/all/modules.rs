@@ -208,3 +208,22 @@ fn a_provider_block_inside_a_module_is_an_error() {
     assert!(run.stderr.contains("modules/m/main.tf:1: provider block not allowed in a module"), "{}", run.all());
     assert!(run.stderr.contains("pass it with providers = { … }"), "{}", run.all());
 }
+
+#[test]
+fn dynamic_blocks_inside_a_module_instance_see_its_variables() {
+    let w = cairn_e2e::recorder_workdir(
+        "module \"svc\" {\n  source   = \"./modules/svc\"\n  for_each = { a = [\"x\"], b = [\"y\", \"z\"] }\n  tags     = each.value\n}\n",
+    );
+    w.write(
+        "modules/svc/main.tf",
+        "variable \"tags\" {\n  type = list(string)\n}\nresource \"recorder_thing\" \"t\" {\n  name = join(\"-\", var.tags)\n  \
+         dynamic \"tag\" {\n    for_each = var.tags\n    content {\n      name = upper(tag.value)\n    }\n  }\n}\n",
+    );
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let b = w.attributes(r#"module.svc["b"].recorder_thing.t"#);
+    assert_eq!(b["name"], "y-z");
+    assert_eq!(b["tag"], serde_json::json!([{"name": "Y"}, {"name": "Z"}]));
+    assert_eq!(w.attributes(r#"module.svc["a"].recorder_thing.t"#)["tag"], serde_json::json!([{"name": "X"}]));
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all());
+}
