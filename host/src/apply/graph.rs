@@ -72,7 +72,7 @@ impl fmt::Display for Step {
             Step::Destroy(a, None) => write!(f, "{a} (destroy)"),
             Step::Destroy(a, Some(k)) => write!(f, "{a} (destroy deposed {k})"),
             Step::Apply(a, _) => write!(f, "{a}"),
-            Step::Local(n) => write!(f, "local.{n}"),
+            Step::Local(n) => f.write_str(&crate::config::local_address(n)),
         }
     }
 }
@@ -291,7 +291,7 @@ fn label(step: &Step, plan: &Plan) -> String {
             };
             format!("{a} {action}")
         }
-        Step::Local(n) => format!("local.{n}"),
+        Step::Local(n) => crate::config::local_address(n),
     }
 }
 

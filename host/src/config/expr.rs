@@ -238,8 +238,7 @@ impl fmt::Display for Reference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reference::Variable(name) => write!(f, "var.{name}"),
-            Reference::Local(name) if super::module::is_scoped(name) => f.write_str(name),
-            Reference::Local(name) => write!(f, "local.{name}"),
+            Reference::Local(name) => f.write_str(&super::local_address(name)),
             Reference::Module(name) => write!(f, "module.{name}"),
             Reference::Resource(addr) => write!(f, "{addr}"),
             Reference::CountIndex => f.write_str("count.index"),

@@ -124,6 +124,13 @@ impl Config {
     }
 }
 
+/// How the local `name` is shown: `local.NAME`, or the name itself for
+/// the locals that stand for a module instance's variables, locals,
+/// outputs and calls (`module.a["x"].var.name`, see [`expand_modules`]).
+pub fn local_address(name: &str) -> String {
+    if module::is_scoped(name) { name.to_string() } else { format!("local.{name}") }
+}
+
 /// A `resource "type" "name"` or `data "type" "name"` block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resource {

@@ -30,8 +30,7 @@ impl fmt::Display for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Node::Resource(a) => write!(f, "{a}"),
-            Node::Local(n) if n.starts_with("module.") => f.write_str(n),
-            Node::Local(n) => write!(f, "local.{n}"),
+            Node::Local(n) => f.write_str(&crate::config::local_address(n)),
             Node::Output(n) => write!(f, "output.{n}"),
         }
     }
