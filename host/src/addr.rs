@@ -52,9 +52,12 @@ impl ModuleInstance {
         ModuleInstance(steps)
     }
 
-    /// Whether `self` is `other` or inside it.
-    pub fn starts_with(&self, other: &ModuleInstance) -> bool {
-        self.0.starts_with(&other.0)
+    /// Whether this instance is `target` or inside it, where a step of
+    /// `target` without a key stands for every instance of that call (as
+    /// `-target=module.a` targets `module.a["x"]`).
+    pub fn within(&self, target: &ModuleInstance) -> bool {
+        self.0.len() >= target.0.len()
+            && self.0.iter().zip(&target.0).all(|(s, t)| s.name == t.name && (t.key.is_none() || s.key == t.key))
     }
 }
 
@@ -370,6 +373,11 @@ mod tests {
         let m: ModuleInstance = r#"module.a[2].module.b"#.parse().unwrap();
         assert_eq!(m, ModuleInstance::root().child("a", Some(InstanceKey::Int(2))).child("b", None));
         assert!("".parse::<ModuleInstance>().unwrap().is_root());
+        let inner: ModuleInstance = r#"module.a["x"].module.b"#.parse().unwrap();
+        assert!(inner.within(&"module.a".parse().unwrap()));
+        assert!(inner.within(&r#"module.a["x"]"#.parse().unwrap()));
+        assert!(!inner.within(&r#"module.a["y"]"#.parse().unwrap()));
+        assert!(!inner.within(&"module.b".parse().unwrap()));
     }
 
     #[test]

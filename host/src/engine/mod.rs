@@ -37,7 +37,7 @@ pub use providers::{Intent, ProviderHashes, needed_providers, provider_type};
 pub use saved::{Basis, SavedPlan, Stale};
 pub use signals::Received;
 
-use crate::addr::InstanceAddr;
+use crate::addr::{InstanceAddr, ModuleInstance};
 use crate::apply::{self, Applier};
 use crate::config::{self, Config};
 use crate::contract::Gate;
@@ -175,6 +175,9 @@ pub struct RunOptions {
     /// Plan only these resources or instances and what they depend on
     /// (`-target`); an address without a key is the whole resource.
     pub targets: Vec<InstanceAddr>,
+    /// Plan only the resources in these module instances (`-target=module.a`,
+    /// `-target=module.a["x"]`) and what they depend on.
+    pub target_modules: Vec<ModuleInstance>,
     /// Whether the run may change things (locks the state, makes read-write
     /// grants writable).
     pub intent: Intent,
@@ -192,6 +195,7 @@ impl Default for RunOptions {
             refresh_only: false,
             replace: Vec::new(),
             targets: Vec::new(),
+            target_modules: Vec::new(),
             intent: Intent::Inspect,
             lock_timeout: Duration::ZERO,
         }
@@ -219,16 +223,31 @@ impl RunOptions {
         Ok(())
     }
 
-    /// The planner's options.
-    fn plan_options(&self) -> PlanOptions {
-        PlanOptions {
+    /// The planner's options, with the module targets turned into the
+    /// resources of `config` and `state` inside them; a module target with
+    /// none is an error (it would otherwise target nothing, or everything).
+    fn plan_options(&self, config: &Config, state: &State) -> Result<PlanOptions> {
+        let mut targets = self.targets.clone();
+        for module in &self.target_modules {
+            let resources: BTreeSet<&crate::addr::ResourceAddr> = (config.resources.iter().map(|r| &r.addr))
+                .chain(state.resources.iter().map(|i| &i.addr.resource))
+                .filter(|r| r.module.within(module))
+                .collect();
+            if resources.is_empty() {
+                return Err(diagnostics(vec![Diagnostic::error("Invalid target").with_detail(format!(
+                    "-target={module} names no module instance with resources, in the configuration or the state."
+                ))]));
+            }
+            targets.extend(resources.into_iter().map(|r| r.instance()));
+        }
+        Ok(PlanOptions {
             destroy: self.destroy,
             skip_refresh: !self.refresh,
             refresh_only: self.refresh_only,
             replace: self.replace.clone(),
-            targets: self.targets.clone(),
+            targets,
             parallelism: self.parallelism,
-        }
+        })
     }
 }
 
@@ -483,7 +502,7 @@ impl Engine {
             providers: providers.clone(),
             state: Arc::clone(&state),
             variables: ws.variables.clone(),
-            options: options.plan_options(),
+            options: options.plan_options(&ws.config, &state)?,
             moves,
         };
         let plan = self.until_interrupted("the plan", planner.plan())?.map_err(diagnostics)?;

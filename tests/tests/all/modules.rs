@@ -101,7 +101,7 @@ fn a_two_level_configuration_plans_applies_and_destroys() {
 }
 
 #[test]
-fn target_a_resource_inside_a_module() {
+fn target_a_resource_or_a_module_instance() {
     let w = modules_workdir();
     w.cairn(&["apply", "-auto-approve", r#"-target=module.site["docs"].local_file.index"#]).success();
     // The target and what it depends on, nothing else.
@@ -109,6 +109,12 @@ fn target_a_resource_inside_a_module() {
         w.addresses(),
         [r#"module.site["docs"].local_file.index"#, r#"module.site["docs"].module.page[0].local_file.f"#]
     );
+    // A module instance as a target: everything in it (and what that needs).
+    let plan = w.cairn(&["plan", r#"-target=module.site["blog"]"#]).success();
+    assert!(plan.stdout.contains(r#"# module.site["blog"].local_file.index will be created"#), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 3 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    let run = w.cairn(&["plan", "-target=module.nowhere"]).failure();
+    assert!(run.stderr.contains("-target=module.nowhere names no module instance with resources"), "{}", run.all());
 }
 
 #[test]
