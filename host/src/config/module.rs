@@ -313,13 +313,15 @@ pub fn expand_modules(mut config: Config, variables: &BTreeMap<String, Value>) -
         expander.flat.locals.insert(local.name.clone(), rewritten);
     }
     for (name, output) in &config.outputs {
-        let rewritten = super::Output { expr: rewriter.expr(&output.expr), ..output.clone() };
+        let depends_on = output.depends_on.iter().map(|(d, l)| (rewriter.reference(d), l.clone())).collect();
+        let rewritten = super::Output { expr: rewriter.expr(&output.expr), depends_on, ..output.clone() };
         expander.flat.outputs.insert(name.clone(), rewritten);
     }
     for call in &calls {
         expander.call(call, &root, &ctx);
     }
     let mut diags = expander.diags;
+    depend_on_module_resources(&mut flat);
     super::refactor::check(&flat, &mut diags);
     if diags.is_empty() { Ok(flat) } else { Err(diags) }
 }
@@ -530,10 +532,12 @@ impl Rewriter<'_> {
     }
 
     /// A reference written as a whole (`depends_on`): a resource moves
-    /// into the module instance.
+    /// into the module instance; a module call becomes the local of its
+    /// outputs, until [`depend_on_module_resources`] replaces it.
     fn reference(&self, reference: &Reference) -> Reference {
         match reference {
             Reference::Resource(addr) => Reference::Resource(addr.clone().in_module(self.scope.module.clone())),
+            Reference::Module(name) => Reference::Local(self.scope.name("module", name)),
             other => other.clone(),
         }
     }
@@ -739,6 +743,35 @@ impl Expander<'_> {
             self.call(nested, scope, &ctx);
         }
         Expression { kind: ExprKind::Object(outputs), location: call.location.clone() }
+    }
+}
+
+/// Replaces each module call in a `depends_on` (the local of its outputs,
+/// `module.a`) with every resource of every instance of it, as Terraform
+/// waits for all of a module, not only what its outputs refer to.
+fn depend_on_module_resources(flat: &mut Config) {
+    let resources: Vec<_> = flat.resources.iter().map(|r| r.addr.clone()).collect();
+    let expand = |depends_on: &mut Vec<(Reference, Location)>| {
+        let mut expanded = Vec::new();
+        for (reference, location) in depends_on.drain(..) {
+            match &reference {
+                Reference::Local(name) if let Ok(call) = name.parse::<ModuleInstance>() => expanded.extend(
+                    (resources.iter().filter(|r| r.module.within(&call)))
+                        .map(|r| (Reference::Resource(r.clone()), location.clone())),
+                ),
+                _ => expanded.push((reference, location)),
+            }
+        }
+        *depends_on = expanded;
+    };
+    for r in &mut flat.resources {
+        expand(&mut r.depends_on);
+    }
+    for local in flat.locals.values_mut() {
+        expand(&mut local.depends_on);
+    }
+    for output in flat.outputs.values_mut() {
+        expand(&mut output.depends_on);
     }
 }
 
@@ -994,6 +1027,28 @@ resource "fake_thing" "t" {
         };
         let names = &config.resources[0].body.attribute("names").unwrap().expr;
         assert_eq!(eval(names, &ctx).unwrap(), Value::Tuple(vec![Value::string("m/a")]));
+    }
+
+    #[test]
+    fn depending_on_a_module_waits_for_all_of_it() {
+        let config = expanded(&[
+            (
+                "main.tf",
+                "module \"m\" {\n  source = \"./m\"\n  count  = 2\n  name   = \"x\"\n}\nmodule \"after\" {\n  source     = \"./m\"\n  name       = \"y\"\n  depends_on = [module.m]\n}\nresource \"fake_thing\" \"t\" {\n  depends_on = [module.m]\n}\noutput \"o\" {\n  value      = 1\n  depends_on = [module.after]\n}\n",
+            ),
+            ("m/main.tf", CHILD),
+        ])
+        .unwrap();
+        let deps = |r: &Resource| r.depends_on.iter().map(|(d, _)| d.to_string()).collect::<Vec<_>>();
+        let t = config.resources.iter().find(|r| r.addr.to_string() == "fake_thing.t").unwrap();
+        assert_eq!(deps(t), ["module.m[0].local_file.f", "module.m[1].local_file.f"]);
+        let after = config.resources.iter().find(|r| r.addr.to_string() == "module.after.local_file.f").unwrap();
+        assert_eq!(deps(after), ["module.m[0].local_file.f", "module.m[1].local_file.f"]);
+        let o: Vec<String> = config.outputs["o"].depends_on.iter().map(|(d, _)| d.to_string()).collect();
+        assert_eq!(o, ["module.after.local_file.f"]);
+        let err = expanded(&[("main.tf", "resource \"fake_thing\" \"t\" {\n  depends_on = [module.nope.x]\n}\n")])
+            .unwrap_err();
+        assert!(err.contains("main.tf:2: Invalid depends_on reference"), "{err}");
     }
 
     #[test]
