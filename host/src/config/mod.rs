@@ -60,7 +60,7 @@ pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, Templat
 pub use instances::{Instance, instances};
 pub use load::config_files;
 pub use load::load;
-pub use module::{ModuleCall, ProviderPass, expand_modules};
+pub use module::{ModuleCall, ProviderPass, expand_modules, module_files};
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
 pub use refactor::{Import, MoveAddr, Moved, Removed};

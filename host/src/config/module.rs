@@ -775,6 +775,20 @@ fn depend_on_module_resources(flat: &mut Config) {
     }
 }
 
+/// The `*.tf` files of every module `config` calls, at any depth, in
+/// call order: with the root's own, every file the configuration is read
+/// from (a saved plan records their hashes).
+pub fn module_files(config: &Config) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for call in &config.modules {
+        files.extend(super::config_files(&config.dir.join(&call.dir)).unwrap_or_default());
+        files.extend(module_files(&call.config));
+    }
+    files.sort();
+    files.dedup();
+    files
+}
+
 /// The default (unaliased) provider configurations a module and the
 /// modules it calls use: those it inherits unless its call passes others.
 fn default_providers(config: &Config) -> BTreeSet<String> {

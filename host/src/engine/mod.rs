@@ -61,6 +61,9 @@ pub struct Workspace {
     /// the `*.tf` files, then the variable files (a saved plan records
     /// their hashes).
     pub files: Vec<PathBuf>,
+    /// Those of `files` that are the `*.tf` files of the modules the
+    /// configuration calls.
+    pub module_files: Vec<PathBuf>,
     /// Warnings from loading (values in variable files for variables no
     /// one declared); a run shows them with its own.
     pub warnings: Vec<Diagnostic>,
@@ -74,14 +77,17 @@ impl Workspace {
         let config = parse_config(dir)?;
         let env: Vec<(String, String)> = std::env::vars().collect();
         let resolved = config::resolve_variables(&config, inputs, &env).map_err(diagnostics)?;
-        let (config, graph) = expand_config(config, &resolved.values)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
+        let module_files = config::module_files(&config);
+        files.extend(module_files.iter().cloned());
+        let (config, graph) = expand_config(config, &resolved.values)?;
         files.extend(resolved.files);
         Ok(Workspace {
             config: Arc::new(config),
             graph: Arc::new(graph),
             variables: resolved.values,
             files,
+            module_files,
             warnings: resolved.warnings,
         })
     }
@@ -90,10 +96,20 @@ impl Workspace {
     /// a saved plan: it was made with them, and nothing may change them.
     /// Its files are the `*.tf` files and the automatic variable files.
     pub fn with_variables(dir: &Path, variables: BTreeMap<String, Value>) -> Result<Workspace> {
-        let (config, graph) = expand_config(parse_config(dir)?, &variables)?;
+        let config = parse_config(dir)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
+        let module_files = config::module_files(&config);
+        files.extend(module_files.iter().cloned());
+        let (config, graph) = expand_config(config, &variables)?;
         files.extend(config::automatic_var_files(&config.dir));
-        Ok(Workspace { config: Arc::new(config), graph: Arc::new(graph), variables, files, warnings: Vec::new() })
+        Ok(Workspace {
+            config: Arc::new(config),
+            graph: Arc::new(graph),
+            variables,
+            files,
+            module_files,
+            warnings: Vec::new(),
+        })
     }
 
     /// The configuration directory.

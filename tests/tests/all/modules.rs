@@ -233,3 +233,13 @@ fn dynamic_blocks_inside_a_module_instance_see_its_variables() {
     let plan = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{}", plan.all());
 }
+
+#[test]
+fn a_saved_plan_is_stale_when_a_module_file_changes() {
+    let w = modules_workdir();
+    w.cairn_here(&["plan", "-out=p.plan"]).success();
+    let page = "modules/site/modules/page/main.tf";
+    w.write(page, &format!("{}# edited\n", w.read(page)));
+    let run = w.cairn_here(&["apply", "p.plan"]).failure();
+    assert!(run.stderr.contains(&format!("{page} was modified")), "{}", run.all());
+}
