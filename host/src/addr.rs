@@ -61,6 +61,30 @@ impl ModuleInstance {
     }
 }
 
+impl ModuleInstance {
+    /// Where moving the module `from` to `to` sends this instance, if it is
+    /// `from` or inside it. Without a key on either last step, `from` is
+    /// the whole call: each of its instances keeps its key.
+    pub fn moved(&self, from: &ModuleInstance, to: &ModuleInstance) -> Option<ModuleInstance> {
+        let (Some(from_last), Some(to_last)) = (from.0.last(), to.0.last()) else { return None };
+        let whole_call = from_last.key.is_none() && to_last.key.is_none();
+        let n = from.0.len();
+        let here = self.0.get(..n)?;
+        let matches = here[..n - 1] == from.0[..n - 1]
+            && here[n - 1].name == from_last.name
+            && (whole_call || here[n - 1].key == from_last.key);
+        if !matches {
+            return None;
+        }
+        let mut steps = to.0.clone();
+        if whole_call {
+            steps[n - 1].key = here[n - 1].key.clone();
+        }
+        steps.extend(self.0[n..].iter().cloned());
+        Some(ModuleInstance(steps))
+    }
+}
+
 impl fmt::Display for ModuleInstance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, step) in self.0.iter().enumerate() {

@@ -66,7 +66,7 @@ impl Moved {
                 .then(|| InstanceAddr { resource: to.resource.clone(), key: addr.key.clone() }),
             (MoveAddr::Resource(from), MoveAddr::Resource(to)) => (addr == from).then(|| to.clone()),
             (MoveAddr::Module(from), MoveAddr::Module(to)) => {
-                let module = moved_module(from, to, &addr.resource.module)?;
+                let module = addr.resource.module.moved(from, to)?;
                 Some(InstanceAddr { resource: addr.resource.clone().in_module(module), key: addr.key.clone() })
             }
             _ => None,
@@ -79,33 +79,11 @@ impl Moved {
         match (at, &self.from, &self.to) {
             (MoveAddr::Resource(a), _, _) => self.destination(a).map(MoveAddr::Resource),
             (MoveAddr::Module(m), MoveAddr::Module(from), MoveAddr::Module(to)) => {
-                moved_module(from, to, m).map(MoveAddr::Module)
+                m.moved(from, to).map(MoveAddr::Module)
             }
             _ => None,
         }
     }
-}
-
-/// Where moving the module `from` to `to` sends the module instance
-/// `module`, if it is `from` or inside it. Without a key on either last
-/// step, `from` is the whole call: each of its instances keeps its key.
-fn moved_module(from: &ModuleInstance, to: &ModuleInstance, module: &ModuleInstance) -> Option<ModuleInstance> {
-    let (Some(from_last), Some(to_last)) = (from.0.last(), to.0.last()) else { return None };
-    let whole_call = from_last.key.is_none() && to_last.key.is_none();
-    let n = from.0.len();
-    let here = module.0.get(..n)?;
-    let matches = here[..n - 1] == from.0[..n - 1]
-        && here[n - 1].name == from_last.name
-        && (whole_call || here[n - 1].key == from_last.key);
-    if !matches {
-        return None;
-    }
-    let mut steps = to.0.clone();
-    if whole_call {
-        steps[n - 1].key = here[n - 1].key.clone();
-    }
-    steps.extend(module.0[n..].iter().cloned());
-    Some(ModuleInstance(steps))
 }
 
 /// An `import { to = ADDR  id = "…" }` block.

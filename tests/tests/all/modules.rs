@@ -191,18 +191,34 @@ fn state_commands_take_module_addresses() {
     assert_eq!(list.stdout.trim(), r#"module.site["blog"].local_file.index"#, "{}", list.all());
     w.cairn_here(&["state", "mv", "module.extra[0].local_file.f", "local_file.extra"]).success();
     w.cairn_here(&["state", "rm", r#"module.site["docs"].module.page[0].local_file.f"#]).success();
+    // A whole module instance moves with everything in it.
+    let mv = w.cairn_here(&["state", "mv", r#"module.site["blog"]"#, "module.blog"]).success();
+    assert!(mv.stdout.contains("Successfully moved 3 object(s)."), "{}", mv.all());
     let mut addresses = w.addresses();
     addresses.sort();
     assert_eq!(
         addresses,
         [
             "local_file.extra",
-            r#"module.site["blog"].local_file.index"#,
-            r#"module.site["blog"].module.page[0].local_file.f"#,
-            r#"module.site["blog"].module.page[1].local_file.f"#,
+            "module.blog.local_file.index",
+            "module.blog.module.page[0].local_file.f",
+            "module.blog.module.page[1].local_file.f",
             r#"module.site["docs"].local_file.index"#,
         ]
     );
+    let index = w.state().unwrap()["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["addr"] == "module.blog.local_file.index")
+        .unwrap()["dependencies"]
+        .clone();
+    assert_eq!(
+        index,
+        serde_json::json!(["module.blog.module.page[0].local_file.f", "module.blog.module.page[1].local_file.f"])
+    );
+    let run = w.cairn_here(&["state", "mv", "module.nowhere", "module.x"]).failure();
+    assert!(run.stderr.contains("cannot move module.nowhere: it does not match anything"), "{}", run.all());
 }
 
 #[test]
