@@ -1,5 +1,10 @@
-//! Resource and instance addresses: `local_file.site`, `data.local_file.t`,
-//! `random_id.x[2]`, `local_file.pages["index"]`.
+//! Addresses: resources and their instances, possibly inside modules.
+//! `local_file.site`, `data.local_file.t`, `random_id.x[2]`,
+//! `local_file.pages["index"]`, `module.a["x"].module.b.local_file.f`.
+//!
+//! A [`ModuleInstance`] is the path of module calls (each with its instance
+//! key) from the root; the root module's path is empty, so the address of a
+//! resource outside any module reads and serialises as it always has.
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,9 +20,100 @@ pub enum Mode {
     Data,
 }
 
-/// A resource block's address: mode, type and name.
+/// One step of a module path: `module.NAME` or `module.NAME[KEY]`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ModuleStep {
+    /// The module call's name (the `module` block's label).
+    pub name: String,
+    /// The instance key, when the call has `count` or `for_each`.
+    pub key: Option<InstanceKey>,
+}
+
+/// A module instance: the module calls from the root to it. Empty for the
+/// root module.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ModuleInstance(pub Vec<ModuleStep>);
+
+impl ModuleInstance {
+    /// The root module.
+    pub fn root() -> ModuleInstance {
+        ModuleInstance(Vec::new())
+    }
+
+    /// Whether this is the root module.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The instance of the call `name` (with `key`) inside this one.
+    pub fn child(&self, name: &str, key: Option<InstanceKey>) -> ModuleInstance {
+        let mut steps = self.0.clone();
+        steps.push(ModuleStep { name: name.to_string(), key });
+        ModuleInstance(steps)
+    }
+
+    /// Whether this instance is `target` or inside it, where a step of
+    /// `target` without a key stands for every instance of that call (as
+    /// `-target=module.a` targets `module.a["x"]`).
+    pub fn within(&self, target: &ModuleInstance) -> bool {
+        self.0.len() >= target.0.len()
+            && self.0.iter().zip(&target.0).all(|(s, t)| s.name == t.name && (t.key.is_none() || s.key == t.key))
+    }
+}
+
+impl ModuleInstance {
+    /// Where moving the module `from` to `to` sends this instance, if it is
+    /// `from` or inside it. Without a key on either last step, `from` is
+    /// the whole call: each of its instances keeps its key.
+    pub fn moved(&self, from: &ModuleInstance, to: &ModuleInstance) -> Option<ModuleInstance> {
+        let (Some(from_last), Some(to_last)) = (from.0.last(), to.0.last()) else { return None };
+        let whole_call = from_last.key.is_none() && to_last.key.is_none();
+        let n = from.0.len();
+        let here = self.0.get(..n)?;
+        let matches = here[..n - 1] == from.0[..n - 1]
+            && here[n - 1].name == from_last.name
+            && (whole_call || here[n - 1].key == from_last.key);
+        if !matches {
+            return None;
+        }
+        let mut steps = to.0.clone();
+        if whole_call {
+            steps[n - 1].key = here[n - 1].key.clone();
+        }
+        steps.extend(self.0[n..].iter().cloned());
+        Some(ModuleInstance(steps))
+    }
+}
+
+impl fmt::Display for ModuleInstance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, step) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "module.{}", step.name)?;
+            if let Some(key) = &step.key {
+                write!(f, "{key}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for InstanceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InstanceKey::Int(i) => write!(f, "[{i}]"),
+            InstanceKey::String(s) => write!(f, "[{}]", crate::value::quote(s)),
+        }
+    }
+}
+
+/// A resource block's address: module, mode, type and name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ResourceAddr {
+    /// The module instance it is declared in (empty for the root module).
+    pub module: ModuleInstance,
     /// Managed or data.
     pub mode: Mode,
     /// The resource type, e.g. `local_file`.
@@ -26,7 +122,7 @@ pub struct ResourceAddr {
     pub name: String,
 }
 
-/// The key of one instance of a resource with `count` or `for_each`.
+/// The key of one instance of a resource or module with `count` or `for_each`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum InstanceKey {
     /// `[2]`
@@ -45,14 +141,24 @@ pub struct InstanceAddr {
 }
 
 impl ResourceAddr {
-    /// A managed resource's address.
+    /// A managed resource's address in the root module.
     pub fn managed(type_name: &str, name: &str) -> ResourceAddr {
-        ResourceAddr { mode: Mode::Managed, type_name: type_name.to_string(), name: name.to_string() }
+        ResourceAddr {
+            module: ModuleInstance::root(),
+            mode: Mode::Managed,
+            type_name: type_name.to_string(),
+            name: name.to_string(),
+        }
     }
 
-    /// A data resource's address.
+    /// A data resource's address in the root module.
     pub fn data(type_name: &str, name: &str) -> ResourceAddr {
-        ResourceAddr { mode: Mode::Data, type_name: type_name.to_string(), name: name.to_string() }
+        ResourceAddr { mode: Mode::Data, ..ResourceAddr::managed(type_name, name) }
+    }
+
+    /// The same resource declared in module instance `module`.
+    pub fn in_module(self, module: ModuleInstance) -> ResourceAddr {
+        ResourceAddr { module, ..self }
     }
 
     /// The address of the resource's only instance (no count or for_each).
@@ -69,10 +175,24 @@ impl ResourceAddr {
 
 impl fmt::Display for ResourceAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.module.is_root() {
+            write!(f, "{}.", self.module)?;
+        }
         if self.mode == Mode::Data {
             f.write_str("data.")?;
         }
         write!(f, "{}.{}", self.type_name, self.name)
+    }
+}
+
+impl InstanceAddr {
+    /// The name and key as a block label shows them in plans: `f`,
+    /// `pages["index"]`, without type, mode or module.
+    pub fn label(&self) -> String {
+        match &self.key {
+            Some(key) => format!("{}{key}", self.resource.name),
+            None => self.resource.name.clone(),
+        }
     }
 }
 
@@ -81,45 +201,120 @@ impl fmt::Display for InstanceAddr {
         write!(f, "{}", self.resource)?;
         match &self.key {
             None => Ok(()),
-            Some(InstanceKey::Int(i)) => write!(f, "[{i}]"),
-            Some(InstanceKey::String(s)) => write!(f, "[{}]", crate::value::quote(s)),
+            Some(key) => write!(f, "{key}"),
         }
     }
 }
 
 /// An address that could not be parsed.
 #[derive(Debug, thiserror::Error)]
-#[error("{0:?} is not a resource instance address (expected TYPE.NAME, data.TYPE.NAME, or either followed by [KEY])")]
+#[error(
+    "{0:?} is not a resource instance address (expected TYPE.NAME, data.TYPE.NAME, or either followed by [KEY], \
+     each optionally after module.NAME or module.NAME[KEY] steps)"
+)]
 pub struct ParseAddrError(String);
+
+/// The dot-separated parts of an address, each with the key after it:
+/// `module.a["x.y"].b` is `[("module", None), ("a", Some("x.y")), ("b", None)]`.
+/// Dots inside a quoted key do not split.
+fn split_parts(s: &str) -> Option<Vec<Part<'_>>> {
+    let mut parts = Vec::new();
+    let mut rest = s;
+    loop {
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let name = &rest[..end];
+        rest = &rest[end..];
+        let key = if rest.starts_with('[') {
+            let close = key_end(rest)?;
+            let key = parse_key(&rest[1..close])?;
+            rest = &rest[close + 1..];
+            Some(key)
+        } else {
+            None
+        };
+        parts.push((name, key));
+        if rest.is_empty() {
+            return Some(parts);
+        }
+        rest = rest.strip_prefix('.')?;
+    }
+}
+
+/// The index of the `]` closing the key that `s` starts with (`[…]`).
+fn key_end(s: &str) -> Option<usize> {
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in s.char_indices().skip(1) {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            ']' if !in_string => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `"index"` or `2`, as written between brackets.
+fn parse_key(k: &str) -> Option<InstanceKey> {
+    if k.starts_with('"') && k.ends_with('"') && k.len() >= 2 {
+        serde_json::from_str(k).ok().map(InstanceKey::String)
+    } else {
+        k.parse().ok().map(InstanceKey::Int)
+    }
+}
+
+/// One dot-separated part of an address and the key after it.
+type Part<'a> = (&'a str, Option<InstanceKey>);
+
+/// The module path at the start of `parts`, and what follows it.
+fn module_prefix<'a, 'p>(mut parts: &'p [Part<'a>]) -> Option<(ModuleInstance, &'p [Part<'a>])> {
+    let mut module = ModuleInstance::root();
+    while let [("module", None), (name, key), rest @ ..] = parts {
+        if !is_identifier(name) {
+            return None;
+        }
+        module = module.child(name, key.clone());
+        parts = rest;
+    }
+    Some((module, parts))
+}
+
+impl FromStr for ModuleInstance {
+    type Err = ParseAddrError;
+
+    /// Parses `module.a`, `module.a["x"].module.b`, or the empty string (the root).
+    fn from_str(s: &str) -> Result<ModuleInstance, ParseAddrError> {
+        if s.is_empty() {
+            return Ok(ModuleInstance::root());
+        }
+        let err = || ParseAddrError(s.to_string());
+        let parts = split_parts(s).ok_or_else(err)?;
+        match module_prefix(&parts) {
+            Some((module, [])) => Ok(module),
+            _ => Err(err()),
+        }
+    }
+}
 
 impl FromStr for InstanceAddr {
     type Err = ParseAddrError;
 
     fn from_str(s: &str) -> Result<InstanceAddr, ParseAddrError> {
         let err = || ParseAddrError(s.to_string());
-        let (base, key) = match s.find('[') {
-            Some(open) if s.ends_with(']') => (&s[..open], Some(&s[open + 1..s.len() - 1])),
-            Some(_) => return Err(err()),
-            None => (s, None),
-        };
-        let parts: Vec<&str> = base.split('.').collect();
-        let (mode, type_name, name) = match parts.as_slice() {
-            ["data", t, n] => (Mode::Data, *t, *n),
-            [t, n] => (Mode::Managed, *t, *n),
+        let parts = split_parts(s).ok_or_else(err)?;
+        let (module, rest) = module_prefix(&parts).ok_or_else(err)?;
+        let (mode, type_name, name, key) = match rest {
+            [("data", None), (t, None), (n, key)] => (Mode::Data, *t, *n, key.clone()),
+            [(t, None), (n, key)] => (Mode::Managed, *t, *n, key.clone()),
             _ => return Err(err()),
         };
         if !is_identifier(type_name) || !is_identifier(name) {
             return Err(err());
         }
-        let key = match key {
-            None => None,
-            Some(k) if k.starts_with('"') && k.ends_with('"') && k.len() >= 2 => {
-                Some(InstanceKey::String(serde_json::from_str(k).map_err(|_| err())?))
-            }
-            Some(k) => Some(InstanceKey::Int(k.parse().map_err(|_| err())?)),
-        };
         Ok(InstanceAddr {
-            resource: ResourceAddr { mode, type_name: type_name.to_string(), name: name.to_string() },
+            resource: ResourceAddr { module, mode, type_name: type_name.to_string(), name: name.to_string() },
             key,
         })
     }
@@ -183,8 +378,36 @@ mod tests {
     }
 
     #[test]
+    fn module_addresses_round_trip() {
+        for s in [
+            "module.a.local_file.x",
+            r#"module.a["x"].module.b.local_file.f"#,
+            r#"module.a[1].data.local_file.t["k.y"]"#,
+            r#"module.a["dot.ted]"].random_id.x[0]"#,
+        ] {
+            let a: InstanceAddr = s.parse().unwrap();
+            assert_eq!(a.to_string(), s);
+            let json = serde_json::to_string(&a).unwrap();
+            assert_eq!(serde_json::from_str::<InstanceAddr>(&json).unwrap(), a);
+        }
+        let a: InstanceAddr = r#"module.a["x"].module.b.local_file.f"#.parse().unwrap();
+        assert_eq!(a.resource.module.0.len(), 2);
+        assert_eq!(a.resource.module.0[0].key, Some(InstanceKey::String("x".into())));
+        assert_eq!(a.resource.module.to_string(), r#"module.a["x"].module.b"#);
+        let m: ModuleInstance = r#"module.a[2].module.b"#.parse().unwrap();
+        assert_eq!(m, ModuleInstance::root().child("a", Some(InstanceKey::Int(2))).child("b", None));
+        assert!("".parse::<ModuleInstance>().unwrap().is_root());
+        let inner: ModuleInstance = r#"module.a["x"].module.b"#.parse().unwrap();
+        assert!(inner.within(&"module.a".parse().unwrap()));
+        assert!(inner.within(&r#"module.a["x"]"#.parse().unwrap()));
+        assert!(!inner.within(&r#"module.a["y"]"#.parse().unwrap()));
+        assert!(!inner.within(&"module.b".parse().unwrap()));
+    }
+
+    #[test]
     fn rejects_nonsense() {
-        for s in ["", "a", "a.b.c", "1x.y", "a.b[", "a.b[x]"] {
+        for s in ["", "a", "a.b.c", "1x.y", "a.b[", "a.b[x]", "module.a", "module.a.b", "module..x.y", "module.a.x.y.z"]
+        {
             assert!(s.parse::<InstanceAddr>().is_err(), "{s}");
         }
     }

@@ -90,7 +90,7 @@ impl fmt::Display for Step {
             Step::Destroy(a, None) => write!(f, "{a} (destroy)"),
             Step::Destroy(a, Some(k)) => write!(f, "{a} (destroy deposed {k})"),
             Step::Apply(a, _) => write!(f, "{a}"),
-            Step::Local(n) => write!(f, "local.{n}"),
+            Step::Local(n) => f.write_str(&crate::config::local_address(n)),
             Step::Join(Join::Applied(r)) => write!(f, "{r} (all applied)"),
             Step::Join(Join::DestroyedBefore(r, dep)) => write!(f, "{r} (all destroyed before {dep})"),
             Step::Join(Join::Destroyed(r)) => write!(f, "{r} (all destroyed)"),
@@ -371,7 +371,7 @@ fn label(step: &Step, plan: &Plan) -> String {
             };
             format!("{a} {action}")
         }
-        Step::Local(n) => format!("local.{n}"),
+        Step::Local(n) => crate::config::local_address(n),
         Step::Join(_) => step.to_string(),
     }
 }

@@ -443,7 +443,7 @@ impl Shared {
     fn eval_local(&self, name: &str) -> Result<(), Vec<Diagnostic>> {
         let needs = self.applier.graph.resource_dependencies(&crate::graph::Node::Local(name.to_string()));
         let ctx = self.eval_context(None, Some(&needs));
-        let v = config::eval(&self.applier.config.locals[name].expr, &ctx)?;
+        let v = self.applier.config.locals[name].value(&ctx)?;
         lock(&self.values).1.insert(name.to_string(), v);
         Ok(())
     }

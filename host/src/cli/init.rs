@@ -100,10 +100,20 @@ pub(super) fn run(common: &Common, upgrade: bool, lockfile: Option<&str>, flags:
 
 /// Every provider the configuration uses or requires.
 fn provider_names(config: &Config) -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = config.resources.iter().map(|r| r.provider.clone()).collect();
-    names.extend(config.providers.iter().map(|p| p.name.clone()));
-    names.extend(config.required_providers.keys().cloned());
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    add_provider_names(config, &mut names);
     names
+}
+
+/// The providers `config` and the modules it calls use or require, by
+/// type (`local` for the aliased configuration `local.other`).
+fn add_provider_names(config: &Config, names: &mut BTreeSet<String>) {
+    let used = config.resources.iter().map(|r| &r.provider).chain(config.providers.iter().map(|p| &p.name));
+    names.extend(used.map(|n| crate::engine::provider_type(n).to_string()));
+    names.extend(config.required_providers.keys().cloned());
+    for call in &config.modules {
+        add_provider_names(&call.config, names);
+    }
 }
 
 /// Sets up the backend the configuration names, migrating the state from

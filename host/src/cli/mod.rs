@@ -424,7 +424,8 @@ impl RunFlags {
             destroy,
             refresh_only: self.refresh_only,
             replace: addresses("-replace", &self.replace)?,
-            targets: addresses("-target", &self.targets)?,
+            targets: addresses("-target", self.targets.iter().filter(|t| module_target(t).is_none()))?,
+            target_modules: self.targets.iter().filter_map(|t| module_target(t)).collect(),
             intent,
             lock_timeout: self.lock_timeout,
         })
@@ -444,8 +445,14 @@ impl RunFlags {
 }
 
 /// The resource instance addresses given to a flag.
-fn addresses(flag: &str, given: &[String]) -> Result<Vec<crate::addr::InstanceAddr>> {
-    given.iter().map(|a| a.parse().map_err(|e| anyhow::anyhow!("invalid {flag} address: {e}"))).collect()
+fn addresses<'a>(flag: &str, given: impl IntoIterator<Item = &'a String>) -> Result<Vec<crate::addr::InstanceAddr>> {
+    given.into_iter().map(|a| a.parse().map_err(|e| anyhow::anyhow!("invalid {flag} address: {e}"))).collect()
+}
+
+/// A `-target` that names a module instance (`module.a`, `module.a["x"]`)
+/// rather than a resource.
+fn module_target(given: &str) -> Option<crate::addr::ModuleInstance> {
+    given.parse::<crate::addr::ModuleInstance>().ok().filter(|m| !m.is_root())
 }
 
 impl Common {

@@ -89,6 +89,10 @@ fn address_fields(change: &ResourceChange) -> Map<String, Json> {
     let r = &change.addr.resource;
     let mut fields = Map::new();
     fields.insert("address".into(), json!(change.addr.to_string()));
+    // As Terraform's: only for a resource inside a module.
+    if !r.module.is_root() {
+        fields.insert("module_address".into(), json!(r.module.to_string()));
+    }
     fields.insert("mode".into(), json!(if r.mode == Mode::Data { "data" } else { "managed" }));
     fields.insert("type".into(), json!(r.type_name));
     fields.insert("name".into(), json!(r.name));

@@ -233,12 +233,7 @@ fn headline(change: &ResourceChange, colors: Colors) -> (String, Vec<String>) {
 /// `~ resource "local_file" "a" {`.
 fn resource_header(symbol: &str, addr: &crate::addr::InstanceAddr) -> String {
     let kind = if addr.resource.mode == crate::addr::Mode::Data { "data" } else { "resource" };
-    let key = addr.to_string();
-    format!(
-        "{symbol} {kind} \"{}\" \"{}\" {{\n",
-        addr.resource.type_name,
-        key.trim_start_matches("data.").split_once('.').map_or("", |(_, n)| n)
-    )
+    format!("{symbol} {kind} \"{}\" \"{}\" {{\n", addr.resource.type_name, addr.label())
 }
 
 /// One resource's block of the plan.

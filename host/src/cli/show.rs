@@ -76,7 +76,12 @@ pub(super) fn render_instance(inst: &InstanceState, schema: Option<&Schema>) -> 
         InstanceStatus::Ready => "",
     };
     let mut out = format!("# {}:{status}\n", inst.addr);
-    let name = inst.addr.to_string();
+    // As written in its module: without the module path.
+    let local = crate::addr::InstanceAddr {
+        resource: crate::addr::ResourceAddr { module: Default::default(), ..inst.addr.resource.clone() },
+        key: inst.addr.key.clone(),
+    };
+    let name = local.to_string();
     let label = name.split_once('.').map_or("", |(_, n)| n);
     out.push_str(&format!("resource \"{}\" \"{label}\" {{\n", inst.addr.resource.type_name));
     let block = schema.map(|s| &s.block);

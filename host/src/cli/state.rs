@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::{StateCommand, StateFlags, VarFlags, show};
-use crate::addr::InstanceAddr;
+use crate::addr::{InstanceAddr, ModuleInstance};
 use crate::engine::{Engine, Workspace};
 use crate::state::{Backend, State};
 
@@ -95,10 +95,22 @@ fn remove(flags: &StateFlags, addresses: &[String]) -> Result<i32> {
 
 /// `state mv FROM TO`: gives existing objects another address.
 fn move_to(flags: &StateFlags, from: &str, to: &str) -> Result<i32> {
-    let (from_addr, to_addr): (InstanceAddr, InstanceAddr) = (from.parse()?, to.parse()?);
+    // Module calls (or instances) move with everything in them.
+    let modules = match (from.parse::<ModuleInstance>(), to.parse::<ModuleInstance>()) {
+        (Ok(from), Ok(to)) if !from.is_root() && !to.is_root() => Some((from, to)),
+        _ => None,
+    };
+    let instances: Option<(InstanceAddr, InstanceAddr)> = match modules {
+        Some(_) => None,
+        None => Some((from.parse()?, to.parse()?)),
+    };
     let mut backend = flags.locked_backend()?;
     let mut state = backend.read()?;
-    let moved = state.move_matching(&from_addr, &to_addr)?;
+    let moved = match (modules, instances) {
+        (Some((from, to)), _) => state.move_module(&from, &to)?,
+        (_, Some((from, to))) => state.move_matching(&from, &to)?,
+        (None, None) => unreachable!("one of the two is parsed"),
+    };
     backend.write(&mut state).with_context(|| format!("nothing was moved in {}", backend.describe()))?;
     for (old, new) in &moved {
         println!("Move \"{old}\" to \"{new}\"");

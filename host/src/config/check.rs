@@ -55,6 +55,18 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
     for provider in &config.providers {
         checker.body(&provider.body, &Scope::default(), diags);
     }
+    for call in &config.modules {
+        let inside = Scope { counted: call.count.is_some(), for_each: call.for_each.is_some(), ..Scope::default() };
+        for input in call.inputs.values() {
+            checker.expr(&input.expr, &inside, diags);
+        }
+        for expr in call.count.iter().chain(&call.for_each) {
+            checker.expr(expr, &Scope::default(), diags);
+        }
+        for (reference, location) in &call.depends_on {
+            checker.reference(reference, location, &Scope::default(), diags);
+        }
+    }
 }
 
 /// What is declared, for lookups and suggestions.
@@ -62,6 +74,7 @@ struct Checker<'a> {
     variables: BTreeSet<&'a str>,
     locals: BTreeSet<&'a str>,
     resources: BTreeSet<&'a ResourceAddr>,
+    modules: BTreeSet<&'a str>,
 }
 
 impl<'a> Checker<'a> {
@@ -70,6 +83,7 @@ impl<'a> Checker<'a> {
             variables: config.variables.keys().map(String::as_str).collect(),
             locals: config.locals.keys().map(String::as_str).collect(),
             resources: config.resources.iter().map(|r| &r.addr).collect(),
+            modules: config.modules.iter().map(|m| m.name.as_str()).collect(),
         }
     }
 
@@ -129,6 +143,13 @@ impl<'a> Checker<'a> {
                     format!("Configuration for {addr} may not refer to itself."),
                 ));
             }
+            Reference::Module(name) if !self.modules.contains(name.as_str()) => diags.push(error(
+                "Reference to undeclared module",
+                format!(
+                    "No module call named \"{name}\" is declared in this module.{}",
+                    suggest::did_you_mean(name, self.modules.iter().copied())
+                ),
+            )),
             Reference::CountIndex if !scope.counted => diags.push(error(
                 "Reference to \"count\" in non-counted context",
                 "count.index can only be used in a resource or data block that sets \"count\".".to_string(),

@@ -227,6 +227,9 @@ impl<'a> Evaluator<'a> {
             Reference::Resource(addr) => ctx.resources.get(addr).map(|v| Value::clone(v)).ok_or_else(|| {
                 missing("Reference to undeclared resource", format!("There is no value for {addr} here."))
             }),
+            Reference::Module(name) => {
+                Err(missing("Reference to undeclared module", format!("There is no value for module.{name} here.")))
+            }
             Reference::CountIndex => ctx.count_index.map(Value::int).ok_or_else(|| {
                 missing(
                     "Reference to \"count\" in non-counted context",

@@ -210,8 +210,14 @@ impl BinaryOp {
 pub enum Reference {
     /// `var.NAME`
     Variable(String),
-    /// `local.NAME`
+    /// `local.NAME`. Inside a module, after [expansion](super::expand_modules),
+    /// the module's locals, input variables, outputs and calls are locals
+    /// named after their module instance: `module.a.local.x`,
+    /// `module.a.var.y`, `module.a.output.z`, `module.a.module.b`.
     Local(String),
+    /// `module.NAME`: the outputs of a module call, as an object (a list or
+    /// map of objects with `count` or `for_each`).
+    Module(String),
     /// `TYPE.NAME` or `data.TYPE.NAME`, whatever follows (`.hex`, `[0]`).
     Resource(ResourceAddr),
     /// `count.index`
@@ -232,7 +238,8 @@ impl fmt::Display for Reference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reference::Variable(name) => write!(f, "var.{name}"),
-            Reference::Local(name) => write!(f, "local.{name}"),
+            Reference::Local(name) => f.write_str(&super::local_address(name)),
+            Reference::Module(name) => write!(f, "module.{name}"),
             Reference::Resource(addr) => write!(f, "{addr}"),
             Reference::CountIndex => f.write_str("count.index"),
             Reference::EachKey => f.write_str("each.key"),
@@ -261,7 +268,15 @@ impl Reference {
                 ("Invalid reference", format!("A reference to {what} must be followed by a name, like {example}."))
             })
         };
+        if let Some((module, inner)) = super::module::scoped_root(root) {
+            let (reference, consumed) = Reference::from_traversal(inner, steps)?;
+            return Ok(match reference {
+                Reference::Resource(addr) => (Reference::Resource(addr.in_module(module)), consumed),
+                other => (other, consumed),
+            });
+        }
         let reference = match root {
+            "module" => Reference::Module(named("a module", "module.name")?),
             "var" => Reference::Variable(named("an input variable", "var.name")?),
             "local" => Reference::Local(named("a local value", "local.name")?),
             "count" => match attr(0) {
@@ -305,7 +320,7 @@ impl Reference {
                     ));
                 }
             },
-            "module" | "self" | "terraform" => {
+            "self" | "terraform" => {
                 return Err(("Unsupported reference", format!("cairn configurations have no \"{root}\" object.")));
             }
             type_name => match attr(0) {

@@ -33,13 +33,23 @@ impl Instance {
 /// `for_each`, else one per index or key. `count` and `for_each` are
 /// evaluated in `ctx`.
 pub fn instances(resource: &Resource, ctx: &EvalContext) -> Result<Vec<Instance>, Vec<Diagnostic>> {
-    if let Some(count) = &resource.count {
+    expand(resource.count.as_ref(), resource.for_each.as_ref(), ctx)
+}
+
+/// The instances a block with these `count` and `for_each` arguments (a
+/// resource's or a module call's) has, evaluated in `ctx`.
+pub(crate) fn expand(
+    count: Option<&Expression>,
+    for_each: Option<&Expression>,
+    ctx: &EvalContext,
+) -> Result<Vec<Instance>, Vec<Diagnostic>> {
+    if let Some(count) = count {
         let n = count_value(count, ctx)?;
         return Ok((0..n)
             .map(|i| Instance { key: Some(InstanceKey::Int(i)), count_index: Some(i), each: None })
             .collect());
     }
-    if let Some(for_each) = &resource.for_each {
+    if let Some(for_each) = for_each {
         return Ok(for_each_entries(for_each, ctx)?
             .into_iter()
             .map(|(key, value)| Instance {

@@ -14,7 +14,8 @@ use super::blocks::{
 };
 use super::source::SourceFile;
 use super::{
-    Block, Body, Config, Local, Output, check, error_at, parse, provider, refactor, resource, suggest, variables,
+    Block, Body, Config, Local, Output, check, error_at, module, parse, provider, refactor, resource, suggest,
+    variables,
 };
 
 const TOP_LEVEL_BLOCKS: &[&str] = &[
@@ -29,6 +30,7 @@ const TOP_LEVEL_BLOCKS: &[&str] = &[
     "removed",
     "terraform",
     "cairn",
+    "module",
 ];
 const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depends_on"];
 
@@ -36,9 +38,43 @@ const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depend
 /// or every error found (each with `file:line`, the file relative to `dir`).
 pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
     let dir = dir.canonicalize().map_err(|e| unreadable_dir(dir, &e))?;
+    let mut config = load_module(&dir, Path::new(""), 0)?;
+    module::gather_requirements(&mut config);
+    // In the root module an aliased configuration must be declared; inside
+    // a module it is passed in, which expansion checks.
+    let undeclared: Vec<Diagnostic> = config
+        .resources
+        .iter()
+        .filter(|r| r.provider.contains('.') && config.provider(&r.provider).is_none())
+        .map(|r| {
+            error_at(
+                "Reference to undeclared provider configuration",
+                format!(
+                    "{} uses the provider configuration {:?}, which is not declared: add provider \"{}\" {{ alias = \"{}\" }}.",
+                    r.addr,
+                    r.provider,
+                    r.provider.split('.').next().unwrap_or_default(),
+                    r.provider.split('.').nth(1).unwrap_or_default()
+                ),
+                &r.location,
+            )
+        })
+        .collect();
+    if undeclared.is_empty() { Ok(config) } else { Err(undeclared) }
+}
+
+/// Loads the module in `module_dir` (relative to the root module's
+/// directory `root`; empty for the root module itself), `depth` calls
+/// below the root. Its files are named relative to `root` in diagnostics,
+/// and its relative paths are relative to `root` too (`path.module` says
+/// where the module is).
+pub(super) fn load_module(root: &Path, module_dir: &Path, depth: usize) -> Result<Config, Vec<Diagnostic>> {
+    let dir = root.join(module_dir);
     let names = config_file_names(&dir)?;
     let mut loader = Loader {
-        config: Config { dir: dir.clone(), ..Config::default() },
+        config: Config { dir: root.to_path_buf(), ..Config::default() },
+        module_dir: module_dir.to_path_buf(),
+        depth,
         declared: BTreeMap::new(),
         diags: Vec::new(),
     };
@@ -48,7 +84,7 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
     for name in names {
         match std::fs::read_to_string(dir.join(&name)) {
             Ok(text) => {
-                let file = SourceFile::new(&name, text);
+                let file = SourceFile::new(module_dir.join(&name), text);
                 match parse::parse_file(&file, &mut loader.diags) {
                     Some(body) => loader.file(body),
                     None => all_parsed = false,
@@ -57,14 +93,18 @@ pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
             Err(e) => loader.diags.push(error_at(
                 "Cannot read configuration file",
                 e.to_string(),
-                &Location { file: name, line: 1, column: 1 },
+                &Location { file: module_dir.join(name), line: 1, column: 1 },
             )),
         }
     }
     let Loader { config, mut diags, .. } = loader;
     if all_parsed {
         check::check_references(&config, &mut diags);
-        refactor::check(&config, &mut diags);
+        // With modules, what a refactoring block names is known only
+        // once they are expanded ([`module::expand_modules`] checks then).
+        if config.modules.is_empty() {
+            refactor::check(&config, &mut diags);
+        }
     }
     if diags.iter().any(Diagnostic::is_error) {
         diags.sort_by(|a, b| a.location.cmp(&b.location));
@@ -107,6 +147,10 @@ fn unreadable_dir(dir: &Path, e: &std::io::Error) -> Vec<Diagnostic> {
 /// The configuration as it is built, file by file.
 struct Loader {
     config: Config,
+    /// The module's directory relative to the root module's (empty for the root).
+    module_dir: PathBuf,
+    /// How many module calls lead here from the root module.
+    depth: usize,
     /// Where each declared name ("resource random_id.x", "variable a", …) was first declared.
     declared: BTreeMap<String, Location>,
     diags: Vec<Diagnostic>,
@@ -132,6 +176,9 @@ impl Loader {
 
     fn block(&mut self, block: Block) {
         let dir = self.config.dir.clone();
+        if !self.module_dir.as_os_str().is_empty() && self.root_only(&block) {
+            return;
+        }
         match block.type_name.as_str() {
             "resource" => self.resource(block, Mode::Managed),
             "data" => self.resource(block, Mode::Data),
@@ -139,7 +186,11 @@ impl Loader {
                 let Some(name) = self.name_label(&block, "provider") else {
                     return;
                 };
-                if self.declare("provider configuration", &format!("provider \"{name}\""), &block.location) {
+                let alias = match block.body.attribute("alias").map(|a| &a.expr.kind) {
+                    Some(super::ExprKind::Literal(crate::value::Value::String(alias))) => format!(" alias {alias:?}"),
+                    _ => String::new(),
+                };
+                if self.declare("provider configuration", &format!("provider \"{name}\"{alias}"), &block.location) {
                     let p = provider::provider(name, block, &dir, &mut self.diags);
                     self.config.providers.push(p);
                 }
@@ -161,11 +212,15 @@ impl Loader {
             "terraform" | "cairn" => {
                 provider::settings(&block, &dir, &mut self.config, &mut self.diags);
             }
-            "module" => self.diags.push(error_at(
-                "Modules are not supported",
-                "cairn reads one configuration directory; module blocks are not supported.",
-                &block.location,
-            )),
+            "module" => {
+                // The labels are checked by `call`.
+                let name = block.labels.first().cloned().unwrap_or_default();
+                if self.declare("module call", &format!("module \"{name}\""), &block.location)
+                    && let Some(call) = module::call(block, &dir, &self.module_dir, self.depth, &mut self.diags)
+                {
+                    self.config.modules.push(call);
+                }
+            }
             other => self.diags.push(error_at(
                 "Unsupported block type",
                 format!(
@@ -175,6 +230,29 @@ impl Loader {
                 &block.location,
             )),
         }
+    }
+
+    /// An error for a block that belongs only in the root module, when
+    /// `block` is one (this being a called module): provider
+    /// configurations are passed in by `providers`, refactoring blocks name
+    /// module addresses from the root, and the state has one backend.
+    fn root_only(&mut self, block: &Block) -> bool {
+        let why = match block.type_name.as_str() {
+            "provider" => {
+                "Provider configurations belong in the root module: declare the provider there (with an alias if \
+                 this module needs its own configuration) and pass it with providers = { … } on the module block."
+            }
+            "moved" | "import" | "removed" => {
+                "Refactoring blocks belong in the root module, where they name module addresses like \
+                 module.NAME.TYPE.NAME."
+            }
+            "terraform" | "cairn" if block.body.blocks.iter().any(|b| b.type_name == "backend") => {
+                "Only the root module chooses where the state is kept: remove the backend block from this module."
+            }
+            _ => return false,
+        };
+        self.diags.push(error_at(format!("{} block not allowed in a module", block.type_name), why, &block.location));
+        true
     }
 
     fn resource(&mut self, block: Block, mode: Mode) {
@@ -190,7 +268,7 @@ impl Loader {
         if !self.valid_name(type_name, &block.location) || !self.valid_name(name, &block.location) {
             return;
         }
-        let addr = ResourceAddr { mode, type_name: type_name.clone(), name: name.clone() };
+        let addr = ResourceAddr { mode, ..ResourceAddr::managed(type_name, name) };
         let what = if mode == Mode::Data { "data resource" } else { "resource" };
         if self.declare(what, &addr.to_string(), &block.location) {
             let r = resource::resource(addr, block, &self.config.dir, &mut self.diags);
@@ -205,7 +283,13 @@ impl Loader {
         }
         for attr in block.body.attributes {
             if self.declare("local value", &format!("local.{}", attr.name), &attr.location) {
-                let local = Local { name: attr.name.clone(), expr: attr.expr, location: attr.location };
+                let local = Local {
+                    name: attr.name.clone(),
+                    expr: attr.expr,
+                    location: attr.location,
+                    input: None,
+                    depends_on: Vec::new(),
+                };
                 self.config.locals.insert(attr.name, local);
             }
         }
@@ -378,7 +462,7 @@ mod tests {
             "Error: main.tf:3: Wrong number of labels for a resource block",
             "Error: main.tf:4: Invalid name\n  \"a b\" is not a valid name",
             "Error: main.tf:5: Wrong number of labels for a variable block",
-            "Error: main.tf:6: Modules are not supported",
+            "Error: main.tf:6: Missing required argument\n  The module \"m\" needs a source",
             "Error: main.tf:7: Missing required argument\n  The output \"o\" needs a value",
             "Error: main.tf:10: Unsupported argument\n  An argument named \"sensitve\" is not expected in an output block. Did you mean \"sensitive\"?",
             "Error: main.tf:12: Extraneous label for block",

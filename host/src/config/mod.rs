@@ -31,6 +31,7 @@ mod expr;
 mod functions;
 mod instances;
 mod load;
+mod module;
 mod ops;
 mod parse;
 mod provider;
@@ -60,9 +61,10 @@ pub use functions::Phase;
 pub use instances::{Instance, instances};
 pub use load::config_files;
 pub use load::load;
+pub use module::{ModuleCall, ProviderPass, expand_modules, module_files};
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
-pub use refactor::{Import, Moved, Removed};
+pub use refactor::{Import, MoveAddr, Moved, Removed};
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables};
 
@@ -96,6 +98,9 @@ pub struct Config {
     pub imports: Vec<Import>,
     /// `removed` blocks, in file order.
     pub removed: Vec<Removed>,
+    /// `module` blocks, in file order: empty once [`expand_modules`] has
+    /// put what they call into the configuration itself.
+    pub modules: Vec<ModuleCall>,
 }
 
 impl Config {
@@ -118,6 +123,13 @@ impl Config {
     pub fn provider(&self, name: &str) -> Option<&ProviderConfig> {
         self.providers.iter().find(|p| p.name == name)
     }
+}
+
+/// How the local `name` is shown: `local.NAME`, or the name itself for
+/// the locals that stand for a module instance's variables, locals,
+/// outputs and calls (`module.a["x"].var.name`, see [`expand_modules`]).
+pub fn local_address(name: &str) -> String {
+    if module::is_scoped(name) { name.to_string() } else { format!("local.{name}") }
 }
 
 /// A `resource "type" "name"` or `data "type" "name"` block.
@@ -295,6 +307,36 @@ pub struct Local {
     pub expr: Expression,
     /// The attribute.
     pub location: Location,
+    /// For the local that stands for a module's input variable (see
+    /// [`expand_modules`]): the variable, whose type, nullability and
+    /// validations its value must meet.
+    pub input: Option<Box<Variable>>,
+    /// Resources it waits for besides those it refers to: a module
+    /// output's `depends_on`.
+    pub depends_on: Vec<(Reference, Location)>,
+}
+
+impl Local {
+    /// Every reference the local makes: its expression and `depends_on`.
+    pub fn references(&self) -> Vec<(Reference, Location)> {
+        let mut refs = self.expr.references();
+        refs.extend(self.depends_on.iter().cloned());
+        refs
+    }
+
+    /// The local's value in `ctx`.
+    pub fn value(&self, ctx: &EvalContext) -> Result<Value, Vec<Diagnostic>> {
+        self.check(eval(&self.expr, ctx)?)
+    }
+
+    /// `value` as the local's value: for a module's input variable,
+    /// converted to its type and checked by its validations.
+    pub(crate) fn check(&self, value: Value) -> Result<Value, Vec<Diagnostic>> {
+        match &self.input {
+            Some(variable) => variables::check_input(variable, value),
+            None => Ok(value),
+        }
+    }
 }
 
 /// An `output "name" { … }` block.

@@ -38,13 +38,22 @@ const SANDBOX_ARGUMENTS: &[&str] = &[
 pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> ProviderConfig {
     let Block { mut body, location, .. } = block;
     reject_dynamic_blocks(&mut body, diags);
-    if let Some(alias) = take_attribute(&mut body, "alias") {
-        diags.push(error_at(
-            "Provider aliases are not supported",
-            "Each provider can be configured once; remove \"alias\".",
-            &alias.location,
-        ));
-    }
+    // `alias = "other"` names a second configuration, `local.other`.
+    let name = match take_attribute(&mut body, "alias") {
+        Some(alias) => match super::blocks::literal_string(&alias, dir, diags) {
+            Some(a) if crate::addr::is_identifier(&a) => format!("{name}.{a}"),
+            Some(a) => {
+                diags.push(error_at(
+                    "Invalid provider alias",
+                    format!("{a:?} is not a valid alias: an alias is a name, like \"other\"."),
+                    &alias.location,
+                ));
+                name
+            }
+            None => name,
+        },
+        None => name,
+    };
     // Terraform's old place for a version constraint; versions are pinned
     // by the lock file's hashes instead, so it is accepted and ignored.
     take_attribute(&mut body, "version");
@@ -777,11 +786,30 @@ provider "local" {
     }
 
     #[test]
+    fn aliased_configurations_are_named_after_their_alias() {
+        let (_dir, config) = load_main(
+            "provider \"local\" {}\nprovider \"local\" {\n  alias = \"other\"\n}\nresource \"local_file\" \"a\" {\n  provider = local.other\n}\nresource \"local_file\" \"b\" {}\n",
+        );
+        let names: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["local", "local.other"]);
+        let used: Vec<&str> = config.resources.iter().map(|r| r.provider.as_str()).collect();
+        assert_eq!(used, ["local.other", "local"]);
+        let errors =
+            load_errors("provider \"local\" {\n  alias = \"x\"\n}\nprovider \"local\" {\n  alias = \"x\"\n}\n");
+        assert!(errors[0].starts_with("Error: main.tf:4: Duplicate provider configuration"), "{errors:?}");
+        let errors = load_errors("resource \"local_file\" \"a\" {\n  provider = local.y\n}\n");
+        assert!(
+            errors[0].starts_with("Error: main.tf:1: Reference to undeclared provider configuration"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
     fn sandbox_errors() {
         let errors = load_errors(
             r#"variable "dir" {}
 provider "local" {
-  alias = "x"
+  alias = "not valid"
   sandbox {
     read_write = [var.dir]
     read_only  = "./x"
@@ -796,7 +824,7 @@ provider "local" {
 "#,
         );
         let expected = [
-            "Error: main.tf:3: Provider aliases are not supported",
+            "Error: main.tf:3: Invalid provider alias\n  \"not valid\" is not a valid alias",
             "Error: main.tf:5: Variables not allowed\n  The \"read_write\" argument must be a literal value; it cannot refer to var.dir.",
             "Error: main.tf:6: Invalid value\n  The \"read_only\" argument is not valid: a list(string) is required, got a string.",
             "Error: main.tf:7: Invalid value\n  The \"memory_mb\" argument must be a whole number of at least 1.",

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::Path as FsPath;
 
-use crate::addr::{InstanceAddr, InstanceKey, Mode, ResourceAddr};
+use std::fmt;
+
+use crate::addr::{InstanceAddr, InstanceKey, Mode, ModuleInstance, ResourceAddr};
 use crate::diag::{Diagnostic, Location};
 use crate::value::Value;
 
@@ -22,27 +24,64 @@ use super::{Block, Config, error_at};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Moved {
     /// The old address.
-    pub from: InstanceAddr,
-    /// The new address.
-    pub to: InstanceAddr,
+    pub from: MoveAddr,
+    /// The new address (of the same kind as `from`).
+    pub to: MoveAddr,
     /// The block header.
     pub location: Location,
+}
+
+/// What a `moved` block names: a resource (or one of its instances), or a
+/// module call (or one of its instances), with everything in it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MoveAddr {
+    /// `local_file.a`, `module.m.local_file.a[0]`.
+    Resource(InstanceAddr),
+    /// `module.a`, `module.a["x"]`, `module.a.module.b`.
+    Module(ModuleInstance),
+}
+
+impl fmt::Display for MoveAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MoveAddr::Resource(a) => write!(f, "{a}"),
+            MoveAddr::Module(m) => write!(f, "{m}"),
+        }
+    }
 }
 
 impl Moved {
     /// Whether the block moves whole resources (every instance, keys kept)
     /// rather than one instance: neither address has an instance key.
     pub fn whole_resources(&self) -> bool {
-        self.from.key.is_none() && self.to.key.is_none()
+        matches!((&self.from, &self.to), (MoveAddr::Resource(from), MoveAddr::Resource(to))
+            if from.key.is_none() && to.key.is_none())
     }
 
     /// Where this block sends the object at `addr`, if it moves it.
     pub fn destination(&self, addr: &InstanceAddr) -> Option<InstanceAddr> {
-        if self.whole_resources() {
-            (addr.resource == self.from.resource)
-                .then(|| InstanceAddr { resource: self.to.resource.clone(), key: addr.key.clone() })
-        } else {
-            (addr == &self.from).then(|| self.to.clone())
+        match (&self.from, &self.to) {
+            (MoveAddr::Resource(from), MoveAddr::Resource(to)) if self.whole_resources() => (addr.resource
+                == from.resource)
+                .then(|| InstanceAddr { resource: to.resource.clone(), key: addr.key.clone() }),
+            (MoveAddr::Resource(from), MoveAddr::Resource(to)) => (addr == from).then(|| to.clone()),
+            (MoveAddr::Module(from), MoveAddr::Module(to)) => {
+                let module = addr.resource.module.moved(from, to)?;
+                Some(InstanceAddr { resource: addr.resource.clone().in_module(module), key: addr.key.clone() })
+            }
+            _ => None,
+        }
+    }
+
+    /// Where this block sends what `at` names, if it moves it: for
+    /// following chains of moves.
+    fn destination_of(&self, at: &MoveAddr) -> Option<MoveAddr> {
+        match (at, &self.from, &self.to) {
+            (MoveAddr::Resource(a), _, _) => self.destination(a).map(MoveAddr::Resource),
+            (MoveAddr::Module(m), MoveAddr::Module(from), MoveAddr::Module(to)) => {
+                m.moved(from, to).map(MoveAddr::Module)
+            }
+            _ => None,
         }
     }
 }
@@ -74,22 +113,37 @@ pub struct Removed {
 pub(super) fn moved(block: Block, diags: &mut Vec<Diagnostic>) -> Option<Moved> {
     expect_no_labels(&block, diags);
     let Block { mut body, location, .. } = block;
-    let from = required_address(&mut body, "from", "moved", &location, diags);
-    let to = required_address(&mut body, "to", "moved", &location, diags);
+    let from = required_move_address(&mut body, "from", &location, diags);
+    let to = required_move_address(&mut body, "to", &location, diags);
     reject_rest(&body, "moved", &["from", "to"], diags);
     let (from, to) = (from?, to?);
-    if from.resource.type_name != to.resource.type_name {
-        diags.push(error_at(
-            "Resource type mismatch",
-            format!(
-                "This statement declares a move from {from} to {to}, which is a resource of a different type. \
-                 A moved block can only change the name or key of a resource."
-            ),
-            &location,
-        ));
-        return None;
+    match (&from, &to) {
+        (MoveAddr::Resource(f), MoveAddr::Resource(t)) if f.resource.type_name != t.resource.type_name => {
+            diags.push(error_at(
+                "Resource type mismatch",
+                format!(
+                    "This statement declares a move from {from} to {to}, which is a resource of a different \
+                     type. A moved block can only change the name or key of a resource."
+                ),
+                &location,
+            ));
+            None
+        }
+        (MoveAddr::Resource(_), MoveAddr::Resource(_)) | (MoveAddr::Module(_), MoveAddr::Module(_)) => {
+            Some(Moved { from, to, location })
+        }
+        _ => {
+            diags.push(error_at(
+                "Invalid move",
+                format!(
+                    "This statement declares a move from {from} to {to}: a moved block moves a resource to a \
+                     resource, or a module call to a module call."
+                ),
+                &location,
+            ));
+            None
+        }
     }
-    Some(Moved { from, to, location })
 }
 
 /// Reads an `import` block.
@@ -151,10 +205,11 @@ pub(super) fn removed(block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -
 /// make no cycle, and every import target is declared, once.
 pub(super) fn check(config: &Config, diags: &mut Vec<Diagnostic>) {
     let declared = |r: &ResourceAddr| config.resource(r).map(|r| r.location.clone());
-    let mut destinations: BTreeMap<&InstanceAddr, &Location> = BTreeMap::new();
+    let mut destinations: BTreeMap<String, &Location> = BTreeMap::new();
     for m in &config.moved {
-        if m.whole_resources()
-            && let Some(at) = declared(&m.from.resource)
+        if let MoveAddr::Resource(from) = &m.from
+            && m.whole_resources()
+            && let Some(at) = declared(&from.resource)
         {
             diags.push(error_at(
                 "Moved object still exists",
@@ -166,7 +221,7 @@ pub(super) fn check(config: &Config, diags: &mut Vec<Diagnostic>) {
                 &m.location,
             ));
         }
-        if let Some(first) = destinations.insert(&m.to, &m.location) {
+        if let Some(first) = destinations.insert(m.to.to_string(), &m.location) {
             diags.push(error_at(
                 "Ambiguous move statements",
                 format!(
@@ -232,7 +287,7 @@ fn check_move_cycles(moves: &[Moved], diags: &mut Vec<Diagnostic>) {
                 ));
                 break;
             }
-            match moves.iter().find_map(|m| m.destination(&at)) {
+            match moves.iter().find_map(|m| m.destination_of(&at)) {
                 Some(next) => at = next,
                 None => break,
             }
@@ -255,8 +310,50 @@ fn required_address(
     address(&attr.expr).map_err(|d| diags.push(d)).ok()
 }
 
+/// The `from` or `to` of a moved block: a resource's address or a module's.
+fn required_move_address(
+    body: &mut super::Body,
+    name: &str,
+    location: &Location,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<MoveAddr> {
+    let Some(attr) = take_attribute(body, name) else {
+        diags.push(missing_argument(name, "moved", location));
+        return None;
+    };
+    let module =
+        address_text(&attr.expr).ok().and_then(|text| text.parse::<ModuleInstance>().ok()).filter(|m| !m.is_root());
+    match module {
+        Some(module) => Some(MoveAddr::Module(module)),
+        None => address(&attr.expr).map(MoveAddr::Resource).map_err(|d| diags.push(d)).ok(),
+    }
+}
+
+/// A traversal of names and literal keys as the text of an address
+/// (`module.a["x"].local_file.f[0]`), which has one parser.
+fn address_text(expr: &Expression) -> Result<String, ()> {
+    let (root, steps): (&str, &[Step]) = match &expr.kind {
+        ExprKind::Variable(root) => (root, &[]),
+        ExprKind::Traversal { source, steps } => match &source.kind {
+            ExprKind::Variable(root) => (root, steps),
+            _ => return Err(()),
+        },
+        _ => return Err(()),
+    };
+    let mut text = root.to_string();
+    for step in steps {
+        match step {
+            Step::Attr(name) => text.push_str(&format!(".{name}")),
+            Step::Index(key) => text.push_str(&literal_key(key).ok_or(())?.to_string()),
+            Step::Splat { .. } => return Err(()),
+        }
+    }
+    Ok(text)
+}
+
 /// A managed resource's address written as a reference: `TYPE.NAME`,
-/// optionally followed by one literal instance key.
+/// optionally followed by one literal instance key, after the module path
+/// if it is in a module.
 pub(super) fn address(expr: &Expression) -> Result<InstanceAddr, Diagnostic> {
     let invalid = || {
         error_at(
@@ -266,26 +363,12 @@ pub(super) fn address(expr: &Expression) -> Result<InstanceAddr, Diagnostic> {
             &expr.location,
         )
     };
-    let (root, steps): (&str, &[Step]) = match &expr.kind {
-        ExprKind::Variable(root) => (root, &[]),
-        ExprKind::Traversal { source, steps } => match &source.kind {
-            ExprKind::Variable(root) => (root, steps),
-            _ => return Err(invalid()),
-        },
-        _ => return Err(invalid()),
-    };
-    let Ok((Reference::Resource(resource), consumed)) = Reference::from_traversal(root, steps) else {
-        return Err(invalid());
-    };
-    if resource.mode != Mode::Managed {
+    let text = address_text(expr).map_err(|()| invalid())?;
+    let addr: InstanceAddr = text.parse().map_err(|_| invalid())?;
+    if addr.resource.mode != Mode::Managed {
         return Err(invalid());
     }
-    let key = match &steps[consumed..] {
-        [] => None,
-        [Step::Index(key)] => Some(literal_key(key).ok_or_else(invalid)?),
-        _ => return Err(invalid()),
-    };
-    Ok(InstanceAddr { resource, key })
+    Ok(addr)
 }
 
 /// An instance key written as a literal: `[0]`, `["a"]`.
@@ -349,10 +432,35 @@ removed {
         assert!(config.moved[0].whole_resources() && !config.moved[1].whole_resources());
         assert_eq!(config.moved[1].to.to_string(), "local_file.c[\"x\"]");
         let c0: InstanceAddr = "local_file.c[0]".parse().unwrap();
-        assert_eq!(config.moved[1].destination(&c0), Some(config.moved[1].to.clone()));
+        assert_eq!(config.moved[1].destination(&c0), Some("local_file.c[\"x\"]".parse().unwrap()));
         assert_eq!(config.moved[0].destination(&c0), None);
         assert_eq!(config.imports[0].to.to_string(), "local_file.b");
         assert_eq!((config.removed[0].destroy, config.removed[1].destroy), (false, true));
+    }
+
+    #[test]
+    fn moving_module_calls_moves_everything_in_them() {
+        let moved = |from: &str, to: &str| Moved {
+            from: MoveAddr::Module(from.parse().unwrap()),
+            to: MoveAddr::Module(to.parse().unwrap()),
+            location: Location::default(),
+        };
+        let dest = |m: &Moved, addr: &str| m.destination(&addr.parse().unwrap()).map(|a| a.to_string());
+        let rename = moved("module.a", "module.b");
+        assert_eq!(dest(&rename, "module.a.local_file.f").as_deref(), Some("module.b.local_file.f"));
+        assert_eq!(
+            dest(&rename, r#"module.a["x"].module.c.local_file.f[0]"#).as_deref(),
+            Some(r#"module.b["x"].module.c.local_file.f[0]"#)
+        );
+        assert_eq!(dest(&rename, "module.ab.local_file.f"), None);
+        assert_eq!(dest(&rename, "local_file.f"), None);
+        let keyed = moved("module.a", r#"module.a["x"]"#);
+        assert_eq!(dest(&keyed, "module.a.local_file.f").as_deref(), Some(r#"module.a["x"].local_file.f"#));
+        assert_eq!(dest(&keyed, "module.a[0].local_file.f"), None);
+        let (_dir, config) = load_main("moved {\n  from = module.old\n  to   = module.new\n}\n");
+        assert_eq!(config.moved[0].from, MoveAddr::Module("module.old".parse().unwrap()));
+        let errors = load_errors("moved {\n  from = module.old\n  to   = local_file.x\n}\n");
+        assert!(errors[0].starts_with("Error: main.tf:1: Invalid move"), "{errors:?}");
     }
 
     #[test]

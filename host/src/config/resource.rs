@@ -51,11 +51,15 @@ pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &m
 fn provider_name(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Option<String> {
     match &attr.expr.kind {
         ExprKind::Variable(name) => return Some(name.clone()),
-        ExprKind::Traversal { source, .. } if matches!(source.kind, ExprKind::Variable(_)) => diags.push(error_at(
-            "Provider aliases are not supported",
-            "Give the provider's name alone, like provider = local.",
-            &attr.expr.location,
-        )),
+        ExprKind::Traversal { source, steps } => match (&source.kind, steps.as_slice()) {
+            (ExprKind::Variable(name), [Step::Attr(alias)]) => return Some(format!("{name}.{alias}")),
+            _ => diags.push(error_at(
+                "Invalid provider reference",
+                "The provider argument takes a provider name, optionally with an alias, like provider = local \
+                 or provider = local.other.",
+                &attr.expr.location,
+            )),
+        },
         _ => diags.push(error_at(
             "Invalid provider reference",
             "The provider argument takes a provider name without quotes, like provider = local.",
@@ -65,9 +69,10 @@ fn provider_name(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Option<String
     None
 }
 
-/// `depends_on = [random_id.x, data.local_file.t]`: whole resources only.
+/// `depends_on = [random_id.x, data.local_file.t, module.m]`: whole
+/// resources and module calls only.
 /// Shared with `output` blocks.
-pub(super) fn depends_on(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<(Reference, Location)> {
+pub(crate) fn depends_on(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<(Reference, Location)> {
     let ExprKind::Tuple(items) = &attr.expr.kind else {
         diags.push(error_at(
             "Invalid depends_on",
@@ -95,13 +100,17 @@ fn whole_resource(expr: &Expression) -> Result<(Reference, Location), Diagnostic
         }
     };
     match Reference::from_traversal(root, steps) {
-        Ok((reference @ Reference::Resource(_), consumed)) if consumed == steps.len() => {
+        Ok((reference @ (Reference::Resource(_) | Reference::Module(_)), consumed)) if consumed == steps.len() => {
             Ok((reference, expr.location.clone()))
         }
+        Ok((Reference::Module(name), _)) => Err(invalid(&format!(
+            "References in depends_on must be to a whole module call, like module.{name}, not to an output or \
+             instance of it."
+        ))),
         Ok((Reference::Resource(addr), _)) => Err(invalid(&format!(
             "References in depends_on must be to a whole resource, like {addr}, not to an attribute or instance of it."
         ))),
-        Ok(_) => Err(invalid("depends_on may only list resources and data resources, like random_id.x.")),
+        Ok(_) => Err(invalid("depends_on may only list resources, data resources and module calls, like random_id.x.")),
         Err((summary, detail)) => Err(error_at(summary, detail, &expr.location)),
     }
 }
@@ -328,7 +337,7 @@ variable "v" {}
             "Error: main.tf:3: Invalid combination of \"count\" and \"for_each\"",
             "Error: main.tf:4: Invalid provider reference",
             "Error: main.tf:5: Invalid depends_on reference\n  References in depends_on must be to a whole resource, like random_id.y, not to an attribute or instance of it.",
-            "Error: main.tf:5: Invalid depends_on reference\n  depends_on may only list resources and data resources",
+            "Error: main.tf:5: Invalid depends_on reference\n  depends_on may only list resources, data resources and module calls",
             "Error: main.tf:7: Variables not allowed\n  The \"prevent_destroy\" argument must be a literal value; it cannot refer to var.v.",
             "Error: main.tf:8: Invalid ignore_changes",
             "Error: main.tf:9: Invalid replace_triggered_by expression",

@@ -508,6 +508,20 @@ fn resolve_one(variable: &Variable, given: Option<&Given>) -> Result<Value, Diag
     }
 }
 
+/// A module input variable's value as the module sees it: null replaced by
+/// the default for a non-nullable variable, converted to its type (with its
+/// optional attributes' defaults), and checked by its validations once
+/// known.
+pub(crate) fn check_input(variable: &Variable, value: Value) -> Result<Value, Vec<Diagnostic>> {
+    let given = Given { value: GivenValue::Value(value), source: "the module block".to_string() };
+    let value = resolve_one(variable, Some(&given)).map_err(|d| vec![d])?;
+    let mut diags = Vec::new();
+    if value.is_wholly_known() {
+        validate(variable, &value, Path::new("."), &mut diags);
+    }
+    if diags.is_empty() { Ok(value) } else { Err(diags) }
+}
+
 /// The value of text given on the command line or in the environment.
 fn given_value(variable: &Variable, given: &Given) -> Result<Value, Diagnostic> {
     let text = match &given.value {

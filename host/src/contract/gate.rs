@@ -35,10 +35,11 @@ pub const RULE_DELETE_NULL: &str = "a deleted object's new state must be null";
 /// Why a checked provider call failed.
 #[derive(Debug)]
 pub enum CheckedCallError {
-    /// The call itself failed (trap, timeout).
-    Call(InstanceAddr, Box<CallError>),
+    /// The call itself failed (trap, timeout). (Addresses are boxed to
+    /// keep results small.)
+    Call(Box<InstanceAddr>, Box<CallError>),
     /// The provider reported errors.
-    Reported(InstanceAddr, Vec<Diagnostic>),
+    Reported(Box<InstanceAddr>, Vec<Diagnostic>),
     /// The answer broke the contract.
     Contract(Diagnostic),
 }
@@ -111,7 +112,7 @@ impl<'a> Gate<'a> {
             .provider
             .validate_resource(&addr.resource.type_name, config)
             .await
-            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+            .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
         reported(addr, diags)
     }
 
@@ -137,9 +138,9 @@ impl<'a> Gate<'a> {
             .provider
             .plan_resource(request)
             .await
-            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+            .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
         if response.diagnostics.iter().any(Diagnostic::is_error) {
-            return Err(CheckedCallError::Reported(addr.clone(), response.diagnostics));
+            return Err(CheckedCallError::Reported(Box::new(addr.clone()), response.diagnostics));
         }
         let violations =
             super::check_plan_marked(&schema.block, prior, config, &response.planned_state, &response.sensitive);
@@ -179,7 +180,7 @@ impl<'a> Gate<'a> {
             .provider
             .read_resource(&addr.resource.type_name, prior, private)
             .await
-            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+            .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
         let warnings = reported(addr, response.diagnostics)?;
         let Some(current) = response.new_state else { return Ok((None, warnings)) };
         // What is never stored is never compared either.
@@ -203,7 +204,7 @@ impl<'a> Gate<'a> {
             .provider
             .read_data_source(&addr.resource.type_name, config)
             .await
-            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+            .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
         let warnings = reported(addr, diags)?;
         let mut violations = super::check_plan(&schema.block, &Value::Null, config, &state);
         violations.extend(super::check_compatible(&schema.block, &state, &state, true));
@@ -225,7 +226,7 @@ impl<'a> Gate<'a> {
         let creating = request.prior_state.is_null();
         let planned = request.planned_state.clone();
         let response = self.provider.apply_resource(request).await.map_err(|e| FailedApply {
-            errors: vec![CheckedCallError::Call(addr.clone(), Box::new(e))],
+            errors: vec![CheckedCallError::Call(Box::new(addr.clone()), Box::new(e))],
             partial: None,
         })?;
         let violations =
@@ -236,7 +237,7 @@ impl<'a> Gate<'a> {
             // right shape is recorded as tainted, so that the next plan
             // replaces it; anything else from a failed answer is dropped.
             let partial = (creating && recordable(schema, &response.new_state)).then(|| response.clone());
-            let mut errors = vec![CheckedCallError::Reported(addr.clone(), response.diagnostics)];
+            let mut errors = vec![CheckedCallError::Reported(Box::new(addr.clone()), response.diagnostics)];
             // Unknowns and wrong types are the provider's bug even in a
             // failed answer, so say so in the host's words too. (A changed
             // value is not: a failed update answers with the old object.)
@@ -267,7 +268,7 @@ impl<'a> Gate<'a> {
             .provider
             .apply_resource(request)
             .await
-            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+            .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
         let warnings = reported(addr, response.diagnostics)?;
         if !response.new_state.is_null() {
             let v = Violation {
@@ -296,7 +297,7 @@ impl<'a> Gate<'a> {
             .provider
             .import_resource(type_name, id)
             .await
-            .map_err(|e| CheckedCallError::Call(addr.clone(), Box::new(e)))?;
+            .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
         let warnings = reported(addr, response.diagnostics)?;
         let what = "an invalid import result";
         let mut imported = response.imported;
@@ -398,7 +399,7 @@ pub fn import_gone(addr: &InstanceAddr, id: &str) -> Diagnostic {
 /// Splits a provider's diagnostics: errors fail the call, warnings are returned.
 fn reported(addr: &InstanceAddr, diags: Vec<Diagnostic>) -> Result<Vec<Diagnostic>, CheckedCallError> {
     if diags.iter().any(Diagnostic::is_error) {
-        return Err(CheckedCallError::Reported(addr.clone(), diags));
+        return Err(CheckedCallError::Reported(Box::new(addr.clone()), diags));
     }
     Ok(diags)
 }

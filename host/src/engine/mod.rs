@@ -33,11 +33,11 @@ pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
 pub use backend::{BACKEND_RECORD, BackendChoice, BackendRecord, STATE_FILE, check_initialised};
 pub use import::Imported;
-pub use providers::{Intent, ProviderHashes, needed_providers};
+pub use providers::{Intent, ProviderHashes, needed_providers, provider_type};
 pub use saved::{Basis, SavedPlan, Stale};
 pub use signals::Received;
 
-use crate::addr::InstanceAddr;
+use crate::addr::{InstanceAddr, ModuleInstance};
 use crate::apply::{self, Applier};
 use crate::config::{self, Config};
 use crate::contract::Gate;
@@ -61,6 +61,9 @@ pub struct Workspace {
     /// the `*.tf` files, then the variable files (a saved plan records
     /// their hashes).
     pub files: Vec<PathBuf>,
+    /// Those of `files` that are the `*.tf` files of the modules the
+    /// configuration calls.
+    pub module_files: Vec<PathBuf>,
     /// Warnings from loading (values in variable files for variables no
     /// one declared); a run shows them with its own.
     pub warnings: Vec<Diagnostic>,
@@ -71,16 +74,20 @@ impl Workspace {
     /// (`-var` and `-var-file`, in order), the variable files beside it,
     /// the environment (`CAIRN_VAR_name`) and defaults.
     pub fn load(dir: &Path, inputs: &[config::VariableInput]) -> Result<Workspace> {
-        let (config, graph) = load_config(dir)?;
+        let config = parse_config(dir)?;
         let env: Vec<(String, String)> = std::env::vars().collect();
         let resolved = config::resolve_variables(&config, inputs, &env).map_err(diagnostics)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
+        let module_files = config::module_files(&config);
+        files.extend(module_files.iter().cloned());
+        let (config, graph) = expand_config(config, &resolved.values)?;
         files.extend(resolved.files);
         Ok(Workspace {
             config: Arc::new(config),
             graph: Arc::new(graph),
             variables: resolved.values,
             files,
+            module_files,
             warnings: resolved.warnings,
         })
     }
@@ -89,10 +96,20 @@ impl Workspace {
     /// a saved plan: it was made with them, and nothing may change them.
     /// Its files are the `*.tf` files and the automatic variable files.
     pub fn with_variables(dir: &Path, variables: BTreeMap<String, Value>) -> Result<Workspace> {
-        let (config, graph) = load_config(dir)?;
+        let config = parse_config(dir)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
+        let module_files = config::module_files(&config);
+        files.extend(module_files.iter().cloned());
+        let (config, graph) = expand_config(config, &variables)?;
         files.extend(config::automatic_var_files(&config.dir));
-        Ok(Workspace { config: Arc::new(config), graph: Arc::new(graph), variables, files, warnings: Vec::new() })
+        Ok(Workspace {
+            config: Arc::new(config),
+            graph: Arc::new(graph),
+            variables,
+            files,
+            module_files,
+            warnings: Vec::new(),
+        })
     }
 
     /// The configuration directory.
@@ -108,7 +125,8 @@ impl Workspace {
     /// The providers the configuration itself uses (resources and
     /// `provider` blocks).
     pub fn provider_names(&self) -> BTreeSet<String> {
-        needed_providers(&self.config, &State::new())
+        let names = needed_providers(&self.config, &State::new());
+        names.iter().map(|n| providers::provider_type(n).to_string()).collect()
     }
 
     /// The state's backend, unlocked. Refused when it is not the one
@@ -124,9 +142,10 @@ impl Workspace {
     }
 }
 
-/// The configuration in `dir`, and its dependency graph.
-fn load_config(dir: &Path) -> Result<(Config, DependencyGraph)> {
-    let config = parse_config(dir)?;
+/// The configuration with its module calls expanded (which needs the
+/// root module's `variables`), and its dependency graph.
+fn expand_config(config: Config, variables: &BTreeMap<String, Value>) -> Result<(Config, DependencyGraph)> {
+    let config = config::expand_modules(config, variables).map_err(diagnostics)?;
     let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
     Ok((config, graph))
 }
@@ -172,6 +191,9 @@ pub struct RunOptions {
     /// Plan only these resources or instances and what they depend on
     /// (`-target`); an address without a key is the whole resource.
     pub targets: Vec<InstanceAddr>,
+    /// Plan only the resources in these module instances (`-target=module.a`,
+    /// `-target=module.a["x"]`) and what they depend on.
+    pub target_modules: Vec<ModuleInstance>,
     /// Whether the run may change things (locks the state, makes read-write
     /// grants writable).
     pub intent: Intent,
@@ -189,6 +211,7 @@ impl Default for RunOptions {
             refresh_only: false,
             replace: Vec::new(),
             targets: Vec::new(),
+            target_modules: Vec::new(),
             intent: Intent::Inspect,
             lock_timeout: Duration::ZERO,
         }
@@ -216,16 +239,31 @@ impl RunOptions {
         Ok(())
     }
 
-    /// The planner's options.
-    fn plan_options(&self) -> PlanOptions {
-        PlanOptions {
+    /// The planner's options, with the module targets turned into the
+    /// resources of `config` and `state` inside them; a module target with
+    /// none is an error (it would otherwise target nothing, or everything).
+    fn plan_options(&self, config: &Config, state: &State) -> Result<PlanOptions> {
+        let mut targets = self.targets.clone();
+        for module in &self.target_modules {
+            let resources: BTreeSet<&crate::addr::ResourceAddr> = (config.resources.iter().map(|r| &r.addr))
+                .chain(state.resources.iter().map(|i| &i.addr.resource))
+                .filter(|r| r.module.within(module))
+                .collect();
+            if resources.is_empty() {
+                return Err(diagnostics(vec![Diagnostic::error("Invalid target").with_detail(format!(
+                    "-target={module} names no module instance with resources, in the configuration or the state."
+                ))]));
+            }
+            targets.extend(resources.into_iter().map(|r| r.instance()));
+        }
+        Ok(PlanOptions {
             destroy: self.destroy,
             skip_refresh: !self.refresh,
             refresh_only: self.refresh_only,
             replace: self.replace.clone(),
-            targets: self.targets.clone(),
+            targets,
             parallelism: self.parallelism,
-        }
+        })
     }
 }
 
@@ -480,7 +518,7 @@ impl Engine {
             providers: providers.clone(),
             state: Arc::clone(&state),
             variables: ws.variables.clone(),
-            options: options.plan_options(),
+            options: options.plan_options(&ws.config, &state)?,
             moves,
         };
         let plan = self.until_interrupted("the plan", planner.plan())?.map_err(diagnostics)?;

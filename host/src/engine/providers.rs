@@ -24,6 +24,12 @@ pub fn needed_providers(config: &Config, state: &State) -> BTreeSet<String> {
     names
 }
 
+/// The provider a configuration name is of: `local` for `local` and for
+/// the aliased `local.other`.
+pub fn provider_type(name: &str) -> &str {
+    name.split('.').next().unwrap_or(name)
+}
+
 /// A provider loaded and sandboxed, not configured yet.
 pub struct Loaded {
     /// The compiled component.
@@ -36,11 +42,13 @@ pub struct Loaded {
     pub sha256: String,
 }
 
-/// Loads provider `name`, to run in `sandbox`, and reads its schema.
+/// Loads the provider of configuration `name` (`local`, or an aliased
+/// `local.other`, which is the same component under another name), to run
+/// in `sandbox`, and reads its schema.
 pub async fn load(runtime: &Runtime, config: &Config, name: &str, sandbox: Sandbox) -> Result<Loaded, Vec<Diagnostic>> {
     // Identity, signature and lock are checked on the file's bytes before
     // the runtime compiles (let alone runs) any of it.
-    let verified = registry::load(name, config).map_err(|d| vec![d])?;
+    let verified = registry::load(provider_type(name), config).map_err(|d| vec![d])?;
     let loaded = runtime
         .load(name, &verified.bytes)
         .map_err(|e| vec![Diagnostic::error(format!("Provider {name:?} could not be loaded: {e:#}"))])?;

@@ -157,7 +157,7 @@ impl Engine {
         let var_files = ws
             .files
             .iter()
-            .filter(|f| !automatic.contains(f) && !tf_files.contains(f))
+            .filter(|f| !automatic.contains(f) && !tf_files.contains(f) && !ws.module_files.contains(f))
             .map(|f| f.canonicalize().unwrap_or_else(|_| f.clone()))
             .collect();
         let mut saved = SavedPlan::new(planned.plan.clone(), &planned.state, ws.variables.clone(), basis);

@@ -30,7 +30,7 @@ impl fmt::Display for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Node::Resource(a) => write!(f, "{a}"),
-            Node::Local(n) => write!(f, "local.{n}"),
+            Node::Local(n) => f.write_str(&crate::config::local_address(n)),
             Node::Output(n) => write!(f, "output.{n}"),
         }
     }
@@ -63,7 +63,7 @@ impl DependencyGraph {
             g.depend(&Node::Resource(r.addr.clone()), r.references());
         }
         for (name, local) in &config.locals {
-            g.depend(&Node::Local(name.clone()), local.expr.references());
+            g.depend(&Node::Local(name.clone()), local.references());
         }
         for (name, output) in &config.outputs {
             g.depend(&Node::Output(name.clone()), output.references());

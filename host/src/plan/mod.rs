@@ -759,7 +759,7 @@ impl Walk {
 
     fn plan_local(&self, name: &str, node: &Node, errors: &mut Vec<Diagnostic>) {
         let (ctx, _) = self.context_of(node);
-        match config::eval(&self.planner.config.locals[name].expr, &ctx) {
+        match self.planner.config.locals[name].value(&ctx) {
             Ok(v) => {
                 self.walked().locals.insert(name.to_string(), v);
             }

@@ -11,7 +11,7 @@
 //! These functions only change the value in memory: reading, locking and
 //! writing (with its backup) are the backend's job.
 
-use crate::addr::{InstanceAddr, ResourceAddr};
+use crate::addr::{InstanceAddr, ModuleInstance, ResourceAddr};
 
 use super::{InstanceState, State};
 
@@ -120,6 +120,37 @@ impl State {
         if whole_resource {
             self.rename_dependencies(|r| (*r == from.resource).then(|| to.resource.clone()));
         }
+        Ok(moves)
+    }
+
+    /// Moves everything in the module instance `from` (every instance of
+    /// the call, keys kept, when neither has a key) to `to`, returning the
+    /// (old, new) addresses moved; refused, the state unchanged, when
+    /// nothing is in `from` or something is already where an object would
+    /// go. Recorded dependencies follow.
+    pub fn move_module(
+        &mut self,
+        from: &ModuleInstance,
+        to: &ModuleInstance,
+    ) -> Result<Vec<(InstanceAddr, InstanceAddr)>, MoveError> {
+        let (from_text, to_text) = (from.to_string(), to.to_string());
+        let destination = |r: &ResourceAddr| Some(r.clone().in_module(r.module.moved(from, to)?));
+        let moves: Vec<(InstanceAddr, InstanceAddr)> = self
+            .resources
+            .iter()
+            .filter_map(|i| {
+                Some((
+                    i.addr.clone(),
+                    InstanceAddr { resource: destination(&i.addr.resource)?, key: i.addr.key.clone() },
+                ))
+            })
+            .collect();
+        if moves.is_empty() {
+            return Err(MoveError::NoSource { from: from_text });
+        }
+        self.check_destinations(&moves, None, &from_text, &to_text)?;
+        self.rebind(&moves);
+        self.rename_dependencies(destination);
         Ok(moves)
     }
 

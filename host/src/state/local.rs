@@ -331,7 +331,7 @@ pub(super) fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
     }
     let state: State = serde_json::from_slice(bytes).map_err(invalid)?;
     if let Some(addr) = state.duplicate_addr() {
-        return Err(StateError::Duplicate { path: path.to_path_buf(), addr: addr.clone() });
+        return Err(StateError::Duplicate { path: path.to_path_buf(), addr: Box::new(addr.clone()) });
     }
     Ok(state)
 }

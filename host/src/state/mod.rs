@@ -520,8 +520,9 @@ pub enum StateError {
     Duplicate {
         /// The state file.
         path: PathBuf,
-        /// The address listed twice.
-        addr: InstanceAddr,
+        /// The address listed twice (boxed: an address with a module path
+        /// would make every state result large).
+        addr: Box<InstanceAddr>,
     },
     /// The state file was written in a format this cairn does not know.
     #[error(

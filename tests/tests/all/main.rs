@@ -14,6 +14,7 @@ mod functions;
 mod interrupts;
 mod javascript;
 mod lifecycle;
+mod modules;
 mod ordering;
 mod planning;
 mod postgres;

@@ -1,0 +1,919 @@
+//! Modules: `module "NAME" { source = "./modules/x" … }` blocks, the
+//! configurations they call, and their expansion into the one flat
+//! configuration the rest of the engine works on.
+//!
+//! Loading ([`call`]) reads a module block and the directory its `source`
+//! names: only local paths (`./` or `../`), relative to the calling
+//! module's directory; a registry or git source is an error.
+//!
+//! Expansion ([`expand_modules`]) happens once the root module's input
+//! variables are known. Each call's `count` or `for_each` is evaluated (it
+//! may refer only to variables, locals and literals: unknown keys are an
+//! error, as in Terraform), and every module instance contributes:
+//!
+//! - its resources, with addresses in the module instance
+//!   (`module.a["x"].local_file.f`) and their provider configuration
+//!   resolved through the calls' `providers` maps;
+//! - its input variables, locals and outputs as locals of the flat
+//!   configuration named after the instance (`module.a["x"].var.name`,
+//!   `module.a["x"].local.name`, `module.a["x"].output.name`), so that they
+//!   are nodes of the dependency graph like any local;
+//! - one local per call (`module.a`, or `module.a["x"].module.b` inside
+//!   another), the object of its outputs (a list of them with `count`, a
+//!   map with `for_each`): what `module.a.out` refers to.
+//!
+//! Every expression of a module is rewritten into this naming ([`rewrite`]),
+//! so that references cross a module's boundary only through its inputs and
+//! its outputs, and the evaluator, graph and planner need not know modules.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+
+use crate::addr::{InstanceKey, ModuleInstance};
+use crate::diag::{Diagnostic, Location};
+use crate::value::Value;
+
+mod rewrite;
+
+use rewrite::Rewriter;
+
+use super::blocks::{literal_string, take_attribute, unsupported_block};
+use super::expr::{ExprKind, Expression, Reference, Step};
+use super::instances::{Instance, expand};
+use super::{
+    Attribute, Block, Config, EvalContext, Lifecycle, Local, ReplaceTrigger, Resource, error_at, eval, variables,
+};
+
+/// A `module "NAME" { … }` block and the configuration it calls.
+#[derive(Debug, Clone)]
+pub struct ModuleCall {
+    /// The block's label.
+    pub name: String,
+    /// `source = "./modules/x"` as written.
+    pub source: String,
+    /// The called module's directory, relative to the root module's.
+    pub dir: PathBuf,
+    /// The called module's configuration (its own module calls unexpanded).
+    pub config: Box<Config>,
+    /// The arguments that set the module's input variables, by name.
+    pub inputs: BTreeMap<String, Attribute>,
+    /// `count = …`
+    pub count: Option<Expression>,
+    /// `for_each = …`
+    pub for_each: Option<Expression>,
+    /// `providers = { local = local.other }`: the provider configurations
+    /// the module sees, by its name for them.
+    pub providers: Vec<ProviderPass>,
+    /// `depends_on = [...]`: resources every resource of the module waits for.
+    pub depends_on: Vec<(Reference, Location)>,
+    /// The block header.
+    pub location: Location,
+}
+
+/// One entry of a module block's `providers` map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderPass {
+    /// The name inside the module: `local` or `local.alias`.
+    pub child: String,
+    /// The calling module's configuration it gets: `local` or `local.other`.
+    pub parent: String,
+    /// Where the entry is written.
+    pub location: Location,
+}
+
+/// The arguments of a module block that are not input variables.
+const META_ARGUMENTS: &[&str] = &["source", "version", "count", "for_each", "providers", "depends_on"];
+
+/// Module calls nested deeper than this are refused: a module that calls
+/// itself, directly or not, would otherwise never finish loading.
+const MAX_DEPTH: usize = 16;
+
+/// Whether a local's name is one [`expand_modules`] gave to something of a
+/// module (shown as it is, not as `local.NAME`).
+pub(crate) fn is_scoped(name: &str) -> bool {
+    name.starts_with("module.")
+}
+
+/// A traversal root that expansion qualified with its module instance,
+/// `module.a.local_file` (a name no one can write), split into the
+/// instance and the root as written.
+pub(crate) fn scoped_root(root: &str) -> Option<(ModuleInstance, &str)> {
+    let (module, inner) = root.rsplit_once('.')?;
+    Some((module.parse().ok()?, inner))
+}
+
+/// Reads a module block, and loads the module it calls from `root`
+/// (the root module's directory) joined with `parent_dir` (the calling
+/// module's, relative to it) and its `source`.
+pub(super) fn call(
+    block: Block,
+    root: &Path,
+    parent_dir: &Path,
+    depth: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ModuleCall> {
+    let [name] = block.labels.as_slice() else {
+        diags.push(error_at(
+            "Wrong number of labels for a module block",
+            "A module block takes one label, its name: module \"NAME\" { … }.",
+            &block.location,
+        ));
+        return None;
+    };
+    let name = name.clone();
+    let Block { mut body, location, .. } = block;
+    let Some(source_attr) = take_attribute(&mut body, "source") else {
+        diags.push(error_at(
+            "Missing required argument",
+            format!("The module \"{name}\" needs a source: source = \"./modules/NAME\"."),
+            &location,
+        ));
+        return None;
+    };
+    let source = literal_string(&source_attr, root, diags)?;
+    if let Some(version) = take_attribute(&mut body, "version") {
+        diags.push(error_at(
+            "Unsupported argument",
+            "\"version\" applies only to modules from a registry; cairn loads only local paths (./ or ../).",
+            &version.location,
+        ));
+    }
+    let dir = local_source(&source, parent_dir, &source_attr.location, diags)?;
+    if depth >= MAX_DEPTH {
+        diags.push(error_at(
+            "Module calls nested too deeply",
+            format!("Module calls are nested more than {MAX_DEPTH} deep here: a module probably calls itself."),
+            &location,
+        ));
+        return None;
+    }
+    if !root.join(&dir).is_dir() {
+        diags.push(error_at(
+            "Module not found",
+            format!("The module directory {} (source = {source:?}) does not exist.", dir.display()),
+            &source_attr.location,
+        ));
+        return None;
+    }
+    let count = take_attribute(&mut body, "count").map(|a| a.expr);
+    let for_each = take_attribute(&mut body, "for_each").map(|a| a.expr);
+    if let (Some(_), Some(for_each)) = (&count, &for_each) {
+        diags.push(error_at(
+            "Invalid combination of \"count\" and \"for_each\"",
+            "The \"count\" and \"for_each\" meta-arguments are mutually exclusive; only one may be used.",
+            &for_each.location,
+        ));
+    }
+    let providers = take_attribute(&mut body, "providers").map(|a| provider_passes(&a, diags)).unwrap_or_default();
+    let depends_on =
+        take_attribute(&mut body, "depends_on").map(|a| super::resource::depends_on(&a, diags)).unwrap_or_default();
+    for nested in &body.blocks {
+        diags.push(unsupported_block(nested, "module", &[]));
+    }
+    let config = match super::load::load_module(root, &dir, depth + 1) {
+        Ok(config) => config,
+        Err(errors) => {
+            diags.extend(errors);
+            return None;
+        }
+    };
+    let inputs: BTreeMap<String, Attribute> = body.attributes.into_iter().map(|a| (a.name.clone(), a)).collect();
+    check_inputs(&name, &config, &inputs, &location, diags);
+    Some(ModuleCall {
+        name,
+        source,
+        dir,
+        config: Box::new(config),
+        inputs,
+        count,
+        for_each,
+        providers,
+        depends_on,
+        location,
+    })
+}
+
+/// The directory a module `source` names, relative to the root module's:
+/// only local paths are supported.
+fn local_source(source: &str, parent_dir: &Path, location: &Location, diags: &mut Vec<Diagnostic>) -> Option<PathBuf> {
+    if !(source.starts_with("./") || source.starts_with("../")) {
+        diags.push(error_at(
+            "Unsupported module source",
+            format!(
+                "The module source {source:?} is not a local path: cairn loads modules only from local paths \
+                 (./ or ../), relative to the directory of the module that calls them. Registry, git, HTTP and \
+                 other remote sources are not supported; copy the module into the configuration and refer to it \
+                 as \"./modules/NAME\"."
+            ),
+            location,
+        ));
+        return None;
+    }
+    let mut dir = PathBuf::new();
+    for part in parent_dir.join(source).components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir if dir.file_name().is_some_and(|n| n != "..") => {
+                dir.pop();
+            }
+            other => dir.push(other),
+        }
+    }
+    Some(dir)
+}
+
+/// `providers = { local = local.other, "random.x" = random }`.
+fn provider_passes(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<ProviderPass> {
+    let invalid = |location: &Location| {
+        error_at(
+            "Invalid providers argument",
+            "providers takes a map of provider configurations, like providers = { local = local.other }.",
+            location,
+        )
+    };
+    let ExprKind::Object(items) = &attr.expr.kind else {
+        diags.push(invalid(&attr.expr.location));
+        return Vec::new();
+    };
+    let mut passes = Vec::new();
+    for (key, value) in items {
+        match (provider_name(key), provider_name(value)) {
+            (Some(child), Some(parent)) => passes.push(ProviderPass { child, parent, location: key.location.clone() }),
+            _ => diags.push(invalid(&key.location)),
+        }
+    }
+    passes
+}
+
+/// `local`, `local.other` or `"local.other"`, as a provider configuration's name.
+fn provider_name(expr: &Expression) -> Option<String> {
+    match &expr.kind {
+        ExprKind::Literal(Value::String(s)) => Some(s.clone()),
+        ExprKind::Variable(name) => Some(name.clone()),
+        ExprKind::Traversal { source, steps } => match (&source.kind, steps.as_slice()) {
+            (ExprKind::Variable(name), [Step::Attr(alias)]) => Some(format!("{name}.{alias}")),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Every argument names an input variable of the module, and every
+/// variable without a default has an argument.
+fn check_inputs(
+    name: &str,
+    config: &Config,
+    inputs: &BTreeMap<String, Attribute>,
+    location: &Location,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for (input, attr) in inputs {
+        if !config.variables.contains_key(input) {
+            let hint = super::suggest::did_you_mean(
+                input,
+                config.variables.keys().map(String::as_str).chain(META_ARGUMENTS.iter().copied()),
+            );
+            diags.push(error_at(
+                "Unsupported argument",
+                format!("An argument named \"{input}\" is not expected here: module \"{name}\" has no such input variable.{hint}"),
+                &attr.location,
+            ));
+        }
+    }
+    for variable in config.variables.values() {
+        if variable.default.is_none() && !inputs.contains_key(&variable.name) {
+            diags.push(error_at(
+                "Missing required argument",
+                format!(
+                    "The argument \"{}\" is required by module \"{name}\" (variable declared at {}), but no \
+                     definition was found.",
+                    variable.name, variable.location
+                ),
+                location,
+            ));
+        }
+    }
+}
+
+/// Expands every module call of `config` (the root module, its root
+/// variables resolved to `variables`) into one flat configuration; see the
+/// module documentation. The result has no module calls.
+pub fn expand_modules(mut config: Config, variables: &BTreeMap<String, Value>) -> Result<Config, Vec<Diagnostic>> {
+    let calls = std::mem::take(&mut config.modules);
+    if calls.is_empty() {
+        return Ok(config);
+    }
+    let root = Scope { module: ModuleInstance::root(), dir: ".".into(), providers: BTreeMap::new() };
+    let ctx = static_context(&config, &config.dir, variables.clone());
+    let rewriter = Rewriter { scope: &root, instance: None };
+    let mut flat =
+        Config { resources: Vec::new(), locals: BTreeMap::new(), outputs: BTreeMap::new(), ..config.clone() };
+    let mut expander = Expander { flat: &mut flat, diags: Vec::new() };
+    for r in &config.resources {
+        expander.resource(r, &rewriter, &[]);
+    }
+    for local in config.locals.values() {
+        let rewritten = Local { expr: rewriter.expr(&local.expr), ..local.clone() };
+        expander.flat.locals.insert(local.name.clone(), rewritten);
+    }
+    for (name, output) in &config.outputs {
+        let depends_on = output.depends_on.iter().map(|(d, l)| (rewriter.reference(d), l.clone())).collect();
+        let rewritten = super::Output { expr: rewriter.expr(&output.expr), depends_on, ..output.clone() };
+        expander.flat.outputs.insert(name.clone(), rewritten);
+    }
+    for call in &calls {
+        expander.call(call, &root, &ctx);
+    }
+    let mut diags = expander.diags;
+    depend_on_module_resources(&mut flat);
+    super::refactor::check(&flat, &mut diags);
+    if diags.is_empty() { Ok(flat) } else { Err(diags) }
+}
+
+/// What expansion knows of one module instance.
+struct Scope {
+    /// The module instance.
+    module: ModuleInstance,
+    /// Its directory relative to the root module's: `path.module`.
+    dir: String,
+    /// The root provider configuration of each provider name the module
+    /// uses, as its calls' `providers` passed them (root: none, each name
+    /// is its own).
+    providers: BTreeMap<String, String>,
+}
+
+impl Scope {
+    /// The local that stands for `kind.name` (`var.x`, `local.y`,
+    /// `output.z`, `module.c`) of this module instance.
+    fn name(&self, kind: &str, name: &str) -> String {
+        if self.module.is_root() { format!("{kind}.{name}") } else { format!("{}.{kind}.{name}", self.module) }
+    }
+
+    /// The root provider configuration behind the module's provider
+    /// `name` (`local`, `local.alias`).
+    fn provider(&self, name: &str) -> Option<String> {
+        if self.module.is_root() {
+            return Some(name.to_string());
+        }
+        self.providers.get(name).cloned()
+    }
+}
+
+/// The flat configuration being built, and the problems found.
+struct Expander<'a> {
+    flat: &'a mut Config,
+    diags: Vec<Diagnostic>,
+}
+
+impl Expander<'_> {
+    /// Adds a resource of the module instance `rewriter` is for; `extra`
+    /// are the `depends_on` of the module calls around it.
+    fn resource(&mut self, r: &Resource, rewriter: &Rewriter, extra: &[(Reference, Location)]) {
+        let scope = rewriter.scope;
+        let Some(provider) = scope.provider(&r.provider) else {
+            self.diags.push(error_at(
+                "Provider configuration not present",
+                format!(
+                    "{} uses the provider configuration {:?}, which the module block of {} does not pass: add it \
+                     to its providers = {{ … }}.",
+                    r.addr.clone().in_module(scope.module.clone()),
+                    r.provider,
+                    scope.module
+                ),
+                &r.location,
+            ));
+            return;
+        };
+        let mut depends_on: Vec<(Reference, Location)> =
+            r.depends_on.iter().map(|(d, l)| (rewriter.reference(d), l.clone())).collect();
+        depends_on.extend(extra.iter().cloned());
+        let lifecycle = Lifecycle {
+            replace_triggered_by: r
+                .lifecycle
+                .replace_triggered_by
+                .iter()
+                .map(|t| ReplaceTrigger {
+                    resource: t.resource.clone().in_module(scope.module.clone()),
+                    key: t.key.as_ref().map(|k| rewriter.expr(k)),
+                    path: t.path.clone(),
+                    expr: rewriter.expr(&t.expr),
+                })
+                .collect(),
+            ..r.lifecycle.clone()
+        };
+        self.flat.resources.push(Resource {
+            addr: r.addr.clone().in_module(scope.module.clone()),
+            provider,
+            body: rewriter.body(&r.body, &mut Vec::new()),
+            depends_on,
+            count: r.count.as_ref().map(|e| rewriter.expr(e)),
+            for_each: r.for_each.as_ref().map(|e| rewriter.expr(e)),
+            lifecycle,
+            location: r.location.clone(),
+        });
+    }
+
+    /// Expands the module call `call` of the module instance `parent`,
+    /// whose statically known values are `ctx`.
+    fn call(&mut self, call: &ModuleCall, parent: &Scope, ctx: &EvalContext) {
+        let instances = match expand(call.count.as_ref(), call.for_each.as_ref(), ctx) {
+            Ok(instances) => instances,
+            Err(errors) => return self.diags.extend(unknown_expansion(call, errors)),
+        };
+        let mut objects = Vec::new();
+        for instance in &instances {
+            let Some(scope) = self.child_scope(call, parent, instance) else { continue };
+            let outputs = self.instance(call, parent, &scope, instance, ctx);
+            objects.push((instance.key.clone(), outputs));
+        }
+        let location = &call.location;
+        let value = |kind: ExprKind| Expression { kind, location: location.clone() };
+        let expr = if call.count.is_some() {
+            value(ExprKind::Tuple(objects.into_iter().map(|(_, o)| o).collect()))
+        } else if call.for_each.is_some() {
+            let entries = objects.into_iter().filter_map(|(key, o)| match key {
+                Some(InstanceKey::String(k)) => Some((value(ExprKind::Literal(Value::String(k))), o)),
+                _ => None,
+            });
+            value(ExprKind::Object(entries.collect()))
+        } else {
+            match objects.pop() {
+                Some((_, o)) => o,
+                None => value(ExprKind::Literal(Value::Null)),
+            }
+        };
+        let name = parent.name("module", &call.name);
+        let local = Local { name: name.clone(), expr, location: location.clone(), input: None, depends_on: Vec::new() };
+        self.flat.locals.insert(name, local);
+    }
+
+    /// The scope of one instance of `call`, with the provider
+    /// configurations it gets.
+    fn child_scope(&mut self, call: &ModuleCall, parent: &Scope, instance: &Instance) -> Option<Scope> {
+        let module = parent.module.child(&call.name, instance.key.clone());
+        let mut providers = BTreeMap::new();
+        // Without `providers`, a module (and the modules it calls) gets
+        // its caller's default configurations, as in Terraform.
+        for name in default_providers(&call.config) {
+            if let Some(p) = parent.provider(&name) {
+                providers.insert(name, p);
+            }
+        }
+        for pass in &call.providers {
+            match parent.provider(&pass.parent) {
+                Some(p) if parent.module.is_root() && !self.declared_provider(&p) => {
+                    self.diags.push(undeclared_provider(&pass.parent, &pass.location));
+                    return None;
+                }
+                Some(p) => {
+                    providers.insert(pass.child.clone(), p);
+                }
+                None => {
+                    self.diags.push(undeclared_provider(&pass.parent, &pass.location));
+                    return None;
+                }
+            }
+        }
+        Some(Scope { module, dir: call.dir.to_string_lossy().into_owned(), providers })
+    }
+
+    /// Whether the root module configures the provider `name`: an
+    /// aliased one must have its block; a default one need not.
+    fn declared_provider(&self, name: &str) -> bool {
+        !name.contains('.') || self.flat.provider(name).is_some()
+    }
+
+    /// Adds one module instance: its inputs, locals, outputs, resources and
+    /// nested calls. Returns the object of its outputs.
+    fn instance(
+        &mut self,
+        call: &ModuleCall,
+        parent: &Scope,
+        scope: &Scope,
+        instance: &Instance,
+        parent_ctx: &EvalContext,
+    ) -> Expression {
+        let module = &call.config;
+        let arguments = Rewriter { scope: parent, instance: Some(instance) };
+        let inside = Rewriter { scope, instance: None };
+        let mut arg_ctx = parent_ctx.clone();
+        instance.apply_to(&mut arg_ctx);
+        let mut known = BTreeMap::new();
+        for (name, variable) in &module.variables {
+            let (expr, static_value) = match call.inputs.get(name) {
+                Some(attr) => (arguments.expr(&attr.expr), eval(&attr.expr, &arg_ctx).ok()),
+                None => {
+                    let default = variable.default.clone().unwrap_or_default();
+                    (
+                        Expression { kind: ExprKind::Literal(default.clone()), location: variable.location.clone() },
+                        Some(default),
+                    )
+                }
+            };
+            if let Some(v) =
+                static_value.and_then(|v| variables::check_input(variable, v).ok()).filter(Value::is_wholly_known)
+            {
+                known.insert(name.clone(), v);
+            }
+            let local_name = scope.name("var", name);
+            let local = Local {
+                name: local_name.clone(),
+                expr,
+                location: variable.location.clone(),
+                input: Some(Box::new(variable.clone())),
+                depends_on: Vec::new(),
+            };
+            self.flat.locals.insert(local_name, local);
+        }
+        for local in module.locals.values() {
+            let name = scope.name("local", &local.name);
+            let rewritten = Local { name: name.clone(), expr: inside.expr(&local.expr), ..local.clone() };
+            self.flat.locals.insert(name, rewritten);
+        }
+        let mut outputs = Vec::new();
+        for (name, output) in &module.outputs {
+            let local_name = scope.name("output", name);
+            let depends_on = output.depends_on.iter().map(|(d, l)| (inside.reference(d), l.clone())).collect();
+            let local = Local {
+                name: local_name.clone(),
+                expr: inside.expr(&output.expr),
+                location: output.location.clone(),
+                input: None,
+                depends_on,
+            };
+            self.flat.locals.insert(local_name.clone(), local);
+            let at = |kind: ExprKind| Expression { kind, location: call.location.clone() };
+            let reference = at(ExprKind::Traversal {
+                source: Box::new(at(ExprKind::Variable("local".into()))),
+                steps: vec![Step::Attr(local_name)],
+            });
+            outputs.push((at(ExprKind::Literal(Value::string(name.clone()))), reference));
+        }
+        let extra: Vec<(Reference, Location)> =
+            call.depends_on.iter().map(|(d, l)| (arguments.reference(d), l.clone())).collect();
+        for r in &module.resources {
+            self.resource(r, &inside, &extra);
+        }
+        let ctx = static_context(module, &parent_ctx.dir, known);
+        for nested in &module.modules {
+            self.call(nested, scope, &ctx);
+        }
+        Expression { kind: ExprKind::Object(outputs), location: call.location.clone() }
+    }
+}
+
+/// Replaces each module call in a `depends_on` (the local of its outputs,
+/// `module.a`) with every resource of every instance of it, as Terraform
+/// waits for all of a module, not only what its outputs refer to.
+fn depend_on_module_resources(flat: &mut Config) {
+    let resources: Vec<_> = flat.resources.iter().map(|r| r.addr.clone()).collect();
+    let expand = |depends_on: &mut Vec<(Reference, Location)>| {
+        let mut expanded = Vec::new();
+        for (reference, location) in depends_on.drain(..) {
+            match &reference {
+                Reference::Local(name) if let Ok(call) = name.parse::<ModuleInstance>() => expanded.extend(
+                    (resources.iter().filter(|r| r.module.within(&call)))
+                        .map(|r| (Reference::Resource(r.clone()), location.clone())),
+                ),
+                _ => expanded.push((reference, location)),
+            }
+        }
+        *depends_on = expanded;
+    };
+    for r in &mut flat.resources {
+        expand(&mut r.depends_on);
+    }
+    for local in flat.locals.values_mut() {
+        expand(&mut local.depends_on);
+    }
+    for output in flat.outputs.values_mut() {
+        expand(&mut output.depends_on);
+    }
+}
+
+/// The `*.tf` files of every module `config` calls, at any depth, in
+/// call order: with the root's own, every file the configuration is read
+/// from (a saved plan records their hashes).
+pub fn module_files(config: &Config) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for call in &config.modules {
+        files.extend(super::config_files(&config.dir.join(&call.dir)).unwrap_or_default());
+        files.extend(module_files(&call.config));
+    }
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// The default (unaliased) provider configurations a module and the
+/// modules it calls use: those it inherits unless its call passes others.
+fn default_providers(config: &Config) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = config.resources.iter().map(|r| r.provider.clone()).collect();
+    for call in &config.modules {
+        names.extend(call.providers.iter().map(|p| p.parent.clone()));
+        names.extend(default_providers(&call.config));
+    }
+    names.retain(|n| !n.contains('.'));
+    names
+}
+
+/// Adds what the modules `config` calls require of providers
+/// (`required_providers`, `trusted_keys`) to what `config` requires: there is
+/// one provider of each name in a run. The calling module's entry wins.
+pub(super) fn gather_requirements(config: &mut Config) {
+    let mut required = BTreeMap::new();
+    let mut keys = Vec::new();
+    for call in &mut config.modules {
+        gather_requirements(&mut call.config);
+        required.extend(call.config.required_providers.clone());
+        keys.extend(call.config.trusted_keys.clone());
+    }
+    for (name, requirement) in required {
+        config.required_providers.entry(name).or_insert(requirement);
+    }
+    for key in keys {
+        if !config.trusted_keys.iter().any(|k| k.key == key.key) {
+            config.trusted_keys.push(key);
+        }
+    }
+}
+
+fn undeclared_provider(name: &str, location: &Location) -> Diagnostic {
+    error_at(
+        "Reference to undeclared provider configuration",
+        format!(
+            "There is no provider configuration {name:?} to pass to the module: declare it with provider \
+             \"{}\" {{ alias = \"…\" }} in the calling module.",
+            name.split('.').next().unwrap_or(name)
+        ),
+        location,
+    )
+}
+
+/// The error for a module call whose `count` or `for_each` could not be
+/// evaluated before planning: what refers to something not known yet is
+/// explained, other errors (a list for `for_each`) are kept.
+fn unknown_expansion(call: &ModuleCall, errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    if !errors.iter().any(|d| d.summary.starts_with("Reference to undeclared")) {
+        return errors;
+    }
+    let (argument, expr) = match (&call.count, &call.for_each) {
+        (Some(count), _) => ("count", count),
+        (_, Some(for_each)) => ("for_each", for_each),
+        _ => return errors,
+    };
+    vec![error_at(
+        format!("Invalid {argument} argument"),
+        format!(
+            "The \"{argument}\" value of module \"{}\" depends on values cairn cannot know before planning: module \
+             instances are decided before anything is planned, so {argument} may refer only to input variables, \
+             local values and literals that do not depend on resources or other modules.",
+            call.name
+        ),
+        &expr.location,
+    )]
+}
+
+/// A context with the values of a module instance known before planning:
+/// its input variables `variables` (those known), and every local that
+/// depends only on them and on other such locals.
+fn static_context(config: &Config, dir: &Path, variables: BTreeMap<String, Value>) -> EvalContext {
+    let mut ctx = EvalContext { variables, ..EvalContext::new(dir) };
+    // Each pass adds the locals whose references are all known; a local
+    // that refers to a resource or module never is.
+    loop {
+        let mut added = false;
+        for (name, local) in &config.locals {
+            if ctx.locals.contains_key(name) {
+                continue;
+            }
+            if let Ok(value) = eval(&local.expr, &ctx).and_then(|v| local.check(v))
+                && value.is_wholly_known()
+            {
+                ctx.locals.insert(name.clone(), value);
+                added = true;
+            }
+        }
+        if !added {
+            return ctx;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::write_dir;
+    use super::*;
+
+    fn expanded(files: &[(&str, &str)]) -> Result<Config, String> {
+        let dir = write_dir(files);
+        let config = super::super::load(dir.path()).map_err(|d| crate::diag::Diagnostics(d).to_string())?;
+        expand_modules(config, &BTreeMap::new()).map_err(|d| crate::diag::Diagnostics(d).to_string())
+    }
+
+    const CHILD: &str = r#"
+variable "name" {}
+variable "n" {
+  type    = number
+  default = 1
+}
+resource "local_file" "f" {
+  count    = var.n
+  filename = "${path.module}/${var.name}-${count.index}.txt"
+  content  = local.greeting
+}
+locals {
+  greeting = "hello ${var.name}"
+}
+output "file" {
+  value = local_file.f[0].filename
+}
+"#;
+
+    #[test]
+    fn module_instances_are_flattened_into_the_configuration() {
+        let config = expanded(&[
+            (
+                "main.tf",
+                r#"
+locals {
+  names = toset(["a", "b"])
+}
+module "m" {
+  source   = "./modules/child"
+  for_each = local.names
+  name     = each.key
+  n        = 2
+}
+output "files" {
+  value = [for k, m in module.m : m.file]
+}
+"#,
+            ),
+            ("modules/child/main.tf", CHILD),
+        ])
+        .unwrap();
+        let addrs: Vec<String> = config.resources.iter().map(|r| r.addr.to_string()).collect();
+        assert_eq!(addrs, [r#"module.m["a"].local_file.f"#, r#"module.m["b"].local_file.f"#]);
+        let locals: Vec<&str> = config.locals.keys().map(String::as_str).collect();
+        assert_eq!(
+            locals,
+            [
+                "module.m",
+                r#"module.m["a"].local.greeting"#,
+                r#"module.m["a"].output.file"#,
+                r#"module.m["a"].var.n"#,
+                r#"module.m["a"].var.name"#,
+                r#"module.m["b"].local.greeting"#,
+                r#"module.m["b"].output.file"#,
+                r#"module.m["b"].var.n"#,
+                r#"module.m["b"].var.name"#,
+                "names",
+            ]
+        );
+        // each.key became a literal; references point into the instance.
+        let name = &config.locals[r#"module.m["a"].var.name"#];
+        assert_eq!(name.expr.kind, ExprKind::Literal(Value::string("a")));
+        let refs: Vec<String> = config.resources[0].references().iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(
+            refs,
+            [r#"module.m["a"].var.name"#, "count.index", r#"module.m["a"].local.greeting"#, r#"module.m["a"].var.n"#]
+        );
+        let out: Vec<String> = config.outputs["files"].references().iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(out, ["module.m"]);
+        let graph = crate::graph::DependencyGraph::build(&config).unwrap();
+        let order: Vec<String> = graph.topo_order().iter().map(ToString::to_string).collect();
+        let at = |s: &str| order.iter().position(|n| n == s).unwrap();
+        assert!(at(r#"module.m["a"].local_file.f"#) < at(r#"module.m["a"].output.file"#));
+        assert!(at(r#"module.m["a"].output.file"#) < at("module.m"));
+        assert!(at("module.m") < at("output.files"));
+    }
+
+    #[test]
+    fn providers_pass_through_module_calls() {
+        let config = expanded(&[
+            ("main.tf", "provider \"local\" {\n  alias = \"other\"\n}\nmodule \"m\" {\n  source    = \"./m\"\n  name      = \"x\"\n  providers = { local = local.other }\n}\nmodule \"d\" {\n  source = \"./m\"\n  name   = \"y\"\n}\n"),
+            ("m/main.tf", CHILD),
+        ])
+        .unwrap();
+        let providers: Vec<(String, &str)> =
+            config.resources.iter().map(|r| (r.addr.to_string(), r.provider.as_str())).collect();
+        assert_eq!(
+            providers,
+            [("module.m.local_file.f".to_string(), "local.other"), ("module.d.local_file.f".to_string(), "local")]
+        );
+    }
+
+    #[test]
+    fn nested_modules_inherit_what_their_caller_got() {
+        let config = expanded(&[
+            (
+                "main.tf",
+                "provider \"local\" {\n  alias = \"other\"\n}\nmodule \"mid\" {\n  source    = \"./mid\"\n  providers = { local = local.other }\n}\nmodule \"plain\" {\n  source = \"./mid\"\n}\n",
+            ),
+            ("mid/main.tf", "module \"leaf\" {\n  source = \"../leaf\"\n  name   = \"x\"\n}\n"),
+            ("leaf/main.tf", CHILD),
+        ])
+        .unwrap();
+        let providers: Vec<(String, &str)> =
+            config.resources.iter().map(|r| (r.addr.to_string(), r.provider.as_str())).collect();
+        assert_eq!(
+            providers,
+            [
+                ("module.mid.module.leaf.local_file.f".to_string(), "local.other"),
+                ("module.plain.module.leaf.local_file.f".to_string(), "local")
+            ]
+        );
+        assert_eq!(config.resources[0].location.to_string(), "leaf/main.tf:7");
+    }
+
+    #[test]
+    fn names_bound_inside_a_module_stay_bound() {
+        let config = expanded(&[
+            ("main.tf", "module \"m\" {\n  source = \"./m\"\n}\n"),
+            (
+                "m/main.tf",
+                r#"variable "rules" {
+  default = ["a"]
+}
+resource "fake_thing" "t" {
+  names = [for r in var.rules : "${path.module}/${r}"]
+  dynamic "rule" {
+    for_each = var.rules
+    content {
+      name = rule.value
+    }
+  }
+}
+"#,
+            ),
+        ])
+        .unwrap();
+        let refs: Vec<String> = config.resources[0].references().iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(refs, ["module.m.var.rules", "module.m.var.rules"]);
+        let ctx = EvalContext {
+            locals: [("module.m.var.rules".to_string(), Value::Tuple(vec![Value::string("a")]))].into(),
+            ..EvalContext::new(".")
+        };
+        let names = &config.resources[0].body.attribute("names").unwrap().expr;
+        assert_eq!(eval(names, &ctx).unwrap(), Value::Tuple(vec![Value::string("m/a")]));
+    }
+
+    #[test]
+    fn depending_on_a_module_waits_for_all_of_it() {
+        let config = expanded(&[
+            (
+                "main.tf",
+                "module \"m\" {\n  source = \"./m\"\n  count  = 2\n  name   = \"x\"\n}\nmodule \"after\" {\n  source     = \"./m\"\n  name       = \"y\"\n  depends_on = [module.m]\n}\nresource \"fake_thing\" \"t\" {\n  depends_on = [module.m]\n}\noutput \"o\" {\n  value      = 1\n  depends_on = [module.after]\n}\n",
+            ),
+            ("m/main.tf", CHILD),
+        ])
+        .unwrap();
+        let deps = |r: &Resource| r.depends_on.iter().map(|(d, _)| d.to_string()).collect::<Vec<_>>();
+        let t = config.resources.iter().find(|r| r.addr.to_string() == "fake_thing.t").unwrap();
+        assert_eq!(deps(t), ["module.m[0].local_file.f", "module.m[1].local_file.f"]);
+        let after = config.resources.iter().find(|r| r.addr.to_string() == "module.after.local_file.f").unwrap();
+        assert_eq!(deps(after), ["module.m[0].local_file.f", "module.m[1].local_file.f"]);
+        let o: Vec<String> = config.outputs["o"].depends_on.iter().map(|(d, _)| d.to_string()).collect();
+        assert_eq!(o, ["module.after.local_file.f"]);
+        let err = expanded(&[("main.tf", "resource \"fake_thing\" \"t\" {\n  depends_on = [module.nope.x]\n}\n")])
+            .unwrap_err();
+        assert!(err.contains("main.tf:2: Invalid depends_on reference"), "{err}");
+    }
+
+    #[test]
+    fn a_module_using_an_alias_it_is_not_passed_is_an_error() {
+        let err = expanded(&[
+            ("main.tf", "module \"m\" {\n  source = \"./m\"\n}\n"),
+            ("m/main.tf", "resource \"local_file\" \"f\" {\n  provider = local.files\n}\n"),
+        ])
+        .unwrap_err();
+        assert!(err.contains("m/main.tf:1: Provider configuration not present"), "{err}");
+        assert!(err.contains("\"local.files\""), "{err}");
+    }
+
+    #[test]
+    fn unknown_module_expansion_and_bad_calls_are_errors() {
+        let err = expanded(&[
+            ("main.tf", "resource \"random_id\" \"r\" {}\nmodule \"m\" {\n  source = \"./m\"\n  count  = length(random_id.r.hex)\n  name   = \"x\"\n}\n"),
+            ("m/main.tf", CHILD),
+        ])
+        .unwrap_err();
+        assert!(err.contains("main.tf:4: Invalid count argument"), "{err}");
+        let err =
+            expanded(&[("main.tf", "module \"m\" {\n  source = \"./m\"\n  nmae   = \"x\"\n}\n"), ("m/main.tf", CHILD)])
+                .unwrap_err();
+        assert!(err.contains("main.tf:3: Unsupported argument"), "{err}");
+        assert!(err.contains("Did you mean \"name\"?"), "{err}");
+        assert!(err.contains("main.tf:1: Missing required argument"), "{err}");
+    }
+
+    #[test]
+    fn remote_sources_are_refused() {
+        for source in ["git::https://example.com/m.git", "hashicorp/consul/aws", "modules/x"] {
+            let err = expanded(&[("main.tf", &format!("module \"m\" {{\n  source = \"{source}\"\n}}\n"))]).unwrap_err();
+            assert!(err.contains("main.tf:2: Unsupported module source"), "{err}");
+            assert!(err.contains("only from local paths (./ or ../)"), "{err}");
+        }
+    }
+}

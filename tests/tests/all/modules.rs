@@ -1,0 +1,261 @@
+//! Local modules through the real binary and the bundled `local`
+//! provider, with the configuration in `tests/configs/modules/`: a module
+//! called with `for_each`, calling another with `count`, an aliased
+//! provider configuration passed down with `providers`, and outputs
+//! flowing back up. Addresses carry the module path everywhere.
+
+use std::path::Path;
+
+use cairn_e2e::{LOCAL_OUT_GRANT, Workdir, repo_root};
+
+/// A work directory with a copy of `tests/configs/modules/`.
+fn modules_workdir() -> Workdir {
+    let w = Workdir::new();
+    copy_tree(&repo_root().join("tests/configs/modules"), Path::new(""), &w);
+    w
+}
+
+fn copy_tree(from: &Path, rel: &Path, w: &Workdir) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let rel = rel.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &rel, w);
+        } else {
+            w.write(rel.to_str().unwrap(), &std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+}
+
+const ADDRESSES: [&str; 6] = [
+    "module.extra[0].local_file.f",
+    r#"module.site["blog"].local_file.index"#,
+    r#"module.site["blog"].module.page[0].local_file.f"#,
+    r#"module.site["blog"].module.page[1].local_file.f"#,
+    r#"module.site["docs"].local_file.index"#,
+    r#"module.site["docs"].module.page[0].local_file.f"#,
+];
+
+#[test]
+fn a_two_level_configuration_plans_applies_and_destroys() {
+    let w = modules_workdir();
+    let plan = w.cairn(&["plan"]).success();
+    assert!(
+        plan.stdout.contains(r#"# module.site["blog"].module.page[1].local_file.f will be created"#),
+        "{}",
+        plan.all()
+    );
+    assert!(plan.stdout.contains("+ resource \"local_file\" \"f\" {"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 6 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    let json = w.cairn(&["plan", "-json"]).success();
+    let mut planned: Vec<String> = json
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "planned_change")
+        .filter_map(|e| e["address"].as_str().map(str::to_string))
+        .collect();
+    planned.sort();
+    assert_eq!(planned, ADDRESSES, "{}", json.all());
+    w.cairn_here(&["plan", "-out=tfplan"]).success();
+    let shown = w.cairn_here(&["show", "-json", "tfplan"]).success();
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    let change = shown["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["address"] == r#"module.site["docs"].module.page[0].local_file.f"#)
+        .expect("the change is in the plan's JSON");
+    assert_eq!(change["module_address"], r#"module.site["docs"].module.page[0]"#);
+    assert_eq!((change["type"].as_str(), change["name"].as_str()), (Some("local_file"), Some("f")));
+
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(
+        apply.stdout.contains(r#"indexes = { blog = "out/blog/index.txt", docs = "out/docs/index.txt" }"#),
+        "{}",
+        apply.all()
+    );
+    assert_eq!(w.read("out/blog/page-1.txt"), "page 1 of blog");
+    assert_eq!(w.read("out/blog/index.txt"), "out/blog/page-0.txt\nout/blog/page-1.txt");
+    assert_eq!(w.read("out/extra-0.txt"), "out/blog/index.txt,out/docs/index.txt");
+    let mut addresses = w.addresses();
+    addresses.sort();
+    assert_eq!(addresses, ADDRESSES);
+    // The sites' files were written through the configuration passed down.
+    let state = w.state().unwrap();
+    let provider_of = |addr: &str| {
+        state["resources"].as_array().unwrap().iter().find(|r| r["addr"] == addr).unwrap()["provider"].clone()
+    };
+    assert_eq!(provider_of(r#"module.site["blog"].module.page[0].local_file.f"#), "local.other");
+    assert_eq!(provider_of("module.extra[0].local_file.f"), "local");
+
+    let list = w.cairn_here(&["state", "list"]).success();
+    assert_eq!(list.stdout.lines().collect::<Vec<_>>(), ADDRESSES, "{}", list.all());
+    let show = w.cairn_here(&["state", "show", r#"module.site["docs"].local_file.index"#]).success();
+    assert!(show.stdout.contains("resource \"local_file\" \"index\" {"), "{}", show.all());
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "a second plan is empty:\n{}", again.all());
+
+    w.cairn(&["destroy", "-auto-approve"]).success();
+    assert!(w.addresses().is_empty());
+    assert!(!w.exists("out/blog/page-0.txt"));
+}
+
+#[test]
+fn target_a_resource_or_a_module_instance() {
+    let w = modules_workdir();
+    w.cairn(&["apply", "-auto-approve", r#"-target=module.site["docs"].local_file.index"#]).success();
+    // The target and what it depends on, nothing else.
+    assert_eq!(
+        w.addresses(),
+        [r#"module.site["docs"].local_file.index"#, r#"module.site["docs"].module.page[0].local_file.f"#]
+    );
+    // A module instance as a target: everything in it (and what that needs).
+    let plan = w.cairn(&["plan", r#"-target=module.site["blog"]"#]).success();
+    assert!(plan.stdout.contains(r#"# module.site["blog"].local_file.index will be created"#), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 3 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    let run = w.cairn(&["plan", "-target=module.nowhere"]).failure();
+    assert!(run.stderr.contains("-target=module.nowhere names no module instance with resources"), "{}", run.all());
+}
+
+#[test]
+fn a_moved_block_moves_a_resource_into_a_module() {
+    let w = Workdir::new();
+    let file = "resource \"local_file\" \"f\" {\n  filename = \"out/f.txt\"\n  content  = \"f\"\n}\n";
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{file}"));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = w.file_stamp("out/f.txt");
+    w.write("modules/files/main.tf", file);
+    w.write(
+        "main.tf",
+        &format!(
+            "{LOCAL_OUT_GRANT}module \"files\" {{\n  source = \"./modules/files\"\n}}\nmoved {{\n  from = local_file.f\n  to   = module.files.local_file.f\n}}\n"
+        ),
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("# local_file.f has moved to module.files.local_file.f"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.addresses(), ["module.files.local_file.f"]);
+    assert_eq!(w.file_stamp("out/f.txt"), before, "the file is neither re-created nor rewritten");
+}
+
+#[test]
+fn remote_module_sources_are_an_error() {
+    for source in ["git::https://example.com/modules.git//site", "hashicorp/consul/aws"] {
+        let w = Workdir::new();
+        w.write("main.tf", &format!("module \"m\" {{\n  source = \"{source}\"\n}}\n"));
+        let run = w.cairn(&["plan"]).failure();
+        assert!(run.stderr.contains("main.tf:2: Unsupported module source"), "{}", run.all());
+        assert!(run.stderr.contains("only from local paths (./ or ../)"), "{}", run.all());
+    }
+}
+
+#[test]
+fn module_count_that_depends_on_a_resource_is_an_error() {
+    let w = Workdir::new();
+    w.write("modules/m/main.tf", "variable \"x\" {}\n");
+    w.write(
+        "main.tf",
+        "resource \"random_id\" \"r\" {\n  byte_length = 2\n}\nmodule \"m\" {\n  source = \"./modules/m\"\n  count  = length(random_id.r.hex)\n  x      = 1\n}\n",
+    );
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("main.tf:6: Invalid count argument"), "{}", run.all());
+    assert!(run.stderr.contains("module instances are decided before anything is planned"), "{}", run.all());
+}
+
+#[test]
+fn a_moved_block_renames_a_module_call() {
+    let w = Workdir::new();
+    w.write("modules/files/main.tf", "variable \"n\" {}\nresource \"local_file\" \"f\" {\n  filename = \"out/${var.n}.txt\"\n  content  = var.n\n}\n");
+    let call = |name: &str| format!("module \"{name}\" {{\n  source = \"./modules/files\"\n  n      = \"f\"\n}}\n");
+    w.write("main.tf", &format!("{LOCAL_OUT_GRANT}{}", call("old")));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let before = w.file_stamp("out/f.txt");
+    w.write(
+        "main.tf",
+        &format!("{LOCAL_OUT_GRANT}{}moved {{\n  from = module.old\n  to   = module.new\n}}\n", call("new")),
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("# module.old.local_file.f has moved to module.new.local_file.f"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.addresses(), ["module.new.local_file.f"]);
+    assert_eq!(w.file_stamp("out/f.txt"), before, "the file is neither re-created nor rewritten");
+}
+
+#[test]
+fn state_commands_take_module_addresses() {
+    let w = modules_workdir();
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let list = w.cairn_here(&["state", "list", r#"module.site["blog"].local_file.index"#]).success();
+    assert_eq!(list.stdout.trim(), r#"module.site["blog"].local_file.index"#, "{}", list.all());
+    w.cairn_here(&["state", "mv", "module.extra[0].local_file.f", "local_file.extra"]).success();
+    w.cairn_here(&["state", "rm", r#"module.site["docs"].module.page[0].local_file.f"#]).success();
+    // A whole module instance moves with everything in it.
+    let mv = w.cairn_here(&["state", "mv", r#"module.site["blog"]"#, "module.blog"]).success();
+    assert!(mv.stdout.contains("Successfully moved 3 object(s)."), "{}", mv.all());
+    let mut addresses = w.addresses();
+    addresses.sort();
+    assert_eq!(
+        addresses,
+        [
+            "local_file.extra",
+            "module.blog.local_file.index",
+            "module.blog.module.page[0].local_file.f",
+            "module.blog.module.page[1].local_file.f",
+            r#"module.site["docs"].local_file.index"#,
+        ]
+    );
+    let index = w.state().unwrap()["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["addr"] == "module.blog.local_file.index")
+        .unwrap()["dependencies"]
+        .clone();
+    assert_eq!(
+        index,
+        serde_json::json!(["module.blog.module.page[0].local_file.f", "module.blog.module.page[1].local_file.f"])
+    );
+    let run = w.cairn_here(&["state", "mv", "module.nowhere", "module.x"]).failure();
+    assert!(run.stderr.contains("cannot move module.nowhere: it does not match anything"), "{}", run.all());
+}
+
+#[test]
+fn a_provider_block_inside_a_module_is_an_error() {
+    let w = Workdir::new();
+    w.write("modules/m/main.tf", "provider \"local\" {}\n");
+    w.write("main.tf", "module \"m\" {\n  source = \"./modules/m\"\n}\n");
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("modules/m/main.tf:1: provider block not allowed in a module"), "{}", run.all());
+    assert!(run.stderr.contains("pass it with providers = { … }"), "{}", run.all());
+}
+
+#[test]
+fn dynamic_blocks_inside_a_module_instance_see_its_variables() {
+    let w = cairn_e2e::recorder_workdir(
+        "module \"svc\" {\n  source   = \"./modules/svc\"\n  for_each = { a = [\"x\"], b = [\"y\", \"z\"] }\n  tags     = each.value\n}\n",
+    );
+    w.write(
+        "modules/svc/main.tf",
+        "variable \"tags\" {\n  type = list(string)\n}\nresource \"recorder_thing\" \"t\" {\n  name = join(\"-\", var.tags)\n  \
+         dynamic \"tag\" {\n    for_each = var.tags\n    content {\n      name = upper(tag.value)\n    }\n  }\n}\n",
+    );
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let b = w.attributes(r#"module.svc["b"].recorder_thing.t"#);
+    assert_eq!(b["name"], "y-z");
+    assert_eq!(b["tag"], serde_json::json!([{"name": "Y"}, {"name": "Z"}]));
+    assert_eq!(w.attributes(r#"module.svc["a"].recorder_thing.t"#)["tag"], serde_json::json!([{"name": "X"}]));
+    let plan = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all());
+}
+
+#[test]
+fn a_saved_plan_is_stale_when_a_module_file_changes() {
+    let w = modules_workdir();
+    w.cairn_here(&["plan", "-out=p.plan"]).success();
+    let page = "modules/site/modules/page/main.tf";
+    w.write(page, &format!("{}# edited\n", w.read(page)));
+    let run = w.cairn_here(&["apply", "p.plan"]).failure();
+    assert!(run.stderr.contains(&format!("{page} was modified")), "{}", run.all());
+}
