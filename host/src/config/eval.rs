@@ -34,6 +34,8 @@ pub struct EvalContext {
     pub count_index: Option<i64>,
     /// `each.key` and `each.value`, inside a resource with `for_each`.
     pub each: Option<(Value, Value)>,
+    /// What is sensitive among the above ([`super::marks`] follows it).
+    pub sensitivity: super::marks::Sensitivity,
 }
 
 impl EvalContext {
@@ -247,6 +249,7 @@ impl Evaluator<'_> {
             "try" => return self.try_each(args, location),
             "can" => return self.can(args, location),
             "templatefile" => return self.templatefile(args, location),
+            "sensitive" | "nonsensitive" => return self.mark_call(name, args, location),
             _ => {}
         }
         let mut values = self.eval_all(args)?;
@@ -268,6 +271,19 @@ impl Evaluator<'_> {
             }
         }
         functions::call(name, values, &self.ctx.dir).map_err(|d| vec![d.at(location)])
+    }
+
+    /// `sensitive(x)` and `nonsensitive(x)`: the value itself; what they
+    /// change is its marks, which [`super::marks`] follows.
+    fn mark_call(&mut self, name: &str, args: &[Expression], location: &Location) -> EvalResult {
+        match args {
+            [arg] => self.eval(arg),
+            _ => Err(vec![error_at(
+                "Invalid function call",
+                format!("Function \"{name}\" expects 1 argument, got {}.", args.len()),
+                location,
+            )]),
+        }
     }
 
     /// `templatefile(path, vars)`: the file (inside the configuration

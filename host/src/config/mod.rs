@@ -31,6 +31,7 @@ mod expr;
 mod functions;
 mod instances;
 mod load;
+pub mod marks;
 mod ops;
 mod parse;
 mod provider;
@@ -59,6 +60,7 @@ pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, Templat
 pub use instances::{Instance, instances};
 pub use load::config_files;
 pub use load::load;
+pub use marks::{Sensitivity, body_marks, conform, is_marked, marks, object_marks};
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
 pub use refactor::{Import, Moved, Removed};

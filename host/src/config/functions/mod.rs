@@ -66,7 +66,7 @@ fn length_of_refined(r: &crate::value::Refinements) -> Value {
 
 /// The names of every function, including those the evaluator handles.
 fn all_names() -> impl Iterator<Item = &'static str> {
-    FUNCTIONS.iter().map(|f| f.name).chain(["try", "can", "templatefile"])
+    FUNCTIONS.iter().map(|f| f.name).chain(["try", "can", "templatefile", "sensitive", "nonsensitive"])
 }
 
 fn unknown_function(name: &str) -> Diagnostic {
