@@ -750,6 +750,8 @@ impl Shared {
         // the values came from, which the provider may not repeat.
         let mut marks = config::conform(&change.sensitive, &response.new_state);
         marks.extend(response.sensitive.iter().cloned());
+        let secrets = config::marks::secrets(&change.config, &change.sensitive);
+        marks.extend(config::marks::echoes(&response.new_state, &secrets));
         marks.sort();
         marks.dedup();
         inst.sensitive_attributes = marks;

@@ -117,6 +117,68 @@ fn schema_marks(value: &Value, block: &schema::Block, path: &Path, out: &mut Vec
     }
 }
 
+/// The known text of every sensitive part of `value` (each string,
+/// number or bool inside a marked path): what must not show up elsewhere.
+pub fn secrets(value: &Value, marks: &[Path]) -> Vec<String> {
+    let mut out = Vec::new();
+    for mark in marks {
+        leaves(&value.at(mark), &mut out);
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn leaves(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Number(n) => out.push(n.to_string()),
+        Value::List(v) | Value::Set(v) | Value::Tuple(v) => v.iter().for_each(|e| leaves(e, out)),
+        Value::Map(m) | Value::Object(m) => m.values().for_each(|e| leaves(e, out)),
+        Value::Null | Value::Unknown(_) | Value::Bool(_) => {}
+    }
+}
+
+/// The paths of `value` whose string or number is one of `secrets`, or
+/// (for a string) contains one at least [`ECHO_MIN`] long: the copies a
+/// provider made of a sensitive value it was sent (`output = input`) and
+/// returned unmarked. A provider sees no marks on the wire, so the host
+/// finds them by value; this may redact a harmless value that happens to
+/// equal a secret, never show a secret.
+pub fn echoes(value: &Value, secrets: &[String]) -> Vec<Path> {
+    let mut out = Vec::new();
+    if !secrets.is_empty() {
+        find_echoes(value, secrets, &Path::root(), &mut out);
+    }
+    out
+}
+
+/// The shortest secret looked for inside longer strings (shorter ones
+/// only as whole values), so that a one-letter secret does not redact
+/// every string with that letter.
+pub const ECHO_MIN: usize = 4;
+
+fn find_echoes(value: &Value, secrets: &[String], path: &Path, out: &mut Vec<Path>) {
+    let echoes = |text: &str| secrets.iter().any(|s| s == text || (s.len() >= ECHO_MIN && text.contains(s.as_str())));
+    match value {
+        Value::String(s) if echoes(s) => out.push(path.clone()),
+        Value::Number(n) if echoes(&n.to_string()) => out.push(path.clone()),
+        Value::Object(m) => m.iter().for_each(|(k, v)| find_echoes(v, secrets, &path.attr(k), out)),
+        Value::Map(m) => m.iter().for_each(|(k, v)| find_echoes(v, secrets, &path.key(k), out)),
+        Value::List(v) | Value::Tuple(v) => {
+            v.iter().enumerate().for_each(|(i, e)| find_echoes(e, secrets, &path.index(i), out))
+        }
+        // A set's elements have no stable place: the set is marked whole.
+        Value::Set(v) if !echoes_in(v, secrets) => {}
+        Value::Set(_) => out.push(path.clone()),
+        _ => {}
+    }
+}
+
+fn echoes_in(elements: &[Value], secrets: &[String]) -> bool {
+    elements.iter().any(|e| !echoes(e, secrets).is_empty())
+}
+
 /// Whether a path lies under (or is) one of `marks`.
 pub fn is_marked(marks: &[Path], path: &Path) -> bool {
     marks.iter().any(|m| path.starts_with(m))
@@ -374,6 +436,25 @@ mod tests {
         assert_eq!(shown("sensitive(\"x\")"), ["."]);
         assert!(shown("nonsensitive(var.secret)").is_empty());
         assert_eq!(shown("\"${nonsensitive(var.secret)}-${var.secret}\""), ["."]);
+    }
+
+    #[test]
+    fn copies_of_a_secret_are_found_by_value() {
+        let config =
+            Value::object([("input", Value::object([("pw", Value::string("hunter2")), ("n", Value::int(1))]))]);
+        let found = secrets(&config, &[Path::root().attr("input").attr("pw")]);
+        assert_eq!(found, ["hunter2"]);
+        let state = Value::object([
+            ("input", config.get_attr("input").clone()),
+            ("output", Value::object([("pw", Value::string("hunter2")), ("n", Value::int(1))])),
+            ("url", Value::string("https://u:hunter2@host")),
+            ("tags", Value::set(vec![Value::string("hunter2"), Value::string("b")])),
+        ]);
+        let shown: Vec<String> = echoes(&state, &found).iter().map(ToString::to_string).collect();
+        assert_eq!(shown, [".input.pw", ".output.pw", ".tags", ".url"]);
+        // A short secret is only found whole.
+        assert!(echoes(&Value::string("a b c"), &["a".to_string()]).is_empty());
+        assert_eq!(echoes(&Value::string("a"), &["a".to_string()]), [Path::root()]);
     }
 
     #[test]

@@ -82,6 +82,12 @@ pub fn mark_instance(
     for change in changes.iter_mut().filter(|c| &c.addr == addr && c.deposed.is_none()) {
         let mut marks = config::conform(&from_config, &change.planned);
         marks.extend(change.sensitive.iter().cloned());
+        // Copies the provider made, of the value now or as it was (the
+        // prior object is shown beside the planned one).
+        let mut secrets = config::marks::secrets(&change.config, &marks);
+        secrets.extend(config::marks::secrets(&change.prior, &marks));
+        marks.extend(config::marks::echoes(&change.planned, &secrets));
+        marks.extend(config::marks::echoes(&change.prior, &secrets));
         marks.sort();
         marks.dedup();
         change.sensitive = marks;

@@ -21,6 +21,7 @@ mod refactoring;
 mod registry;
 mod sandbox;
 mod saved_plans;
+mod sensitive;
 mod state_commands;
 mod values;
 mod var_files;
