@@ -1,6 +1,8 @@
 //! Diagnostics: errors and warnings that say what went wrong and where —
 //! a configuration file and line, an attribute path, or both.
 
+pub mod source;
+
 use std::fmt;
 use std::path::PathBuf;
 

@@ -36,6 +36,7 @@ const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depend
 /// or every error found (each with `file:line`, the file relative to `dir`).
 pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
     let dir = dir.canonicalize().map_err(|e| unreadable_dir(dir, &e))?;
+    crate::diag::source::remember_dir(&dir);
     let names = config_file_names(&dir)?;
     let mut loader = Loader {
         config: Config { dir: dir.clone(), ..Config::default() },
