@@ -62,7 +62,9 @@ fn span(location: &Location, text: &str) -> Option<(String, Range)> {
     let start_in_line = line_text.char_indices().nth(location.column - 1).map_or(line_text.len(), |(i, _)| i);
     let token = token_len(&line_text[start_in_line..]);
     let end_in_line = start_in_line + token;
-    let end_column = location.column + line_text[start_in_line..end_in_line].chars().count();
+    // At the end of the line (a syntax error there): the line break.
+    let end_column = location.column + line_text[start_in_line..end_in_line].chars().count().max(1);
+    let end_in_line = end_in_line.max(start_in_line + 1);
     let range = Range {
         filename: location.file.display().to_string(),
         start: Pos { line: location.line, column: location.column, byte: line_start + start_in_line },

@@ -5,6 +5,7 @@
 mod check;
 mod commands;
 mod contract_violations;
+mod diagnostics;
 mod distribution;
 mod errors;
 mod failures;
