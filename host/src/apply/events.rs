@@ -207,8 +207,8 @@ impl Event {
                 Severity::Warning => "warning",
             }
             .to_string(),
-            summary: d.summary.clone(),
-            detail: d.detail.clone(),
+            summary: crate::diag::source::scrub(&d.summary),
+            detail: crate::diag::source::scrub(&d.detail),
             location: d.location.as_ref().map(crate::diag::source::position),
             range: d.location.as_ref().and_then(crate::diag::source::range),
             path: d.path.as_ref().map(ToString::to_string),

@@ -47,8 +47,8 @@ fn validate_json(diags: &[Diagnostic]) -> Json {
 pub fn diagnostic_json(d: &Diagnostic) -> Json {
     let mut out = json!({
         "severity": if d.severity == Severity::Error { "error" } else { "warning" },
-        "summary": d.summary,
-        "detail": d.detail,
+        "summary": source::scrub(&d.summary),
+        "detail": source::scrub(&d.detail),
     });
     if let Some(range) = d.location.as_ref().and_then(source::range) {
         out["snippet"] = snippet_json(&range);

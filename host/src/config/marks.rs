@@ -43,6 +43,9 @@ pub struct Sensitivity {
     /// The marks of each resource's value (for `count` and `for_each`,
     /// paths start with the instance's index or key).
     pub resources: BTreeMap<ResourceAddr, Vec<Path>>,
+    /// The marks of `each.value` (an element of a `for_each` map may be
+    /// sensitive; its key may not).
+    pub each_value: Vec<Path>,
 }
 
 /// The paths of the value of `expr` (in `ctx`) that are sensitive; the
@@ -177,6 +180,19 @@ fn find_echoes(value: &Value, secrets: &[String], path: &Path, out: &mut Vec<Pat
 
 fn echoes_in(elements: &[Value], secrets: &[String]) -> bool {
     elements.iter().any(|e| !echoes(e, secrets).is_empty())
+}
+
+/// The text of the values of the variables declared `sensitive = true`,
+/// for a last guard on what is shown (see
+/// [`crate::diag::source::remember_secrets`]).
+pub fn variable_secrets(config: &super::Config, values: &BTreeMap<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    for variable in config.variables.values().filter(|v| v.sensitive) {
+        if let Some(value) = values.get(&variable.name) {
+            leaves(value, &mut out);
+        }
+    }
+    out
 }
 
 /// Whether a path lies under (or is) one of `marks`.
@@ -320,6 +336,7 @@ impl Marker<'_> {
             Reference::Variable(name) => whole(s.variables.contains(name)),
             Reference::Local(name) => s.locals.get(name).cloned().unwrap_or_default(),
             Reference::Resource(addr) => s.resources.get(addr).cloned().unwrap_or_default(),
+            Reference::EachValue => s.each_value.clone(),
             _ => Vec::new(),
         }
     }
@@ -375,6 +392,15 @@ impl Marker<'_> {
         }
         marks
     }
+}
+
+/// The marks of the element `key` of a value with `marks` (the marks of
+/// `each.value` for the instance `key` of a `for_each`).
+pub fn element(marks: &[Path], key: &str) -> Vec<Path> {
+    if marks.iter().any(Path::is_root) {
+        return vec![Path::root()];
+    }
+    marks.iter().filter_map(|m| below(m, key)).collect()
 }
 
 /// The rest of `mark` below the step named `selected` (an attribute, key

@@ -31,6 +31,35 @@ fn source_dir() -> Option<PathBuf> {
     SOURCE_DIR.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+static SECRETS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Remembers the values of sensitive variables, so that a diagnostic
+/// never shows one: an error about an expression that reads a sensitive
+/// value (`"x" + var.secret`) may quote the value it got, and [`scrub`]
+/// redacts it. Values shorter than [`crate::config::marks::ECHO_MIN`] are
+/// left alone (redacting every `1` would garble messages).
+pub fn remember_secrets(secrets: Vec<String>) {
+    let mut kept: Vec<String> =
+        secrets.into_iter().filter(|s| s.chars().count() >= crate::config::marks::ECHO_MIN).collect();
+    // The longest first, so that a secret that contains another is
+    // redacted whole.
+    kept.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    kept.dedup();
+    *SECRETS.lock().unwrap_or_else(|e| e.into_inner()) = kept;
+}
+
+/// `text` with every remembered secret replaced by `(sensitive value)`.
+pub fn scrub(text: &str) -> String {
+    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = text.to_string();
+    for secret in secrets.iter() {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), "(sensitive value)");
+        }
+    }
+    out
+}
+
 /// A position in a file as Terraform's JSON gives it: 1-based line and
 /// column (in characters), 0-based byte offset.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -140,7 +169,7 @@ pub fn position(location: &Location) -> String {
 /// and the detail.
 pub fn render(d: &Diagnostic) -> String {
     let text = d.location.as_ref().and_then(|l| Some((l, std::fs::read_to_string(source_dir()?.join(&l.file)).ok()?)));
-    render_with(d, text.as_ref().map(|(l, t)| (*l, t.as_str())))
+    scrub(&render_with(d, text.as_ref().map(|(l, t)| (*l, t.as_str()))))
 }
 
 /// [`render`] with the located file's text given (`None`: not readable).
@@ -200,6 +229,16 @@ mod tests {
         let (_, range) = span(&at(2, 3), TEXT).unwrap();
         assert_eq!(range.start, Pos { line: 2, column: 3, byte: 21 });
         assert_eq!(range.end, Pos { line: 2, column: 9, byte: 27 });
+    }
+
+    #[test]
+    fn secrets_are_scrubbed_longest_first_and_short_ones_left() {
+        remember_secrets(vec!["hunter2".into(), "hunter2-long".into(), "ab".into()]);
+        assert_eq!(
+            scrub("got \"hunter2-long\" and hunter2, ab"),
+            "got \"(sensitive value)\" and (sensitive value), ab"
+        );
+        remember_secrets(Vec::new());
     }
 
     #[test]

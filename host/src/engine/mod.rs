@@ -76,6 +76,7 @@ impl Workspace {
         let resolved = config::resolve_variables(&config, inputs, &env).map_err(diagnostics)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
         files.extend(resolved.files);
+        crate::diag::source::remember_secrets(config::marks::variable_secrets(&config, &resolved.values));
         Ok(Workspace {
             config: Arc::new(config),
             graph: Arc::new(graph),
@@ -92,6 +93,7 @@ impl Workspace {
         let (config, graph) = load_config(dir)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
         files.extend(config::automatic_var_files(&config.dir));
+        crate::diag::source::remember_secrets(config::marks::variable_secrets(&config, &variables));
         Ok(Workspace { config: Arc::new(config), graph: Arc::new(graph), variables, files, warnings: Vec::new() })
     }
 

@@ -859,7 +859,7 @@ impl Walk {
         let instances = instances.filter(|a| targets.includes_instance(a)).map(|addr| {
             let inst_ctx = EvalContext {
                 resources: ctx.resources.clone(),
-                sensitivity: ctx.sensitivity.clone(),
+                sensitivity: sensitivity::of_instance(&ctx, resource, addr.key.as_ref()),
                 ..values::instance_context(&ctx, &keys, addr.key.as_ref())
             };
             let dependencies = &dependencies;

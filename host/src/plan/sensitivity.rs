@@ -39,7 +39,12 @@ impl Marks {
             .map(|addr| (addr.clone(), self.resource_marks(addr, expansion(addr).as_ref())))
             .filter(|(_, marks)| !marks.is_empty())
             .collect();
-        Sensitivity { variables: sensitive_variables(config), locals: self.locals.clone(), resources }
+        Sensitivity {
+            variables: sensitive_variables(config),
+            locals: self.locals.clone(),
+            resources,
+            ..Sensitivity::default()
+        }
     }
 
     /// The marks of a resource's value: each instance's under its index or
@@ -58,6 +63,16 @@ impl Marks {
         }
         marks
     }
+}
+
+/// What is sensitive for the instance `key` of `resource`: what is for
+/// the resource block, and `each.value` as the `for_each` element marks it.
+pub fn of_instance(ctx: &EvalContext, resource: &Resource, key: Option<&InstanceKey>) -> Sensitivity {
+    let mut sensitivity = ctx.sensitivity.clone();
+    if let (Some(for_each), Some(InstanceKey::String(k))) = (&resource.for_each, key) {
+        sensitivity.each_value = config::marks::element(&config::marks(for_each, ctx), k);
+    }
+    sensitivity
 }
 
 /// The names of the input variables declared `sensitive = true`.

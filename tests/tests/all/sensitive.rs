@@ -156,3 +156,29 @@ fn an_output_that_would_expose_a_sensitive_value_must_say_so() {
     w.write("main.tf", &config("output \"m\" {\n  value = nonsensitive(local_file.copy.content)\n}\n"));
     w.cairn(&["plan"]).success();
 }
+
+#[test]
+fn errors_about_a_sensitive_value_do_not_show_it() {
+    let w = Workdir::new();
+    w.write("main.tf", &config(""));
+    // An error that would quote the value it got.
+    w.write("extra.tf", "locals {\n  n = 1 + var.secret\n}\n");
+    for args in [&["plan"][..], &["plan", "-json"], &["validate"], &["validate", "-json"]] {
+        let run = w.cairn(args).failure();
+        assert_hidden(&args.join(" "), &run);
+        assert!(run.all().contains("Invalid operand"), "{}", run.all());
+    }
+    // A sensitive value cannot name instances, as in Terraform.
+    w.write("extra.tf", "resource \"null_data\" \"k\" {\n  for_each = toset([var.secret])\n}\n");
+    let run = w.cairn(&["plan"]).failure();
+    assert_hidden("for_each", &run);
+    assert!(run.stderr.contains("extra.tf:2:14: Invalid for_each argument"), "{}", run.all());
+    // The elements of a map may be sensitive: each.value is then.
+    w.write(
+        "extra.tf",
+        "resource \"null_data\" \"k\" {\n  for_each = { a = var.secret }\n  input    = each.value\n}\n",
+    );
+    let run = w.cairn(&["plan"]).success();
+    assert_hidden("each.value", &run);
+    assert!(run.stdout.contains("+ input  = (sensitive value)"), "{}", run.all());
+}
