@@ -621,7 +621,7 @@ pub fn main() -> i32 {
         Err(e) => {
             match e.downcast_ref::<Diagnostics>() {
                 Some(d) => eprintln!("{}", render_all(d)),
-                None => eprintln!("Error: {e:#}"),
+                None => eprintln!("Error: {}", crate::diag::source::scrub(&format!("{e:#}"))),
             }
             1
         }
