@@ -99,10 +99,18 @@ fn conform_one(mark: &Path, value: &Value) -> Option<Path> {
 /// `marks`: what references to the object see as sensitive.
 pub fn object_marks(value: &Value, block: &schema::Block, marks: &[Path]) -> Vec<Path> {
     let mut out = conform(marks, value);
-    schema_marks(value, block, &Path::root(), &mut out);
+    if has_sensitive(block) {
+        schema_marks(value, block, &Path::root(), &mut out);
+    }
     out.sort();
     out.dedup();
     out
+}
+
+/// Whether any attribute of `block`, at any depth, is sensitive.
+fn has_sensitive(block: &schema::Block) -> bool {
+    block.attributes.values().any(|a| a.sensitive || a.nested.as_ref().is_some_and(|n| has_sensitive(&n.block)))
+        || block.blocks.values().any(|b| has_sensitive(&b.block))
 }
 
 fn schema_marks(value: &Value, block: &schema::Block, path: &Path, out: &mut Vec<Path>) {

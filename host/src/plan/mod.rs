@@ -773,7 +773,10 @@ impl Walk {
                 let marks = config::marks(&self.planner.config.locals[name].expr, &ctx);
                 let mut walked = self.walked();
                 walked.locals.insert(name.to_string(), v);
-                walked.marks.locals.insert(name.to_string(), marks);
+                // Only the marked ones: every node's context copies them.
+                if !marks.is_empty() {
+                    walked.marks.locals.insert(name.to_string(), marks);
+                }
             }
             Err(d) => errors.extend(d),
         }

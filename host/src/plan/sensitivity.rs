@@ -18,7 +18,7 @@ use super::values::Expansion;
 /// The marks found so far in a walk of the configuration.
 #[derive(Debug, Default)]
 pub struct Marks {
-    /// The marks of each local value evaluated so far.
+    /// The marks of each local value evaluated so far that has any.
     pub locals: BTreeMap<String, Vec<Path>>,
     /// The marks of each resource instance planned so far, as references
     /// to it see them (the schema's sensitive attributes included).
