@@ -1,5 +1,9 @@
 //! Diagnostics: errors and warnings that say what went wrong and where —
-//! a configuration file and line, an attribute path, or both.
+//! a configuration file, line and column, an attribute path, or both.
+//! [`source`] shows them to people with the offending line and a caret,
+//! and gives `-json` its `range`; the `Display` here is the short form.
+
+pub mod source;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -182,6 +182,12 @@ impl Workdir {
         cairn_in(self.path(), args)
     }
 
+    /// [`Workdir::cairn_here`] with extra environment variables.
+    pub fn cairn_here_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = cairn_command(args, env);
+        cmd.current_dir(self.path()).stdin(Stdio::null()).output().expect("cairn runs").into()
+    }
+
     /// The command for `cairn ARGS DIR`, not started.
     pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut cmd = cairn_command(args, env);

@@ -152,9 +152,13 @@ pub enum Event {
         summary: String,
         /// More, possibly empty.
         detail: String,
-        /// `file:line` in the configuration, when known.
+        /// `file:line:column` in the configuration, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         location: Option<String>,
+        /// The span in the configuration, as Terraform's `range`, when the
+        /// file can be read.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        range: Option<crate::diag::source::Range>,
         /// The attribute, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         path: Option<String>,
@@ -203,9 +207,10 @@ impl Event {
                 Severity::Warning => "warning",
             }
             .to_string(),
-            summary: d.summary.clone(),
-            detail: d.detail.clone(),
-            location: d.location.as_ref().map(ToString::to_string),
+            summary: crate::diag::source::scrub(&d.summary),
+            detail: crate::diag::source::scrub(&d.detail),
+            location: d.location.as_ref().map(crate::diag::source::position),
+            range: d.location.as_ref().and_then(crate::diag::source::range),
             path: d.path.as_ref().map(ToString::to_string),
         }
     }

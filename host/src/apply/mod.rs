@@ -789,7 +789,15 @@ impl Shared {
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
         let mut inst = instance_state(change, schema, &response.new_state, &response.private, status);
-        inst.sensitive_attributes = response.sensitive.clone();
+        // The provider's marks, and the plan's: those of the configuration
+        // the values came from, which the provider may not repeat.
+        let mut marks = config::conform(&change.sensitive, &response.new_state);
+        marks.extend(response.sensitive.iter().cloned());
+        let secrets = config::marks::secrets(&change.config, &change.sensitive);
+        marks.extend(config::marks::echoes(&response.new_state, &secrets));
+        marks.sort();
+        marks.dedup();
+        inst.sensitive_attributes = marks;
         self.change_state(&change.addr, Some(key), move |state| {
             inst.deposed = state.get(&change.addr).map(|i| i.deposed.clone()).unwrap_or_default();
             state.set(inst);

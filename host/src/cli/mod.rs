@@ -72,7 +72,13 @@ enum Command {
         lock_timeout: Duration,
     },
     /// Check that the configuration is valid.
-    Validate(Common),
+    Validate {
+        #[command(flatten)]
+        common: Common,
+        /// Print the result as JSON, as `terraform validate -json` does.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rewrite configuration files in the canonical style.
     Fmt {
         /// A directory (default: the current one) or one file.
@@ -537,7 +543,7 @@ impl Command {
     fn variables_mut(&mut self) -> Option<&mut VarFlags> {
         match self {
             Command::Init { common, .. }
-            | Command::Validate(common)
+            | Command::Validate { common, .. }
             | Command::Plan { common, .. }
             | Command::Apply { common, .. }
             | Command::Destroy { common, .. }
@@ -643,12 +649,17 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             match e.downcast_ref::<Diagnostics>() {
-                Some(d) => eprintln!("{d}"),
-                None => eprintln!("Error: {e:#}"),
+                Some(d) => eprintln!("{}", render_all(d)),
+                None => eprintln!("Error: {}", crate::diag::source::scrub(&format!("{e:#}"))),
             }
             1
         }
     }
+}
+
+/// Diagnostics for people, each with its source line and a caret.
+fn render_all(diags: &Diagnostics) -> String {
+    diags.0.iter().map(crate::diag::source::render).collect::<Vec<_>>().join("\n\n")
 }
 
 /// Terraform's flags are single-dash (`-auto-approve`); accept them as
@@ -733,7 +744,7 @@ fn run(cli: Cli) -> Result<i32> {
             let backend = init::BackendFlags { migrate_state, reconfigure, lock_timeout };
             init::run(&common, upgrade, lockfile.as_deref(), &backend)
         }
-        Command::Validate(common) => validate::run(&common),
+        Command::Validate { common, json } => validate::run(&common, json),
         Command::Fmt { target, check, diff, recursive, list, write } => {
             fmt::run(target.as_deref(), &fmt::FmtFlags { check, diff, recursive, list, write })
         }

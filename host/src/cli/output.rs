@@ -81,7 +81,7 @@ impl EventSink for Human {
     }
 
     fn diagnostic(&self, d: &Diagnostic) {
-        eprintln!("{d}\n");
+        eprintln!("{}\n", crate::diag::source::render(d));
     }
 }
 
@@ -187,7 +187,7 @@ impl EventSink for Live {
     fn diagnostic(&self, d: &Diagnostic) {
         let mut state = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         state.clear();
-        eprintln!("{d}\n");
+        eprintln!("{}\n", crate::diag::source::render(d));
         state.print(&[]);
     }
 }

@@ -283,8 +283,9 @@ impl DiffContext<'_> {
         });
         let width = shown.iter().map(|n| quote_key(n).len()).max().unwrap_or(0);
         let mut out = String::new();
+        let is_map = matches!(before, Value::Map(_)) || matches!(after, Value::Map(_));
         for name in &shown {
-            let p = path.attr(name);
+            let p = if is_map { path.key(name) } else { path.attr(name) };
             out.push_str(&self.line(&quote_key(name), width, before.get_attr(name), after.get_attr(name), &p, indent));
         }
         let hidden = unchanged.iter().filter(|n| !before.get_attr(n).is_null()).count();
@@ -300,8 +301,8 @@ impl DiffContext<'_> {
         let pad = " ".repeat(indent);
         let name = format!("{name:width$}");
         let forces = if self.forcing.contains(path) { " # forces replacement" } else { "" };
-        let sensitive = self.block.is_sensitive(path) || self.marks.iter().any(|m| path.starts_with(m));
-        let show = |v: &Value| self.show(v, sensitive, indent);
+        let sensitive = self.is_sensitive(path);
+        let show = |v: &Value| self.show(v, path, indent);
         let c = self.colors;
         if before.is_null() {
             return format!("{pad}{} {name} = {}{forces}\n", c.green("+"), show(after));
@@ -317,13 +318,16 @@ impl DiffContext<'_> {
         format!("{pad}{} {name} = {} -> {}{forces}\n", c.yellow("~"), show(before), show(after))
     }
 
-    fn show(&self, v: &Value, sensitive: bool, indent: usize) -> String {
-        if sensitive && !v.is_null() && !v.is_unknown() {
-            return "(sensitive value)".to_string();
-        }
+    /// Whether the value at `path` is sensitive: by the schema or a mark.
+    fn is_sensitive(&self, path: &Path) -> bool {
+        self.block.is_sensitive(path) || self.marks.iter().any(|m| path.starts_with(m))
+    }
+
+    /// The value at `path`, its sensitive parts (or all of it) redacted.
+    fn show(&self, v: &Value, path: &Path, indent: usize) -> String {
         match v {
-            Value::String(s) if s.contains('\n') => heredoc(s, indent),
-            _ => v.to_hcl(),
+            Value::String(s) if s.contains('\n') && !self.is_sensitive(path) => heredoc(s, indent),
+            _ => v.to_hcl_redacted(&|p: &Path| self.is_sensitive(&path.join(p))),
         }
     }
 }
@@ -349,4 +353,10 @@ fn heredoc(s: &str, indent: usize) -> String {
 /// The value of an output or state attribute for display.
 pub fn show_value(v: &Value, sensitive: bool) -> String {
     if sensitive { "(sensitive value)".to_string() } else { v.to_hcl() }
+}
+
+/// The value at `path` of a stored object for display, every part that
+/// `sensitive` says is sensitive (by the schema or a mark) redacted.
+pub fn show_redacted(v: &Value, path: &Path, sensitive: &dyn Fn(&Path) -> bool) -> String {
+    v.to_hcl_redacted(&|p: &Path| sensitive(&path.join(p)))
 }

@@ -88,9 +88,10 @@ pub(super) fn render_instance(inst: &InstanceState, schema: Option<&Schema>) -> 
     if let Value::Object(attrs) = &value {
         for (k, v) in attrs.iter().filter(|(_, v)| !v.is_null()) {
             let path = value::Path::root().attr(k);
-            let marked = inst.sensitive_attributes.iter().any(|m| path.starts_with(m));
-            let sensitive = marked || block.is_some_and(|b| b.is_sensitive(&path));
-            out.push_str(&format!("    {k} = {}\n", render::show_value(v, sensitive)));
+            let sensitive = |p: &value::Path| {
+                inst.sensitive_attributes.iter().any(|m| p.starts_with(m)) || block.is_some_and(|b| b.is_sensitive(p))
+            };
+            out.push_str(&format!("    {k} = {}\n", render::show_redacted(v, &path, &sensitive)));
         }
     }
     out.push_str("}\n");

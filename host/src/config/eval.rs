@@ -40,6 +40,8 @@ pub struct EvalContext {
     /// Planning or applying: `timestamp()` and `uuid()` are known only when
     /// applying.
     pub phase: functions::Phase,
+    /// What is sensitive among the above ([`super::marks`] follows it).
+    pub sensitivity: super::marks::Sensitivity,
 }
 
 impl EvalContext {
@@ -298,6 +300,7 @@ impl<'a> Evaluator<'a> {
             "can" => return self.can(args, location),
             "templatefile" => return self.templatefile(args, location),
             "templatestring" => return self.templatestring(args, location),
+            "sensitive" | "nonsensitive" => return self.mark_call(name, args, location),
             _ => {}
         }
         let mut values = self.eval_all(args)?;
@@ -319,6 +322,19 @@ impl<'a> Evaluator<'a> {
             }
         }
         functions::call(name, values, &self.ctx.dir, self.ctx.phase).map_err(|d| vec![d.at(location)])
+    }
+
+    /// `sensitive(x)` and `nonsensitive(x)`: the value itself; what they
+    /// change is its marks, which [`super::marks`] follows.
+    fn mark_call(&mut self, name: &str, args: &[Expression], location: &Location) -> EvalResult {
+        match args {
+            [arg] => self.eval(arg),
+            _ => Err(vec![error_at(
+                "Invalid function call",
+                format!("Function \"{name}\" expects 1 argument, got {}.", args.len()),
+                location,
+            )]),
+        }
     }
 
     /// `templatefile(path, vars)`: the file (inside the configuration

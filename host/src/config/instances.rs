@@ -84,6 +84,13 @@ fn count_value(expr: &Expression, ctx: &EvalContext) -> Result<i64, Vec<Diagnost
 /// entries, or a set of strings (each string both key and value).
 fn for_each_entries(expr: &Expression, ctx: &EvalContext) -> Result<Vec<(String, Value)>, Vec<Diagnostic>> {
     let invalid = |detail: String| vec![error_at("Invalid for_each argument", detail, &expr.location)];
+    if super::marks::marks(expr, ctx).iter().any(crate::value::Path::is_root) {
+        return Err(invalid(
+            "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If \
+             used, the sensitive value could be exposed as a resource instance key."
+                .into(),
+        ));
+    }
     match eval(expr, ctx)? {
         Value::Map(entries) | Value::Object(entries) => Ok(entries.into_iter().collect()),
         Value::Set(elements) => elements

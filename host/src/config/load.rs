@@ -38,6 +38,7 @@ const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depend
 /// or every error found (each with `file:line`, the file relative to `dir`).
 pub fn load(dir: &Path) -> Result<Config, Vec<Diagnostic>> {
     let dir = dir.canonicalize().map_err(|e| unreadable_dir(dir, &e))?;
+    crate::diag::source::remember_dir(&dir);
     let mut config = load_module(&dir, Path::new(""), 0)?;
     module::gather_requirements(&mut config);
     // In the root module an aliased configuration must be declared; inside

@@ -24,7 +24,7 @@ pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Opti
     let body = match hcl_edit::parser::parse_body(file.text()) {
         Ok(body) => body,
         Err(e) => {
-            diags.push(syntax_error(file, &e));
+            diags.push(file_syntax_error(file, &e));
             return None;
         }
     };
@@ -55,8 +55,18 @@ pub fn parse_template(text: &str, name: &str) -> Result<Expression, Vec<Diagnost
     if converter.diags.is_empty() { Ok(expr) } else { Err(converter.diags) }
 }
 
-/// A parse error from `hcl-edit`, at its line, with the offending line and
-/// a caret under the column.
+/// A parse error in a configuration file, at its line and column: the
+/// file's line with a caret under the column is shown with it (see
+/// [`crate::diag::source`]), so the detail is the message alone.
+fn file_syntax_error(file: &SourceFile, error: &hcl_edit::parser::Error) -> Diagnostic {
+    let at = error.location();
+    let location = Location { line: at.line(), column: at.column(), ..file.location(0) };
+    error_at("Syntax error", error.message(), &location)
+}
+
+/// A parse error from `hcl-edit` in text that is not a configuration
+/// file (a `-var` value), at its line, with the offending line and a caret
+/// under the column in the detail.
 fn syntax_error(file: &SourceFile, error: &hcl_edit::parser::Error) -> Diagnostic {
     let at = error.location();
     let location = Location { line: at.line(), column: at.column(), ..file.location(0) };

@@ -82,6 +82,7 @@ impl Workspace {
         files.extend(module_files.iter().cloned());
         let (config, graph) = expand_config(config, &resolved.values)?;
         files.extend(resolved.files);
+        crate::diag::source::remember_secrets(config::marks::variable_secrets(&config, &resolved.values));
         Ok(Workspace {
             config: Arc::new(config),
             graph: Arc::new(graph),
@@ -102,6 +103,7 @@ impl Workspace {
         files.extend(module_files.iter().cloned());
         let (config, graph) = expand_config(config, &variables)?;
         files.extend(config::automatic_var_files(&config.dir));
+        crate::diag::source::remember_secrets(config::marks::variable_secrets(&config, &variables));
         Ok(Workspace {
             config: Arc::new(config),
             graph: Arc::new(graph),

@@ -11,6 +11,7 @@
 mod instance;
 mod moves;
 mod refresh_only;
+mod sensitivity;
 mod targets;
 mod triggers;
 mod values;
@@ -353,6 +354,8 @@ pub struct Planner {
 struct Walked {
     /// Values of the locals evaluated so far.
     locals: BTreeMap<String, Value>,
+    /// Which parts of the locals and instances so far are sensitive.
+    marks: sensitivity::Marks,
     /// Values of the resource instances planned so far.
     values: ResourceValues,
     /// Resources with a change other than a no-op: a data source that
@@ -533,7 +536,9 @@ impl Planner {
 
     /// The evaluation context with variables and nothing else yet.
     pub fn eval_context(&self) -> EvalContext {
-        EvalContext { variables: self.variables.clone(), ..EvalContext::new(&self.config.dir) }
+        let sensitivity =
+            config::Sensitivity { variables: sensitivity::sensitive_variables(&self.config), ..Default::default() };
+        EvalContext { variables: self.variables.clone(), sensitivity, ..EvalContext::new(&self.config.dir) }
     }
 
     /// Plans the deletion of everything in state that the configuration no
@@ -690,7 +695,8 @@ impl Planner {
 /// recorded), lifecycle and schema version, with no configuration.
 fn stored_change(inst: &InstanceState, action: Action, prior: Value, planned: Value) -> ResourceChange {
     ResourceChange {
-        sensitive: Vec::new(),
+        // The object shown is the stored one: its recorded marks hide it.
+        sensitive: inst.sensitive_attributes.clone(),
         addr: inst.addr.clone(),
         provider: inst.provider.clone(),
         action,
@@ -749,9 +755,12 @@ impl Walk {
     fn context_of(&self, node: &Node) -> (EvalContext, Vec<ResourceAddr>) {
         let dependencies = self.planner.graph.resource_dependencies(node);
         let mut walked = self.walked();
+        let sensitivity =
+            walked.marks.sensitivity(&self.planner.config, &dependencies, |a| walked.values.expansion(a).cloned());
         let ctx = EvalContext {
             locals: walked.locals.clone(),
             resources: walked.values.snapshot_of(&dependencies),
+            sensitivity,
             ..self.planner.eval_context()
         };
         (ctx, dependencies)
@@ -761,7 +770,13 @@ impl Walk {
         let (ctx, _) = self.context_of(node);
         match self.planner.config.locals[name].value(&ctx) {
             Ok(v) => {
-                self.walked().locals.insert(name.to_string(), v);
+                let marks = config::marks(&self.planner.config.locals[name].expr, &ctx);
+                let mut walked = self.walked();
+                walked.locals.insert(name.to_string(), v);
+                // Only the marked ones: every node's context copies them.
+                if !marks.is_empty() {
+                    walked.marks.locals.insert(name.to_string(), marks);
+                }
             }
             Err(d) => errors.extend(d),
         }
@@ -770,6 +785,9 @@ impl Walk {
     fn plan_output(&self, name: &str, node: &Node, part: &mut Plan, errors: &mut Vec<Diagnostic>) {
         let output = &self.planner.config.outputs[name];
         let (ctx, _) = self.context_of(node);
+        if let Err(d) = sensitivity::check_output(output, &ctx) {
+            return errors.push(d);
+        }
         match config::eval(&output.expr, &ctx) {
             Ok(value) => {
                 let prior = self.planner.state.outputs.get(name).and_then(|o| o.decode());
@@ -844,6 +862,7 @@ impl Walk {
         let instances = instances.filter(|a| targets.includes_instance(a)).map(|addr| {
             let inst_ctx = EvalContext {
                 resources: ctx.resources.clone(),
+                sensitivity: sensitivity::of_instance(&ctx, resource, addr.key.as_ref()),
                 ..values::instance_context(&ctx, &keys, addr.key.as_ref())
             };
             let dependencies = &dependencies;
@@ -874,7 +893,13 @@ impl Walk {
                 } else {
                     planner.plan_managed(&inst_ctx, &mut own).await
                 };
-                (addr, result, own)
+                let marks = result.as_ref().map_or_else(
+                    |_| Vec::new(),
+                    |value| {
+                        sensitivity::mark_instance(&mut own.changes, &addr, resource, &schema.block, &inst_ctx, value)
+                    },
+                );
+                (addr, result.map(|value| (value, marks)), own)
             }
         });
         // The instances share their node's task: their provider calls wait
@@ -888,7 +913,10 @@ impl Walk {
                 }
                 part.absorb(own);
                 match result {
-                    Ok(value) => walked.values.set(&addr, value),
+                    Ok((value, marks)) => {
+                        walked.values.set(&addr, value);
+                        walked.marks.instances.insert(addr, marks);
+                    }
                     Err(d) => errors.extend(d),
                 }
             }

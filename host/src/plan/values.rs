@@ -93,6 +93,11 @@ impl ResourceValues {
         self.built.remove(addr);
     }
 
+    /// How a resource expands, once declared.
+    pub fn expansion(&self, addr: &ResourceAddr) -> Option<&Expansion> {
+        self.expansions.get(addr)
+    }
+
     /// Records an instance's value.
     pub fn set(&mut self, addr: &InstanceAddr, value: Value) {
         self.instances.insert(addr.clone(), value);

@@ -244,12 +244,36 @@ impl Value {
     /// The value as it would be written in HCL, for plan output and messages.
     pub fn to_hcl(&self) -> String {
         let mut out = String::new();
-        write_hcl(self, &mut out);
+        write_hcl(self, &mut out, None);
+        out
+    }
+
+    /// [`Value::to_hcl`] with every part at a path `hidden` says is
+    /// sensitive written as `(sensitive value)` (null and unknown parts
+    /// stay as they are: they give nothing away).
+    pub fn to_hcl_redacted(&self, hidden: &dyn Fn(&Path) -> bool) -> String {
+        let mut out = String::new();
+        write_hcl(self, &mut out, Some((&Path::root(), hidden)));
         out
     }
 }
 
-fn write_hcl(v: &Value, out: &mut String) {
+/// Where a part being written is and what is hidden, when redacting.
+type Redaction<'a> = Option<(&'a Path, &'a dyn Fn(&Path) -> bool)>;
+
+fn write_hcl(v: &Value, out: &mut String, redact: Redaction<'_>) {
+    if let Some((path, hidden)) = redact
+        && !v.is_null()
+        && !v.is_unknown()
+        && hidden(path)
+    {
+        out.push_str("(sensitive value)");
+        return;
+    }
+    let inner = |step: PathStep, v: &Value, out: &mut String| match redact {
+        Some((path, hidden)) => write_hcl(v, out, Some((&path.push(step), hidden))),
+        None => write_hcl(v, out, None),
+    };
     match v {
         Value::Null => out.push_str("null"),
         Value::Unknown(_) => out.push_str("(known after apply)"),
@@ -262,7 +286,7 @@ fn write_hcl(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_hcl(e, out);
+                inner(PathStep::Index(i as u64), e, out);
             }
             out.push(']');
         }
@@ -272,7 +296,9 @@ fn write_hcl(v: &Value, out: &mut String) {
                 out.push_str(if i > 0 { ", " } else { " " });
                 out.push_str(&quote_key(k));
                 out.push_str(" = ");
-                write_hcl(e, out);
+                let step =
+                    if matches!(v, Value::Map(_)) { PathStep::Key(k.clone()) } else { PathStep::Attr(k.clone()) };
+                inner(step, e, out);
             }
             out.push_str(if m.is_empty() { "}" } else { " }" });
         }
@@ -349,5 +375,20 @@ mod tests {
             ("my key", Value::Bool(true)),
         ]);
         assert_eq!(v.to_hcl(), r#"{ a = [1, "x\"y"], "my key" = true }"#);
+    }
+
+    #[test]
+    fn redacts_the_hidden_parts() {
+        let v = Value::object([
+            ("tags", Value::Map([("k".to_string(), Value::string("s3cret")), ("o".to_string(), Value::int(1))].into())),
+            ("list", Value::List(vec![Value::Null, Value::string("s3cret")])),
+        ]);
+        let hidden =
+            |p: &Path| p.starts_with(&Path::root().attr("tags").key("k")) || p.starts_with(&Path::root().attr("list"));
+        assert_eq!(
+            v.to_hcl_redacted(&hidden),
+            r#"{ list = (sensitive value), tags = { k = (sensitive value), o = 1 } }"#
+        );
+        assert_eq!(Value::Null.to_hcl_redacted(&|_| true), "null");
     }
 }

@@ -54,6 +54,13 @@ impl Path {
         Path(steps)
     }
 
+    /// This path followed by all the steps of `rest`.
+    pub fn join(&self, rest: &Path) -> Path {
+        let mut steps = self.0.clone();
+        steps.extend(rest.0.iter().cloned());
+        Path(steps)
+    }
+
     /// The steps, root first.
     pub fn steps(&self) -> &[PathStep] {
         &self.0

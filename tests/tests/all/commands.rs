@@ -240,16 +240,16 @@ fn validate_finds_what_plan_would_refuse() {
     );
     let run = w.cairn(&["validate"]).failure();
     assert!(
-        run.stderr.contains("main.tf:1: local_file.a: Exactly one of `content` and `content_base64` must be set"),
+        run.stderr.contains("main.tf:1:1: local_file.a: Exactly one of `content` and `content_base64` must be set"),
         "{}",
         run.all()
     );
     // An unknown function in a local or an output, whose values are not known yet.
     w.write("main.tf", "locals {\n  x = uper(\"a\")\n}\noutput \"o\" {\n  value = lowr(\"b\")\n}\n");
     let run = w.cairn(&["validate"]).failure();
-    assert!(run.stderr.contains("main.tf:2: Call to unknown function"), "{}", run.all());
+    assert!(run.stderr.contains("main.tf:2:7: Call to unknown function"), "{}", run.all());
     assert!(run.stderr.contains("Did you mean \"upper\"?"), "{}", run.all());
-    assert!(run.stderr.contains("main.tf:5: Call to unknown function"), "{}", run.all());
+    assert!(run.stderr.contains("main.tf:5:11: Call to unknown function"), "{}", run.all());
     assert!(!run.stdout.contains("Success"), "{}", run.all());
     assert!(w.state().is_none(), "validate writes no state");
 }

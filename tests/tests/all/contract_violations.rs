@@ -101,11 +101,11 @@ fn error_count(run: &Run) -> usize {
 }
 
 /// Checks that `run` printed exactly one error, `Error: main.tf:<line of
-/// the broken block>: <message>`, followed by the provider-bug sentence.
+/// the broken block>:1: <message>`, whose detail is the provider-bug
+/// sentence.
 fn assert_refused(run: &Run, main_tf: &str, broken_type: &str, message: &str) {
     let line = line_of(main_tf, &format!("resource \"{broken_type}\" \"x\""));
-    let expected = format!("Error: main.tf:{line}: {message}\n  {PROVIDER_BUG}");
-    assert!(run.stderr.contains(&expected), "expected\n{expected}\nin:\n{}", run.all());
+    assert_error_line(run, &format!("Error: main.tf:{line}:1: {message}"), message, PROVIDER_BUG);
     assert_eq!(error_count(run), 1, "only the broken resource fails:\n{}", run.all());
 }
 
@@ -224,7 +224,14 @@ fn planned_nonce(run: &Run) -> String {
 fn assert_error_line(run: &Run, start: &str, end: &str, bug: &str) {
     let found = run.stderr.lines().position(|l| l.starts_with(start) && l.ends_with(end));
     let Some(at) = found else { panic!("expected a line\n{start}…{end}\nin:\n{}", run.all()) };
-    let next = run.stderr.lines().nth(at + 1).unwrap_or_default();
+    // The first line of the detail, after the source line and its caret.
+    let is_source = |l: &str| {
+        let l = l.trim_start();
+        l.is_empty()
+            || l.starts_with('|')
+            || l.split_once(" |").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+    };
+    let next = run.stderr.lines().skip(at + 1).find(|l| !is_source(l)).unwrap_or_default();
     assert_eq!(next, format!("  {bug}"), "{}", run.all());
 }
 
@@ -233,14 +240,15 @@ fn assert_error_line(run: &Run, start: &str, end: &str, bug: &str) {
 fn assert_refused_at_apply(run: &Run, main_tf: &str, broken_type: &str, start: &str, end: &str) {
     let start = if start.contains("NONCE") { start.replace("NONCE", &planned_nonce(run)) } else { start.to_string() };
     let line = line_of(main_tf, &format!("resource \"{broken_type}\" \"x\""));
-    assert_error_line(run, &format!("Error: main.tf:{line}: {start}"), end, bug_sentence(broken_type));
+    assert_error_line(run, &format!("Error: main.tf:{line}:1: {start}"), end, bug_sentence(broken_type));
     assert_eq!(error_count(run), 1, "only the broken resource fails:\n{}", run.all());
 }
 
 /// The error the SDK adds when its provider leaves an unknown in a new state.
-const SDK_UNKNOWN_ERROR: &str = "violations_unknown_after_apply.x: Provider bug: the new state has an unknown value\n  \
-     at attribute .id\n  \
-     Apply must set every attribute to a known value.";
+const SDK_UNKNOWN_ERROR: &str = "violations_unknown_after_apply.x: Provider bug: the new state has an unknown value";
+
+/// Its attribute and detail, after the source line.
+const SDK_UNKNOWN_DETAIL: &str = "\n  at attribute .id\n  Apply must set every attribute to a known value.";
 
 #[test]
 fn a_violation_at_apply_fails_that_resource_and_its_dependents_only() {
@@ -304,10 +312,11 @@ fn an_unknown_left_after_apply_fails_that_resource_and_its_dependents_only() {
 
     let run = w.cairn(&["apply", "-auto-approve"]).failure();
     let line = line_of(&main_tf, &format!("resource \"{broken_type}\" \"x\""));
-    let expected = format!("Error: main.tf:{line}: {SDK_UNKNOWN_ERROR}");
+    let expected = format!("Error: main.tf:{line}:1: {SDK_UNKNOWN_ERROR}\n");
     assert!(run.stderr.contains(&expected), "expected\n{expected}\nin:\n{}", run.all());
+    assert!(run.stderr.contains(SDK_UNKNOWN_DETAIL), "{}", run.all());
     let host = format!(
-        "Error: main.tf:{line}: provider \"violations\" produced an inconsistent result after apply for \
+        "Error: main.tf:{line}:1: provider \"violations\" produced an inconsistent result after apply for \
          {broken_type}.x: .id: the new state leaves this value unknown (rule: a new state must not contain unknown values)"
     );
     assert!(run.stderr.contains(&host), "expected\n{host}\nin:\n{}", run.all());
@@ -358,7 +367,8 @@ fn an_update_refused_at_apply_keeps_the_old_attributes() {
         assert!(run.stdout.contains(&format!("# {addr} will be updated in-place")), "{}", run.all());
         if broken_type == unknown.0 {
             let line = line_of(&main_tf, &format!("resource \"{broken_type}\" \"x\""));
-            assert!(run.stderr.contains(&format!("Error: main.tf:{line}: {SDK_UNKNOWN_ERROR}")), "{}", run.all());
+            assert!(run.stderr.contains(&format!("Error: main.tf:{line}:1: {SDK_UNKNOWN_ERROR}\n")), "{}", run.all());
+            assert!(run.stderr.contains(SDK_UNKNOWN_DETAIL), "{}", run.all());
             assert!(run.stderr.contains(".id: the new state leaves this value unknown"), "{}", run.all());
             assert_eq!(error_count(&run), 2, "the SDK's error and the host's: {}", run.all());
         } else {

@@ -285,7 +285,7 @@ fn terraform_registry_addresses_of_bundled_providers_run_on_them() {
     );
     let run = w.cairn(&["plan"]).failure();
     assert!(
-        run.stderr.contains("main.tf:3: Provider \"aws\": \"hashicorp/aws\" is a Terraform registry address"),
+        run.stderr.contains("main.tf:3:5: Provider \"aws\": \"hashicorp/aws\" is a Terraform registry address"),
         "{}",
         run.all()
     );

@@ -107,7 +107,7 @@ fn an_invalid_replace_triggered_by_is_an_error_with_its_place() {
          replace_triggered_by = [upper(null_data.a.id)]\n  }\n}\n",
     );
     let run = w.cairn(&["plan"]).failure();
-    assert!(run.stderr.contains("main.tf:4: Invalid replace_triggered_by expression"), "{}", run.all());
+    assert!(run.stderr.contains("main.tf:4:29: Invalid replace_triggered_by expression"), "{}", run.all());
 }
 
 const TWO_FILES: &str = r#"

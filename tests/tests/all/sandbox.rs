@@ -102,7 +102,7 @@ fn a_hostile_provider_call_fails_that_resource_with_a_clear_diagnostic() {
         for command in [&["plan"][..], &["apply", "-auto-approve"]] {
             let run = assert_clean_failure(w.cairn(command));
             let line = line_of(&main_tf, &format!("resource \"{hostile}\" \"x\""));
-            let expected = format!("Error: main.tf:{line}: provider \"misbehave\" {what} while planning {hostile}.x");
+            let expected = format!("Error: main.tf:{line}:1: provider \"misbehave\" {what} while planning {hostile}.x");
             // Only the hostile resource fails: the others (`misbehave_ok.after`
             // among them, which errs when planned by an instance that was
             // never configured) were planned; its dependent was skipped.
@@ -139,7 +139,7 @@ fn every_hostile_resource_in_one_run_gets_its_own_diagnostic() {
     assert_eq!(errors.len(), HOSTILE.len(), "{}", run.all());
     for (hostile, _, what) in HOSTILE {
         let line = line_of(&main_tf, &format!("resource \"{hostile}\" \"x\""));
-        let expected = format!("Error: main.tf:{line}: provider \"misbehave\" {what} while planning {hostile}.x");
+        let expected = format!("Error: main.tf:{line}:1: provider \"misbehave\" {what} while planning {hostile}.x");
         assert!(errors.iter().any(|e| e.starts_with(&expected)), "expected\n{expected}\nin:\n{}", run.all());
     }
     assert!(w.state().is_none(), "nothing was applied, so there is no state:\n{}", w.state_text());
@@ -254,8 +254,8 @@ fn a_provider_sees_only_the_granted_environment_variables() {
     w.write("main.tf", &main_tf);
     let run = w.cairn_env(&["plan"], &env).success();
     let line = line_of(&main_tf, "resource \"misbehave_env\"");
-    assert!(run.stderr.contains(&format!("Warning: main.tf:{line}: misbehave_env.e: env: 0\n")), "{}", run.all());
-    assert!(run.stderr.contains(&format!("Warning: main.tf:{line}: misbehave_env.e: args: 0\n")), "{}", run.all());
+    assert!(run.stderr.contains(&format!("Warning: main.tf:{line}:1: misbehave_env.e: env: 0\n")), "{}", run.all());
+    assert!(run.stderr.contains(&format!("Warning: main.tf:{line}:1: misbehave_env.e: args: 0\n")), "{}", run.all());
     assert!(!run.stderr.contains("hunter2") && !run.stderr.contains("visible"), "{}", run.all());
 
     // One granted by name: that one, with its value, and nothing else. A
@@ -264,8 +264,10 @@ fn a_provider_sees_only_the_granted_environment_variables() {
     w.write("main.tf", &main_tf);
     let run = w.cairn_env(&["plan"], &env).success();
     let line = line_of(&main_tf, "resource \"misbehave_env\"");
-    let expected = format!("Warning: main.tf:{line}: misbehave_env.e: env: 1\n  CAIRN_E2E_GRANTED=visible\n");
+    let expected = format!("Warning: main.tf:{line}:1: misbehave_env.e: env: 1\n");
     assert!(run.stderr.contains(&expected), "expected\n{expected}\nin:\n{}", run.all());
+    // The detail, after the source line.
+    assert!(run.stderr.contains("\n  CAIRN_E2E_GRANTED=visible\n"), "{}", run.all());
     assert!(!run.stderr.contains("hunter2") && !run.stderr.contains("CAIRN_E2E_UNSET"), "{}", run.all());
 }
 

@@ -1,0 +1,5 @@
+resource "null_data" "a" {}
+
+resource "null_data" "a" {
+  input = 1
+}

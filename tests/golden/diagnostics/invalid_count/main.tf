@@ -1,0 +1,3 @@
+resource "null_data" "a" {
+  count = -1
+}

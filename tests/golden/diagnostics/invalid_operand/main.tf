@@ -1,0 +1,3 @@
+locals {
+  total = "ten" + 1
+}

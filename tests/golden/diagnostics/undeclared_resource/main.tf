@@ -1,0 +1,3 @@
+resource "null_data" "a" {
+  input = random_id.nope.hex
+}

@@ -1,0 +1,7 @@
+output "o" {
+  value = var.regoin
+}
+
+variable "region" {
+  default = "eu"
+}

@@ -1,0 +1,4 @@
+resource "random_id" "x" {
+  byte_length = 4
+  keeperz     = {}
+}

@@ -1,0 +1,5 @@
+resource "null_data" "a" {
+  settings {
+    x = 1
+  }
+}
