@@ -87,7 +87,14 @@ fn length_of_refined(r: &crate::value::Refinements) -> Value {
 
 /// The names of every function, including those the evaluator handles.
 fn all_names() -> impl Iterator<Item = &'static str> {
-    FUNCTIONS.iter().map(|f| f.name).chain(["try", "can", "templatefile", "templatestring", "sensitive", "nonsensitive"])
+    FUNCTIONS.iter().map(|f| f.name).chain([
+        "try",
+        "can",
+        "templatefile",
+        "templatestring",
+        "sensitive",
+        "nonsensitive",
+    ])
 }
 
 fn unknown_function(name: &str) -> Diagnostic {
