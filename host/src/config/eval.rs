@@ -709,6 +709,8 @@ mod tests {
             ])
         );
         assert_eq!(ok("{(var.unknown) = 1}"), Value::unknown());
+        // Bare `null` and `true` are names there, as `terraform console` shows.
+        assert_eq!(ok("{null = 1, true = 2}"), Value::object([("null", Value::int(1)), ("true", Value::int(2))]));
         assert!(err("{(var.nothing) = 1}").contains("An object key must not be null"));
     }
 

@@ -175,6 +175,10 @@ impl Converter<'_> {
             ObjectKey::Ident(name) => {
                 Expression { kind: ExprKind::Literal(Value::string(name.as_str())), location: value_location.clone() }
             }
+            // A bare `null` is a name there, as in Terraform: the key "null".
+            ObjectKey::Expression(HclExpr::Null(_)) => {
+                Expression { kind: ExprKind::Literal(Value::string("null")), location: value_location.clone() }
+            }
             ObjectKey::Expression(e) => self.expr(e),
         }
     }

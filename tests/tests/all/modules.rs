@@ -145,7 +145,7 @@ fn remote_module_sources_are_an_error() {
         let w = Workdir::new();
         w.write("main.tf", &format!("module \"m\" {{\n  source = \"{source}\"\n}}\n"));
         let run = w.cairn(&["plan"]).failure();
-        assert!(run.stderr.contains("main.tf:2: Unsupported module source"), "{}", run.all());
+        assert!(run.stderr.contains("main.tf:2:3: Unsupported module source"), "{}", run.all());
         assert!(run.stderr.contains("only from local paths (./ or ../)"), "{}", run.all());
     }
 }
@@ -159,7 +159,7 @@ fn module_count_that_depends_on_a_resource_is_an_error() {
         "resource \"random_id\" \"r\" {\n  byte_length = 2\n}\nmodule \"m\" {\n  source = \"./modules/m\"\n  count  = length(random_id.r.hex)\n  x      = 1\n}\n",
     );
     let run = w.cairn(&["plan"]).failure();
-    assert!(run.stderr.contains("main.tf:6: Invalid count argument"), "{}", run.all());
+    assert!(run.stderr.contains("main.tf:6:12: Invalid count argument"), "{}", run.all());
     assert!(run.stderr.contains("module instances are decided before anything is planned"), "{}", run.all());
 }
 
@@ -227,7 +227,7 @@ fn a_provider_block_inside_a_module_is_an_error() {
     w.write("modules/m/main.tf", "provider \"local\" {}\n");
     w.write("main.tf", "module \"m\" {\n  source = \"./modules/m\"\n}\n");
     let run = w.cairn(&["plan"]).failure();
-    assert!(run.stderr.contains("modules/m/main.tf:1: provider block not allowed in a module"), "{}", run.all());
+    assert!(run.stderr.contains("modules/m/main.tf:1:1: provider block not allowed in a module"), "{}", run.all());
     assert!(run.stderr.contains("pass it with providers = { … }"), "{}", run.all());
 }
 

@@ -182,3 +182,33 @@ fn errors_about_a_sensitive_value_do_not_show_it() {
     assert_hidden("each.value", &run);
     assert!(run.stdout.contains("+ input  = (sensitive value)"), "{}", run.all());
 }
+
+/// A module's variable or output declared `sensitive = true` marks its
+/// value, as Terraform's does: what the root makes of it is redacted, and
+/// a root output that exposes it must say `sensitive = true` too.
+#[test]
+fn a_module_output_declared_sensitive_is_marked() {
+    let w = Workdir::new();
+    w.write(
+        "modules/creds/main.tf",
+        &format!(
+            "variable \"user\" {{\n  type = string\n}}\n\noutput \"password\" {{\n  value     = \"{SECRET}\"\n  sensitive = true\n}}\n\noutput \"user\" {{\n  value = var.user\n}}\n"
+        ),
+    );
+    let root = |outputs: &str| {
+        format!(
+            "module \"creds\" {{\n  source = \"./modules/creds\"\n  user   = \"admin\"\n}}\n\nresource \"null_data\" \"login\" {{\n  input = \"${{module.creds.user}}:${{module.creds.password}}\"\n}}\n\n{outputs}"
+        )
+    };
+    w.write("main.tf", &root("output \"user\" {\n  value = module.creds.user\n}\n"));
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert_hidden("apply", &apply);
+    assert!(apply.stdout.contains("input  = (sensitive value)"), "{}", apply.all());
+    assert!(apply.stdout.contains("user = \"admin\""), "an output not declared sensitive is shown: {}", apply.all());
+    assert_hidden("show", &w.cairn(&["show"]).success());
+
+    w.write("main.tf", &root("output \"password\" {\n  value = module.creds.password\n}\n"));
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("Output refers to sensitive values"), "{}", plan.all());
+    assert_hidden("the refused plan", &plan);
+}

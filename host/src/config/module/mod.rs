@@ -518,7 +518,7 @@ impl Expander<'_> {
             let local_name = scope.name("var", name);
             let local = Local {
                 name: local_name.clone(),
-                expr,
+                expr: marked_if(variable.sensitive, expr),
                 location: variable.location.clone(),
                 input: Some(Box::new(variable.clone())),
                 depends_on: Vec::new(),
@@ -536,7 +536,7 @@ impl Expander<'_> {
             let depends_on = output.depends_on.iter().map(|(d, l)| (inside.reference(d), l.clone())).collect();
             let local = Local {
                 name: local_name.clone(),
-                expr: inside.expr(&output.expr),
+                expr: marked_if(output.sensitive, inside.expr(&output.expr)),
                 location: output.location.clone(),
                 input: None,
                 depends_on,
@@ -560,6 +560,17 @@ impl Expander<'_> {
         }
         Expression { kind: ExprKind::Object(outputs), location: call.location.clone() }
     }
+}
+
+/// `sensitive(expr)` when `sensitive` (a module's variable or output
+/// declared `sensitive = true`), so that the value is marked wherever it
+/// goes, as Terraform marks it; else `expr`.
+fn marked_if(sensitive: bool, expr: Expression) -> Expression {
+    if !sensitive {
+        return expr;
+    }
+    let location = expr.location.clone();
+    Expression { kind: ExprKind::Call { name: "sensitive".into(), args: vec![expr], expand_final: false }, location }
 }
 
 /// Replaces each module call in a `depends_on` (the local of its outputs,
