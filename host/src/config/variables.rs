@@ -567,7 +567,10 @@ fn validate(variable: &Variable, value: &Value, dir: &Path, diags: &mut Vec<Diag
 }
 
 fn validation_failure(variable: &Variable, rule: &Validation, ctx: &EvalContext) -> Diagnostic {
+    let reads_secret = variable.sensitive && !rule.error_message.references().is_empty();
     let message = match eval(&rule.error_message, ctx) {
+        // Terraform's words: the message would show the value.
+        _ if reads_secret => "The error message included a sensitive value, so it will not be displayed.".to_string(),
         Ok(Value::String(s)) => s,
         Ok(other) => other.to_hcl(),
         Err(errors) => errors.iter().map(|d| d.detail.clone()).collect::<Vec<_>>().join(" "),
@@ -756,6 +759,14 @@ variable "required" {
         assert_eq!(
             errors,
             "Error: main.tf:3: Invalid value for variable\n  The port must be above 1024, got 80.\n  \n  This was checked by the validation rule of variable \"port\" declared at main.tf:1."
+        );
+        // A sensitive variable's message that reads it is not shown.
+        let (_dir, config) = load_main(&text.replace("type = number", "type      = number\n  sensitive = true"));
+        let errors = shown(&resolve_variables(&config, &["port=80".into()], &[]).unwrap_err());
+        assert!(!errors.contains("got 80"), "{errors}");
+        assert!(
+            errors.contains("The error message included a sensitive value, so it will not be displayed."),
+            "{errors}"
         );
         let errors =
             load_errors("variable \"a\" {\n  validation {\n    condition = var.b != \"\"\n  }\n}\nvariable \"b\" {}\n");
