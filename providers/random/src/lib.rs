@@ -421,11 +421,8 @@ fn shuffle(state: &Value) -> Result<Vec<Value>, Diagnostic> {
 
 /// A random (version 4) UUID, lowercase and hyphenated.
 fn uuid_v4() -> Result<String, Diagnostic> {
-    let mut b = random_bytes(16)?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h = hex::encode(&b);
-    Ok(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
+    let bytes: [u8; 16] = random_bytes(16)?.try_into().expect("16 bytes were asked for");
+    Ok(uuid::Builder::from_random_bytes(bytes).into_uuid().to_string())
 }
 
 /// A ceiling on a `random_pet`'s words.

@@ -71,11 +71,8 @@ fn random_bytes() -> [u8; 16] {
 }
 
 /// Format 16 random bytes as a version-4 UUID (`xxxxxxxx-xxxx-4xxx-yxxx-…`).
-fn uuid(mut b: [u8; 16]) -> String {
-    b[6] = (b[6] & 0x0f) | 0x40; // version 4: random
-    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+fn uuid(bytes: [u8; 16]) -> String {
+    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
 }
 
 cairn_sdk::export_provider!(Terraform, name = "terraform");
