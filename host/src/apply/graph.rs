@@ -224,10 +224,8 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     for ((block, dep), dependents) in &dependents_destroyed {
         // An object's own block: each destroy waits for the others only.
         if block == dep {
-            for (d, dep_destroy) in dependents.iter().flat_map(|d| destroyers_of(dep).map(move |x| (*d, x))) {
-                if dep_destroy != d {
-                    edges.insert((dep_destroy, d));
-                }
+            for d in dependents {
+                edges.extend(destroyers_of(dep).filter(|x| x != d).map(|x| (x, *d)));
             }
             continue;
         }

@@ -10,16 +10,19 @@ use crate::value::{Path, Value};
 
 use super::blocks::{literal_bool, take_attribute, take_blocks, unsupported_argument, unsupported_block};
 use super::expr::{ExprKind, Expression, Reference, Step};
-use super::{Attribute, Block, Lifecycle, ReplaceTrigger, Resource, error_at};
+use super::{Attribute, Block, Body, Lifecycle, ReplaceTrigger, Resource, error_at};
 
 const LIFECYCLE_ARGUMENTS: &[&str] =
     &["create_before_destroy", "prevent_destroy", "ignore_changes", "replace_triggered_by"];
 
-/// A resource from its block; `addr` comes from the already checked labels.
-pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Resource {
-    let Block { mut body, location, .. } = block;
-    let count = take_attribute(&mut body, "count").map(|a| a.expr);
-    let for_each = take_attribute(&mut body, "for_each").map(|a| a.expr);
+/// Takes `count` and `for_each` out of a resource or module block's body;
+/// both at once is an error.
+pub(super) fn take_count_and_for_each(
+    body: &mut Body,
+    diags: &mut Vec<Diagnostic>,
+) -> (Option<Expression>, Option<Expression>) {
+    let count = take_attribute(body, "count").map(|a| a.expr);
+    let for_each = take_attribute(body, "for_each").map(|a| a.expr);
     if let (Some(_), Some(for_each)) = (&count, &for_each) {
         diags.push(error_at(
             "Invalid combination of \"count\" and \"for_each\"",
@@ -27,6 +30,13 @@ pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &m
             &for_each.location,
         ));
     }
+    (count, for_each)
+}
+
+/// A resource from its block; `addr` comes from the already checked labels.
+pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Resource {
+    let Block { mut body, location, .. } = block;
+    let (count, for_each) = take_count_and_for_each(&mut body, diags);
     let provider = take_attribute(&mut body, "provider")
         .and_then(|a| provider_name(&a, diags))
         .unwrap_or_else(|| addr.implied_provider().to_string());

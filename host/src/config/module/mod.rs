@@ -155,15 +155,7 @@ pub(super) fn call(
         ));
         return None;
     }
-    let count = take_attribute(&mut body, "count").map(|a| a.expr);
-    let for_each = take_attribute(&mut body, "for_each").map(|a| a.expr);
-    if let (Some(_), Some(for_each)) = (&count, &for_each) {
-        diags.push(error_at(
-            "Invalid combination of \"count\" and \"for_each\"",
-            "The \"count\" and \"for_each\" meta-arguments are mutually exclusive; only one may be used.",
-            &for_each.location,
-        ));
-    }
+    let (count, for_each) = super::resource::take_count_and_for_each(&mut body, diags);
     let providers = take_attribute(&mut body, "providers").map(|a| provider_passes(&a, diags)).unwrap_or_default();
     let depends_on =
         take_attribute(&mut body, "depends_on").map(|a| super::resource::depends_on(&a, diags)).unwrap_or_default();
