@@ -1,8 +1,10 @@
 //! Applying a plan: the executor walks the apply graph and, for each step,
 //! re-plans with the values now known, records its intent in the state's
 //! journal, calls the provider, checks the new state against the plan and
-//! journals the change before anything after it starts. The whole state is
-//! written once, at the end.
+//! journals the change before anything after it starts. A step waits for
+//! the disk once, for its intent before its provider call; that flush also
+//! carries every change journaled before it. The whole state is written
+//! once, at the end.
 //!
 //! An [`Interrupt`] stops the walk: on the first request no step starts
 //! another provider call, the calls under way finish and are recorded, and
@@ -150,8 +152,8 @@ struct Shared {
 
 /// How many steps may be under way for each provider operation allowed to
 /// run (`-parallelism`). A step spends most of its time waiting for the
-/// journal to reach the disk (its intent before the provider call, its
-/// result after), not in the provider; steps waiting hold neither a thread
+/// journal to reach the disk (its intent, before the provider call), not
+/// in the provider; steps waiting hold neither a thread
 /// nor an operation permit, so that while some wait, others call their
 /// provider, and one flush of the journal serves many steps. A flush (an
 /// `fdatasync`, or a round trip and a commit) takes milliseconds, so with
@@ -282,7 +284,7 @@ impl Applier {
                 }
             }
         }
-        shared.finish_outputs().await;
+        shared.finish_outputs();
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
         let Ledger { mut state, journal } = shared.ledger.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut report = shared.report.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -310,8 +312,8 @@ impl Applier {
 
 impl Shared {
     /// Runs one step; reports it and records errors in the report.
-    /// Returns success. Provider calls are awaited; journal writes wait in
-    /// place.
+    /// Returns success. Provider calls and intents reaching the disk are
+    /// awaited.
     async fn run(&self, step: Step) -> bool {
         let step = &step;
         let node = self.node_event(step);
@@ -334,11 +336,9 @@ impl Shared {
             Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
-                    Action::NoOp if change.importing.is_some() => {
-                        self.adopt(change).await.map(|()| None).map_err(Halt::from)
-                    }
+                    Action::NoOp if change.importing.is_some() => self.adopt(change).map(|()| None).map_err(Halt::from),
                     Action::NoOp => Ok(None),
-                    Action::Forget => self.forget(change).await.map(|()| None).map_err(Halt::from),
+                    Action::Forget => self.forget(change).map(|()| None).map_err(Halt::from),
                     Action::Read => self.read_data(change, urgency).await.map(|()| None),
                     _ => self.create_or_update(change, depose.as_deref(), urgency).await,
                 }
@@ -567,7 +567,7 @@ impl Shared {
         urgency: usize,
     ) -> Result<Option<String>, Halt> {
         if let Some(key) = depose {
-            self.depose(&change.addr, key).await?;
+            self.depose(&change.addr, key)?;
         }
         let key = self.idempotency_key(change);
         let result = self.create_or_update_object(change, &key, urgency).await;
@@ -577,11 +577,11 @@ impl Shared {
             return result;
         }
         if let (Some(deposed), Err(_)) = (depose, &result) {
-            self.restore_deposed(&change.addr, deposed).await;
+            self.restore_deposed(&change.addr, deposed);
         }
         // Only now, with the state as the failure left it, is the operation
         // over (a success ended it when it recorded the new object).
-        let ended = self.end_operation(&key).await;
+        let ended = self.end_operation(&key);
         let id = result?;
         ended?;
         Ok(id)
@@ -629,7 +629,7 @@ impl Shared {
         match answer {
             Ok(response) => {
                 self.warn(change, response.diagnostics.clone());
-                self.record(change, schema, &response, InstanceStatus::Ready, key).await?;
+                self.record(change, schema, &response, InstanceStatus::Ready, key)?;
                 fault::point("after-record", &change.addr);
                 lock(&self.values).0.set(&change.addr, response.new_state.clone());
                 {
@@ -647,7 +647,7 @@ impl Shared {
                 // An object the answer still describes is kept, tainted,
                 // so that it is not lost (the errors say so).
                 if let Some(partial) = &failed.partial {
-                    self.record(change, schema, partial, InstanceStatus::Tainted, key).await?;
+                    self.record(change, schema, partial, InstanceStatus::Tainted, key)?;
                     fault::point("after-record", &change.addr);
                 }
                 Err(failed.into_diagnostics(&location).into())
@@ -656,8 +656,9 @@ impl Shared {
     }
 
     /// Moves the current object of `addr` into its deposed objects under
-    /// `key`, and persists that before the replacement is created.
-    async fn depose(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
+    /// `key`, journaled before the replacement's intent (and so durable
+    /// before the replacement is created).
+    fn depose(&self, addr: &InstanceAddr, key: &str) -> Result<(), Vec<Diagnostic>> {
         self.change_state(addr, None, |state| {
             let Some(inst) = state.get_mut(addr).filter(|i| !i.attributes.is_null()) else { return false };
             let attributes = std::mem::take(&mut inst.attributes);
@@ -665,21 +666,18 @@ impl Shared {
             inst.deposed.push(DeposedObject { key: key.to_string(), attributes, private });
             true
         })
-        .await
     }
 
     /// Undoes [`Self::depose`] when the replacement made no object.
-    async fn restore_deposed(&self, addr: &InstanceAddr, key: &str) {
-        let restored = self
-            .change_state(addr, None, |state| {
-                let Some(inst) = state.get_mut(addr).filter(|i| i.attributes.is_null()) else { return false };
-                let Some(pos) = inst.deposed.iter().position(|d| d.key == key) else { return false };
-                let old = inst.deposed.remove(pos);
-                inst.attributes = old.attributes;
-                inst.private = old.private;
-                true
-            })
-            .await;
+    fn restore_deposed(&self, addr: &InstanceAddr, key: &str) {
+        let restored = self.change_state(addr, None, |state| {
+            let Some(inst) = state.get_mut(addr).filter(|i| i.attributes.is_null()) else { return false };
+            let Some(pos) = inst.deposed.iter().position(|d| d.key == key) else { return false };
+            let old = inst.deposed.remove(pos);
+            inst.attributes = old.attributes;
+            inst.private = old.private;
+            true
+        });
         if let Err(e) = restored {
             lock(&self.report).errors.extend(e);
         }
@@ -701,8 +699,7 @@ impl Shared {
                 true
             }
             (Err(_), _) => false,
-        })
-        .await?;
+        })?;
         fault::point("after-record", &change.addr);
         deleted?;
         lock(&self.report).destroyed += 1;
@@ -728,8 +725,7 @@ impl Shared {
                 state.forget_deposed(addr, key);
             }
             deleted.is_ok()
-        })
-        .await?;
+        })?;
         fault::point("after-record", addr);
         deleted?;
         lock(&self.report).destroyed += 1;
@@ -768,7 +764,7 @@ impl Shared {
         let permit = match self.permit(urgency).await {
             Ok(permit) => permit,
             Err(halt) => {
-                let _ = self.end_operation(key).await;
+                let _ = self.end_operation(key);
                 return Err(halt);
             }
         };
@@ -778,9 +774,9 @@ impl Shared {
         Ok(answer.map(|warnings| self.warn(change, warnings)).map_err(|e| e.into_diagnostics(&Self::location(change))))
     }
 
-    /// Writes the object a provider answered into the state and persists
+    /// Writes the object a provider answered into the state and journals
     /// it, ending the operation with idempotency key `key`.
-    async fn record(
+    fn record(
         &self,
         change: &ResourceChange,
         schema: &Schema,
@@ -803,45 +799,52 @@ impl Shared {
             state.set(inst);
             true
         })
-        .await
     }
 
     /// Records an object an `import` block adopted as it was read at plan
     /// time (an import with changes records it through its update).
-    async fn adopt(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+    fn adopt(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
         let (_, schema) = self.gate(change)?;
         let inst = instance_state(change, schema, &change.prior, &change.prior_private, InstanceStatus::Ready);
         self.change_state(&change.addr, None, move |state| {
             state.set(inst);
             true
-        })
-        .await?;
+        })?;
         lock(&self.report).imported += 1;
         Ok(())
     }
 
     /// Drops an object from the state without touching it (a `removed`
     /// block with `destroy = false`).
-    async fn forget(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
+    fn forget(&self, change: &ResourceChange) -> Result<(), Vec<Diagnostic>> {
         self.change_state(&change.addr, None, |state| {
             state.forget_current(&change.addr);
             true
-        })
-        .await?;
+        })?;
         lock(&self.report).forgotten += 1;
         Ok(())
     }
 
     /// Changes the instance `addr` in the state with `f` (which says
-    /// whether it changed anything) and returns once the change is in the
-    /// journal on disk; with `ends`, the change ends that intent.
-    async fn change_state(
+    /// whether it changed anything) and queues the change in the journal;
+    /// with `ends`, the change ends that intent.
+    ///
+    /// It does not wait for the disk. The journal is one sequence, written
+    /// in order, and stops for good at its first failed write, so a record
+    /// is durable once any record queued after it is. Every provider call
+    /// waits for its own intent, queued after every change it could have
+    /// read; a crash before this change is durable leaves its intent
+    /// pending, which the next run resolves by asking the provider, just as
+    /// a crash a moment before the change was made; and the end of the run
+    /// writes the whole state. So a step's dependents start without waiting
+    /// a second flush, and an apply waits for one flush a step, not two.
+    fn change_state(
         &self,
         addr: &InstanceAddr,
         ends: Option<&str>,
         f: impl FnOnce(&mut State) -> bool,
     ) -> Result<(), Vec<Diagnostic>> {
-        self.journal(|state, journal| {
+        let queued = self.journal(|state, journal| {
             let record = if f(state) {
                 Record::of_instance(state, addr, ends)
             } else {
@@ -851,13 +854,17 @@ impl Shared {
                 }
             };
             journal.write(&record).map(Some)
-        })
-        .await
+        })?;
+        // Durable with the next intent, or the final state (see above).
+        drop(queued);
+        Ok(())
     }
 
     /// Journals that a provider is about to be asked for an operation
     /// (`create`, `update`, `delete`) on `addr` (or its deposed object),
-    /// and returns once that is on disk.
+    /// and returns once that, and so every change queued before it, is on
+    /// disk. The wait holds no thread: other steps run meanwhile, and their
+    /// intents join the same flush.
     async fn begin_operation(
         &self,
         addr: &InstanceAddr,
@@ -866,34 +873,31 @@ impl Shared {
         key: &str,
     ) -> Result<(), Vec<Diagnostic>> {
         let intent = Record::Intent(PendingOperation::now(addr.clone(), deposed, operation, key));
-        self.journal(|_, journal| journal.write(&intent).map(Some)).await
+        match self.journal(|_, journal| journal.write(&intent).map(Some))? {
+            Some(unsynced) => unsynced.durable().await.map_err(|e| vec![write_failed(&e)]),
+            None => Ok(()),
+        }
     }
 
-    /// Journals the end of an operation, unless a change ended it already.
-    async fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
-        self.journal(|_, journal| journal.end(key)).await
+    /// Queues the end of an operation, unless a change ended it already
+    /// (durable as [`Self::change_state`]'s changes are).
+    fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
+        drop(self.journal(|_, journal| journal.end(key))?);
+        Ok(())
     }
 
     /// Lets `write` change the state and queue its record (if any) under
     /// the ledger's lock, so that the journal has changes in the order they
-    /// were made; then waits, outside the lock so that other steps' records
-    /// can join the same flush, until the record is on disk. The wait holds
-    /// no thread: the other steps run meanwhile.
-    async fn journal(
+    /// were made. Returns once the record is queued, not durable: see
+    /// [`Self::change_state`] for why that is enough, and
+    /// [`Self::begin_operation`] for the one wait there is.
+    fn journal(
         &self,
         write: impl FnOnce(&mut State, &mut dyn StateJournal) -> Result<Option<Unsynced>, StateError>,
-    ) -> Result<(), Vec<Diagnostic>> {
-        let written = {
-            let mut ledger = lock(&self.ledger);
-            let Ledger { state, journal } = &mut *ledger;
-            write(state, journal.as_mut())
-        };
-        match written {
-            Ok(Some(unsynced)) => unsynced.durable().await,
-            Ok(None) => Ok(()),
-            Err(e) => Err(e),
-        }
-        .map_err(|e| vec![write_failed(&e)])
+    ) -> Result<Option<Unsynced>, Vec<Diagnostic>> {
+        let mut ledger = lock(&self.ledger);
+        let Ledger { state, journal } = &mut *ledger;
+        write(state, journal.as_mut()).map_err(|e| vec![write_failed(&e)])
     }
 
     /// The idempotency key of the create or update of a change.
@@ -908,7 +912,7 @@ impl Shared {
     }
 
     /// Evaluates outputs with the final values and records them.
-    async fn finish_outputs(&self) {
+    fn finish_outputs(&self) {
         let config = &self.applier.config;
         let ctx = self.eval_context(None, None);
         let mut outputs = BTreeMap::new();
@@ -934,7 +938,8 @@ impl Shared {
                     journal.write(&Record::Outputs(state.outputs.clone())).map(Some)
                 }
             })
-            .await;
+            // Durable with the final state (see `change_state`).
+            .map(drop);
         if let Err(e) = written {
             lock(&self.report).errors.extend(e);
         }

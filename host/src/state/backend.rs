@@ -87,6 +87,10 @@ pub trait Backend: Send {
 
 /// The journal of one apply: records appended in order, each durable once
 /// its [`Unsynced::wait`] returns.
+///
+/// An apply relies on two more promises (it waits for intents only): a
+/// record is durable once any record written after it is, and after a
+/// failed write nothing more is written (every later `write` is refused).
 pub trait StateJournal: Send {
     /// Queues `record` after every record written before.
     fn write(&mut self, record: &Record) -> Result<Unsynced, StateError>;
