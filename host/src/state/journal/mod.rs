@@ -180,6 +180,10 @@ struct Queue {
     /// record may be in the file, and must stay its last line).
     failed: Option<String>,
     closed: bool,
+    /// The writer is waiting for work: only then does queueing wake it (a
+    /// wake-up is a system call, and most records are queued while it
+    /// writes).
+    idle: bool,
 }
 
 /// A record written to a journal but maybe not durable yet.
@@ -326,8 +330,11 @@ impl Journal {
         queue.bytes.extend_from_slice(line.as_bytes());
         queue.queued += 1;
         let upto = queue.queued;
+        let idle = queue.idle;
         drop(queue);
-        self.shared.work.notify_one();
+        if idle {
+            self.shared.work.notify_one();
+        }
         self.flushed(upto)
     }
 
@@ -379,7 +386,9 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
     let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
     loop {
         while queue.bytes.is_empty() && !queue.closed {
+            queue.idle = true;
             queue = shared.work.wait(queue).unwrap_or_else(PoisonError::into_inner);
+            queue.idle = false;
         }
         if queue.bytes.is_empty() || queue.failed.is_some() {
             return;
