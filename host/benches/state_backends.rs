@@ -22,7 +22,9 @@
 //! Options (after `--`): `--resources N` (default 10000), `--sleep-ms MS`
 //! (each create waits that long on tokio's timer, default 10: a provider
 //! call; 0 measures persistence against an instant provider),
-//! `--parallelism P` (default 10). Without `PG_CONN_STR` the PostgreSQL
+//! `--parallelism P` (default 10), `--bundled` (`null_resource`s of the
+//! bundled `null` provider, a WebAssembly component as `cairn apply` runs
+//! it, instead of the in-process provider). Without `PG_CONN_STR` the PostgreSQL
 //! row is left out (it says so); each run takes a fresh schema, left in
 //! the database. It prints numbers, not pass or fail.
 //!
@@ -192,6 +194,17 @@ impl StateJournal for CountingJournal {
     }
 }
 
+/// CPU seconds this process has used (user and system, all threads), from
+/// `/proc/self/stat` (in clock ticks of 10 ms).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name, which is in parentheses.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// Bytes this process has written through `write(2)` and friends.
 fn written_by_process() -> u64 {
     let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
@@ -202,15 +215,19 @@ struct Options {
     resources: usize,
     sleep_ms: u64,
     parallelism: usize,
+    /// The bundled `null` provider (a WebAssembly component, as `cairn
+    /// apply` runs it) instead of the in-process `bench_thing`.
+    bundled: bool,
 }
 
 fn options() -> Options {
-    let mut o = Options { resources: 10_000, sleep_ms: 10, parallelism: 10 };
+    let mut o = Options { resources: 10_000, sleep_ms: 10, parallelism: 10, bundled: false };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value =
             || args.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or_else(|| panic!("{a} needs a number"));
         match a.as_str() {
+            "--bundled" => o.bundled = true,
             "--resources" => o.resources = value() as usize,
             "--sleep-ms" => o.sleep_ms = value(),
             "--parallelism" => o.parallelism = value() as usize,
@@ -224,6 +241,8 @@ fn options() -> Options {
 /// One measured apply.
 struct Measure {
     wall: Duration,
+    /// CPU seconds the process used meanwhile (every thread).
+    cpu: f64,
     /// Bytes the backend was asked to make durable.
     bytes: u64,
     /// Bytes the process wrote meanwhile.
@@ -247,38 +266,59 @@ fn measure(
     let options = RunOptions { parallelism: o.parallelism, intent: Intent::Change, ..RunOptions::default() };
     let planned = engine.plan_on(&ws, counting, options, true, &Quiet).unwrap_or_else(|e| panic!("{e:#}"));
     let before = written_by_process();
+    let cpu_before = cpu_seconds();
     let started = Instant::now();
     let (report, state) = engine.apply(&ws, planned, Arc::new(Quiet));
     let wall = started.elapsed();
+    let cpu = cpu_seconds() - cpu_before;
     let process_bytes = written_by_process() - before;
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.added, o.resources);
     let final_size = serde_json::to_vec(&state).unwrap().len() as u64;
-    Measure { wall, bytes: bytes.load(Ordering::Relaxed), process_bytes, final_size }
+    Measure { wall, cpu, bytes: bytes.load(Ordering::Relaxed), process_bytes, final_size }
 }
 
 fn main() {
     let o = options();
-    let thing = Arc::new(Thing { schema: common::thing_schema(), sleep: Duration::from_millis(o.sleep_ms) });
-    let providers: Providers = [("bench".to_string(), thing as Arc<dyn Provider>)].into();
-    let engine = Engine::in_process(providers).unwrap();
     let mut config = String::new();
-    for i in 0..o.resources {
-        let _ = writeln!(config, "resource \"bench_thing\" \"r{i}\" {{\n  name = \"r{i}\"\n}}");
-    }
+    let (engine, provider) = if o.bundled {
+        for i in 0..o.resources {
+            let _ = writeln!(config, "resource \"null_resource\" \"r{i}\" {{\n  triggers = {{ name = \"r{i}\" }}\n}}");
+        }
+        (Engine::new().unwrap(), "the bundled null provider".to_string())
+    } else {
+        let thing = Arc::new(Thing { schema: common::thing_schema(), sleep: Duration::from_millis(o.sleep_ms) });
+        let providers: Providers = [("bench".to_string(), thing as Arc<dyn Provider>)].into();
+        for i in 0..o.resources {
+            let _ = writeln!(config, "resource \"bench_thing\" \"r{i}\" {{\n  name = \"r{i}\"\n}}");
+        }
+        (Engine::in_process(providers).unwrap(), format!("an in-process provider whose create waits {} ms", o.sleep_ms))
+    };
     println!(
-        "{} resources, create waits {} ms, parallelism {}; targets: bytes written <= 2.0x the final state, wall <= 1.3x persistence off",
-        o.resources, o.sleep_ms, o.parallelism
+        "{} resources, {provider}, parallelism {}; targets: bytes written <= 2.0x the final state, wall <= 1.3x persistence off",
+        o.resources, o.parallelism
     );
     let off = measure(&engine, &config, &o, |_| Box::new(Nowhere));
-    println!("{:<18} {:>9} {:>14} {:>7} {:>10} {:>7}", "backend", "wall", "bytes written", "x state", "x wall", "");
-    println!("{:<18} {:>8.3}s {:>14} {:>7} {:>10}", "persistence off", off.wall.as_secs_f64(), "-", "-", "1.000");
+    println!(
+        "{:<18} {:>9} {:>8} {:>14} {:>7} {:>10} {:>7}",
+        "backend", "wall", "cpu", "bytes written", "x state", "x wall", ""
+    );
+    println!(
+        "{:<18} {:>8.3}s {:>7.2}s {:>14} {:>7} {:>10}",
+        "persistence off",
+        off.wall.as_secs_f64(),
+        off.cpu,
+        "-",
+        "-",
+        "1.000"
+    );
     let row = |name: &str, m: &Measure, note: String| {
         let bytes_ratio = m.bytes as f64 / m.final_size as f64;
         let wall_ratio = m.wall.as_secs_f64() / off.wall.as_secs_f64();
         println!(
-            "{name:<18} {:>8.3}s {:>14} {bytes_ratio:>7.2} {wall_ratio:>10.3}  {note}",
+            "{name:<18} {:>8.3}s {:>7.2}s {:>14} {bytes_ratio:>7.2} {wall_ratio:>10.3}  {note}",
             m.wall.as_secs_f64(),
+            m.cpu,
             m.bytes
         );
     };
