@@ -99,6 +99,14 @@ pub struct Applier {
     pub state_changed: bool,
 }
 
+/// What an expression may read: the resources and locals its node
+/// depends on.
+#[derive(Clone, Copy)]
+struct Reads<'a> {
+    resources: &'a [ResourceAddr],
+    locals: &'a [String],
+}
+
 /// Why a step did not succeed.
 enum Halt {
     /// It failed, for these reasons.
@@ -441,26 +449,32 @@ impl Shared {
     }
 
     fn eval_local(&self, name: &str) -> Result<(), Vec<Diagnostic>> {
-        let needs = self.applier.graph.resource_dependencies(&crate::graph::Node::Local(name.to_string()));
-        let ctx = self.eval_context(None, Some(&needs));
+        let node = crate::graph::Node::Local(name.to_string());
+        let graph = &self.applier.graph;
+        let (resources, locals) = (graph.resource_dependencies(&node), graph.local_dependencies(&node));
+        let ctx = self.eval_context(None, Some(Reads { resources: &resources, locals: &locals }));
         let v = self.applier.config.locals[name].value(&ctx)?;
         lock(&self.values).1.insert(name.to_string(), v);
         Ok(())
     }
 
     /// The evaluation context with the values known so far of the resources
-    /// in `needs` (all of them for `None`), set up for one instance's
-    /// `count.index`/`each`. Copying only what an expression can refer to
-    /// keeps a step's cost independent of the size of the configuration.
-    fn eval_context(&self, instance: Option<&InstanceAddr>, needs: Option<&[ResourceAddr]>) -> EvalContext {
-        let (values, locals) = &mut *lock(&self.values);
-        let resources = match needs {
-            None => values.snapshot(),
-            Some(needs) => values.snapshot_of(needs),
+    /// and locals an expression `reads` (all of them for `None`), set up
+    /// for one instance's `count.index`/`each`. Copying only what an
+    /// expression can refer to keeps a step's cost independent of the size
+    /// of the configuration.
+    fn eval_context(&self, instance: Option<&InstanceAddr>, reads: Option<Reads<'_>>) -> EvalContext {
+        let (values, all_locals) = &mut *lock(&self.values);
+        let (resources, locals) = match reads {
+            None => (values.snapshot(), all_locals.clone()),
+            Some(reads) => (
+                values.snapshot_of(reads.resources),
+                reads.locals.iter().filter_map(|name| Some((name.clone(), all_locals.get(name)?.clone()))).collect(),
+            ),
         };
         let mut ctx = EvalContext {
             variables: self.applier.variables.clone(),
-            locals: locals.clone(),
+            locals,
             resources,
             phase: config::Phase::Apply,
             ..EvalContext::new(&self.applier.config.dir)
@@ -481,11 +495,10 @@ impl Shared {
         let block =
             self.blocks.get(&change.addr.resource).expect("a create, update or read comes from the configuration");
         let resource = &self.applier.config.resources[*block];
-        let config = config::decode_body(
-            &resource.body,
-            &schema.block,
-            &self.eval_context(Some(&change.addr), Some(&change.dependencies)),
-        )?;
+        let locals = self.applier.graph.local_dependencies(&crate::graph::Node::Resource(change.addr.resource.clone()));
+        let reads = Reads { resources: &change.dependencies, locals: &locals };
+        let config =
+            config::decode_body(&resource.body, &schema.block, &self.eval_context(Some(&change.addr), Some(reads)))?;
         // A replace creates anew: nothing of the old object is kept.
         let prior = if change.action == Action::Update { &change.prior } else { &Value::Null };
         Ok(plan::ignoring_changes(resource, config, prior))

@@ -22,7 +22,7 @@ mod signals;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -74,13 +74,17 @@ impl Workspace {
     /// (`-var` and `-var-file`, in order), the variable files beside it,
     /// the environment (`CAIRN_VAR_name`) and defaults.
     pub fn load(dir: &Path, inputs: &[config::VariableInput]) -> Result<Workspace> {
+        let started = Instant::now();
         let config = parse_config(dir)?;
+        tracing::debug!(elapsed = ?started.elapsed(), "configuration parsed");
         let env: Vec<(String, String)> = std::env::vars().collect();
         let resolved = config::resolve_variables(&config, inputs, &env).map_err(diagnostics)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
         let module_files = config::module_files(&config);
         files.extend(module_files.iter().cloned());
+        let started = Instant::now();
         let (config, graph) = expand_config(config, &resolved.values)?;
+        tracing::debug!(resources = config.resources.len(), elapsed = ?started.elapsed(), "configuration expanded");
         files.extend(resolved.files);
         crate::diag::source::remember_secrets(config::marks::variable_secrets(&config, &resolved.values));
         Ok(Workspace {
@@ -495,11 +499,15 @@ impl Engine {
         if lock {
             backend.lock_waiting(options.lock_timeout)?;
         }
+        let started = Instant::now();
         let mut state = backend.read()?;
+        tracing::debug!(resources = state.resources.len(), elapsed = ?started.elapsed(), "state read");
         for warning in &ws.warnings {
             events.diagnostic(warning);
         }
+        let started = Instant::now();
         let (providers, provider_hashes) = self.start_providers(ws, &state, options.intent)?;
+        tracing::debug!(providers = providers.len(), elapsed = ?started.elapsed(), "providers started");
         // What an interrupted apply left pending is settled first, at the
         // addresses it was journaled under.
         let recoveries = match state.pending.is_empty() {
@@ -523,7 +531,9 @@ impl Engine {
             options: options.plan_options(&ws.config, &state)?,
             moves,
         };
+        let started = Instant::now();
         let plan = self.until_interrupted("the plan", planner.plan())?.map_err(diagnostics)?;
+        tracing::debug!(changes = plan.changes.len(), elapsed = ?started.elapsed(), "planned");
         // The planner is gone, and with it the only other holder: no copy.
         let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());
         for w in &plan.warnings {

@@ -187,6 +187,23 @@ impl DependencyGraph {
         deps
     }
 
+    /// The locals `node` reads directly: all an evaluation of its
+    /// expressions needs of them, since a local's own references were
+    /// resolved when its value was.
+    pub fn local_dependencies(&self, node: &Node) -> Vec<String> {
+        let Some(idx) = self.index.get(node) else { return Vec::new() };
+        let mut locals: Vec<String> = self
+            .graph
+            .edges_directed(*idx, Direction::Incoming)
+            .filter_map(|e| match &self.graph[e.source()] {
+                Node::Local(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        locals.sort();
+        locals
+    }
+
     /// The resources `node` depends on, directly or through locals.
     pub fn resource_dependencies(&self, node: &Node) -> Vec<ResourceAddr> {
         let mut seen = BTreeSet::new();

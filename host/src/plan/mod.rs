@@ -384,6 +384,8 @@ struct Walk {
     targets: Arc<Targets>,
     /// The resources some `replace_triggered_by` refers to.
     trigger_targets: BTreeSet<ResourceAddr>,
+    /// The input variables declared sensitive.
+    sensitive_variables: BTreeSet<String>,
 }
 
 /// The configuration's resource blocks by address, so that finding the
@@ -509,6 +511,7 @@ impl Planner {
             blocks: Arc::clone(blocks),
             targets: Arc::clone(targets),
             trigger_targets: triggers::referenced(&planner.config),
+            sensitive_variables: sensitivity::sensitive_variables(&planner.config),
         });
         let limits = Limits { parallelism: planner.options.parallelism, per_group: BTreeMap::new() };
         let task = Arc::clone(&walk);
@@ -752,16 +755,28 @@ impl Walk {
     /// The evaluation context of `node`: variables, the locals so far and
     /// the values of the resources it depends on (only those: copying every
     /// resource's value for every node would make planning quadratic).
+    /// The evaluation context of `node`: the values of the resources and
+    /// locals it reads, and no others, so that a node's cost does not grow
+    /// with the size of the configuration (a module's variables and outputs
+    /// are locals, so a configuration of many modules has thousands).
     fn context_of(&self, node: &Node) -> (EvalContext, Vec<ResourceAddr>) {
-        let dependencies = self.planner.graph.resource_dependencies(node);
+        let graph = &self.planner.graph;
+        let (dependencies, locals_read) = (graph.resource_dependencies(node), graph.local_dependencies(node));
         let mut walked = self.walked();
         let sensitivity =
-            walked.marks.sensitivity(&self.planner.config, &dependencies, |a| walked.values.expansion(a).cloned());
+            walked.marks.sensitivity(&self.sensitive_variables, &dependencies, |a| walked.values.expansion(a).cloned());
+        let locals = locals_read
+            .into_iter()
+            .filter_map(|name| Some((name.clone(), walked.locals.get(&name)?.clone())))
+            .collect();
+        let resources = walked.values.snapshot_of(&dependencies);
+        drop(walked);
         let ctx = EvalContext {
-            locals: walked.locals.clone(),
-            resources: walked.values.snapshot_of(&dependencies),
+            variables: self.planner.variables.clone(),
+            locals,
+            resources,
             sensitivity,
-            ..self.planner.eval_context()
+            ..EvalContext::new(&self.planner.config.dir)
         };
         (ctx, dependencies)
     }
@@ -915,7 +930,10 @@ impl Walk {
                 match result {
                     Ok((value, marks)) => {
                         walked.values.set(&addr, value);
-                        walked.marks.instances.insert(addr, marks);
+                        // Only the marked ones: most instances have none.
+                        if !marks.is_empty() {
+                            walked.marks.instances.insert(addr, marks);
+                        }
                     }
                     Err(d) => errors.extend(d),
                 }

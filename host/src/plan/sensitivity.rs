@@ -4,7 +4,7 @@
 //! and the check that a root output does not expose a sensitive value
 //! without saying `sensitive = true`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::addr::{InstanceAddr, InstanceKey, ResourceAddr};
 use crate::config::{self, Config, EvalContext, Output, Resource, Sensitivity};
@@ -20,8 +20,9 @@ use super::values::Expansion;
 pub struct Marks {
     /// The marks of each local value evaluated so far that has any.
     pub locals: BTreeMap<String, Vec<Path>>,
-    /// The marks of each resource instance planned so far, as references
-    /// to it see them (the schema's sensitive attributes included).
+    /// The marks of each resource instance planned so far that has any,
+    /// as references to it see them (the schema's sensitive attributes
+    /// included).
     pub instances: BTreeMap<InstanceAddr, Vec<Path>>,
 }
 
@@ -30,17 +31,20 @@ impl Marks {
     /// expanded as `expansions` says.
     pub fn sensitivity(
         &self,
-        config: &Config,
+        sensitive_variables: &BTreeSet<String>,
         dependencies: &[ResourceAddr],
         expansion: impl Fn(&ResourceAddr) -> Option<Expansion>,
     ) -> Sensitivity {
-        let resources = dependencies
-            .iter()
-            .map(|addr| (addr.clone(), self.resource_marks(addr, expansion(addr).as_ref())))
-            .filter(|(_, marks)| !marks.is_empty())
-            .collect();
+        let resources = match self.instances.is_empty() {
+            true => BTreeMap::new(),
+            false => dependencies
+                .iter()
+                .map(|addr| (addr.clone(), self.resource_marks(addr, expansion(addr).as_ref())))
+                .filter(|(_, marks)| !marks.is_empty())
+                .collect(),
+        };
         Sensitivity {
-            variables: sensitive_variables(config),
+            variables: sensitive_variables.clone(),
             locals: self.locals.clone(),
             resources,
             ..Sensitivity::default()
