@@ -292,6 +292,19 @@ pub struct Planned {
     provider_hashes: ProviderHashes,
 }
 
+impl Planned {
+    /// Ends a run whose process exits next: releases the state's lock and
+    /// stops the providers, and leaves the plan and the state to the exit
+    /// to reclaim. (Freeing every value of a plan one by one took 5% of a
+    /// no-op plan of 10,000 resources.)
+    pub fn release_at_exit(self) {
+        let Planned { plan, state, backend, providers, .. } = self;
+        drop(backend);
+        drop(providers);
+        std::mem::forget((plan, state));
+    }
+}
+
 /// Where providers come from.
 enum ProviderSource {
     /// WebAssembly components, run by the runtime.

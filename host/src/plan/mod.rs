@@ -526,6 +526,8 @@ impl Planner {
         )
         .await;
         let walked = std::mem::take(&mut *walk.walked.lock().unwrap_or_else(PoisonError::into_inner));
+        // One allocation, not one per doubling, each moving every change.
+        plan.changes.reserve(walked.parts.values().map(|(part, _)| part.changes.len()).sum());
         for (part, part_errors) in walked.parts.into_values() {
             plan.absorb(part);
             errors.extend(part_errors);
@@ -960,13 +962,14 @@ impl Walk {
 /// configuration or by the state: the seed's "forced create before
 /// destroy", without which rule 5 would make a cycle.
 pub fn inherit_create_before_destroy(changes: &mut [ResourceChange]) {
+    let mut todo: Vec<&ResourceAddr> =
+        changes.iter().filter(|c| c.create_before_destroy && c.deposed.is_none()).map(|c| &c.addr.resource).collect();
+    if todo.is_empty() {
+        return;
+    }
     let mut deps: BTreeMap<&ResourceAddr, BTreeSet<&ResourceAddr>> = BTreeMap::new();
-    let mut todo: Vec<&ResourceAddr> = Vec::new();
     for c in changes.iter() {
         deps.entry(&c.addr.resource).or_default().extend(c.dependencies.iter().chain(&c.prior_dependencies));
-        if c.create_before_destroy && c.deposed.is_none() {
-            todo.push(&c.addr.resource);
-        }
     }
     let mut forced: BTreeSet<ResourceAddr> = BTreeSet::new();
     while let Some(r) = todo.pop() {
