@@ -194,15 +194,20 @@ impl StateJournal for CountingJournal {
     }
 }
 
-/// CPU seconds this process has used (user and system, all threads), from
-/// `/proc/self/stat` (in clock ticks of 10 ms).
-fn cpu_seconds() -> f64 {
+/// CPU seconds this process has used in user and in system (kernel) mode,
+/// all threads, from `/proc/self/stat` (in clock ticks of 10 ms).
+fn cpu_seconds() -> (f64, f64) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // The fields after the command name, which is in parentheses.
     let fields: Vec<&str> =
         stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
     let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+    (ticks(11) / 100.0, ticks(12) / 100.0)
+}
+
+/// User and system CPU seconds as `1.23+0.45`.
+fn cpu_text((user, system): (f64, f64)) -> String {
+    format!("{user:.2}+{system:.2}")
 }
 
 /// Bytes this process has written through `write(2)` and friends.
@@ -241,8 +246,9 @@ fn options() -> Options {
 /// One measured apply.
 struct Measure {
     wall: Duration,
-    /// CPU seconds the process used meanwhile (every thread).
-    cpu: f64,
+    /// CPU seconds the process used meanwhile (every thread), in user and
+    /// in system mode.
+    cpu: (f64, f64),
     /// Bytes the backend was asked to make durable.
     bytes: u64,
     /// Bytes the process wrote meanwhile.
@@ -270,7 +276,8 @@ fn measure(
     let started = Instant::now();
     let (report, state) = engine.apply(&ws, planned, Arc::new(Quiet));
     let wall = started.elapsed();
-    let cpu = cpu_seconds() - cpu_before;
+    let cpu_after = cpu_seconds();
+    let cpu = (cpu_after.0 - cpu_before.0, cpu_after.1 - cpu_before.1);
     let process_bytes = written_by_process() - before;
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.added, o.resources);
@@ -300,14 +307,14 @@ fn main() {
     );
     let off = measure(&engine, &config, &o, |_| Box::new(Nowhere));
     println!(
-        "{:<18} {:>9} {:>8} {:>14} {:>7} {:>10} {:>7}",
-        "backend", "wall", "cpu", "bytes written", "x state", "x wall", ""
+        "{:<18} {:>9} {:>11} {:>14} {:>7} {:>10} {:>7}",
+        "backend", "wall", "cpu usr+sys", "bytes written", "x state", "x wall", ""
     );
     println!(
-        "{:<18} {:>8.3}s {:>7.2}s {:>14} {:>7} {:>10}",
+        "{:<18} {:>8.3}s {:>11} {:>14} {:>7} {:>10}",
         "persistence off",
         off.wall.as_secs_f64(),
-        off.cpu,
+        cpu_text(off.cpu),
         "-",
         "-",
         "1.000"
@@ -316,9 +323,9 @@ fn main() {
         let bytes_ratio = m.bytes as f64 / m.final_size as f64;
         let wall_ratio = m.wall.as_secs_f64() / off.wall.as_secs_f64();
         println!(
-            "{name:<18} {:>8.3}s {:>7.2}s {:>14} {bytes_ratio:>7.2} {wall_ratio:>10.3}  {note}",
+            "{name:<18} {:>8.3}s {:>11} {:>14} {bytes_ratio:>7.2} {wall_ratio:>10.3}  {note}",
             m.wall.as_secs_f64(),
-            m.cpu,
+            cpu_text(m.cpu),
             m.bytes
         );
     };
