@@ -183,7 +183,7 @@ impl Applier {
     ///
     /// Steps await the journal's flushes ([`Unsynced::durable`]) without
     /// holding a thread.
-    pub async fn apply(self, state: State, backend: &mut dyn Backend) -> (ApplyReport, State) {
+    pub async fn apply(self, state: State, mut backend: Box<dyn Backend>) -> (ApplyReport, State) {
         let apply_graph = match graph::build(&self.plan, &self.graph) {
             Ok(g) => g,
             Err(d) => {

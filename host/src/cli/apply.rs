@@ -104,7 +104,10 @@ fn finish(
 ) -> Result<i32> {
     let destroy = command == "destroy";
     let colors = common.colors();
-    let (report, _state) = engine.apply(ws, planned, Arc::clone(events));
+    let (report, state) = engine.apply(ws, planned, Arc::clone(events));
+    // Written already; the process exits next and reclaims it whole
+    // (see `Planned::release_at_exit`).
+    std::mem::forget(state);
     if run.json {
         let outcome = match () {
             () if report.interrupted => "interrupted",

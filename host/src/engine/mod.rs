@@ -391,6 +391,35 @@ impl Engine {
         })
     }
 
+    /// [`Engine::until_interrupted`] for work that owns what it uses: it
+    /// runs as a task on the runtime's workers rather than on this thread,
+    /// so that a walk waking its scheduler for every node it finishes wakes
+    /// a task on a busy worker, not this sleeping thread (a context switch
+    /// each, which cost a no-op plan of 10,000 resources a tenth of its
+    /// time).
+    fn until_interrupted_on_workers<T: Send + 'static>(
+        &self,
+        what: &str,
+        work: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> Result<T> {
+        let mut task = self.tokio.spawn(work);
+        let interrupt = self.interrupt.clone();
+        self.tokio.block_on(async move {
+            tokio::select! {
+                biased;
+                () = interrupt.stopped() => {
+                    task.abort();
+                    Err(anyhow::anyhow!("Interrupted: {what} stopped; nothing was changed"))
+                }
+                out = &mut task => match out {
+                    Ok(out) => Ok(out),
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                    Err(e) => Err(anyhow::anyhow!("{what} was cancelled: {e}")),
+                },
+            }
+        })
+    }
+
     /// The schemas of the providers `names`, without configuring them.
     pub fn schemas(&self, ws: &Workspace, names: &BTreeSet<String>) -> Result<BTreeMap<String, ProviderSchema>> {
         match &self.source {
@@ -545,7 +574,7 @@ impl Engine {
             moves,
         };
         let started = Instant::now();
-        let plan = self.until_interrupted("the plan", planner.plan())?.map_err(diagnostics)?;
+        let plan = self.until_interrupted_on_workers("the plan", planner.plan())?.map_err(diagnostics)?;
         tracing::debug!(changes = plan.changes.len(), elapsed = ?started.elapsed(), "planned");
         // The planner is gone, and with it the only other holder: no copy.
         let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());
@@ -596,7 +625,13 @@ impl Engine {
             interrupt: self.interrupt.clone(),
             state_changed: !recoveries.is_empty(),
         };
-        self.tokio.block_on(applier.apply(state, backend.as_mut()))
+        // On the workers, as the plan (see `until_interrupted_on_workers`).
+        let task = self.tokio.spawn(applier.apply(state, backend));
+        match self.tokio.block_on(task) {
+            Ok(done) => done,
+            // The task is never aborted, so it ended or panicked.
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
     }
 
     /// Ends a run that had nothing to apply: what the plan recovered of an
