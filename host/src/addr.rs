@@ -122,6 +122,13 @@ pub struct ResourceAddr {
     pub name: String,
 }
 
+/// A hash map keyed by addresses (or anything else hashable), with a fast
+/// hash rather than a DoS-resistant one: its keys come from the
+/// configuration and the state. The engine's hottest lookups are by
+/// address, and in an ordered map each compares a dozen addresses string
+/// by string.
+pub type AddrMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 /// The key of one instance of a resource or module with `count` or `for_each`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum InstanceKey {

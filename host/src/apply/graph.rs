@@ -41,7 +41,7 @@ use crate::plan::{Action, Plan, ResourceChange};
 use crate::value;
 
 /// One unit of work during apply.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
     /// Destroy an object of an instance: its current object (`None`; a
     /// delete, or the first half of a replace), or the deposed object with
@@ -63,7 +63,7 @@ pub enum Step {
 }
 
 /// The group of steps a [`Step::Join`] waits for.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Join {
     /// Every create, update, read or no-op of the block (rule 1).
     Applied(ResourceAddr),

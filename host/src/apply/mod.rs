@@ -18,13 +18,13 @@ pub mod graph;
 pub mod interrupt;
 pub mod recover;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::addr::{InstanceAddr, ResourceAddr};
+use crate::addr::{AddrMap, InstanceAddr, ResourceAddr};
 use crate::config::{self, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
@@ -140,13 +140,13 @@ struct Shared {
     report: Mutex<ApplyReport>,
     lineage: String,
     /// Where each instance's current-object change is in the plan.
-    current: BTreeMap<InstanceAddr, usize>,
+    current: AddrMap<InstanceAddr, usize>,
     /// Where the delete of each deposed object (instance, key) is in the plan.
-    deposed: HashMap<(InstanceAddr, String), usize>,
+    deposed: AddrMap<(InstanceAddr, String), usize>,
     /// Where each resource block is in the configuration. This index and
     /// the two above keep every step's lookups from searching the whole
     /// plan or configuration, which made apply quadratic.
-    blocks: HashMap<ResourceAddr, usize>,
+    blocks: AddrMap<ResourceAddr, usize>,
     /// One permit per provider operation running (`-parallelism`), handed
     /// out longest chain first.
     operations: Slots,
@@ -155,7 +155,7 @@ struct Shared {
     intents: Slots,
     /// Each step's urgency for [`Shared::operations`]: the longest chain
     /// of steps from it.
-    urgency: BTreeMap<Step, usize>,
+    urgency: AddrMap<Step, usize>,
 }
 
 /// How many steps may be under way for each provider operation allowed to

@@ -16,7 +16,7 @@ mod targets;
 mod triggers;
 mod values;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -24,7 +24,7 @@ use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use crate::addr::{InstanceAddr, InstanceKey, Mode, ResourceAddr};
+use crate::addr::{AddrMap, InstanceAddr, InstanceKey, Mode, ResourceAddr};
 use crate::config::{self, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
@@ -377,7 +377,7 @@ struct Walk {
     /// One permit per instance being refreshed and planned: `-parallelism`.
     slots: Semaphore,
     /// Each node's position in the stable topological order.
-    position: BTreeMap<Node, usize>,
+    position: AddrMap<Node, usize>,
     /// Each resource block's position in the configuration.
     blocks: Arc<Blocks>,
     /// What `-target` lets this run plan.
@@ -391,7 +391,7 @@ struct Walk {
 /// The configuration's resource blocks by address, so that finding the
 /// block of a graph node or of a state instance does not search them all
 /// (which made planning quadratic in the number of blocks).
-type Blocks = HashMap<ResourceAddr, usize>;
+type Blocks = AddrMap<ResourceAddr, usize>;
 
 impl Planner {
     /// Plans the run: refreshes and plans every resource instance, as many

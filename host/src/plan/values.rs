@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::addr::{InstanceAddr, InstanceKey, ResourceAddr};
+use crate::addr::{AddrMap, InstanceAddr, InstanceKey, ResourceAddr};
 use crate::config::{self, EvalContext, Resource};
 use crate::diag::Diagnostic;
 use crate::value::Value;
@@ -76,14 +76,18 @@ pub fn instance_context(ctx: &EvalContext, expansion: &Expansion, key: Option<&I
 
 /// The values of resource instances known so far, and how each resource
 /// block expands, so that references see the right shape.
+///
+/// Hash maps with a fast hash: every step of a plan or an apply looks
+/// addresses up here several times, and in an ordered map each lookup
+/// compares a dozen addresses string by string.
 #[derive(Debug, Clone, Default)]
 pub struct ResourceValues {
-    expansions: BTreeMap<ResourceAddr, Expansion>,
-    instances: BTreeMap<InstanceAddr, Value>,
+    expansions: AddrMap<ResourceAddr, Expansion>,
+    instances: AddrMap<InstanceAddr, Value>,
     /// Each block's value as references see it, built when first asked for
     /// and dropped when the block changes: every instance that refers to a
     /// block of many instances shares one copy of it.
-    built: BTreeMap<ResourceAddr, Arc<Value>>,
+    built: AddrMap<ResourceAddr, Arc<Value>>,
 }
 
 impl ResourceValues {
