@@ -45,6 +45,11 @@
 
 mod common;
 
+/// The allocator the `cairn` binary uses, so that the apply measured here
+/// costs what it costs there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
