@@ -28,17 +28,18 @@
 //! row is left out (it says so); each run takes a fresh schema, left in
 //! the database. It prints numbers, not pass or fail.
 //!
-//! Measured 2026-11-25 (release, `-parallelism` 10, medians of 3 runs, on
-//! the shared 2-core machine with four other builds running: load average
-//! 7–8; PostgreSQL 15 on loopback with `fsync=off`, as the end-to-end
-//! tests start it):
+//! Measured 2026-11-25 (release, `-parallelism` 10, on the 2-core machine
+//! with nothing else running; PostgreSQL 15 on loopback with `fsync=off`,
+//! as the end-to-end tests start it):
 //!
 //! | provider create | persistence off | local | PostgreSQL | bytes written |
 //! | --- | --- | --- | --- | --- |
-//! | 10 ms | 12.46 s | 12.57 s (0.99×) | 12.25 s (0.98×) | 2.93 MB, 1.87× the 1.57 MB final state |
-//! | instant | 0.92 s | 1.73 s (1.76×; runs 1.21–2.43×) | 1.26 s (1.28×; runs 1.22–1.93×) | the same |
+//! | 10 ms | 11.46 s | 1.005× | 1.006× | 2.93 MB, 1.87× the 1.57 MB final state |
+//! | instant (5 runs) | 0.17–0.30 s | median 1.56× | median 1.97× | the same |
+//! | `--bundled` (3 runs) | 0.32–0.37 s | median 1.53× | 1.77–1.89× | 1.88× |
 //!
-//! (Before: 5.23 MB, 3.34×; instant 1.73–1.93× local, 2.62–3.31× PostgreSQL.)
+//! (Before issue 16's work: 5.23 MB, 3.34×; instant 1.73–1.93× local,
+//! 2.62–3.31× PostgreSQL.)
 
 // A benchmark that cannot set itself up should stop.
 #![allow(clippy::unwrap_used)]
