@@ -192,8 +192,9 @@ struct Queue {
     gathering: bool,
 }
 
-/// How long the writer waits for a batch smaller than [`GATHER_RECORDS`]
-/// to grow before it flushes. Every flush is an `fdatasync`, whose cost to
+/// How long the writer waits for a batch of more than one record but fewer
+/// than [`GATHER_RECORDS`] to grow before it flushes (several records
+/// waiting say that many steps are under way). Every flush is an `fdatasync`, whose cost to
 /// the machine (a device round trip; in a virtual machine, an exit to the
 /// hypervisor) hardly depends on its size, while steps waiting for their
 /// intents hold no thread and no operation permit; so a short wait that
@@ -413,8 +414,10 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
         if queue.bytes.is_empty() || queue.failed.is_some() {
             return;
         }
+        // A record alone is flushed at once: a chain of dependent steps
+        // has one intent at a time, and each would wait out the gathering.
         let deadline = std::time::Instant::now() + GATHER_FOR;
-        while queue.waiting < GATHER_RECORDS && !queue.closed {
+        while queue.waiting > 1 && queue.waiting < GATHER_RECORDS && !queue.closed {
             let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else { break };
             queue.gathering = true;
             queue = shared.work.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
