@@ -41,6 +41,29 @@ output "o" {
 }
 
 #[test]
+fn a_node_reads_only_the_locals_it_names() {
+    let g = graph_of(
+        r#"
+locals {
+  a     = "a"
+  b     = "${local.a}-b"
+  other = "unused"
+}
+resource "null_resource" "n" {
+  triggers = { b = local.b }
+  count    = length(local.a)
+}
+"#,
+    )
+    .unwrap();
+    let n = Node::Resource(ResourceAddr::managed("null_resource", "n"));
+    // `local.b` reads `local.a` itself: its value is all `n` needs of it.
+    assert_eq!(g.local_dependencies(&n), ["a", "b"]);
+    assert_eq!(g.local_dependencies(&Node::Local("b".into())), ["a"]);
+    assert!(g.local_dependencies(&Node::Local("other".into())).is_empty());
+}
+
+#[test]
 fn a_cycle_is_an_error_that_prints_the_cycle_with_locations() {
     let err = graph_of(
         r#"
