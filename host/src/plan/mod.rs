@@ -263,15 +263,18 @@ impl Plan {
         self.changes.iter().find(|c| &c.addr == addr && c.deposed.is_none())
     }
 
-    /// Adds what `part`, planned apart, found.
+    /// Adds what `part`, planned apart, found. What this plan has none of
+    /// yet is moved over whole: most parts are of one instance, absorbed
+    /// into an empty part, and copying each change into a new allocation
+    /// cost a tenth of a no-op plan.
     fn absorb(&mut self, part: Plan) {
-        self.changes.extend(part.changes);
-        self.outputs.extend(part.outputs);
-        self.removed_outputs.extend(part.removed_outputs);
-        self.drift.extend(part.drift);
-        self.warnings.extend(part.warnings);
-        self.data_values.extend(part.data_values);
-        self.expansions.extend(part.expansions);
+        append(&mut self.changes, part.changes);
+        merge(&mut self.outputs, part.outputs);
+        append(&mut self.removed_outputs, part.removed_outputs);
+        append(&mut self.drift, part.drift);
+        append(&mut self.warnings, part.warnings);
+        merge(&mut self.data_values, part.data_values);
+        merge(&mut self.expansions, part.expansions);
     }
 
     /// The delete of one of an instance's deposed objects.
@@ -954,6 +957,28 @@ impl Walk {
         if part.changes.iter().any(|c| c.action != Action::NoOp) {
             self.walked().changed.insert(addr.clone());
         }
+    }
+}
+
+/// Appends `more` to `to`, or moves it there whole when `to` is empty and
+/// has no room reserved for it.
+fn append<T>(to: &mut Vec<T>, mut more: Vec<T>) {
+    if to.is_empty() && to.capacity() < more.len() {
+        *to = more;
+    } else {
+        to.append(&mut more);
+    }
+}
+
+/// Adds `more`'s entries to `to` (replacing those with the same keys), or
+/// moves it there whole when `to` is empty. (Not `BTreeMap::append`,
+/// which rebuilds the whole map: absorbing one instance at a time, a plan
+/// became quadratic.)
+fn merge<K: Ord, V>(to: &mut BTreeMap<K, V>, more: BTreeMap<K, V>) {
+    if to.is_empty() {
+        *to = more;
+    } else {
+        to.extend(more);
     }
 }
 
