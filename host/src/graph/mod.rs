@@ -125,6 +125,11 @@ impl DependencyGraph {
 
     /// A cycle as a list of nodes, each referring to the one after it.
     fn find_cycle(&self) -> Option<Vec<NodeIndex>> {
+        // One depth-first pass says whether there is a cycle at all; the
+        // strongly connected components that name it cost several.
+        if !petgraph::algo::is_cyclic_directed(&self.graph) {
+            return None;
+        }
         for scc in petgraph::algo::tarjan_scc(&self.graph) {
             let self_loop = scc.len() == 1 && self.graph.contains_edge(scc[0], scc[0]);
             if scc.len() < 2 && !self_loop {
