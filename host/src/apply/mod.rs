@@ -467,10 +467,7 @@ impl Shared {
         let (values, all_locals) = &mut *lock(&self.values);
         let (resources, locals) = match reads {
             None => (values.snapshot(), all_locals.clone()),
-            Some(reads) => (
-                values.snapshot_of(reads.resources),
-                reads.locals.iter().filter_map(|name| Some((name.clone(), all_locals.get(name)?.clone()))).collect(),
-            ),
+            Some(reads) => (values.snapshot_of(reads.resources), plan::locals_of(reads.locals, all_locals)),
         };
         let mut ctx = EvalContext {
             variables: self.applier.variables.clone(),
@@ -857,7 +854,7 @@ impl Shared {
         ends: Option<&str>,
         f: impl FnOnce(&mut State) -> bool,
     ) -> Result<(), Vec<Diagnostic>> {
-        let queued = self.journal(|state, journal| {
+        self.queue(|state, journal| {
             let record = if f(state) {
                 Record::of_instance(state, addr, ends)
             } else {
@@ -867,10 +864,7 @@ impl Shared {
                 }
             };
             journal.write(&record).map(Some)
-        })?;
-        // Durable with the next intent, or the final state (see above).
-        drop(queued);
-        Ok(())
+        })
     }
 
     /// Journals that a provider is about to be asked for an operation
@@ -892,11 +886,9 @@ impl Shared {
         }
     }
 
-    /// Queues the end of an operation, unless a change ended it already
-    /// (durable as [`Self::change_state`]'s changes are).
+    /// Queues the end of an operation, unless a change ended it already.
     fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
-        drop(self.journal(|_, journal| journal.end(key))?);
-        Ok(())
+        self.queue(|_, journal| journal.end(key))
     }
 
     /// Lets `write` change the state and queue its record (if any) under
@@ -911,6 +903,16 @@ impl Shared {
         let mut ledger = lock(&self.ledger);
         let Ledger { state, journal } = &mut *ledger;
         write(state, journal.as_mut()).map_err(|e| vec![write_failed(&e)])
+    }
+
+    /// [`Self::journal`] for a record no step waits for: it is durable
+    /// with the next intent's flush, or with the final state (see
+    /// [`Self::change_state`]).
+    fn queue(
+        &self,
+        write: impl FnOnce(&mut State, &mut dyn StateJournal) -> Result<Option<Unsynced>, StateError>,
+    ) -> Result<(), Vec<Diagnostic>> {
+        self.journal(write).map(drop)
     }
 
     /// The idempotency key of the create or update of a change.
@@ -938,21 +940,18 @@ impl Shared {
                 }
             }
         }
-        let written = self
-            .journal(|state, journal| {
-                let before = state.outputs.clone();
-                state.outputs.retain(|name, _| !self.applier.plan.destroy && config.outputs.contains_key(name));
-                for (name, (v, sensitive)) in &outputs {
-                    state.outputs.insert(name.clone(), OutputState::new(v, *sensitive));
-                }
-                if state.outputs == before {
-                    Ok(None)
-                } else {
-                    journal.write(&Record::Outputs(state.outputs.clone())).map(Some)
-                }
-            })
-            // Durable with the final state (see `change_state`).
-            .map(drop);
+        let written = self.queue(|state, journal| {
+            let before = state.outputs.clone();
+            state.outputs.retain(|name, _| !self.applier.plan.destroy && config.outputs.contains_key(name));
+            for (name, (v, sensitive)) in &outputs {
+                state.outputs.insert(name.clone(), OutputState::new(v, *sensitive));
+            }
+            if state.outputs == before {
+                Ok(None)
+            } else {
+                journal.write(&Record::Outputs(state.outputs.clone())).map(Some)
+            }
+        });
         if let Err(e) = written {
             lock(&self.report).errors.extend(e);
         }

@@ -196,17 +196,12 @@ impl DependencyGraph {
     /// expressions needs of them, since a local's own references were
     /// resolved when its value was.
     pub fn local_dependencies(&self, node: &Node) -> Vec<String> {
-        let Some(idx) = self.index.get(node) else { return Vec::new() };
-        let mut locals: Vec<String> = self
-            .graph
-            .edges_directed(*idx, Direction::Incoming)
-            .filter_map(|e| match &self.graph[e.source()] {
-                Node::Local(name) => Some(name.clone()),
-                _ => None,
-            })
-            .collect();
-        locals.sort();
-        locals
+        let locals = self.dependencies(node).into_iter().filter_map(|n| match n {
+            Node::Local(name) => Some(name),
+            _ => None,
+        });
+        // `dependencies` is sorted, and so are the locals among it.
+        locals.collect()
     }
 
     /// The resources `node` depends on, directly or through locals.

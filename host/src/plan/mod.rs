@@ -38,7 +38,7 @@ pub use instance::{decode_prior, ignoring_changes, with_value_at};
 pub use moves::{Move, apply_moves};
 pub use refresh_only::refreshed_state;
 pub use targets::Targets;
-pub use values::{Expansion, ResourceValues, instance_context};
+pub use values::{Expansion, ResourceValues, instance_context, locals_of};
 
 /// The providers of a run by local name, configured and ready.
 pub type Providers = BTreeMap<String, Arc<dyn Provider>>;
@@ -757,9 +757,6 @@ impl Walk {
         ok
     }
 
-    /// The evaluation context of `node`: variables, the locals so far and
-    /// the values of the resources it depends on (only those: copying every
-    /// resource's value for every node would make planning quadratic).
     /// The evaluation context of `node`: the values of the resources and
     /// locals it reads, and no others, so that a node's cost does not grow
     /// with the size of the configuration (a module's variables and outputs
@@ -770,10 +767,7 @@ impl Walk {
         let mut walked = self.walked();
         let sensitivity =
             walked.marks.sensitivity(&self.sensitive_variables, &dependencies, |a| walked.values.expansion(a).cloned());
-        let locals = locals_read
-            .into_iter()
-            .filter_map(|name| Some((name.clone(), walked.locals.get(&name)?.clone())))
-            .collect();
+        let locals = locals_of(&locals_read, &walked.locals);
         let resources = walked.values.snapshot_of(&dependencies);
         drop(walked);
         let ctx = EvalContext {

@@ -74,6 +74,13 @@ pub fn instance_context(ctx: &EvalContext, expansion: &Expansion, key: Option<&I
     inst
 }
 
+/// The values of those of the locals `names` known so far: what an
+/// evaluation that reads only `names` needs (see
+/// [`ResourceValues::snapshot_of`] for resources).
+pub fn locals_of(names: &[String], known: &BTreeMap<String, Value>) -> BTreeMap<String, Value> {
+    names.iter().filter_map(|name| Some((name.clone(), known.get(name)?.clone()))).collect()
+}
+
 /// The values of resource instances known so far, and how each resource
 /// block expands, so that references see the right shape.
 ///
