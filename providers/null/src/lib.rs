@@ -12,7 +12,7 @@
 
 use cairn_sdk::{
     ApplyRequest, ApplyResponse, Attr, Diagnostic, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema, Type,
-    Value,
+    Value, random,
 };
 
 /// The provider; it has no configuration.
@@ -73,27 +73,16 @@ impl Provider for Null {
         if req.type_name == "null_data" {
             let input = req.config.get_attr("input").clone();
             state.set_attr("output", req.planned_or("output", || input));
-            state.set_attr("id", req.planned_or("id", || Value::from(uuid(random_bytes()))));
+            let id = random::uuid_v4().map_err(|d| vec![d])?;
+            state.set_attr("id", req.planned_or("id", || Value::from(id)));
         } else {
             // Terraform's null_resource id is a non-negative 63-bit number.
-            let number = u64::from_le_bytes(random_bytes()[..8].try_into().expect("8 bytes")) >> 1;
+            let bytes = random::bytes(8).map_err(|d| vec![d])?;
+            let number = u64::from_le_bytes(bytes.try_into().expect("8 bytes were asked for")) >> 1;
             state.set_attr("id", req.planned_or("id", || Value::from(number.to_string())));
         }
         Ok(ApplyResponse::new(state))
     }
-}
-
-/// 16 bytes from the host's WASI random source.
-fn random_bytes() -> [u8; 16] {
-    let mut bytes = [0u8; 16];
-    // WASI `random` cannot fail; getrandom's Result is for other platforms.
-    getrandom::fill(&mut bytes).expect("WASI random is available");
-    bytes
-}
-
-/// Format 16 random bytes as a version-4 UUID (`xxxxxxxx-xxxx-4xxx-yxxx-…`).
-fn uuid(bytes: [u8; 16]) -> String {
-    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
 }
 
 cairn_sdk::export_provider!(Null, name = "null");
@@ -114,13 +103,6 @@ mod tests {
     #[test]
     fn schema_is_well_formed() {
         Null::schema().check().unwrap();
-    }
-
-    #[test]
-    fn uuid_has_version_and_variant() {
-        let u = uuid([0xff; 16]);
-        assert_eq!(u, "ffffffff-ffff-4fff-bfff-ffffffffffff");
-        assert_ne!(uuid(random_bytes()), uuid(random_bytes()));
     }
 
     #[test]

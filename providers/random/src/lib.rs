@@ -37,7 +37,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use cairn_sdk::{
     ApplyRequest, ApplyResponse, Attr, Diagnostic, Path, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema,
-    Type, Value,
+    Type, Value, random,
 };
 
 /// The provider; it has no configuration.
@@ -240,7 +240,7 @@ impl Provider for Random {
         }
         if req.type_name == "random_id" {
             let n = state.get_attr("byte_length").as_i64().unwrap_or(0).clamp(1, MAX_ID_BYTES);
-            let bytes = random_bytes(n as usize)?;
+            let bytes = random::bytes(n as usize)?;
             let prefix = state.get_attr("prefix").as_str().unwrap_or_default().to_owned();
             for (name, text) in id_outputs(&bytes, &prefix) {
                 state.set_attr(name, text);
@@ -255,7 +255,7 @@ impl Provider for Random {
             state.set_attr("result", Value::list(shuffle(&state)?));
             state.set_attr("id", "-");
         } else if req.type_name == "random_uuid" {
-            let id = uuid_v4()?;
+            let id = random::uuid_v4()?;
             state.set_attr("result", id.clone());
             state.set_attr("id", id);
         } else {
@@ -326,19 +326,12 @@ fn big_endian_decimal(bytes: &[u8]) -> String {
     out
 }
 
-/// `n` bytes from the host's WASI random source.
-fn random_bytes(n: usize) -> Result<Vec<u8>, Diagnostic> {
-    let mut bytes = vec![0u8; n];
-    getrandom::fill(&mut bytes).map_err(|e| Diagnostic::error("No randomness available").detail(e.to_string()))?;
-    Ok(bytes)
-}
-
 /// A uniformly random index below `n` (rejection sampling: no modulo bias).
 fn below(n: usize) -> Result<usize, Diagnostic> {
     let n = n as u32;
     let zone = u32::MAX - u32::MAX % n;
     loop {
-        let r = getrandom::u32().map_err(|e| Diagnostic::error("No randomness available").detail(e.to_string()))?;
+        let r = random::u32()?;
         if r < zone {
             return Ok((r % n) as usize);
         }
@@ -365,9 +358,7 @@ impl Draw {
 
     fn next_u64(&mut self) -> Result<u64, Diagnostic> {
         match self {
-            Draw::Host => {
-                getrandom::u64().map_err(|e| Diagnostic::error("No randomness available").detail(e.to_string()))
-            }
+            Draw::Host => random::u64(),
             Draw::Seeded(state) => {
                 *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
                 let mut z = *state;
@@ -417,12 +408,6 @@ fn shuffle(state: &Value) -> Result<Vec<Value>, Diagnostic> {
         items.truncate(usize::try_from(count).unwrap_or(0));
     }
     Ok(items)
-}
-
-/// A random (version 4) UUID, lowercase and hyphenated.
-fn uuid_v4() -> Result<String, Diagnostic> {
-    let bytes: [u8; 16] = random_bytes(16)?.try_into().expect("16 bytes were asked for");
-    Ok(uuid::Builder::from_random_bytes(bytes).into_uuid().to_string())
 }
 
 /// A ceiling on a `random_pet`'s words.

@@ -72,6 +72,7 @@ mod diag;
 mod glue;
 pub mod log;
 mod provider;
+pub mod random;
 mod schema;
 mod value;
 

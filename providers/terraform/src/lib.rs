@@ -12,6 +12,7 @@
 
 use cairn_sdk::{
     ApplyRequest, ApplyResponse, Attr, Diagnostic, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema, Value,
+    random,
 };
 
 /// The provider; it has no configuration.
@@ -57,22 +58,10 @@ impl Provider for Terraform {
         let mut state = req.planned_state.clone();
         let input = req.config.get_attr("input").clone();
         state.set_attr("output", req.planned_or("output", || input));
-        state.set_attr("id", req.planned_or("id", || Value::from(uuid(random_bytes()))));
+        let id = random::uuid_v4().map_err(|d| vec![d])?;
+        state.set_attr("id", req.planned_or("id", || Value::from(id)));
         Ok(ApplyResponse::new(state))
     }
-}
-
-/// 16 bytes from the host's WASI random source.
-fn random_bytes() -> [u8; 16] {
-    let mut bytes = [0u8; 16];
-    // WASI `random` cannot fail; getrandom's Result is for other platforms.
-    getrandom::fill(&mut bytes).expect("WASI random is available");
-    bytes
-}
-
-/// Format 16 random bytes as a version-4 UUID (`xxxxxxxx-xxxx-4xxx-yxxx-…`).
-fn uuid(bytes: [u8; 16]) -> String {
-    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
 }
 
 cairn_sdk::export_provider!(Terraform, name = "terraform");
