@@ -42,6 +42,7 @@ const RUST_SDK: Files = &[
     ("sdk/src/glue.rs", include_str!("../../providers/sdk/src/glue.rs")),
     ("sdk/src/log.rs", include_str!("../../providers/sdk/src/log.rs")),
     ("sdk/src/provider.rs", include_str!("../../providers/sdk/src/provider.rs")),
+    ("sdk/src/random.rs", include_str!("../../providers/sdk/src/random.rs")),
     ("sdk/src/schema.rs", include_str!("../../providers/sdk/src/schema.rs")),
     ("sdk/src/value.rs", include_str!("../../providers/sdk/src/value.rs")),
     ("sdk/wit/provider.wit", include_str!("../../wit/provider.wit")),
@@ -101,6 +102,8 @@ name = "cairn_sdk"
 [dependencies]
 wit-bindgen = "0.63"
 serde_json = { version = "1", features = ["float_roundtrip"] }
+getrandom = "0.4"
+uuid = { version = "1", features = ["v4"] }
 "#;
 
 /// The files of a new provider called `name` in `lang`, or why not.
