@@ -6,7 +6,7 @@
 pub mod source;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::value::Path;
 
@@ -20,14 +20,29 @@ pub enum Severity {
 }
 
 /// A place in a configuration file.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Location {
-    /// The file, relative to the configuration directory.
-    pub file: PathBuf,
+    /// The file, relative to the configuration directory. Shared: every
+    /// node of a configuration's syntax tree has a location, and a path of
+    /// its own each was an allocation per node.
+    pub file: Arc<std::path::Path>,
     /// 1-based line.
     pub line: usize,
     /// 1-based column.
     pub column: usize,
+}
+
+impl Location {
+    /// A place in `file`.
+    pub fn new(file: impl AsRef<std::path::Path>, line: usize, column: usize) -> Location {
+        Location { file: Arc::from(file.as_ref()), line, column }
+    }
+}
+
+impl Default for Location {
+    fn default() -> Location {
+        Location { file: Arc::from(std::path::Path::new("")), line: 0, column: 0 }
+    }
 }
 
 impl fmt::Display for Location {
@@ -154,7 +169,7 @@ mod tests {
     #[test]
     fn display_names_file_line_and_path() {
         let d = Diagnostic::error("Unsupported attribute")
-            .at(&Location { file: "main.tf".into(), line: 7, column: 3 })
+            .at(&Location::new("main.tf", 7, 3))
             .at_path(Path::root().attr("content"))
             .with_detail("This object has no attribute \"contnt\".");
         assert_eq!(

@@ -94,7 +94,7 @@ pub(super) fn load_module(root: &Path, module_dir: &Path, depth: usize) -> Resul
             Err(e) => loader.diags.push(error_at(
                 "Cannot read configuration file",
                 e.to_string(),
-                &Location { file: module_dir.join(name), line: 1, column: 1 },
+                &Location::new(module_dir.join(name), 1, 1),
             )),
         }
     }

@@ -1,14 +1,15 @@
 //! Source files: their text and the mapping from byte offsets (what
 //! `hcl-edit` spans give) to the 1-based line and column users read.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::diag::Location;
 
 /// One configuration file's text, with where each line starts.
 pub(crate) struct SourceFile {
     /// The name shown in diagnostics: relative to the configuration directory.
-    name: PathBuf,
+    name: Arc<Path>,
     text: String,
     /// Byte offset of the first character of each line.
     line_starts: Vec<usize>,
@@ -18,7 +19,7 @@ impl SourceFile {
     /// A file called `name` (as diagnostics should show it) containing `text`.
     pub(crate) fn new(name: impl Into<PathBuf>, text: String) -> SourceFile {
         let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        SourceFile { name: name.into(), text, line_starts }
+        SourceFile { name: Arc::from(name.into()), text, line_starts }
     }
 
     /// The whole text.
@@ -32,7 +33,7 @@ impl SourceFile {
         let line = self.line_starts.partition_point(|&start| start <= offset);
         let line_start = self.line_starts[line - 1];
         let column = self.text.get(line_start..offset).map_or(1, |s| s.chars().count() + 1);
-        Location { file: self.name.clone(), line, column }
+        Location { file: Arc::clone(&self.name), line, column }
     }
 
     /// The location of an item's span start, or of the file's start when

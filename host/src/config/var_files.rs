@@ -99,7 +99,7 @@ fn parse_hcl(text: &str, shown: &str, dir: &Path) -> Result<Vec<Assignment>, Vec
 
 /// One JSON object of names to values.
 fn parse_json(text: &str, shown: &str) -> Result<Vec<Assignment>, Diagnostic> {
-    let at = |line: usize, column: usize| Location { file: shown.into(), line, column };
+    let at = |line: usize, column: usize| Location::new(shown, line, column);
     let json: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         Diagnostic::error("Invalid JSON in variable file")
             .with_detail(format!("{e}."))

@@ -208,7 +208,7 @@ mod tests {
     use super::*;
 
     fn at(line: usize, column: usize) -> Location {
-        Location { file: "main.tf".into(), line, column }
+        Location::new("main.tf", line, column)
     }
 
     const TEXT: &str = "resource \"x\" \"y\" {\n  contnt = \"a\\\"b\"\n  v = var.lst[0].id + 1\n  o = { a = 1 }\n}\n";

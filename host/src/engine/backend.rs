@@ -210,7 +210,7 @@ mod tests {
     use crate::diag::Location;
 
     fn config_with(kind: Option<BackendKind>) -> Config {
-        let location = Location { file: "main.tf".into(), line: 2, column: 3 };
+        let location = Location::new("main.tf", 2, 3);
         Config {
             dir: PathBuf::from("/cfg"),
             backend: kind.map(|kind| BackendBlock { kind, location }),
