@@ -83,7 +83,7 @@ fn main() {
     row("configure (instance + schema + configure)", configure);
 
     let provider = tokio.block_on(loaded.configure(sandbox.clone(), Value::Null)).unwrap();
-    let empty = Value::Object([("triggers".to_string(), Value::Null)].into());
+    let empty = Value::Object([("triggers".to_string(), Value::Null)].into_iter().collect());
     let calls = runs * 50;
     let noop = median(calls, || {
         let started = Instant::now();
@@ -96,10 +96,11 @@ fn main() {
         let payload = Value::string("x".repeat(bytes));
         let config = Value::Object(
             [
-                ("triggers".to_string(), Value::Map([("p".to_string(), payload)].into())),
+                ("triggers".to_string(), Value::Map([("p".to_string(), payload)].into_iter().collect())),
                 ("id".to_string(), Value::Null),
             ]
-            .into(),
+            .into_iter()
+            .collect(),
         );
         let took = median(n, || {
             let request = PlanRequest {

@@ -80,7 +80,7 @@ impl Fake {
             return ApplyResponse::default();
         }
         let Value::Object(mut new) = r.planned_state else { unreachable!() };
-        if new["id"].is_unknown() {
+        if new.get("id").is_some_and(Value::is_unknown) {
             new.insert("id".into(), Value::string(format!("id-{name}")));
         }
         let mut response = ApplyResponse { new_state: Value::Object(new), ..Default::default() };

@@ -406,7 +406,7 @@ fn decode(json: &Json, ty: &Type, path: &Path, marks: &mut Vec<Path>) -> Result<
         (Type::Object(attrs), Json::Object(o)) => {
             // Every schema attribute (absent ones null), and any others as
             // written, for cases about attributes outside the schema.
-            let mut out = BTreeMap::new();
+            let mut out = cairn::value::Map::new();
             for (name, t) in attrs {
                 let e = o.get(name).unwrap_or(&Json::Null);
                 out.insert(name.clone(), decode(e, t, &path.attr(name), marks)?);

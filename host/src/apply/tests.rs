@@ -169,8 +169,8 @@ impl Provider for Watcher {
         let mut state = r.planned_state;
         let on_disk = LocalBackend::open_read_only(&self.state_file).read().unwrap();
         if let Value::Object(m) = &mut state {
-            let name = m["name"].as_str().unwrap().to_string();
-            let deps: Vec<String> = match &m["deps"] {
+            let name = m.get("name").unwrap().as_str().unwrap().to_string();
+            let deps: Vec<String> = match m.get("deps").unwrap() {
                 Value::List(v) => v.iter().map(|d| d.as_str().unwrap().to_string()).collect(),
                 _ => Vec::new(),
             };

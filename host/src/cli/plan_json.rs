@@ -263,7 +263,7 @@ pub fn sensitive_mask(value: &Value, path: &Path, sensitive: &dyn Fn(&Path) -> b
     if sensitive(path) {
         return Json::Bool(true);
     }
-    let entries = |m: &BTreeMap<String, Value>, step: fn(String) -> PathStep| {
+    let entries = |m: &crate::value::Map, step: fn(String) -> PathStep| {
         Json::Object(
             m.iter()
                 .map(|(k, v)| (k.clone(), sensitive_mask(v, &path.push(step(k.clone())), sensitive)))
@@ -307,7 +307,7 @@ mod tests {
         let v = object(&[("result", Value::string("s3cret")), ("length", Value::int(8))]);
         let secret = Path::root().attr("result");
         assert_eq!(sensitive_mask(&v, &Path::root(), &|p| p == &secret), json!({"result": true}));
-        let tags = object(&[("tags", Value::Map([("k".to_string(), Value::string("v"))].into()))]);
+        let tags = object(&[("tags", Value::Map([("k".to_string(), Value::string("v"))].into_iter().collect()))]);
         let key = Path::root().attr("tags").key("k");
         assert_eq!(sensitive_mask(&tags, &Path::root(), &|p| p == &key), json!({"tags": {"k": true}}));
         assert_eq!(sensitive_mask(&v, &Path::root(), &|_| false), json!({}));

@@ -12,6 +12,7 @@ use crate::value::{Path, PathStep, Value};
 
 use super::eval::eval_within;
 use super::{Attribute, Block, Body, EvalContext, error_at, suggest};
+use crate::value::Map;
 
 /// Decodes `body` into a value of `schema`'s type: every attribute present
 /// (null when unset), converted to its type; nested blocks gathered by their
@@ -42,7 +43,7 @@ const DYNAMIC_ARGUMENTS: [&str; 3] = ["for_each", "iterator", "labels"];
 
 impl Decoder<'_> {
     fn block(&mut self, body: &Body, schema: &schema::Block, path: &Path) -> Value {
-        let mut object = BTreeMap::new();
+        let mut object = Map::new();
         for attr in &body.attributes {
             if let Some(value) = self.attribute(attr, schema, path) {
                 object.insert(attr.name.clone(), value);
@@ -300,7 +301,7 @@ impl Decoder<'_> {
                 if nested.nesting == Nesting::List { Value::List(objects) } else { Value::set(objects) }
             }
             Nesting::Map => {
-                let mut map = BTreeMap::new();
+                let mut map = Map::new();
                 let mut seen: BTreeMap<&str, &Location> = BTreeMap::new();
                 for found in blocks {
                     let block = &found.block;
@@ -464,13 +465,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.get_attr("filename"), &Value::string("a.txt"));
-        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::int(1))].into()));
+        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::int(1))].into_iter().collect()));
         assert_eq!(v.get_attr("content"), &Value::Null);
         assert_eq!(v.get_attr("id"), &Value::Null);
         assert_eq!(v.get_attr("single"), &Value::Null);
         assert_eq!(v.get_attr("rule"), &Value::List(vec![]));
         assert_eq!(v.get_attr("tag"), &Value::Set(vec![]));
-        assert_eq!(v.get_attr("listener"), &Value::Map(BTreeMap::new()));
+        assert_eq!(v.get_attr("listener"), &Value::Map(Map::new()));
         // The value has exactly the schema's type.
         assert!(file_schema().implied_type().check(&v).is_ok());
     }
@@ -582,7 +583,7 @@ mod tests {
         assert_eq!(v.get_attr("tag"), &Value::set(vec![port(4), port(5)]));
         assert_eq!(
             v.get_attr("listener"),
-            &Value::Map([("http".to_string(), port(80)), ("https".to_string(), port(443))].into())
+            &Value::Map([("http".to_string(), port(80)), ("https".to_string(), port(443))].into_iter().collect())
         );
     }
 
@@ -645,7 +646,7 @@ mod tests {
         ctx.variables.insert("v".into(), Value::unknown());
         let v = decode_body(&config.resources[0].body, &file_schema(), &ctx).unwrap();
         assert_eq!(v.get_attr("filename"), &Value::unknown());
-        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::unknown())].into()));
+        assert_eq!(v.get_attr("tags"), &Value::Map([("a".to_string(), Value::unknown())].into_iter().collect()));
     }
 
     #[test]
@@ -677,7 +678,7 @@ resource "local_file" "f" {
         assert_eq!(v.get_attr("rule"), &Value::List(vec![port(80), port(444)]));
         assert_eq!(
             v.get_attr("listener"),
-            &Value::Map([("api".to_string(), port(9090)), ("web".to_string(), port(8080))].into())
+            &Value::Map([("api".to_string(), port(9090)), ("web".to_string(), port(8080))].into_iter().collect())
         );
         // The blocks' own rules still hold: at most two `rule` blocks.
         assert!(errors(&text.replace("[80, 443]", "[80, 443, 8443]"), &file_schema()).contains("Too many blocks"));

@@ -16,6 +16,7 @@ use crate::value::{Type, Value};
 use super::access::{get_attr, get_attr_ref, index, index_ref};
 use super::expr::{ExprKind, Expression, ForExpr, Reference, Step, TemplatePart};
 use super::{error_at, functions, ops};
+use crate::value::Map;
 
 /// Everything an expression may refer to.
 #[derive(Debug, Clone, Default)]
@@ -119,7 +120,7 @@ impl<'a> Evaluator<'a> {
     }
 
     fn object(&mut self, items: &[(Expression, Expression)]) -> EvalResult {
-        let mut object = BTreeMap::new();
+        let mut object = Map::new();
         let mut unknown_key = false;
         let mut errors = Vec::new();
         for (key_expr, value_expr) in items {
@@ -655,7 +656,9 @@ mod tests {
         ctx.variables.insert("nothing".into(), Value::Null);
         ctx.variables.insert(
             "tags".into(),
-            Value::Map([("a".to_string(), Value::string("x")), ("b".to_string(), Value::string("y"))].into()),
+            Value::Map(
+                [("a".to_string(), Value::string("x")), ("b".to_string(), Value::string("y"))].into_iter().collect(),
+            ),
         );
         ctx.locals.insert("items".into(), Value::List(vec![Value::string("p"), Value::string("q")]));
         ctx.resources.insert(

@@ -494,7 +494,7 @@ mod tests {
     #[test]
     fn marks_conform_to_maps_and_stop_at_sets() {
         let v = Value::object([
-            ("tags", Value::Map([("k".to_string(), Value::string("v"))].into())),
+            ("tags", Value::Map([("k".to_string(), Value::string("v"))].into_iter().collect())),
             ("set", Value::set(vec![Value::string("a")])),
         ]);
         let marks = [Path::root().attr("tags").attr("k"), Path::root().attr("set").index(3), Path::root().attr("none")];

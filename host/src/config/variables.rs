@@ -682,7 +682,7 @@ variable "required" {
         let values = resolve(&["required=[1, \"2\"]"], &[]).unwrap();
         assert_eq!(values["name"], Value::string("web"));
         assert_eq!(values["count_of"], Value::int(3));
-        assert_eq!(values["tags"], Value::Map(BTreeMap::new()));
+        assert_eq!(values["tags"], Value::Map(crate::value::Map::new()));
         assert_eq!(values["untyped"], Value::Null);
         assert_eq!(values["required"], Value::List(vec![Value::int(1), Value::int(2)]));
     }
@@ -702,7 +702,7 @@ variable "required" {
         let values = resolve(&["tags={a = \"b\", c = 1}", "count_of=2 * 3"], &env).unwrap();
         assert_eq!(
             values["tags"],
-            Value::Map([("a".into(), Value::string("b")), ("c".into(), Value::string("1"))].into())
+            Value::Map([("a".into(), Value::string("b")), ("c".into(), Value::string("1"))].into_iter().collect())
         );
         assert_eq!(values["count_of"], Value::int(6));
     }

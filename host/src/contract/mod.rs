@@ -505,8 +505,8 @@ mod tests {
             Value::Set(vec![Value::string("a"), Value::string("b"), Value::string("b")]),
             Value::object([("a", Value::Null)]),
             Value::object([("b", Value::int(1))]),
-            Value::Map([("b".to_string(), Value::int(1))].into()),
-            Value::Map([("a".to_string(), Value::Null)].into()),
+            Value::Map([("b".to_string(), Value::int(1))].into_iter().collect()),
+            Value::Map([("a".to_string(), Value::Null)].into_iter().collect()),
             Value::object(Vec::<(String, Value)>::new()),
         ];
         for a in &values {

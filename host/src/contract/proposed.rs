@@ -1,10 +1,9 @@
 //! The proposed new state: the merge the host performs before it asks a
 //! provider to plan (Terraform's `objchange.ProposedNew`).
 
-use std::collections::BTreeMap;
-
 use super::{canonical_set, same};
 use crate::schema::{Block, Nesting};
+use crate::value::Map;
 use crate::value::Value;
 
 /// The proposed new state: configured values where the configuration sets
@@ -31,7 +30,7 @@ fn proposed_element(block: &Block, prior: &Value, config: &Value) -> Value {
     };
     // A missing prior is an object of nulls: nothing to carry over.
     let prior = if matches!(prior, Value::Object(_)) { prior } else { &Value::Null };
-    let mut out = BTreeMap::new();
+    let mut out = Map::new();
     for (name, attr) in &block.attributes {
         let (c, p) = (config.get_attr(name), prior.get_attr(name));
         let v = match &attr.nested {

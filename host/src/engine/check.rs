@@ -417,7 +417,7 @@ pub enum Fill {
 /// A configuration of `block`: required attributes generated from their
 /// types, optional ones as `fill` says, computed-only ones null.
 pub fn config_of(block: &Block, fill: Fill) -> Value {
-    let mut object: std::collections::BTreeMap<String, Value> =
+    let mut object: crate::value::Map =
         block.attributes.iter().map(|(name, a)| (name.clone(), attribute_config(name, a, fill))).collect();
     for (name, nested) in &block.blocks {
         let wanted = match fill {
@@ -468,7 +468,7 @@ fn sample(name: &str, ty: &Type) -> Value {
         Type::String | Type::Dynamic => Value::string(format!("cairn-check-{name}")),
         Type::List(element) => Value::List(vec![sample(name, element)]),
         Type::Set(element) => Value::set(vec![sample(name, element)]),
-        Type::Map(element) => Value::Map([("key".to_string(), sample(name, element))].into()),
+        Type::Map(element) => Value::Map([("key".to_string(), sample(name, element))].into_iter().collect()),
         Type::Object(attrs) => Value::Object(attrs.iter().map(|(k, t)| (k.clone(), sample(k, t))).collect()),
         Type::Tuple(elements) => Value::Tuple(elements.iter().map(|t| sample(name, t)).collect()),
     }
@@ -496,7 +496,7 @@ mod tests {
         assert!(unknown.get_attr("size").is_unknown() && unknown.get_attr("id").is_null());
         let all = config_of(&block, Fill::Generated);
         assert_eq!(all.get_attr("size"), &Value::int(1));
-        assert_eq!(all.get_attr("tags"), &Value::Map([("key".to_string(), Value::Bool(true))].into()));
+        assert_eq!(all.get_attr("tags"), &Value::Map([("key".to_string(), Value::Bool(true))].into_iter().collect()));
         let Value::List(rules) = all.get_attr("rule") else { panic!("a list of rules") };
         assert_eq!(rules.len(), 1);
         assert_eq!(block.implied_type().check(&all), Ok(()));

@@ -380,8 +380,7 @@ fn bundled_providers_load_and_describe_themselves() {
 /// An object of `type_name`'s schema with every attribute null but `set`.
 fn full_object(provider: &dyn Provider, type_name: &str, set: &[(&str, Value)]) -> Value {
     let block = &provider.schema().resources[type_name].block;
-    let mut object: std::collections::BTreeMap<String, Value> =
-        block.attributes.keys().map(|name| (name.clone(), Value::Null)).collect();
+    let mut object: crate::value::Map = block.attributes.keys().map(|name| (name.clone(), Value::Null)).collect();
     for (name, value) in set {
         object.insert(name.to_string(), value.clone());
     }

@@ -12,6 +12,7 @@ use std::fmt;
 use super::bindings::cairn::provider::types as wit;
 use crate::diag::{Diagnostic, Severity};
 use crate::schema::{Attribute, Block, NestedBlock, NestedType, Nesting, ProviderSchema, Schema};
+use crate::value::Map;
 use crate::value::{Bound, Number, Path, PathStep, Refinements, Type, Value};
 
 /// The most nodes a flattened value, type or schema may have on the wire.
@@ -154,7 +155,7 @@ fn encode_all(values: &[Value], nodes: &mut Vec<wit::Node>) -> Vec<u32> {
     values.iter().map(|v| encode_value(v, nodes)).collect()
 }
 
-fn encode_entries(entries: &BTreeMap<String, Value>, nodes: &mut Vec<wit::Node>) -> Vec<(String, u32)> {
+fn encode_entries(entries: &Map, nodes: &mut Vec<wit::Node>) -> Vec<(String, u32)> {
     entries.iter().map(|(k, v)| (k.clone(), encode_value(v, nodes))).collect()
 }
 
@@ -236,15 +237,19 @@ impl Decoder<'_, wit::Node> {
         indexes.iter().map(|&i| self.value(i, depth + 1)).collect()
     }
 
-    fn entries(&mut self, entries: &[(String, u32)], depth: usize) -> Result<BTreeMap<String, Value>, WireError> {
-        let mut out = BTreeMap::new();
-        for (key, i) in entries {
-            let value = self.value(*i, depth + 1)?;
-            if out.insert(key.clone(), value).is_some() {
-                return malformed(format!("duplicate key {key:?}"));
-            }
+    fn entries(&mut self, entries: &[(String, u32)], depth: usize) -> Result<Map, WireError> {
+        let mut out = entries
+            .iter()
+            .map(|(key, i)| Ok((key.clone(), self.value(*i, depth + 1)?)))
+            .collect::<Result<Vec<_>, WireError>>()?;
+        // Sorted once, whatever order the provider sent (inserting one by
+        // one would shift the entries after each key: quadratic in a
+        // hostile answer's size).
+        out.sort_by(|(a, _), (b, _)| a.cmp(b));
+        if let Some(pair) = out.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+            return malformed(format!("duplicate key {:?}", pair[0].0));
         }
-        Ok(out)
+        Ok(out.into_iter().collect())
     }
 }
 
@@ -515,7 +520,7 @@ mod tests {
             ("l", Value::List(vec![Value::int(1), Value::unknown()])),
             ("set", Value::set(vec![Value::string("b"), Value::string("a")])),
             ("t", Value::Tuple(vec![Value::Bool(false), Value::string("y")])),
-            ("m", Value::Map([("k".to_string(), Value::Object(BTreeMap::new()))].into())),
+            ("m", Value::Map([("k".to_string(), Value::Object(Map::new()))].into_iter().collect())),
         ]);
         assert_eq!(round_trip(&v), v);
         assert_eq!(value_to_wire(&v).nodes.len(), 16);

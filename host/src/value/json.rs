@@ -6,8 +6,6 @@
 //! is written as `{"value": …, "type": …}` with the type in Terraform's JSON
 //! type syntax (`"string"`, `["list","number"]`, `["object",{"a":"bool"}]`).
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value as Json, json};
 
 use super::{Bound, Number, Path, Refinements, Type, TypeError, Value};
@@ -149,7 +147,7 @@ fn from_json_at(j: &Json, ty: &Type, path: &Path) -> Result<Value, TypeError> {
                 .collect::<Result<_, TypeError>>()?,
         ),
         (Type::Object(attrs), Json::Object(o)) => {
-            let mut out = BTreeMap::new();
+            let mut out = super::Map::new();
             for (name, t) in attrs {
                 let x = o.get(name).unwrap_or(&Json::Null);
                 out.insert(name.clone(), from_json_at(x, t, &path.attr(name))?);

@@ -11,7 +11,6 @@ mod path;
 mod refine;
 mod types;
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 pub use json::{
@@ -80,6 +79,15 @@ impl fmt::Display for Number {
     }
 }
 
+/// The entries of a map or object value, sorted by key.
+///
+/// A sorted vector rather than a `BTreeMap`: most objects have a handful of
+/// attributes, and a B-tree node has room for eleven (about 600 bytes for
+/// two); plans and states hold several values per resource. Build large
+/// maps with `collect` or `extend` (which sort once) rather than `insert`
+/// in a loop (which shifts the entries after each new key).
+pub type Map = litemap::LiteMap<String, Value>;
+
 /// A dynamic value.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Value {
@@ -103,9 +111,9 @@ pub enum Value {
     /// sets compare equal (see [`Value::set`]).
     Set(Vec<Value>),
     /// String keys to one element type.
-    Map(BTreeMap<String, Value>),
+    Map(Map),
     /// Named attributes of their own types.
-    Object(BTreeMap<String, Value>),
+    Object(Map),
     /// A fixed sequence of elements of their own types.
     Tuple(Vec<Value>),
 }
@@ -359,7 +367,7 @@ mod tests {
     #[test]
     fn at_follows_paths_and_unknowns() {
         let v = Value::object([
-            ("keepers", Value::Map([("a".to_string(), Value::string("1"))].into())),
+            ("keepers", Value::Map([("a".to_string(), Value::string("1"))].into_iter().collect())),
             ("hex", Value::unknown()),
         ]);
         assert_eq!(v.at(&Path::root().attr("keepers").key("a")), Value::string("1"));
@@ -380,7 +388,14 @@ mod tests {
     #[test]
     fn redacts_the_hidden_parts() {
         let v = Value::object([
-            ("tags", Value::Map([("k".to_string(), Value::string("s3cret")), ("o".to_string(), Value::int(1))].into())),
+            (
+                "tags",
+                Value::Map(
+                    [("k".to_string(), Value::string("s3cret")), ("o".to_string(), Value::int(1))]
+                        .into_iter()
+                        .collect(),
+                ),
+            ),
             ("list", Value::List(vec![Value::Null, Value::string("s3cret")])),
         ]);
         let hidden =

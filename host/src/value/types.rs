@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::Map;
 use super::{Number, Path, PathStep, Value};
 
 /// The type of a value, as schemas declare it.
@@ -86,7 +87,7 @@ impl Type {
                 Value::Tuple(elements)
             }
             (Type::Map(t), Value::Map(m) | Value::Object(m)) => {
-                let mut out = BTreeMap::new();
+                let mut out = Map::new();
                 for (k, e) in m {
                     out.insert(k.clone(), t.convert_at(e, &path.key(k))?);
                 }
@@ -99,7 +100,7 @@ impl Type {
                         message: format!("unexpected attribute {}", super::quote(extra)),
                     });
                 }
-                let mut out = BTreeMap::new();
+                let mut out = Map::new();
                 for (name, t) in attrs {
                     let e = m.get(name).unwrap_or(&Value::Null);
                     out.insert(name.clone(), t.convert_at(e, &path.attr(name))?);
@@ -250,7 +251,7 @@ mod tests {
         let obj = Value::object([("k", Value::Bool(true))]);
         assert_eq!(
             Type::Map(Box::new(Type::String)).convert(&obj).unwrap(),
-            Value::Map([("k".to_string(), Value::string("true"))].into())
+            Value::Map([("k".to_string(), Value::string("true"))].into_iter().collect())
         );
     }
 

@@ -1,10 +1,9 @@
 //! Collection functions: lists, tuples, sets, maps and objects.
 
-use std::collections::BTreeMap;
-
 use crate::value::{Number, Value};
 
 use super::{Args, FnError};
+use crate::value::Map;
 
 /// The most elements `range` produces, as in Terraform: a typo in a bound
 /// should not build a huge list.
@@ -36,7 +35,7 @@ pub(super) fn concat(args: &Args) -> Result<Value, FnError> {
 /// `merge(maps...)`: later keys win; a map when every argument is a map,
 /// else an object. Null arguments are skipped.
 pub(super) fn merge(args: &Args) -> Result<Value, FnError> {
-    let mut merged = BTreeMap::new();
+    let mut merged = Map::new();
     let mut all_maps = true;
     for (i, v) in args.values.iter().enumerate() {
         match v {
@@ -55,7 +54,7 @@ pub(super) fn merge(args: &Args) -> Result<Value, FnError> {
 }
 
 /// The entries of a map or object argument.
-fn mapping<'a>(args: &'a Args, i: usize) -> Result<&'a BTreeMap<String, Value>, FnError> {
+fn mapping<'a>(args: &'a Args, i: usize) -> Result<&'a Map, FnError> {
     match args.not_null(i)? {
         Value::Map(m) | Value::Object(m) => Ok(m),
         other => Err(FnError::arg(i, format!("a map or object is required, got {}", other.kind_name()))),
@@ -204,10 +203,13 @@ pub(super) fn zipmap(args: &Args) -> Result<Value, FnError> {
     if keys.len() != values.len() {
         return Err(FnError::call(format!("{} keys but {} values", keys.len(), values.len())));
     }
-    let mut m = BTreeMap::new();
-    for (i, (k, v)) in keys.into_iter().zip(values).enumerate() {
-        m.insert(k.ok_or_else(|| FnError::arg(0, format!("key {i} is null")))?, v.clone());
-    }
+    // Collected, not inserted one by one: the map sorts its keys once.
+    let m = keys
+        .into_iter()
+        .zip(values)
+        .enumerate()
+        .map(|(i, (k, v))| Ok((k.ok_or_else(|| FnError::arg(0, format!("key {i} is null")))?, v.clone())))
+        .collect::<Result<Map, FnError>>()?;
     Ok(if matches!(args.get(1), Value::List(_)) { Value::Map(m) } else { Value::Object(m) })
 }
 
@@ -300,7 +302,7 @@ mod tests {
         );
         assert_eq!(
             value("merge(tomap({a = 1}), tomap({b = 2}))"),
-            Value::Map([("a".into(), Value::int(1)), ("b".into(), Value::int(2))].into())
+            Value::Map([("a".into(), Value::int(1)), ("b".into(), Value::int(2))].into_iter().collect())
         );
         assert!(error("merge({}, [1])").contains("a map or object is required, got tuple"));
     }

@@ -2,11 +2,10 @@
 //! `toset`, `tomap`. Null converts to null. Collections of mixed primitive
 //! elements convert them all to strings, as Terraform does.
 
-use std::collections::BTreeMap;
-
 use crate::value::{Type, Value};
 
 use super::{Args, FnError};
+use crate::value::Map;
 
 pub(super) fn tostring(args: &Args) -> Result<Value, FnError> {
     primitive(args, &Type::String)
@@ -56,7 +55,7 @@ pub(super) fn tomap(args: &Args) -> Result<Value, FnError> {
     };
     let values: Vec<Value> = entries.values().cloned().collect();
     let unified = unify(&values).map_err(|e| FnError::arg(0, e))?;
-    Ok(Value::Map(entries.keys().cloned().zip(unified).collect::<BTreeMap<_, _>>()))
+    Ok(Value::Map(entries.keys().cloned().zip(unified).collect::<Map>()))
 }
 
 /// The elements of a sequence argument, converted to one type.
@@ -128,7 +127,10 @@ mod tests {
         assert_eq!(value("tolist([\"a\", 1, true])"), Value::List(vec![s("a"), s("1"), s("true")]));
         assert_eq!(value("tolist([])"), Value::List(vec![]));
         assert_eq!(value("toset([\"b\", \"a\", \"b\"])"), Value::set(vec![s("a"), s("b")]));
-        assert_eq!(value("tomap({a = 1, b = \"x\"})"), Value::Map([("a".into(), s("1")), ("b".into(), s("x"))].into()));
+        assert_eq!(
+            value("tomap({a = 1, b = \"x\"})"),
+            Value::Map([("a".into(), s("1")), ("b".into(), s("x"))].into_iter().collect())
+        );
         assert_eq!(
             value("tolist([{a = 1}, {a = null}])"),
             Value::List(vec![Value::object([("a", Value::int(1))]), Value::object([("a", Value::Null)])])
