@@ -14,6 +14,7 @@
 //! back by whoever has the schema ([`crate::value::from_json`]). Nor does it
 //! decide what to do with the state: planning and applying do.
 
+mod attributes;
 mod backend;
 mod edit;
 mod journal;
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::addr::{InstanceAddr, ResourceAddr};
 
+pub use attributes::Attributes;
 pub use backend::{Backend, StateJournal};
 pub use edit::{MoveError, names};
 pub use journal::{Encoder, Journal, Record, Unsynced};
