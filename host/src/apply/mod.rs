@@ -34,8 +34,8 @@ use crate::plan::{self, Action, Plan, Providers, ResourceChange, ResourceValues}
 use crate::provider::{ApplyRequest, ApplyResponse};
 use crate::schema::Schema;
 use crate::state::{
-    Backend, DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation, Record, State, StateError,
-    StateJournal, Unsynced,
+    Attributes, Backend, DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation, Record, State,
+    StateError, StateJournal, Unsynced,
 };
 use crate::value::{self, Value};
 
@@ -972,7 +972,7 @@ fn instance_state(
         addr: change.addr.clone(),
         provider: change.provider.clone(),
         schema_version: schema.version,
-        attributes: value::to_json_typed(&kept, &schema.block.implied_type()),
+        attributes: Attributes::new(&kept, &schema.block.implied_type()),
         private: private.to_vec(),
         dependencies: change.dependencies.clone(),
         status,

@@ -34,8 +34,7 @@ use crate::contract::{CheckedCallError, Gate};
 use crate::diag::Diagnostic;
 use crate::plan::{self, Providers};
 use crate::schema::Schema;
-use crate::state::{InstanceState, InstanceStatus, PendingOperation, State};
-use crate::value;
+use crate::state::{Attributes, InstanceState, InstanceStatus, PendingOperation, State};
 
 /// What became of one pending operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -175,7 +174,7 @@ async fn reread_current(
         }
         (Some((current, private)), _) => {
             if let Some(inst) = state.get_mut(addr) {
-                inst.attributes = value::to_json_typed(&current, &schema.block.implied_type());
+                inst.attributes = Attributes::new(&current, &schema.block.implied_type());
                 inst.private = private;
                 inst.schema_version = schema.version;
             }
@@ -197,7 +196,9 @@ async fn reread_deposed(
     let Some(object) = state.get(addr).and_then(|i| i.deposed.iter().find(|d| d.key == key)) else {
         return Ok((Recovered::Forgotten, "the state holds no such deposed object".to_string()));
     };
-    let prior = value::from_json(&object.attributes, &schema.block.implied_type())
+    let prior = object
+        .attributes
+        .decode(&schema.block.implied_type())
         .map_err(|e| Diagnostic::error(format!("{addr}: the deposed object {key} does not match the schema: {e}")))?;
     let private = object.private.clone();
     match gate.refresh(schema, addr, &prior, &private).await.map_err(|e| first_error(e, addr))? {
@@ -208,7 +209,7 @@ async fn reread_deposed(
         (Some((current, private)), _) => {
             let deposed = state.get_mut(addr).and_then(|i| i.deposed.iter_mut().find(|d| d.key == key));
             if let Some(object) = deposed {
-                object.attributes = value::to_json_typed(&current, &schema.block.implied_type());
+                object.attributes = Attributes::new(&current, &schema.block.implied_type());
                 object.private = private;
             }
             Ok((Recovered::Adopted, String::new()))
@@ -240,7 +241,7 @@ async fn find_created(
         Ok((None, _)) => return Ok((Recovered::NotFound, "imported, but a read says it is gone".to_string())),
         Err(e) => return Err(first_error(e, addr)),
     };
-    let attributes = value::to_json_typed(&current, &schema.block.implied_type());
+    let attributes = Attributes::new(&current, &schema.block.implied_type());
     let mut inst = InstanceState::new(addr.clone(), provider, schema.version, attributes);
     inst.private = private;
     inst.status = InstanceStatus::Tainted;
@@ -309,7 +310,7 @@ mod tests {
         let recoveries = recover(&mut state, &providers, &ws.config).await;
         assert_eq!(recoveries[0].outcome, Recovered::Adopted);
         let inst = state.get(&"fake_thing.x".parse().unwrap()).unwrap();
-        assert_eq!((inst.status, &inst.attributes), (InstanceStatus::Ready, &attributes));
+        assert_eq!((inst.status, &inst.attributes), (InstanceStatus::Ready, &attributes.into()));
         assert!(state.pending.is_empty());
     }
 }

@@ -75,7 +75,11 @@ fn creates_follow_dependencies_and_destroys_reverse_them() {
     assert_eq!((report.added, report.changed, report.destroyed), (3, 0, 0));
     assert!(position(&calls, "a", "create") < position(&calls, "b-id-a", "create"));
     let b = state.get(&"fake_thing.b".parse().unwrap()).unwrap();
-    assert_eq!(b.attributes["name"], "b-id-a", "b was planned with an unknown and applied with a's real id");
+    assert_eq!(
+        b.attributes.to_json().unwrap()["name"],
+        "b-id-a",
+        "b was planned with an unknown and applied with a's real id"
+    );
     assert_eq!(b.dependencies, vec![crate::addr::ResourceAddr::managed("fake_thing", "a")]);
 
     let (report, state, calls) = project.run(CHAIN, Fake::new(), true);
@@ -116,7 +120,7 @@ fn a_replace_destroys_before_it_creates_and_updates_what_refers_to_it() {
     assert!(position(&calls, "b-id-a", "delete") < position(&calls, "a", "delete"), "{calls:?}");
     assert!(position(&calls, "a", "delete") < position(&calls, "a2", "create"), "{calls:?}");
     assert!(position(&calls, "a2", "create") < position(&calls, "b-id-a2", "create"), "{calls:?}");
-    assert_eq!(state.get(&"fake_thing.b".parse().unwrap()).unwrap().attributes["name"], "b-id-a2");
+    assert_eq!(state.get(&"fake_thing.b".parse().unwrap()).unwrap().attributes.to_json().unwrap()["name"], "b-id-a2");
 }
 
 /// One create: (name, its deps, the deps found on disk then, whether its
@@ -174,8 +178,9 @@ impl Provider for Watcher {
                 Value::List(v) => v.iter().map(|d| d.as_str().unwrap().to_string()).collect(),
                 _ => Vec::new(),
             };
-            let ids: Vec<&serde_json::Value> = on_disk.resources.iter().map(|r| &r.attributes["id"]).collect();
-            let found = deps.iter().filter(|d| ids.contains(&&serde_json::json!(d))).cloned().collect();
+            let ids: Vec<serde_json::Value> =
+                on_disk.resources.iter().map(|r| r.attributes.to_json().unwrap()["id"].clone()).collect();
+            let found = deps.iter().filter(|d| ids.contains(&serde_json::json!(d))).cloned().collect();
             let intent = on_disk.pending.iter().any(|p| p.idempotency_key == r.idempotency_key);
             let others = on_disk.pending.len() - usize::from(intent);
             self.seen.lock().unwrap().push((name.clone(), deps, found, intent, others));
@@ -388,7 +393,7 @@ fn an_answer_that_breaks_the_contract_but_describes_an_object_is_kept_tainted() 
     assert!(error.summary.contains("produced an inconsistent result after apply for fake_thing.a: .size"), "{error}");
     assert!(error.detail.contains("it was recorded in the state as tainted: the next plan replaces it"), "{error}");
     let a = state.get(&"fake_thing.a".parse().unwrap()).expect("the object is not orphaned");
-    assert_eq!((a.status, &a.attributes["size"]), (InstanceStatus::Tainted, &serde_json::json!(7)));
+    assert_eq!((a.status, &a.attributes.to_json().unwrap()["size"]), (InstanceStatus::Tainted, &serde_json::json!(7)));
 
     // The next run replaces it.
     let (report, state, calls) = project.run(SIZED, Fake::new(), false);

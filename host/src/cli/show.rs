@@ -67,8 +67,8 @@ fn show_plan(common: &Common, path: &Path, json: bool) -> Result<i32> {
 /// with its attributes, sensitive ones hidden, ending with a blank line.
 pub(super) fn render_instance(inst: &InstanceState, schema: Option<&Schema>) -> String {
     let value = match schema {
-        Some(s) => value::from_json(&inst.attributes, &s.block.implied_type()).unwrap_or(Value::Null),
-        None => value::from_json_untyped(&inst.attributes),
+        Some(s) => inst.attributes.decode(&s.block.implied_type()).unwrap_or(Value::Null),
+        None => inst.attributes.to_json().map_or(Value::Null, |j| value::from_json_untyped(&j)),
     };
     let status = match inst.status {
         InstanceStatus::Tainted => " (tainted)",

@@ -9,8 +9,8 @@ use crate::addr::{InstanceAddr, InstanceKey, Mode};
 use crate::config::Resource;
 use crate::contract::Gate;
 use crate::graph::Node;
-use crate::state::InstanceState;
-use crate::value::{self, Value};
+use crate::state::{Attributes, InstanceState};
+use crate::value::Value;
 
 use super::{Engine, Intent, Workspace, diagnostics};
 
@@ -60,7 +60,7 @@ impl Engine {
                 addr.clone(),
                 &resource.provider,
                 schema.version,
-                value::to_json_typed(&kept, &schema.block.implied_type()),
+                Attributes::new(&kept, &schema.block.implied_type()),
             )
         });
         backend.write(&mut state)?;

@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Location};
 use crate::provider::PlanResponse;
 use crate::schema::Schema;
 use crate::state::{InstanceState, InstanceStatus};
-use crate::value::{self, Path, PathStep, Value};
+use crate::value::{Path, PathStep, Value};
 
 use super::{Action, Drift, Plan, ReplaceReason, ResourceChange};
 
@@ -273,10 +273,9 @@ pub async fn decode_prior(gate: Gate<'_>, inst: &InstanceState) -> Result<Value,
         .with_detail("Use the provider that wrote this state, or a newer one."));
     }
     if inst.schema_version < schema.version {
-        let raw = serde_json::to_string(&inst.attributes).unwrap_or_default();
-        return gate.upgrade(schema, &inst.addr, inst.schema_version, &raw).await;
+        return gate.upgrade(schema, &inst.addr, inst.schema_version, inst.attributes.as_str()).await;
     }
-    value::from_json(&inst.attributes, &schema.block.implied_type()).map_err(|e| {
+    inst.attributes.decode(&schema.block.implied_type()).map_err(|e| {
         Diagnostic::error(format!("{}: the state does not match the resource type's schema: {e}", inst.addr))
     })
 }

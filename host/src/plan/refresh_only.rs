@@ -5,7 +5,6 @@
 
 use crate::diag::Diagnostic;
 use crate::state::State;
-use crate::value;
 
 use super::{Plan, Providers};
 
@@ -25,7 +24,7 @@ pub fn refreshed_state(plan: &Plan, providers: &Providers, state: &mut State) ->
             })?;
         let Some(inst) = state.get_mut(&drift.addr) else { continue };
         let kept = crate::contract::null_write_only(&schema.block, &drift.current);
-        inst.attributes = value::to_json_typed(&kept, &schema.block.implied_type());
+        inst.attributes = crate::state::Attributes::new(&kept, &schema.block.implied_type());
         inst.private = drift.current_private.clone();
     }
     for (name, output) in plan.outputs.iter().filter(|(_, o)| o.value.is_wholly_known()) {

@@ -258,7 +258,10 @@ mod tests {
         let moved = state.move_matching(&addr("null_resource.a"), &addr("null_resource.c")).unwrap();
         assert_eq!(moved.len(), 2);
         assert_eq!(addresses(&state), ["null_resource.b", "null_resource.c[0]", "null_resource.c[1]"]);
-        assert_eq!(state.get(&addr("null_resource.c[1]")).unwrap().attributes["id"], "null_resource.a[1]");
+        assert_eq!(
+            state.get(&addr("null_resource.c[1]")).unwrap().attributes.to_json().unwrap()["id"],
+            "null_resource.a[1]"
+        );
         assert_eq!(state.get(&addr("null_resource.b")).unwrap().dependencies, ["null_resource.c".parse().unwrap()]);
     }
 

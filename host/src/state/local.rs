@@ -491,8 +491,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::state::{DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation};
-    use crate::value::{Number, Type, Value, from_json, to_json_typed};
+    use crate::state::{Attributes, DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation};
+    use crate::value::{Number, Type, Value};
 
     fn state_path(dir: &tempfile::TempDir) -> PathBuf {
         dir.path().join(DEFAULT_STATE_FILE)
@@ -531,14 +531,14 @@ mod tests {
             addr: "random_id.x[2]".parse().unwrap(),
             provider: "random".to_string(),
             schema_version: 3,
-            attributes: to_json_typed(&attributes(), &attributes_type()),
+            attributes: Attributes::new(&attributes(), &attributes_type()),
             private: vec![0, 1, 2, 254, 255],
             dependencies: vec![crate::addr::ResourceAddr::managed("local_file", "site")],
             status: InstanceStatus::Tainted,
             create_before_destroy: false,
             deposed: vec![DeposedObject {
                 key: "00000001".to_string(),
-                attributes: serde_json::json!({"id": "old"}),
+                attributes: serde_json::json!({"id": "old"}).into(),
                 private: b"old secret".to_vec(),
             }],
             sensitive_attributes: vec![crate::value::Path::root().attr("keepers").key("k")],
@@ -569,7 +569,7 @@ mod tests {
         let read = backend.read().unwrap();
         assert_eq!(read, state);
         let x2 = read.get(&"random_id.x[2]".parse().unwrap()).unwrap();
-        assert_eq!(from_json(&x2.attributes, &attributes_type()).unwrap(), attributes());
+        assert_eq!(x2.attributes.decode(&attributes_type()).unwrap(), attributes());
         assert_eq!(x2.private, [0, 1, 2, 254, 255]);
         assert_eq!(x2.deposed[0].private, b"old secret");
 

@@ -10,10 +10,12 @@
 //! the serial).
 //!
 //! It does not own what the attributes mean: they are stored as typed JSON
-//! ([`crate::value::to_json_typed`] with the schema's implied type) and read
-//! back by whoever has the schema ([`crate::value::from_json`]). Nor does it
-//! decide what to do with the state: planning and applying do.
+//! ([`crate::value::to_json_typed`] with the schema's implied type), kept as
+//! compact text ([`Attributes`]), and read back by whoever has the schema
+//! ([`Attributes::decode`]). Nor does it decide what to do with the state:
+//! planning and applying do.
 
+mod attributes;
 mod backend;
 mod edit;
 mod journal;
@@ -30,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::addr::{InstanceAddr, ResourceAddr};
 
+pub use attributes::Attributes;
 pub use backend::{Backend, StateJournal};
 pub use edit::{MoveError, names};
 pub use journal::{Encoder, Journal, Record, Unsynced};
@@ -130,8 +133,9 @@ pub struct InstanceState {
     /// written with; a provider upgrades older ones (`upgrade-state`).
     pub schema_version: u64,
     /// The object's attributes as typed JSON
-    /// ([`crate::value::to_json_typed`] with the schema's implied type).
-    pub attributes: serde_json::Value,
+    /// ([`crate::value::to_json_typed`] with the schema's implied type);
+    /// null while only deposed objects of the instance exist.
+    pub attributes: Attributes,
     /// Opaque bytes the provider asked the host to keep; base64 in JSON,
     /// omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "base64_bytes")]
@@ -167,13 +171,13 @@ impl InstanceState {
         addr: InstanceAddr,
         provider: &str,
         schema_version: u64,
-        attributes: serde_json::Value,
+        attributes: impl Into<Attributes>,
     ) -> InstanceState {
         InstanceState {
             addr,
             provider: provider.to_string(),
             schema_version,
-            attributes,
+            attributes: attributes.into(),
             private: Vec::new(),
             dependencies: Vec::new(),
             status: InstanceStatus::Ready,
@@ -207,7 +211,7 @@ pub struct DeposedObject {
     /// Tells deposed objects of one instance apart; stable until deleted.
     pub key: String,
     /// Its attributes, as in [`InstanceState::attributes`].
-    pub attributes: serde_json::Value,
+    pub attributes: Attributes,
     /// Its provider-private bytes; base64 in JSON, omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "base64_bytes")]
     pub private: Vec<u8>,
@@ -275,7 +279,7 @@ impl State {
         if inst.deposed.is_empty() {
             self.remove(addr);
         } else {
-            inst.attributes = serde_json::Value::Null;
+            inst.attributes = Attributes::null();
             inst.private.clear();
             inst.status = InstanceStatus::Ready;
         }

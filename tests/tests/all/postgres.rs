@@ -84,7 +84,7 @@ fn count(w: &Workdir, op: &str, name: &str) -> usize {
 /// The `id` attribute of `addr` in `state`.
 fn id(state: &State, addr: &str) -> String {
     let inst = state.get(&addr.parse().unwrap()).unwrap_or_else(|| panic!("{addr} is not in the state"));
-    inst.attributes["id"].as_str().unwrap().to_string()
+    inst.attributes.to_json().unwrap()["id"].as_str().unwrap().to_string()
 }
 
 /// Waits for a started `cairn`.
@@ -115,7 +115,7 @@ fn the_lifecycle_runs_against_postgres_and_every_version_is_kept() {
     assert!(update.stdout.contains("0 added, 1 changed, 0 destroyed"), "{}", update.all());
     let updated = d.state();
     assert_eq!(id(&updated, "recorder_thing.a"), a, "updated in place");
-    assert_eq!(updated.get(&"recorder_thing.a".parse().unwrap()).unwrap().attributes["value"], "2");
+    assert_eq!(updated.get(&"recorder_thing.a".parse().unwrap()).unwrap().attributes.to_json().unwrap()["value"], "2");
     assert!(d.cairn(&["show"]).success().stdout.contains("recorder_thing.a"));
 
     d.cairn(&["destroy", "-auto-approve"]).success();

@@ -42,7 +42,9 @@ use serde::{Deserialize, Serialize};
 use super::Record;
 use crate::addr::{InstanceAddr, ResourceAddr};
 use crate::state::lock::{format_utc, parse_utc};
-use crate::state::{DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation, base64_bytes};
+use crate::state::{
+    Attributes, DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation, base64_bytes,
+};
 use crate::value::Path;
 
 /// The format journals are written in; their first line says which.
@@ -154,7 +156,7 @@ struct SetOut<'a> {
     p: &'a str,
     #[serde(skip_serializing_if = "is_zero")]
     v: u64,
-    a: &'a serde_json::Value,
+    a: &'a Attributes,
     #[serde(skip_serializing_if = "<[u8]>::is_empty", with = "base64_bytes")]
     x: &'a [u8],
     #[serde(skip_serializing_if = "<[ResourceAddr]>::is_empty")]
@@ -179,7 +181,7 @@ struct SetIn {
     p: String,
     #[serde(default)]
     v: u64,
-    a: serde_json::Value,
+    a: Attributes,
     #[serde(default, with = "base64_bytes")]
     x: Vec<u8>,
     #[serde(default)]
@@ -443,7 +445,7 @@ mod tests {
         full.status = InstanceStatus::Tainted;
         full.create_before_destroy = true;
         full.deposed =
-            vec![DeposedObject { key: "0000000a".into(), attributes: serde_json::json!({}), private: vec![1] }];
+            vec![DeposedObject { key: "0000000a".into(), attributes: serde_json::json!({}).into(), private: vec![1] }];
         full.sensitive_attributes = vec![Path::root().attr("n")];
         let mut old = now_op("t.x", Some("0000000b"), "delete", "kd");
         old.started = "2001-02-03T04:05:06Z".to_string();
