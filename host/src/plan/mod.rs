@@ -397,6 +397,12 @@ struct Gathered {
 type Place = (usize, usize);
 
 impl Gathered {
+    /// Room for `changes` changes: growing the list by doubling held the
+    /// old and the new allocation at once, at the plan's peak.
+    fn expecting(changes: usize) -> Gathered {
+        Gathered { changes: Vec::with_capacity(changes), ..Gathered::default() }
+    }
+
     /// Takes what the node at position `at` added to the plan.
     fn add(&mut self, at: usize, part: Plan, errors: Vec<Diagnostic>) {
         // Every field named, so that a new one is not forgotten here.
@@ -436,6 +442,12 @@ impl Gathered {
         merge(&mut plan.data_values, self.maps.data_values);
         merge(&mut plan.expansions, self.maps.expansions);
     }
+}
+
+/// About how many changes a plan of the configuration will have: one per
+/// instance in the state or per resource block, whichever is more.
+fn expected_changes(planner: &Planner) -> usize {
+    planner.state.resources.len().max(planner.config.resources.len())
 }
 
 /// Appends `items` to `to`, each tagged with its place.
@@ -586,7 +598,7 @@ impl Planner {
         let position = planner.graph.topo_order().into_iter().enumerate().map(|(i, n)| (n, i)).collect();
         let walk = Arc::new(Walk {
             planner: Arc::clone(planner),
-            walked: Mutex::new(Walked::default()),
+            walked: Mutex::new(Walked { gathered: Gathered::expecting(expected_changes(planner)), ..Walked::default() }),
             slots: Semaphore::new(planner.options.parallelism.clamp(1, Semaphore::MAX_PERMITS)),
             position,
             blocks: Arc::clone(blocks),
