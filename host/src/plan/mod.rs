@@ -598,7 +598,10 @@ impl Planner {
         let position = planner.graph.topo_order().into_iter().enumerate().map(|(i, n)| (n, i)).collect();
         let walk = Arc::new(Walk {
             planner: Arc::clone(planner),
-            walked: Mutex::new(Walked { gathered: Gathered::expecting(expected_changes(planner)), ..Walked::default() }),
+            walked: Mutex::new(Walked {
+                gathered: Gathered::expecting(expected_changes(planner)),
+                ..Walked::default()
+            }),
             slots: Semaphore::new(planner.options.parallelism.clamp(1, Semaphore::MAX_PERMITS)),
             position,
             blocks: Arc::clone(blocks),
