@@ -8,11 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Diagnostic, Location};
 use crate::schema::{self, Nesting};
-use crate::value::{Path, PathStep, Value};
+use crate::value::{Map, Path, PathStep, Value};
 
 use super::eval::eval_within;
 use super::{Attribute, Block, Body, EvalContext, error_at, suggest};
-use crate::value::Map;
 
 /// Decodes `body` into a value of `schema`'s type: every attribute present
 /// (null when unset), converted to its type; nested blocks gathered by their

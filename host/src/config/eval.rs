@@ -11,12 +11,11 @@ use std::sync::Arc;
 
 use crate::addr::ResourceAddr;
 use crate::diag::{Diagnostic, Location};
-use crate::value::{Type, Value};
+use crate::value::{Map, Type, Value};
 
 use super::access::{get_attr, get_attr_ref, index, index_ref};
 use super::expr::{ExprKind, Expression, ForExpr, Reference, Step, TemplatePart};
 use super::{error_at, functions, ops};
-use crate::value::Map;
 
 /// Everything an expression may refer to.
 #[derive(Debug, Clone, Default)]

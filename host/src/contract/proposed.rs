@@ -3,8 +3,7 @@
 
 use super::{canonical_set, same};
 use crate::schema::{Block, Nesting};
-use crate::value::Map;
-use crate::value::Value;
+use crate::value::{Map, Value};
 
 /// The proposed new state: configured values where the configuration sets
 /// them; for computed attributes it leaves null, the prior value. Nested

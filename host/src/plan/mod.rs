@@ -388,8 +388,9 @@ struct Gathered {
     warnings: Vec<(Place, Diagnostic)>,
     moved: Vec<(Place, Move)>,
     errors: Vec<(Place, Diagnostic)>,
-    /// The maps: outputs, data source values and expansions.
-    maps: Plan,
+    outputs: BTreeMap<String, PlannedOutput>,
+    data_values: BTreeMap<InstanceAddr, Value>,
+    expansions: BTreeMap<ResourceAddr, Expansion>,
 }
 
 /// Where an item of a node's part goes: the node's position, then the
@@ -424,9 +425,9 @@ impl Gathered {
         tag(&mut self.warnings, at, warnings);
         tag(&mut self.moved, at, moved);
         tag(&mut self.errors, at, errors);
-        merge(&mut self.maps.outputs, outputs);
-        merge(&mut self.maps.data_values, data_values);
-        merge(&mut self.maps.expansions, expansions);
+        merge(&mut self.outputs, outputs);
+        merge(&mut self.data_values, data_values);
+        merge(&mut self.expansions, expansions);
     }
 
     /// Adds everything gathered to `plan` and `errors`, in the nodes'
@@ -438,9 +439,9 @@ impl Gathered {
         append(&mut plan.warnings, in_order(self.warnings));
         append(&mut plan.moved, in_order(self.moved));
         append(errors, in_order(self.errors));
-        merge(&mut plan.outputs, self.maps.outputs);
-        merge(&mut plan.data_values, self.maps.data_values);
-        merge(&mut plan.expansions, self.maps.expansions);
+        merge(&mut plan.outputs, self.outputs);
+        merge(&mut plan.data_values, self.data_values);
+        merge(&mut plan.expansions, self.expansions);
     }
 }
 

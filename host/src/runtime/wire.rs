@@ -12,8 +12,7 @@ use std::fmt;
 use super::bindings::cairn::provider::types as wit;
 use crate::diag::{Diagnostic, Severity};
 use crate::schema::{Attribute, Block, NestedBlock, NestedType, Nesting, ProviderSchema, Schema};
-use crate::value::Map;
-use crate::value::{Bound, Number, Path, PathStep, Refinements, Type, Value};
+use crate::value::{Bound, Map, Number, Path, PathStep, Refinements, Type, Value};
 
 /// The most nodes a flattened value, type or schema may have on the wire.
 pub const MAX_WIRE_NODES: usize = 1 << 20;

@@ -3,8 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::Map;
-use super::{Number, Path, PathStep, Value};
+use super::{Map, Number, Path, PathStep, Value};
 
 /// The type of a value, as schemas declare it.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,9 +1,8 @@
 //! Collection functions: lists, tuples, sets, maps and objects.
 
-use crate::value::{Number, Value};
+use crate::value::{Map, Number, Value};
 
 use super::{Args, FnError};
-use crate::value::Map;
 
 /// The most elements `range` produces, as in Terraform: a typo in a bound
 /// should not build a huge list.

@@ -2,10 +2,9 @@
 //! `toset`, `tomap`. Null converts to null. Collections of mixed primitive
 //! elements convert them all to strings, as Terraform does.
 
-use crate::value::{Type, Value};
+use crate::value::{Map, Type, Value};
 
 use super::{Args, FnError};
-use crate::value::Map;
 
 pub(super) fn tostring(args: &Args) -> Result<Value, FnError> {
     primitive(args, &Type::String)
