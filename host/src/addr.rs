@@ -9,6 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use internment::ArcIntern;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Whether a resource is managed (`resource` block) or read (`data` block).
@@ -109,9 +110,22 @@ impl fmt::Display for InstanceKey {
     }
 }
 
-/// A resource block's address: module, mode, type and name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ResourceAddr {
+/// A resource block's address: module, mode, type and name (read through
+/// [`ResourceParts`]).
+///
+/// Addresses are interned: every equal address in the process shares one
+/// copy, so that the many places holding one (the configuration, the
+/// state and its dependency lists, the graph, the plan) each hold a
+/// pointer, a clone allocates nothing, and equality and hashing look at
+/// the pointer alone. Order is still the parts' order (module, mode, type,
+/// name), which is what plans and state files are sorted by. A copy is
+/// freed with its last user.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ResourceAddr(ArcIntern<ResourceParts>);
+
+/// What a [`ResourceAddr`] is made of.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResourceParts {
     /// The module instance it is declared in (empty for the root module).
     pub module: ModuleInstance,
     /// Managed or data.
@@ -120,6 +134,37 @@ pub struct ResourceAddr {
     pub type_name: String,
     /// The name given in configuration.
     pub name: String,
+}
+
+impl std::ops::Deref for ResourceAddr {
+    type Target = ResourceParts;
+
+    fn deref(&self) -> &ResourceParts {
+        &self.0
+    }
+}
+
+impl Ord for ResourceAddr {
+    fn cmp(&self, other: &ResourceAddr) -> std::cmp::Ordering {
+        if self == other { std::cmp::Ordering::Equal } else { (*self.0).cmp(&*other.0) }
+    }
+}
+
+impl PartialOrd for ResourceAddr {
+    fn partial_cmp(&self, other: &ResourceAddr) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Debug for ResourceAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceAddr")
+            .field("module", &self.module)
+            .field("mode", &self.mode)
+            .field("type_name", &self.type_name)
+            .field("name", &self.name)
+            .finish()
+    }
 }
 
 /// A hash map keyed by addresses (or anything else hashable), with a fast
@@ -148,24 +193,29 @@ pub struct InstanceAddr {
 }
 
 impl ResourceAddr {
-    /// A managed resource's address in the root module.
-    pub fn managed(type_name: &str, name: &str) -> ResourceAddr {
-        ResourceAddr {
-            module: ModuleInstance::root(),
-            mode: Mode::Managed,
+    /// The address of the resource `type_name.name` of `mode` in `module`.
+    pub fn new(module: ModuleInstance, mode: Mode, type_name: &str, name: &str) -> ResourceAddr {
+        ResourceAddr(ArcIntern::new(ResourceParts {
+            module,
+            mode,
             type_name: type_name.to_string(),
             name: name.to_string(),
-        }
+        }))
+    }
+
+    /// A managed resource's address in the root module.
+    pub fn managed(type_name: &str, name: &str) -> ResourceAddr {
+        ResourceAddr::new(ModuleInstance::root(), Mode::Managed, type_name, name)
     }
 
     /// A data resource's address in the root module.
     pub fn data(type_name: &str, name: &str) -> ResourceAddr {
-        ResourceAddr { mode: Mode::Data, ..ResourceAddr::managed(type_name, name) }
+        ResourceAddr::new(ModuleInstance::root(), Mode::Data, type_name, name)
     }
 
     /// The same resource declared in module instance `module`.
     pub fn in_module(self, module: ModuleInstance) -> ResourceAddr {
-        ResourceAddr { module, ..self }
+        ResourceAddr::new(module, self.mode, &self.type_name, &self.name)
     }
 
     /// The address of the resource's only instance (no count or for_each).
@@ -320,10 +370,7 @@ impl FromStr for InstanceAddr {
         if !is_identifier(type_name) || !is_identifier(name) {
             return Err(err());
         }
-        Ok(InstanceAddr {
-            resource: ResourceAddr { module, mode, type_name: type_name.to_string(), name: name.to_string() },
-            key,
-        })
+        Ok(InstanceAddr { resource: ResourceAddr::new(module, mode, type_name, name), key })
     }
 }
 

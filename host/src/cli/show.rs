@@ -78,7 +78,7 @@ pub(super) fn render_instance(inst: &InstanceState, schema: Option<&Schema>) -> 
     let mut out = format!("# {}:{status}\n", inst.addr);
     // As written in its module: without the module path.
     let local = crate::addr::InstanceAddr {
-        resource: crate::addr::ResourceAddr { module: Default::default(), ..inst.addr.resource.clone() },
+        resource: inst.addr.resource.clone().in_module(Default::default()),
         key: inst.addr.key.clone(),
     };
     let name = local.to_string();

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::addr::{Mode, ResourceAddr, is_identifier};
+use crate::addr::{Mode, ModuleInstance, ResourceAddr, is_identifier};
 use crate::diag::{Diagnostic, Location};
 
 use super::blocks::{
@@ -269,7 +269,7 @@ impl Loader {
         if !self.valid_name(type_name, &block.location) || !self.valid_name(name, &block.location) {
             return;
         }
-        let addr = ResourceAddr { mode, ..ResourceAddr::managed(type_name, name) };
+        let addr = ResourceAddr::new(ModuleInstance::root(), mode, type_name, name);
         let what = if mode == Mode::Data { "data resource" } else { "resource" };
         if self.declare(what, &addr.to_string(), &block.location) {
             let r = resource::resource(addr, block, &self.config.dir, &mut self.diags);
