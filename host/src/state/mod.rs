@@ -24,7 +24,6 @@ mod lock;
 mod pg;
 
 use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
 use std::io;
 use std::path::PathBuf;
 
@@ -335,8 +334,8 @@ impl State {
         }
     }
 
-    /// The first address the file this state was read from listed twice,
-    /// if any: a state that lists an instance twice cannot say which object
+    /// An address the file this state was read from listed twice (the
+    /// first in address order), if any: a state that lists an instance twice cannot say which object
     /// is the real one.
     fn duplicate_addr(&self) -> Option<&InstanceAddr> {
         self.resources.duplicate.as_ref()
@@ -350,8 +349,8 @@ impl State {
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
     by_addr: BTreeMap<InstanceAddr, InstanceState>,
-    /// The first address listed twice in the file these were read from:
-    /// reading keeps the last one, and [`LocalBackend`] refuses the state.
+    /// An address listed twice in the file these were read from (the
+    /// first in address order): reading keeps the later one, and [`LocalBackend`] refuses the state.
     duplicate: Option<InstanceAddr>,
 }
 
@@ -451,20 +450,15 @@ impl<'de> Deserialize<'de> for Resources {
     /// is remembered rather than an error
     /// here, so that reading can say which one it is.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Resources, D::Error> {
-        let list = Vec::<InstanceState>::deserialize(d)?;
-        let mut resources = Resources::default();
-        for inst in list {
-            match resources.by_addr.entry(inst.addr.clone()) {
-                Entry::Vacant(e) => {
-                    e.insert(inst);
-                }
-                Entry::Occupied(mut e) => {
-                    resources.duplicate.get_or_insert_with(|| inst.addr.clone());
-                    e.insert(inst);
-                }
-            }
-        }
-        Ok(resources)
+        let mut list = Vec::<InstanceState>::deserialize(d)?;
+        // Sorted first (stably, so that of two at one address the later
+        // stays later), the map is built in one pass with full nodes:
+        // inserted one by one in address order, each node would be left
+        // half empty.
+        list.sort_by(|a, b| a.addr.cmp(&b.addr));
+        let duplicate = list.windows(2).find(|w| w[0].addr == w[1].addr).map(|w| w[0].addr.clone());
+        let by_addr = list.into_iter().map(|inst| (inst.addr.clone(), inst)).collect();
+        Ok(Resources { by_addr, duplicate })
     }
 }
 
