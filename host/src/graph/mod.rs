@@ -11,7 +11,7 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-use crate::addr::ResourceAddr;
+use crate::addr::{AddrMap, ResourceAddr};
 use crate::config::{Config, Reference};
 use crate::diag::{Diagnostic, Location};
 
@@ -41,8 +41,9 @@ impl fmt::Display for Node {
 #[derive(Debug, Default)]
 pub struct DependencyGraph {
     graph: DiGraph<Node, ()>,
-    index: BTreeMap<Node, NodeIndex>,
-    locations: BTreeMap<Node, Location>,
+    index: AddrMap<Node, NodeIndex>,
+    /// Where each node is declared, by its index in `graph`.
+    locations: Vec<Location>,
 }
 
 impl DependencyGraph {
@@ -74,8 +75,8 @@ impl DependencyGraph {
 
     fn add(&mut self, node: Node, location: &Location) {
         let idx = self.graph.add_node(node.clone());
-        self.index.insert(node.clone(), idx);
-        self.locations.insert(node, location.clone());
+        self.index.insert(node, idx);
+        self.locations.push(location.clone());
     }
 
     /// Adds an edge from everything `node` refers to. The config loader
@@ -101,12 +102,11 @@ impl DependencyGraph {
     fn check_acyclic(&self) -> Result<(), Diagnostic> {
         if let Some(cycle) = self.find_cycle() {
             let names: Vec<String> = cycle.iter().map(|n| self.graph[*n].to_string()).collect();
-            let first = &self.graph[cycle[0]];
             let mut detail: Vec<String> = cycle
                 .iter()
                 .map(|n| {
                     let node = &self.graph[*n];
-                    match self.locations.get(node) {
+                    match self.locations.get(n.index()) {
                         Some(loc) => format!("{node} ({loc})"),
                         None => node.to_string(),
                     }
@@ -115,7 +115,7 @@ impl DependencyGraph {
             detail.insert(0, "Each of these refers to the next:".to_string());
             let mut d = Diagnostic::error(format!("Cycle: {} -> {}", names.join(" -> "), names[0]))
                 .with_detail(detail.join("\n  "));
-            if let Some(loc) = self.locations.get(first) {
+            if let Some(loc) = self.locations.get(cycle[0].index()) {
                 d = d.at(loc);
             }
             return Err(d);
@@ -226,7 +226,9 @@ impl DependencyGraph {
     /// The graph in Graphviz DOT, edges pointing from a node to what it depends on.
     pub fn to_dot(&self) -> String {
         let mut out = String::from("digraph cairn {\n  rankdir = \"RL\";\n");
-        for node in self.index.keys() {
+        let mut nodes: Vec<&Node> = self.graph.node_weights().collect();
+        nodes.sort();
+        for node in nodes {
             out.push_str(&format!("  \"{node}\";\n"));
         }
         let mut edges: Vec<(String, String)> = self
