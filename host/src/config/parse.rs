@@ -29,9 +29,15 @@ pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Opti
         }
     };
     let mut converter = Converter { file, diags: Vec::new() };
-    let body = converter.body(&body, file.location(0));
+    let mut out = Body { location: file.location(0), ..Body::default() };
+    // hcl-edit's tree of a block is several times the size of ours: each
+    // is dropped as soon as it is converted, so that the two trees of a
+    // large file are never held whole at once.
+    for structure in body {
+        converter.structure(&structure, &mut out);
+    }
     diags.extend(converter.diags);
-    Some(body)
+    Some(out)
 }
 
 /// Parses one expression given outside any file, such as the value of a
@@ -85,19 +91,31 @@ impl Converter<'_> {
     }
 
     fn body(&mut self, body: &HclBody, location: Location) -> Body {
-        let mut out = Body { location, ..Body::default() };
+        // Sized up front: grown from empty, a list has room for four
+        // attributes, and most blocks have one or two.
+        let attributes = body.attributes().count();
+        let mut out = Body {
+            attributes: Vec::with_capacity(attributes),
+            blocks: Vec::with_capacity(body.len() - attributes),
+            location,
+        };
         for structure in body.iter() {
-            match structure {
-                // hcl-edit already refuses an attribute set twice.
-                Structure::Attribute(attr) => out.attributes.push(Attribute {
-                    name: attr.key.as_str().to_string(),
-                    expr: self.expr(&attr.value),
-                    location: self.location(attr.span()),
-                }),
-                Structure::Block(block) => out.blocks.push(self.block(block)),
-            }
+            self.structure(structure, &mut out);
         }
         out
+    }
+
+    /// Adds one attribute or block to `out`.
+    fn structure(&mut self, structure: &Structure, out: &mut Body) {
+        match structure {
+            // hcl-edit already refuses an attribute set twice.
+            Structure::Attribute(attr) => out.attributes.push(Attribute {
+                name: attr.key.as_str().to_string(),
+                expr: self.expr(&attr.value),
+                location: self.location(attr.span()),
+            }),
+            Structure::Block(block) => out.blocks.push(self.block(block)),
+        }
     }
 
     fn block(&mut self, block: &HclBlock) -> Block {
@@ -203,11 +221,11 @@ impl Converter<'_> {
             TraversalOperator::AttrSplat(_) => Step::Splat { full: false },
             TraversalOperator::FullSplat(_) => Step::Splat { full: true },
             TraversalOperator::GetAttr(name) => Step::Attr(name.as_str().to_string()),
-            TraversalOperator::Index(key) => Step::Index(self.expr(key)),
-            TraversalOperator::LegacyIndex(i) => Step::Index(Expression {
+            TraversalOperator::Index(key) => Step::Index(Box::new(self.expr(key))),
+            TraversalOperator::LegacyIndex(i) => Step::Index(Box::new(Expression {
                 kind: ExprKind::Literal(Value::Number(Number::from_f64(*i.value() as f64))),
                 location: self.location(span),
-            }),
+            })),
         }
     }
 
