@@ -42,7 +42,7 @@ const DYNAMIC_ARGUMENTS: [&str; 3] = ["for_each", "iterator", "labels"];
 
 impl Decoder<'_> {
     fn block(&mut self, body: &Body, schema: &schema::Block, path: &Path) -> Value {
-        let mut object = Map::new();
+        let mut object = Map::with_capacity(schema.attributes.len() + schema.blocks.len());
         for attr in &body.attributes {
             if let Some(value) = self.attribute(attr, schema, path) {
                 object.insert(attr.name.clone(), value);

@@ -86,8 +86,9 @@ pub enum ExprKind {
 pub enum Step {
     /// `.name`
     Attr(String),
-    /// `[key]` (and the legacy `.0`).
-    Index(Expression),
+    /// `[key]` (and the legacy `.0`); boxed, so that the common step, an
+    /// attribute name, does not take an expression's room.
+    Index(Box<Expression>),
     /// `.*` (`full: false`, applies the following attribute steps to every
     /// element) or `[*]` (`full: true`, applies all following steps).
     Splat {

@@ -33,7 +33,7 @@ impl Instance {
 /// `for_each`, else one per index or key. `count` and `for_each` are
 /// evaluated in `ctx`.
 pub fn instances(resource: &Resource, ctx: &EvalContext) -> Result<Vec<Instance>, Vec<Diagnostic>> {
-    expand(resource.count.as_ref(), resource.for_each.as_ref(), ctx)
+    expand(resource.count.as_deref(), resource.for_each.as_deref(), ctx)
 }
 
 /// The instances a block with these `count` and `for_each` arguments (a

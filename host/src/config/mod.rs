@@ -146,12 +146,13 @@ pub struct Resource {
     pub body: Body,
     /// `depends_on = [random_id.x, data.local_file.t]`: always resources.
     pub depends_on: Vec<(Reference, Location)>,
-    /// `count = …`
-    pub count: Option<Expression>,
+    /// `count = …` (boxed, like `for_each` and `lifecycle`: most
+    /// resources have none, and a configuration keeps every resource).
+    pub count: Option<Box<Expression>>,
     /// `for_each = …`
-    pub for_each: Option<Expression>,
+    pub for_each: Option<Box<Expression>>,
     /// The `lifecycle { … }` block.
-    pub lifecycle: Lifecycle,
+    pub lifecycle: Box<Lifecycle>,
     /// The block header.
     pub location: Location,
 }
@@ -163,7 +164,7 @@ impl Resource {
     pub fn references(&self) -> Vec<(Reference, Location)> {
         let mut refs = self.body.references();
         let triggers = self.lifecycle.replace_triggered_by.iter().map(|t| &t.expr);
-        for expr in self.count.iter().chain(&self.for_each).chain(triggers) {
+        for expr in self.count.as_deref().into_iter().chain(self.for_each.as_deref()).chain(triggers) {
             refs.extend(expr.references());
         }
         refs.extend(self.depends_on.iter().cloned());

@@ -54,6 +54,7 @@ pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &m
         let at = lifecycle.location.clone().unwrap_or_default();
         diags.push(error_at("Unsupported lifecycle block", "Data resources do not have a lifecycle block.", &at));
     }
+    let (count, for_each, lifecycle) = (count.map(Box::new), for_each.map(Box::new), Box::new(lifecycle));
     Resource { addr, provider, body, depends_on, count, for_each, lifecycle, location }
 }
 
@@ -261,7 +262,7 @@ fn replace_trigger(expr: &Expression) -> Result<ReplaceTrigger, Diagnostic> {
             Step::Splat { .. } => return Err(invalid(EXPECTED)),
         };
     }
-    Ok(ReplaceTrigger { resource, key, path, expr: expr.clone() })
+    Ok(ReplaceTrigger { resource, key: key.map(|k| *k), path, expr: expr.clone() })
 }
 
 #[cfg(test)]

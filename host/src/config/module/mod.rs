@@ -391,16 +391,16 @@ impl Expander<'_> {
                     expr: rewriter.expr(&t.expr),
                 })
                 .collect(),
-            ..r.lifecycle.clone()
+            ..(*r.lifecycle).clone()
         };
         self.flat.resources.push(Resource {
             addr: r.addr.clone().in_module(scope.module.clone()),
             provider,
             body: rewriter.body(&r.body, &mut Vec::new()),
             depends_on,
-            count: r.count.as_ref().map(|e| rewriter.expr(e)),
-            for_each: r.for_each.as_ref().map(|e| rewriter.expr(e)),
-            lifecycle,
+            count: r.count.as_ref().map(|e| Box::new(rewriter.expr(e))),
+            for_each: r.for_each.as_ref().map(|e| Box::new(rewriter.expr(e))),
+            lifecycle: Box::new(lifecycle),
             location: r.location.clone(),
         });
     }

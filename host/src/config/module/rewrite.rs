@@ -98,7 +98,7 @@ impl Rewriter<'_> {
         steps
             .iter()
             .map(|s| match s {
-                Step::Index(e) => Step::Index(self.expr_within(e, bound)),
+                Step::Index(e) => Step::Index(Box::new(self.expr_within(e, bound))),
                 other => other.clone(),
             })
             .collect()
