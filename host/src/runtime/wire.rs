@@ -237,10 +237,12 @@ impl Decoder<'_, wit::Node> {
     }
 
     fn entries(&mut self, entries: &[(String, u32)], depth: usize) -> Result<Map, WireError> {
-        let mut out = entries
-            .iter()
-            .map(|(key, i)| Ok((key.clone(), self.value(*i, depth + 1)?)))
-            .collect::<Result<Vec<_>, WireError>>()?;
+        // Sized up front: collected through `Result`, it would start with
+        // room for four entries, and most objects have one or two.
+        let mut out = Vec::with_capacity(entries.len());
+        for (key, i) in entries {
+            out.push((key.clone(), self.value(*i, depth + 1)?));
+        }
         // Sorted once, whatever order the provider sent (inserting one by
         // one would shift the entries after each key: quadratic in a
         // hostile answer's size).

@@ -141,13 +141,18 @@ fn from_json_at(j: &Json, ty: &Type, path: &Path) -> Result<Value, TypeError> {
                 .map(|(i, (x, t))| from_json_at(x, t, &path.index(i)))
                 .collect::<Result<_, _>>()?,
         ),
-        (Type::Map(t), Json::Object(o)) => Value::Map(
-            o.iter()
-                .map(|(k, x)| Ok((k.clone(), from_json_at(x, t, &path.key(k))?)))
-                .collect::<Result<_, TypeError>>()?,
-        ),
+        (Type::Map(t), Json::Object(o)) => {
+            // Sized up front, here and below: a map collected or grown from
+            // empty has room for four entries, and a state holds a great
+            // many maps of one or two.
+            let mut out = super::Map::with_capacity(o.len());
+            for (k, x) in o {
+                out.insert(k.clone(), from_json_at(x, t, &path.key(k))?);
+            }
+            Value::Map(out)
+        }
         (Type::Object(attrs), Json::Object(o)) => {
-            let mut out = super::Map::new();
+            let mut out = super::Map::with_capacity(attrs.len());
             for (name, t) in attrs {
                 let x = o.get(name).unwrap_or(&Json::Null);
                 out.insert(name.clone(), from_json_at(x, t, &path.attr(name))?);

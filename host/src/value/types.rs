@@ -86,7 +86,7 @@ impl Type {
                 Value::Tuple(elements)
             }
             (Type::Map(t), Value::Map(m) | Value::Object(m)) => {
-                let mut out = Map::new();
+                let mut out = Map::with_capacity(m.len());
                 for (k, e) in m {
                     out.insert(k.clone(), t.convert_at(e, &path.key(k))?);
                 }
@@ -99,7 +99,7 @@ impl Type {
                         message: format!("unexpected attribute {}", super::quote(extra)),
                     });
                 }
-                let mut out = Map::new();
+                let mut out = Map::with_capacity(attrs.len());
                 for (name, t) in attrs {
                     let e = m.get(name).unwrap_or(&Value::Null);
                     out.insert(name.clone(), t.convert_at(e, &path.attr(name))?);
