@@ -158,8 +158,8 @@ impl LocalBackend {
     /// of this backend's life first copies the existing file to
     /// [`LocalBackend::backup_path`].
     ///
-    /// Refused when the backend is read-only, when the file on disk is not a
-    /// valid state, has another lineage, or has a higher serial than `state`
+    /// Refused when the backend is read-only, when the file on disk is not
+    /// JSON of a state format this cairn reads, has another lineage, or has a higher serial than `state`
     /// (someone wrote after `state` was read, and those changes would be lost).
     pub fn write(&mut self, state: &mut State) -> Result<(), StateError> {
         self.write_with(state, &mut |file, bytes| file.write_all(bytes))
@@ -192,7 +192,7 @@ impl LocalBackend {
             return Err(StateError::ReadOnly { path: self.path.clone() });
         }
         if let Some(previous) = read_file(&self.path)? {
-            let current = parse(&self.path, &previous)?;
+            let current = parse_header(&self.path, &previous)?;
             if checks == Checks::None {
                 state.serial = state.serial.max(current.serial);
             } else if current.lineage != state.lineage {
@@ -209,7 +209,8 @@ impl LocalBackend {
                 });
             }
             if !self.wrote {
-                atomic_write(&self.backup_path(), &previous, write_content)?;
+                let backup = self.backup_path();
+                atomic_write(&backup, &mut |file| write_content(file, &previous).map_err(|e| write_error(&backup, e)))?;
             }
         }
 
@@ -218,7 +219,12 @@ impl LocalBackend {
         state.format_version = FORMAT_VERSION;
         state.cairn_version = CAIRN_VERSION.to_string();
         state.normalize();
-        let result = encode(&self.path, state).and_then(|bytes| atomic_write(&self.path, &bytes, write_content));
+        let path = &self.path;
+        let result = atomic_write(path, &mut |file| {
+            let mut out = Chunks { file, write_content, buf: Vec::with_capacity(Chunks::SIZE) };
+            encode_into(path, state, &mut out)?;
+            out.write_buffered().map_err(|e| write_error(path, e))
+        });
         match result {
             Ok(()) => self.wrote = true,
             // The serial counts writes that landed; the next attempt reuses it.
@@ -291,7 +297,8 @@ enum Checks {
     None,
 }
 
-/// Writes all of the given bytes into the given file.
+/// Writes all of the given bytes into the given file (a state is written
+/// in several pieces, one call each).
 type WriteContent<'a> = dyn FnMut(&mut File, &[u8]) -> io::Result<()> + 'a;
 
 /// The file's content, or `None` when it does not exist.
@@ -310,18 +317,40 @@ struct FormatHeader {
     format_version: u32,
 }
 
+/// What a write checks of the state file it replaces: its format, its
+/// lineage and its serial, read without building its resources.
+#[derive(Deserialize)]
+#[serde(rename = "State")]
+struct WriteHeader {
+    lineage: String,
+    serial: u64,
+}
+
 /// Reads a state file's content (or a stored version of a state: `path`
 /// names where it is in errors).
 pub(super) fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
-    let invalid = |source: serde_json::Error| StateError::Invalid {
-        path: path.to_path_buf(),
-        line: source.line(),
-        column: source.column(),
-        source,
-    };
-    // The version first: a newer format may not parse as this one, and
-    // "use a newer cairn" helps where a complaint about some field would not.
-    let header: FormatHeader = serde_json::from_slice(bytes).map_err(invalid)?;
+    check_format(path, bytes)?;
+    let state: State = serde_json::from_slice(bytes).map_err(|e| invalid(path, e))?;
+    if let Some(addr) = state.duplicate_addr() {
+        return Err(StateError::Duplicate { path: path.to_path_buf(), addr: Box::new(addr.clone()) });
+    }
+    Ok(state)
+}
+
+/// Reads a state file's lineage and serial: all a write needs of the file
+/// it replaces. The whole file must still be JSON in a format this cairn
+/// reads, but its resources are skipped rather than built (at 100,000
+/// resources, building them cost more than 100 MB at the end of an apply).
+fn parse_header(path: &Path, bytes: &[u8]) -> Result<WriteHeader, StateError> {
+    check_format(path, bytes)?;
+    serde_json::from_slice(bytes).map_err(|e| invalid(path, e))
+}
+
+/// Refuses a state file whose format this cairn does not read. The
+/// version is read first: a newer format may not parse as this one, and
+/// "use a newer cairn" helps where a complaint about some field would not.
+fn check_format(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+    let header: FormatHeader = serde_json::from_slice(bytes).map_err(|e| invalid(path, e))?;
     if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&header.format_version) {
         return Err(StateError::UnsupportedVersion {
             path: path.to_path_buf(),
@@ -329,22 +358,74 @@ pub(super) fn parse(path: &Path, bytes: &[u8]) -> Result<State, StateError> {
             supported: FORMAT_VERSION,
         });
     }
-    let state: State = serde_json::from_slice(bytes).map_err(invalid)?;
-    if let Some(addr) = state.duplicate_addr() {
-        return Err(StateError::Duplicate { path: path.to_path_buf(), addr: Box::new(addr.clone()) });
-    }
-    Ok(state)
+    Ok(())
+}
+
+/// A state file that is not valid JSON of a state, at the line and column
+/// where reading stopped.
+fn invalid(path: &Path, source: serde_json::Error) -> StateError {
+    StateError::Invalid { path: path.to_path_buf(), line: source.line(), column: source.column(), source }
 }
 
 /// The state as JSON with a trailing newline: its own fields one a line,
 /// and each resource instance and output on one line of its own (see
 /// [`OneLineEach`]).
+#[cfg(test)]
 fn encode(path: &Path, state: &State) -> Result<Vec<u8>, StateError> {
     let mut bytes = Vec::new();
-    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, OneLineEach::default());
-    state.serialize(&mut serializer).map_err(|source| StateError::Encode { path: path.to_path_buf(), source })?;
-    bytes.push(b'\n');
+    encode_into(path, state, &mut bytes)?;
     Ok(bytes)
+}
+
+/// Writes the state into `out` as [`encode`] lays it out.
+fn encode_into(path: &Path, state: &State, mut out: impl Write) -> Result<(), StateError> {
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, OneLineEach::default());
+    state.serialize(&mut serializer).map_err(|source| {
+        if source.is_io() {
+            write_error(path, source.into())
+        } else {
+            StateError::Encode { path: path.to_path_buf(), source }
+        }
+    })?;
+    out.write_all(b"\n").map_err(|e| write_error(path, e))
+}
+
+/// The file a state is being written into, filled a buffer at a time
+/// through a [`WriteContent`], so that a large state is never held whole
+/// as text (at 100,000 resources the text and its growing buffer were the
+/// largest thing alive at the end of an apply).
+struct Chunks<'a, 'b> {
+    file: &'a mut File,
+    write_content: &'a mut WriteContent<'b>,
+    buf: Vec<u8>,
+}
+
+impl Chunks<'_, '_> {
+    /// How much is gathered before it is written.
+    const SIZE: usize = 64 * 1024;
+
+    /// Writes what is gathered.
+    fn write_buffered(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            (self.write_content)(self.file, &self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+impl Write for Chunks<'_, '_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= Chunks::SIZE {
+            self.write_buffered()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.write_buffered()
+    }
 }
 
 /// A JSON layout for state files: serde_json's pretty layout for the
@@ -442,16 +523,16 @@ impl serde_json::ser::Formatter for OneLineEach {
     }
 }
 
-/// Replaces `dest` with `bytes` so that `dest` holds the old content or the
-/// new one at every moment, also across a crash or power loss: write a
+/// Replaces `dest` with what `fill` writes into a new file, so that `dest`
+/// holds the old content or the new one at every moment, also across a crash or power loss: write a
 /// temporary file in the same directory (a rename is atomic only within a
 /// file system), fsync it, rename it over `dest`, fsync the directory so
 /// that the rename itself is durable.
 ///
 /// The file keeps `dest`'s permissions; a new file is readable by its owner
 /// only, since states hold secrets.
-fn atomic_write(dest: &Path, bytes: &[u8], write_content: &mut WriteContent<'_>) -> Result<(), StateError> {
-    let err = |source| StateError::Write { path: dest.to_path_buf(), source };
+fn atomic_write(dest: &Path, fill: &mut dyn FnMut(&mut File) -> Result<(), StateError>) -> Result<(), StateError> {
+    let err = |source| write_error(dest, source);
     let dir = parent_dir(dest);
     let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     // Dropped (and so deleted) on any error below, leaving `dest` untouched.
@@ -460,10 +541,15 @@ fn atomic_write(dest: &Path, bytes: &[u8], write_content: &mut WriteContent<'_>)
     if let Ok(meta) = fs::metadata(dest) {
         temp.as_file().set_permissions(meta.permissions()).map_err(err)?;
     }
-    write_content(temp.as_file_mut(), bytes).map_err(err)?;
+    fill(temp.as_file_mut())?;
     temp.as_file().sync_all().map_err(err)?;
     temp.persist(dest).map_err(|e| err(e.error))?;
     sync_dir(dir).map_err(err)
+}
+
+/// Writing the file `path` failed.
+fn write_error(path: &Path, source: io::Error) -> StateError {
+    StateError::Write { path: path.to_path_buf(), source }
 }
 
 /// The directory `path` is in.
