@@ -459,6 +459,24 @@ mod tests {
     }
 
     #[test]
+    fn interned_addresses_are_equal_by_value_and_ordered_by_their_parts() {
+        use std::hash::BuildHasher;
+        let hash = |a: &ResourceAddr| foldhash::fast::FixedState::default().hash_one(a);
+        let a = ResourceAddr::managed("null_resource", "a");
+        let parsed: ResourceAddr = "null_resource.a".parse().unwrap();
+        assert_eq!(a, parsed, "built apart, the same address is one copy");
+        assert_eq!(hash(&a), hash(&parsed));
+        assert_ne!(a, ResourceAddr::data("null_resource", "a"));
+        // Module, then mode, then type, then name, as the state and plans sort.
+        let mut sorted: Vec<ResourceAddr> =
+            ["module.m.a_t.a", "data.a_t.a", "b_t.a", "a_t.b", "a_t.a"].iter().map(|s| s.parse().unwrap()).collect();
+        sorted.sort();
+        let shown: Vec<String> = sorted.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["a_t.a", "a_t.b", "b_t.a", "data.a_t.a", "module.m.a_t.a"]);
+        assert_eq!(a.clone().in_module("module.m".parse().unwrap()).to_string(), "module.m.null_resource.a");
+    }
+
+    #[test]
     fn rejects_nonsense() {
         for s in ["", "a", "a.b.c", "1x.y", "a.b[", "a.b[x]", "module.a", "module.a.b", "module..x.y", "module.a.x.y.z"]
         {

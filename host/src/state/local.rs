@@ -689,6 +689,26 @@ mod tests {
     }
 
     #[test]
+    fn a_state_larger_than_one_written_piece_is_written_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
+        let mut state = backend.read().unwrap();
+        for i in 0..2_000 {
+            state.set(instance(&format!("local_file.f{i}")));
+        }
+        let mut pieces = 0;
+        let mut count = |file: &mut File, bytes: &[u8]| {
+            pieces += 1;
+            file.write_all(bytes)
+        };
+        backend.write_with(&mut state, &mut count).unwrap();
+        assert!(pieces > 1, "the state went in {pieces} piece(s)");
+        let written = fs::read(backend.path()).unwrap();
+        assert_eq!(written, encode(backend.path(), &state).unwrap(), "the pieces join into the one encoding");
+        assert_eq!(backend.read().unwrap().resources, state.resources);
+    }
+
+    #[test]
     fn a_state_of_another_lineage_is_not_written() {
         let dir = tempfile::tempdir().unwrap();
         let mut backend = LocalBackend::open(&state_path(&dir)).unwrap();
