@@ -3,7 +3,7 @@
 //! where they mean something, and nothing refers to itself. Whether an
 //! attribute exists in a provider's schema is the planner's to check.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crate::addr::{Mode, ResourceAddr};
 use crate::diag::{Diagnostic, Location};
@@ -73,7 +73,9 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
 struct Checker<'a> {
     variables: BTreeSet<&'a str>,
     locals: BTreeSet<&'a str>,
-    resources: BTreeSet<&'a ResourceAddr>,
+    /// By hash: an interned address hashes its pointer, so a lookup reads
+    /// no strings (in an ordered set each compares a dozen).
+    resources: HashSet<&'a ResourceAddr, foldhash::fast::RandomState>,
     modules: BTreeSet<&'a str>,
 }
 
@@ -129,8 +131,9 @@ impl<'a> Checker<'a> {
             }
             Reference::Resource(addr) if !self.resources.contains(addr) => {
                 let kind = if addr.mode == Mode::Data { "data" } else { "managed" };
-                let same_mode: Vec<String> =
+                let mut same_mode: Vec<String> =
                     self.resources.iter().filter(|r| r.mode == addr.mode).map(|r| r.to_string()).collect();
+                same_mode.sort();
                 let hint = suggest::did_you_mean(&addr.to_string(), same_mode.iter().map(String::as_str));
                 diags.push(error(
                     "Reference to undeclared resource",

@@ -3,10 +3,9 @@
 //! duplicate names and bad references. All problems are reported together,
 //! in file and line order.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::addr::{Mode, ModuleInstance, ResourceAddr, is_identifier};
+use crate::addr::{AddrMap, Mode, ModuleInstance, ResourceAddr, is_identifier};
 use crate::diag::{Diagnostic, Location};
 
 use super::blocks::{
@@ -76,7 +75,7 @@ pub(super) fn load_module(root: &Path, module_dir: &Path, depth: usize) -> Resul
         config: Config { dir: root.to_path_buf(), ..Config::default() },
         module_dir: module_dir.to_path_buf(),
         depth,
-        declared: BTreeMap::new(),
+        declared: AddrMap::default(),
         diags: Vec::new(),
     };
     // A file that cannot be parsed declares nothing, so references to what
@@ -153,7 +152,9 @@ struct Loader {
     /// How many module calls lead here from the root module.
     depth: usize,
     /// Where each declared name ("resource random_id.x", "variable a", …) was first declared.
-    declared: BTreeMap<String, Location>,
+    /// By hash: the names of a large configuration share long prefixes,
+    /// which an ordered map compares again at every step.
+    declared: AddrMap<String, Location>,
     diags: Vec<Diagnostic>,
 }
 
