@@ -21,30 +21,51 @@ use super::{Attribute, Block, Body, error_at};
 /// syntax error leaves no body; lesser problems (an unsupported function
 /// namespace) leave one, so that the rest of the file is still checked.
 pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Option<Body> {
-    let mut converter = Converter { file, base: 0, diags: Vec::new() };
-    let mut out = Body { location: file.location(0), ..Body::default() };
     // A large file is parsed a piece of whole blocks at a time: hcl-edit's
     // tree of a block is several times the size of ours, and parsed whole,
     // a file of 100,000 blocks made a tree of 340 MB that the machine's
     // caches could not hold (parsing it took 15 times as long as a tenth of
-    // it). A piece that does not parse alone (the splitter misread the
-    // text, or the file has an error) sends the whole file to the parser,
-    // which says what is wrong and where as it always has.
-    let pieces = top_level_pieces(file.text(), PIECE_BYTES);
-    if let Some(pieces) = pieces.filter(|p| p.len() > 1) {
-        for piece in pieces {
-            let Ok(body) = hcl_edit::parser::parse_body(&file.text()[piece.clone()]) else {
-                return parse_whole_file(file, diags);
-            };
-            converter.base = piece.start;
-            for structure in body {
-                converter.structure(&structure, &mut out);
-            }
-        }
-        diags.extend(converter.diags);
-        return Some(out);
+    // it). The pieces are shared out, in runs, between the cores. A piece
+    // that does not parse alone (the splitter misread the text, or the
+    // file has an error) sends the whole file to the parser, which says
+    // what is wrong and where as it always has.
+    let Some(pieces) = top_level_pieces(file.text(), PIECE_BYTES).filter(|p| p.len() > 1) else {
+        return parse_whole_file(file, diags);
+    };
+    let workers = std::thread::available_parallelism().map_or(1, usize::from).min(pieces.len());
+    let runs: Vec<&[Range<usize>]> = pieces.chunks(pieces.len().div_ceil(workers)).collect();
+    let parsed: Vec<Option<Converted>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = runs.iter().map(|run| scope.spawn(|| parse_pieces(file, run))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    });
+    let Some(parsed) = parsed.into_iter().collect::<Option<Vec<Converted>>>() else {
+        return parse_whole_file(file, diags);
+    };
+    let mut out = Body { location: file.location(0), ..Body::default() };
+    for (body, found) in parsed {
+        out.attributes.extend(body.attributes);
+        out.blocks.extend(body.blocks);
+        diags.extend(found);
     }
-    parse_whole_file(file, diags)
+    Some(out)
+}
+
+/// A run of a file's pieces as one body, and what converting it found.
+type Converted = (Body, Vec<Diagnostic>);
+
+/// Parses and converts `pieces` of `file`, in order; `None` when one does
+/// not parse alone.
+fn parse_pieces(file: &SourceFile, pieces: &[Range<usize>]) -> Option<Converted> {
+    let mut converter = Converter { file, base: 0, diags: Vec::new() };
+    let mut out = Body::default();
+    for piece in pieces {
+        let body = hcl_edit::parser::parse_body(&file.text()[piece.clone()]).ok()?;
+        converter.base = piece.start;
+        for structure in body {
+            converter.structure(&structure, &mut out);
+        }
+    }
+    Some((out, converter.diags))
 }
 
 /// How large a piece of a file [`parse_file`] gives hcl-edit at a time, at
