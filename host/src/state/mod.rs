@@ -335,8 +335,8 @@ impl State {
     }
 
     /// An address the file this state was read from listed twice (the
-    /// first in address order), if any: a state that lists an instance twice cannot say which object
-    /// is the real one.
+    /// first in address order), if any: a state that lists an instance
+    /// twice cannot say which object is the real one.
     fn duplicate_addr(&self) -> Option<&InstanceAddr> {
         self.resources.duplicate.as_ref()
     }
@@ -350,7 +350,8 @@ impl State {
 pub struct Resources {
     by_addr: BTreeMap<InstanceAddr, InstanceState>,
     /// An address listed twice in the file these were read from (the
-    /// first in address order): reading keeps the later one, and [`LocalBackend`] refuses the state.
+    /// first in address order): reading keeps the later one, and
+    /// [`LocalBackend`] refuses the state.
     duplicate: Option<InstanceAddr>,
 }
 
