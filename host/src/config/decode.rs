@@ -300,7 +300,9 @@ impl Decoder<'_> {
                 if nested.nesting == Nesting::List { Value::List(objects) } else { Value::set(objects) }
             }
             Nesting::Map => {
-                let mut map = Map::new();
+                // Sorted once at the end (`collect`), not shifted at every
+                // insert: blocks come in the order written.
+                let mut entries = Vec::with_capacity(blocks.len());
                 let mut seen: BTreeMap<&str, &Location> = BTreeMap::new();
                 for found in blocks {
                     let block = &found.block;
@@ -318,9 +320,9 @@ impl Decoder<'_> {
                         );
                         continue;
                     }
-                    map.insert(key.clone(), self.found_block(found, schema, &block_path.key(key)));
+                    entries.push((key.clone(), self.found_block(found, schema, &block_path.key(key))));
                 }
-                Value::Map(map)
+                Value::Map(entries.into_iter().collect())
             }
         }
     }
