@@ -250,7 +250,9 @@ impl Decoder<'_, wit::Node> {
         if let Some(pair) = out.windows(2).find(|pair| pair[0].0 == pair[1].0) {
             return malformed(format!("duplicate key {:?}", pair[0].0));
         }
-        Ok(out.into_iter().collect())
+        // Sorted and without duplicates, as just checked: taken as it is
+        // (`collect` would sort it again into a new vector).
+        Ok(Map::from_sorted_store_unchecked(out))
     }
 }
 
