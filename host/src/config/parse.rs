@@ -35,7 +35,7 @@ pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Opti
     let workers = std::thread::available_parallelism().map_or(1, usize::from).min(pieces.len());
     let runs: Vec<&[Range<usize>]> = pieces.chunks(pieces.len().div_ceil(workers)).collect();
     let parsed: Vec<Option<Converted>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = runs.iter().map(|run| scope.spawn(|| parse_pieces(file, run))).collect();
+        let handles: Vec<_> = runs.iter().map(|run| scope.spawn(|| parse_pieces(file, run).ok())).collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
     });
     let Some(parsed) = parsed.into_iter().collect::<Option<Vec<Converted>>>() else {
@@ -53,19 +53,21 @@ pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Opti
 /// A run of a file's pieces as one body, and what converting it found.
 type Converted = (Body, Vec<Diagnostic>);
 
-/// Parses and converts `pieces` of `file`, in order; `None` when one does
-/// not parse alone.
-fn parse_pieces(file: &SourceFile, pieces: &[Range<usize>]) -> Option<Converted> {
+/// Parses and converts `pieces` of `file`, in order, as one body; fails
+/// with the first piece that does not parse alone. Each block's hcl-edit
+/// tree is dropped as soon as it is converted, so that the two trees are
+/// never held whole at once.
+fn parse_pieces(file: &SourceFile, pieces: &[Range<usize>]) -> Result<Converted, hcl_edit::parser::Error> {
     let mut converter = Converter { file, base: 0, diags: Vec::new() };
-    let mut out = Body::default();
+    let mut out = Body { location: file.location(0), ..Body::default() };
     for piece in pieces {
-        let body = hcl_edit::parser::parse_body(&file.text()[piece.clone()]).ok()?;
+        let body = hcl_edit::parser::parse_body(&file.text()[piece.clone()])?;
         converter.base = piece.start;
         for structure in body {
             converter.structure(&structure, &mut out);
         }
     }
-    Some((out, converter.diags))
+    Ok((out, converter.diags))
 }
 
 /// How large a piece of a file [`parse_file`] gives hcl-edit at a time, at
@@ -74,22 +76,17 @@ const PIECE_BYTES: usize = 64 * 1024;
 
 /// [`parse_file`] in one piece.
 fn parse_whole_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Option<Body> {
-    let body = match hcl_edit::parser::parse_body(file.text()) {
-        Ok(body) => body,
+    let whole = 0..file.text().len();
+    match parse_pieces(file, std::slice::from_ref(&whole)) {
+        Ok((body, found)) => {
+            diags.extend(found);
+            Some(body)
+        }
         Err(e) => {
             diags.push(file_syntax_error(file, &e));
-            return None;
+            None
         }
-    };
-    let mut converter = Converter { file, base: 0, diags: Vec::new() };
-    let mut out = Body { location: file.location(0), ..Body::default() };
-    // Each block's hcl-edit tree is dropped as soon as it is converted, so
-    // that the two trees are never held whole at once.
-    for structure in body {
-        converter.structure(&structure, &mut out);
     }
-    diags.extend(converter.diags);
-    Some(out)
 }
 
 /// Splits `text` into pieces of at least `size` bytes that each hold whole
