@@ -133,12 +133,7 @@ pub fn built_component(lang: Lang, name: &str) -> PathBuf {
 /// every test that starts the provider at the same time would compile the
 /// same 12-20 MB component (seconds of CPU each) side by side.
 fn warm_cache(wasm: &Path) {
-    let output = Command::new(crate::cairn_binary())
-        .args(["providers", "inspect"])
-        .arg(wasm)
-        .env("CAIRN_CACHE_DIR", crate::shared_cache_dir())
-        .output()
-        .expect("cairn runs");
+    let output = crate::cairn_command(&["providers", "inspect"], &[]).arg(wasm).output().expect("cairn runs");
     assert!(
         output.status.success(),
         "cairn providers inspect {} failed:\n{}",

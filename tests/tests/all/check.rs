@@ -2,15 +2,11 @@
 //! providers and names every contract the `violations` provider breaks,
 //! with the resource, the operation and the attribute path.
 
-use std::process::Command;
-
 use cairn_e2e::languages::{Lang, lang_component};
-use cairn_e2e::{Run, cairn_binary, component, shared_cache_dir};
+use cairn_e2e::{Run, cairn_command, component};
 
 fn check(provider: &str) -> Run {
-    let mut command = Command::new(cairn_binary());
-    command.args(["providers", "check", provider]).env("CAIRN_CACHE_DIR", shared_cache_dir());
-    command.output().unwrap().into()
+    cairn_command(&["providers", "check", provider], &[]).output().unwrap().into()
 }
 
 /// The lines of the check's output under `resource "<type_name>"`.
@@ -133,7 +129,7 @@ fn inspect_and_check_name_what_they_cannot_find() {
     let run = check("no-such-provider");
     assert_eq!(run.code, 1, "{}", run.all());
     assert!(run.stderr.contains("cannot read no-such-provider (nor is it a bundled provider: "), "{}", run.all());
-    let inspect: Run = Command::new(cairn_binary()).args(["providers", "inspect", "random"]).output().unwrap().into();
+    let inspect: Run = cairn_command(&["providers", "inspect", "random"], &[]).output().unwrap().into();
     assert_eq!(inspect.code, 0, "{}", inspect.all());
     assert!(
         inspect.stdout.contains(

@@ -203,11 +203,8 @@ fn a_reader_that_stops_early_is_no_panic() {
     // `cairn providers inspect local | head -0`: the reader is gone before
     // cairn prints anything.
     let w = Workdir::new();
-    let mut child = std::process::Command::new(cairn_e2e::cairn_binary())
-        .args(["providers", "inspect", "local"])
+    let mut child = cairn_e2e::cairn_command(&["providers", "inspect", "local"], &[])
         .current_dir(w.path())
-        .env("CAIRN_CACHE_DIR", cairn_e2e::shared_cache_dir())
-        .env("CAIRN_CACHE_KEY_FILE", cairn_e2e::shared_cache_dir().with_extension("key"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

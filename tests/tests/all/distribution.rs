@@ -4,7 +4,7 @@
 //! `schema` runs (the first call to any provider), so each refusal below
 //! also proves that none of the refused provider's code ran.
 
-use cairn_e2e::{Run, Workdir, cairn_binary, cairn_in, component};
+use cairn_e2e::{Run, Workdir, cairn_command, cairn_in, component};
 
 /// A configuration of the witness provider from `source`, with its mark
 /// directory granted and one resource; `extra` goes into the `cairn` block.
@@ -136,12 +136,8 @@ fn a_provider_that_calls_itself_something_else_is_refused() {
 
 #[test]
 fn inspect_shows_the_declared_name_and_version() {
-    let run: Run = std::process::Command::new(cairn_binary())
-        .args(["providers", "inspect"])
-        .arg(component("cairn-provider-witness"))
-        .output()
-        .unwrap()
-        .into();
+    let run: Run =
+        cairn_command(&["providers", "inspect"], &[]).arg(component("cairn-provider-witness")).output().unwrap().into();
     assert_eq!(run.code, 0, "{}", run.all());
     assert!(run.stdout.starts_with("provider \"witness\"\n"), "{}", run.stdout);
     assert!(run.stdout.contains("  version: 0.1.0\n"), "{}", run.stdout);
@@ -251,12 +247,11 @@ fn cache_clean_removes_compiled_providers() {
     let env = [("CAIRN_CACHE_DIR", cache.path().to_str().unwrap())];
     w.cairn_env(&["plan"], &env).success();
     assert!(std::fs::read_dir(cache.path().join("components")).unwrap().count() > 0);
-    let run: Run = std::process::Command::new(cairn_binary())
-        .args(["providers", "cache", "clean"])
-        .env("CAIRN_CACHE_DIR", cache.path())
-        .output()
-        .unwrap()
-        .into();
+    let run: Run =
+        cairn_command(&["providers", "cache", "clean"], &[("CAIRN_CACHE_DIR", cache.path().to_str().unwrap())])
+            .output()
+            .unwrap()
+            .into();
     assert_eq!(run.code, 0, "{}", run.all());
     assert!(run.stdout.starts_with("Removed 1 compiled provider(s)"), "{}", run.all());
     assert!(!cache.path().join("components").exists());

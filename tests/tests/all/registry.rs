@@ -5,11 +5,11 @@
 //! is refused, runs use the downloaded copy without the registry, and a
 //! signature travels with the artifact.
 
-use cairn_e2e::{Registry, Run, Workdir, cairn_binary, component};
+use cairn_e2e::{Registry, Run, Workdir, cairn_command, component};
 
 /// `cairn ARGS` with no configuration directory.
 fn cairn(args: &[&str]) -> Run {
-    std::process::Command::new(cairn_binary()).args(args).output().unwrap().into()
+    cairn_command(args, &[]).output().unwrap().into()
 }
 
 /// The witness component, or a copy whose declared version is `version`

@@ -245,10 +245,7 @@ fn commands_that_change_the_state_wait_for_no_one_holding_its_lock() {
     // the apply (answered "no") lets it go.
     let dir = w.path().to_path_buf();
     let waiting = std::thread::spawn(move || {
-        std::process::Command::new(cairn_e2e::cairn_binary())
-            .args(["state", "rm", "-lock-timeout=60s", "null_data.a"])
-            .current_dir(dir)
-            .output()
+        cairn_e2e::cairn_command(&["state", "rm", "-lock-timeout=60s", "null_data.a"], &[]).current_dir(dir).output()
     });
     std::thread::sleep(std::time::Duration::from_millis(500));
     apply.stdin.take().unwrap().write_all(b"no\n").unwrap();

@@ -6,10 +6,9 @@
 
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
-use cairn_e2e::{Run, Workdir, cairn_binary};
+use cairn_e2e::{Run, Workdir, cairn_command};
 
 fn zoo_wasm() -> &'static PathBuf {
     static WASM: OnceLock<PathBuf> = OnceLock::new();
@@ -256,7 +255,7 @@ fn sandbox_mistakes_are_errors_before_any_provider_runs() {
 
 #[test]
 fn inspect_shows_what_a_provider_could_ask_for() {
-    let output = Command::new(cairn_binary()).args(["providers", "inspect"]).arg(zoo_wasm()).output().unwrap();
+    let output = cairn_command(&["providers", "inspect"], &[]).arg(zoo_wasm()).output().unwrap();
     let run: Run = output.into();
     assert_eq!(run.code, 0, "{}", run.all());
     for expected in [
