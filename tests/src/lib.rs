@@ -259,36 +259,36 @@ pub fn cairn_in(dir: &Path, args: &[&str]) -> Run {
     cmd.current_dir(dir).stdin(Stdio::null()).output().expect("cairn runs").into()
 }
 
-/// `cairn ARGS` with the test run's environment (its compiled-code cache
-/// and that cache's key, no colours, no log filter) and `env` on top, not
-/// started. Every run of the binary goes through here: a run with another
-/// cache key would find the shared cache's entries unsigned for it and
-/// compile the component again (ten seconds for a Python one), replacing
-/// them for everyone else.
+/// `cairn ARGS` with the test run's environment (its compiled-code cache,
+/// no colours, no log filter) and `env` on top, not started.
 pub fn cairn_command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(cairn_binary());
     cmd.args(args);
     cmd.env_remove("CAIRN_LOG").env("NO_COLOR", "1");
-    // Compiled components are cached per test run, not in the user's home.
-    cmd.env("CAIRN_CACHE_DIR", shared_cache_dir());
-    // Its key is kept outside it, as a user's is (and not in the home
-    // of whoever runs the tests).
-    cmd.env("CAIRN_CACHE_KEY_FILE", shared_cache_key_file());
+    use_shared_cache(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);
     }
     cmd
 }
 
-/// One cache of compiled components for the whole test run.
-pub fn shared_cache_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().and_then(Path::parent).unwrap().join("cairn-test-cache")
+/// Points `command` (cairn, or a script that runs it) at the test run's
+/// cache of compiled components and at that cache's key. Every run of the
+/// binary goes through here: a run with another key would find the
+/// entries unsigned for it and compile the component again (ten seconds
+/// for a Python one), replacing them for everyone else.
+pub fn use_shared_cache(command: &mut Command) -> &mut Command {
+    let cache = shared_cache_dir();
+    // The key is kept outside the cache, as a user's is (and not in the
+    // home of whoever runs the tests).
+    command.env("CAIRN_CACHE_KEY_FILE", cache.with_extension("key")).env("CAIRN_CACHE_DIR", cache)
 }
 
-/// The key the shared cache's entries are signed with, kept beside it.
-pub fn shared_cache_key_file() -> PathBuf {
-    shared_cache_dir().with_extension("key")
+/// One cache of compiled components for the whole test run, not the
+/// user's.
+fn shared_cache_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(Path::parent).unwrap().join("cairn-test-cache")
 }
 
 /// The component of a bundled provider (`null`, `local`, `random`), built

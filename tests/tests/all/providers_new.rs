@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use cairn_e2e::languages::{Lang, toolchain};
-use cairn_e2e::{Run, Workdir, cairn_binary, repo_root, shared_cache_dir, shared_cache_key_file};
+use cairn_e2e::{Run, Workdir, cairn_binary, repo_root, use_shared_cache};
 
 /// Runs `program` in `dir`: Rust builds share one target directory across
 /// the suite (the SDK's dependencies are compiled once), components one
@@ -14,12 +14,8 @@ use cairn_e2e::{Run, Workdir, cairn_binary, repo_root, shared_cache_dir, shared_
 /// ones `scripts/test.sh` installs.
 fn run_in(dir: &Path, program: &str, args: &[&str], tools: &[(&str, &Path)]) -> Run {
     let mut command = Command::new(program);
-    command
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", repo_root().join("target/scaffold"))
-        .env("CAIRN_CACHE_DIR", shared_cache_dir())
-        .env("CAIRN_CACHE_KEY_FILE", shared_cache_key_file());
+    command.args(args).current_dir(dir).env("CARGO_TARGET_DIR", repo_root().join("target/scaffold"));
+    use_shared_cache(&mut command);
     for (var, tool) in tools {
         command.env(var, tool);
     }
