@@ -174,6 +174,9 @@ impl fmt::Debug for ResourceAddr {
 /// by string.
 pub type AddrMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+/// A hash set of addresses, hashed as [`AddrMap`]'s keys are.
+pub type AddrSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 /// The key of one instance of a resource or module with `count` or `for_each`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum InstanceKey {

@@ -3,9 +3,9 @@
 //! where they mean something, and nothing refers to itself. Whether an
 //! attribute exists in a provider's schema is the planner's to check.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
-use crate::addr::{Mode, ResourceAddr};
+use crate::addr::{AddrSet, Mode, ResourceAddr};
 use crate::diag::{Diagnostic, Location};
 
 use super::expr::Reference;
@@ -75,7 +75,7 @@ struct Checker<'a> {
     locals: BTreeSet<&'a str>,
     /// By hash: an interned address hashes its pointer, so a lookup reads
     /// no strings (in an ordered set each compares a dozen).
-    resources: HashSet<&'a ResourceAddr, foldhash::fast::RandomState>,
+    resources: AddrSet<&'a ResourceAddr>,
     modules: BTreeSet<&'a str>,
 }
 
