@@ -18,6 +18,11 @@ pub(crate) fn new_engine() -> wasmtime::Result<Engine> {
     // then yields to the executor, or traps past the call's deadline, so a
     // provider stuck in a loop is stopped without cooperating.
     config.epoch_interruption(true);
+    // For provider authors profiling with `perf` (docs/writing-providers.md):
+    // names the compiled functions in /tmp/perf-<pid>.map.
+    if std::env::var_os("CAIRN_PERFMAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     // The default on-demand allocator: instances are few and long-lived (a
     // pool per provider), so a pooling allocator's sizing is not worth it.
     Engine::new(&config)

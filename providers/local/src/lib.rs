@@ -282,7 +282,7 @@ mod tests {
     fn apply(prior: Value, planned: Value) -> Result<ApplyResponse, Vec<Diagnostic>> {
         Local.apply(ApplyRequest {
             type_name: "local_file".into(),
-            schema: Local::schema().resource_schema("local_file").unwrap().clone(),
+            schema: Local::schema().resource_schema("local_file").unwrap().clone().into(),
             prior_state: prior,
             config: planned.clone(),
             planned_state: planned,
@@ -358,7 +358,7 @@ mod tests {
         let read = |s: &Value| {
             Local.read(ReadRequest {
                 type_name: "local_file".into(),
-                schema: Schema::new(0),
+                schema: Schema::new(0).into(),
                 current_state: s.clone(),
                 private: Vec::new(),
             })

@@ -125,7 +125,7 @@ mod tests {
         let planned = data(Value::list([1, 2]), Value::Null, Value::unknown(), Value::unknown());
         let req = ApplyRequest {
             type_name: "null_data".into(),
-            schema: Null::schema().resource_schema("null_data").unwrap().clone(),
+            schema: Null::schema().resource_schema("null_data").unwrap().clone().into(),
             prior_state: Value::Null,
             planned_state: planned.clone(),
             config: data(Value::list([1, 2]), Value::Null, Value::Null, Value::Null),

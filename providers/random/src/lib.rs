@@ -591,7 +591,7 @@ mod tests {
         let planned = plan(type_name, Value::Null, config.clone()).planned_state;
         let req = ApplyRequest {
             type_name: type_name.into(),
-            schema: Random::schema().resource_schema(type_name).unwrap().clone(),
+            schema: Random::schema().resource_schema(type_name).unwrap().clone().into(),
             prior_state: Value::Null,
             planned_state: planned,
             config,

@@ -8,6 +8,7 @@ use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::bindings::cairn::provider::types as wire;
 use crate::bindings::exports::cairn::provider::provider as abi;
@@ -26,6 +27,8 @@ struct Instance {
     /// a native test binary may drive several through the glue.
     provider_type: TypeId,
     schema: Rc<ProviderSchema>,
+    /// `schema`'s resource types, each shared by the requests made for it.
+    resource_schemas: Vec<(String, Arc<Schema>)>,
     provider: Option<Rc<dyn Any>>,
 }
 
@@ -45,7 +48,14 @@ fn with_instance<P: Provider, R>(f: impl FnOnce(&mut Instance) -> R) -> R {
             if let Err(errors) = schema.check() {
                 panic!("invalid provider schema:\n  {}", errors.join("\n  "));
             }
-            *slot = Some(Instance { provider_type: TypeId::of::<P>(), schema: Rc::new(schema), provider: None });
+            let resource_schemas =
+                schema.resources.iter().map(|(name, s)| (name.clone(), Arc::new(s.clone()))).collect();
+            *slot = Some(Instance {
+                provider_type: TypeId::of::<P>(),
+                schema: Rc::new(schema),
+                resource_schemas,
+                provider: None,
+            });
         }
         f(slot.as_mut().expect("just set"))
     })
@@ -65,15 +75,15 @@ fn provider_of<P: Provider>() -> Result<Rc<P>, Vec<Diagnostic>> {
     Ok(any.downcast::<P>().expect("the instance record is keyed by provider type"))
 }
 
-fn resource_schema<P: Provider>(type_name: &str) -> Result<Schema, Vec<Diagnostic>> {
-    schema_of::<P>()
-        .resource_schema(type_name)
-        .cloned()
+/// The schema of a managed resource type, shared rather than copied: a
+/// plan or apply call hands it to the provider.
+fn resource_schema<P: Provider>(type_name: &str) -> Result<Arc<Schema>, Vec<Diagnostic>> {
+    with_instance::<P, _>(|i| i.resource_schemas.iter().find(|(name, _)| name == type_name).map(|(_, s)| s.clone()))
         .ok_or_else(|| Diagnostic::error(format!("Unknown resource type `{type_name}`")).into())
 }
 
-fn decode(v: &wire::Value, what: &str) -> Result<Value, Vec<Diagnostic>> {
-    Value::from_wire(v)
+fn decode(v: wire::Value, what: &str) -> Result<Value, Vec<Diagnostic>> {
+    Value::from_wire_owned(v)
         .map_err(|e| Diagnostic::error(format!("Malformed {what} from the host")).detail(e.to_string()).into())
 }
 
@@ -108,7 +118,7 @@ impl<P: Provider> abi::Guest for Glue<P> {
         // `./out/x` reach a grant of `./out` just like `out/x` does.
         #[cfg(target_arch = "wasm32")]
         let _ = std::env::set_current_dir("/");
-        let result = decode(&config, "provider configuration").and_then(P::configure);
+        let result = decode(config, "provider configuration").and_then(P::configure);
         match result {
             Ok(provider) => {
                 with_instance::<P, _>(|i| i.provider = Some(Rc::new(provider)));
@@ -122,7 +132,7 @@ impl<P: Provider> abi::Guest for Glue<P> {
         let result = (|| {
             let provider = provider_of::<P>()?;
             resource_schema::<P>(&type_name)?;
-            let config = decode(&config, "configuration")?;
+            let config = decode(config, "configuration")?;
             Ok(provider.validate(&type_name, &config))
         })();
         diags(&result.unwrap_or_else(|ds| ds))
@@ -133,9 +143,9 @@ impl<P: Provider> abi::Guest for Glue<P> {
             let provider = provider_of::<P>()?;
             let schema = resource_schema::<P>(&request.type_name)?;
             let req = PlanRequest {
-                prior_state: decode(&request.prior_state, "prior state")?,
-                proposed_new_state: decode(&request.proposed_new_state, "proposed new state")?,
-                config: decode(&request.config, "configuration")?,
+                prior_state: decode(request.prior_state, "prior state")?,
+                proposed_new_state: decode(request.proposed_new_state, "proposed new state")?,
+                config: decode(request.config, "configuration")?,
                 prior_private: request.prior_private,
                 schema: schema.clone(),
                 type_name: request.type_name,
@@ -171,9 +181,9 @@ impl<P: Provider> abi::Guest for Glue<P> {
             let provider = provider_of::<P>()?;
             let schema = resource_schema::<P>(&request.type_name)?;
             let req = ApplyRequest {
-                prior_state: decode(&request.prior_state, "prior state")?,
-                planned_state: decode(&request.planned_state, "planned state")?,
-                config: decode(&request.config, "configuration")?,
+                prior_state: decode(request.prior_state, "prior state")?,
+                planned_state: decode(request.planned_state, "planned state")?,
+                config: decode(request.config, "configuration")?,
                 planned_private: request.planned_private,
                 idempotency_key: request.idempotency_key,
                 schema: schema.clone(),
@@ -216,7 +226,7 @@ impl<P: Provider> abi::Guest for Glue<P> {
             let provider = provider_of::<P>()?;
             let schema = resource_schema::<P>(&request.type_name)?;
             let req = ReadRequest {
-                current_state: decode(&request.current_state, "current state")?,
+                current_state: decode(request.current_state, "current state")?,
                 private: request.private,
                 schema: schema.clone(),
                 type_name: request.type_name,
@@ -251,7 +261,7 @@ impl<P: Provider> abi::Guest for Glue<P> {
                 .data_source_schema(&type_name)
                 .cloned()
                 .ok_or_else(|| Diagnostic::error(format!("Unknown data source `{type_name}`")))?;
-            let config = decode(&config, "configuration")?;
+            let config = decode(config, "configuration")?;
             let state = provider.read_data_source(&type_name, config)?;
             Ok((encode(&state, &schema), Vec::new()))
         })();

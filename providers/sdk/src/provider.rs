@@ -1,6 +1,8 @@
 //! The [`Provider`] trait and the requests and answers of its methods, with
 //! the helpers that make the usual plan a one-liner.
 
+use std::sync::Arc;
+
 use crate::diag::{Diagnostic, Path};
 use crate::schema::{ProviderSchema, Schema};
 use crate::value::Value;
@@ -113,8 +115,9 @@ pub trait Provider: Sized + 'static {
 pub struct PlanRequest {
     /// The resource type name.
     pub type_name: String,
-    /// The resource type's schema.
-    pub schema: Schema,
+    /// The resource type's schema (shared: requests for one type are handed
+    /// the same copy).
+    pub schema: Arc<Schema>,
     /// The state after the last apply (after refresh); null for a create.
     pub prior_state: Value,
     /// The host's merge: configured values where the configuration sets
@@ -131,7 +134,8 @@ impl PlanRequest {
     /// create): the proposed new state takes the configured values, and the
     /// prior value of each computed top-level attribute the configuration
     /// leaves null. For a provider's unit tests.
-    pub fn proposed(type_name: &str, schema: Schema, prior: Value, config: Value) -> PlanRequest {
+    pub fn proposed(type_name: &str, schema: impl Into<Arc<Schema>>, prior: Value, config: Value) -> PlanRequest {
+        let schema = schema.into();
         let mut proposed = config.clone();
         for name in schema.computed_attributes() {
             if config.get_attr(name).is_null() {
@@ -301,8 +305,9 @@ impl PlanResponse {
 pub struct ApplyRequest {
     /// The resource type name.
     pub type_name: String,
-    /// The resource type's schema.
-    pub schema: Schema,
+    /// The resource type's schema (shared: requests for one type are handed
+    /// the same copy).
+    pub schema: Arc<Schema>,
     /// The state before this change; null for a create.
     pub prior_state: Value,
     /// The planned state; null means delete the object.
@@ -380,8 +385,9 @@ impl ApplyResponse {
 pub struct ReadRequest {
     /// The resource type name.
     pub type_name: String,
-    /// The resource type's schema.
-    pub schema: Schema,
+    /// The resource type's schema (shared: requests for one type are handed
+    /// the same copy).
+    pub schema: Arc<Schema>,
     /// The state as the host has it.
     pub current_state: Value,
     /// The private bytes stored with it (kept unchanged by the SDK).
@@ -487,7 +493,7 @@ mod tests {
     fn planned_or_keeps_known_planned_values() {
         let req = ApplyRequest {
             type_name: "t".into(),
-            schema: schema(),
+            schema: schema().into(),
             prior_state: Value::Null,
             planned_state: Value::object([("id", Value::unknown()), ("mode", Value::from("0600"))]),
             config: Value::Null,

@@ -439,11 +439,19 @@ impl Value {
     /// Decode a flattened wire value. Sensitive marks are dropped: the
     /// provider is trusted with the values it manages.
     pub fn from_wire(value: &wire::Value) -> Result<Value, WireError> {
+        Value::from_wire_owned(value.clone())
+    }
+
+    /// [`Value::from_wire`] for a value the caller no longer needs: its
+    /// strings move into the result instead of being copied, which spares
+    /// the allocator two calls for each string of every request.
+    pub fn from_wire_owned(mut value: wire::Value) -> Result<Value, WireError> {
         if value.nodes.is_empty() {
             return Ok(Value::Null);
         }
+        let mut parents = parent_counts(&value.nodes);
         let mut budget = MAX_DECODED_NODES;
-        decode(&value.nodes, 0, 0, &mut budget)
+        Decoder { nodes: &mut value.nodes, parents: &mut parents, budget: &mut budget }.decode(0, 0)
     }
 }
 
@@ -523,40 +531,94 @@ const MAX_DEPTH: usize = 256;
 /// expanding one into a tree.
 const MAX_DECODED_NODES: usize = 1 << 20;
 
-fn decode(nodes: &[wire::Node], at: u32, depth: usize, budget: &mut usize) -> Result<Value, WireError> {
-    if depth > MAX_DEPTH {
-        return Err(WireError(format!("nested deeper than {MAX_DEPTH} levels (a cycle?)")));
-    }
-    *budget =
-        budget.checked_sub(1).ok_or_else(|| WireError(format!("expands to more than {MAX_DECODED_NODES} nodes")))?;
-    let node = nodes
-        .get(at as usize)
-        .ok_or_else(|| WireError(format!("node index {at} out of range ({} nodes)", nodes.len())))?;
-    let seq = |xs: &[u32], budget: &mut usize| -> Result<Vec<Value>, WireError> {
-        xs.iter().map(|&i| decode(nodes, i, depth + 1, budget)).collect()
+/// How many parents each node has, saturating at 2, the root's caller
+/// counted as one: a node with one parent can give its strings away, a
+/// shared one is copied each time.
+fn parent_counts(nodes: &[wire::Node]) -> Vec<u8> {
+    let mut parents = vec![0u8; nodes.len()];
+    parents[0] = 1;
+    let mut count = |i: u32| {
+        if let Some(n) = parents.get_mut(i as usize) {
+            *n = n.saturating_add(1).min(2);
+        }
     };
-    let entries = |xs: &[(String, u32)], budget: &mut usize| -> Result<BTreeMap<String, Value>, WireError> {
+    for node in nodes {
+        match &node.kind {
+            wire::ValueNode::List(xs) | wire::ValueNode::Set(xs) | wire::ValueNode::Tuple(xs) => {
+                xs.iter().for_each(|&i| count(i))
+            }
+            wire::ValueNode::Map(xs) | wire::ValueNode::Object(xs) => xs.iter().for_each(|&(_, i)| count(i)),
+            _ => {}
+        }
+    }
+    parents
+}
+
+/// Decodes the nodes of one wire value, moving the strings of unshared
+/// nodes out of them.
+struct Decoder<'a> {
+    nodes: &'a mut [wire::Node],
+    /// [`parent_counts`], with [`TAKEN`] for a node already moved out.
+    parents: &'a mut [u8],
+    budget: &'a mut usize,
+}
+
+/// Marks a node whose contents a [`Decoder`] moved out.
+const TAKEN: u8 = u8::MAX;
+
+impl Decoder<'_> {
+    fn decode(&mut self, at: u32, depth: usize) -> Result<Value, WireError> {
+        if depth > MAX_DEPTH {
+            return Err(WireError(format!("nested deeper than {MAX_DEPTH} levels (a cycle?)")));
+        }
+        *self.budget = self
+            .budget
+            .checked_sub(1)
+            .ok_or_else(|| WireError(format!("expands to more than {MAX_DECODED_NODES} nodes")))?;
+        let len = self.nodes.len();
+        let (Some(node), Some(parents)) = (self.nodes.get_mut(at as usize), self.parents.get_mut(at as usize)) else {
+            return Err(WireError(format!("node index {at} out of range ({len} nodes)")));
+        };
+        // A node is reached once per parent, so one with a single parent is
+        // not read again, unless a cycle leads back to it.
+        let kind = match *parents {
+            TAKEN => return Err(WireError(format!("node {at} is reached twice (a cycle?)"))),
+            0 | 1 => {
+                *parents = TAKEN;
+                std::mem::replace(&mut node.kind, wire::ValueNode::Null)
+            }
+            _ => node.kind.clone(),
+        };
+        Ok(match kind {
+            wire::ValueNode::Null => Value::Null,
+            wire::ValueNode::Unknown(r) => Value::Unknown(refinements_from_wire(&r)),
+            wire::ValueNode::Boolean(b) => Value::Bool(b),
+            wire::ValueNode::Integer(i) => Value::Number(Number::Int(i)),
+            wire::ValueNode::Float(f) => Value::Number(Number::Float(f)),
+            wire::ValueNode::Text(s) => Value::String(s),
+            wire::ValueNode::List(xs) => Value::List(self.seq(&xs, depth)?),
+            wire::ValueNode::Set(xs) => Value::Set(self.seq(&xs, depth)?),
+            wire::ValueNode::Tuple(xs) => Value::Tuple(self.seq(&xs, depth)?),
+            wire::ValueNode::Map(xs) => Value::Map(self.entries(xs, depth)?),
+            wire::ValueNode::Object(xs) => Value::Object(self.entries(xs, depth)?),
+        })
+    }
+
+    fn seq(&mut self, xs: &[u32], depth: usize) -> Result<Vec<Value>, WireError> {
+        xs.iter().map(|&i| self.decode(i, depth + 1)).collect()
+    }
+
+    fn entries(&mut self, xs: Vec<(String, u32)>, depth: usize) -> Result<BTreeMap<String, Value>, WireError> {
         let mut out = BTreeMap::new();
         for (k, i) in xs {
-            if out.insert(k.clone(), decode(nodes, *i, depth + 1, budget)?).is_some() {
+            let v = self.decode(i, depth + 1)?;
+            if out.contains_key(&k) {
                 return Err(WireError(format!("duplicate key {k:?}")));
             }
+            out.insert(k, v);
         }
         Ok(out)
-    };
-    Ok(match &node.kind {
-        wire::ValueNode::Null => Value::Null,
-        wire::ValueNode::Unknown(r) => Value::Unknown(refinements_from_wire(r)),
-        wire::ValueNode::Boolean(b) => Value::Bool(*b),
-        wire::ValueNode::Integer(i) => Value::Number(Number::Int(*i)),
-        wire::ValueNode::Float(f) => Value::Number(Number::Float(*f)),
-        wire::ValueNode::Text(s) => Value::String(s.clone()),
-        wire::ValueNode::List(xs) => Value::List(seq(xs, budget)?),
-        wire::ValueNode::Set(xs) => Value::Set(seq(xs, budget)?),
-        wire::ValueNode::Tuple(xs) => Value::Tuple(seq(xs, budget)?),
-        wire::ValueNode::Map(xs) => Value::Map(entries(xs, budget)?),
-        wire::ValueNode::Object(xs) => Value::Object(entries(xs, budget)?),
-    })
+    }
 }
 
 impl From<bool> for Value {
@@ -736,6 +798,17 @@ mod tests {
         assert!(Value::from_wire(&out_of_range).is_err());
         let cycle = wire::Value { nodes: vec![node(wire::ValueNode::List(vec![0]))] };
         assert!(Value::from_wire(&cycle).unwrap_err().0.contains("deeper"));
+        // Root → 1 → 2 → 1: node 2 has one parent, so only the cycle brings
+        // the decoder back to it.
+        let inner_cycle = wire::Value {
+            nodes: vec![
+                node(wire::ValueNode::List(vec![1])),
+                node(wire::ValueNode::List(vec![2])),
+                node(wire::ValueNode::Tuple(vec![1])),
+            ],
+        };
+        let err = Value::from_wire(&inner_cycle).unwrap_err().0;
+        assert!(err.contains("deeper") || err.contains("cycle"), "{err}");
         let dup = wire::Value {
             nodes: vec![
                 node(wire::ValueNode::Object(vec![("a".into(), 1), ("a".into(), 1)])),

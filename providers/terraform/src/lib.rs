@@ -103,7 +103,7 @@ mod tests {
         let planned = data(Value::list([1, 2]), Value::Null, Value::unknown(), Value::unknown());
         let req = ApplyRequest {
             type_name: "terraform_data".into(),
-            schema: Terraform::schema().resource_schema("terraform_data").unwrap().clone(),
+            schema: Terraform::schema().resource_schema("terraform_data").unwrap().clone().into(),
             prior_state: Value::Null,
             planned_state: planned,
             config: data(Value::list([1, 2]), Value::Null, Value::Null, Value::Null),

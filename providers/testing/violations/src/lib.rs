@@ -213,7 +213,7 @@ mod tests {
         let schema = Violations::schema().resource_schema(type_name).unwrap().clone();
         let req = PlanRequest {
             type_name: type_name.into(),
-            schema,
+            schema: schema.into(),
             prior_state: Value::Null,
             proposed_new_state: config.clone(),
             config,
@@ -225,7 +225,7 @@ mod tests {
     fn apply(type_name: &str, planned: Value) -> Value {
         let req = ApplyRequest {
             type_name: type_name.into(),
-            schema: Violations::schema().resource_schema(type_name).unwrap().clone(),
+            schema: Violations::schema().resource_schema(type_name).unwrap().clone().into(),
             prior_state: Value::Null,
             planned_state: planned.clone(),
             config: planned,
@@ -305,7 +305,7 @@ mod tests {
         assert!(planned.get_attr("login").get_attr("id").is_unknown());
         let req = ApplyRequest {
             type_name: "violations_nested".into(),
-            schema: Violations::schema().resource_schema("violations_nested").unwrap().clone(),
+            schema: Violations::schema().resource_schema("violations_nested").unwrap().clone().into(),
             prior_state: Value::Null,
             planned_state: planned,
             config,
