@@ -994,7 +994,8 @@ fn instance_state(
 /// provider call, so each digit counts).
 pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>, op: &str, object: &Value) -> String {
     let mut h = Sha256::new();
-    for part in [lineage, &addr.to_string(), deposed.unwrap_or(""), op, &value::to_json(object).to_string()] {
+    let object = serde_json::to_string(&value::PlainJson(object)).unwrap_or_default();
+    for part in [lineage, &addr.to_string(), deposed.unwrap_or(""), op, &object] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }

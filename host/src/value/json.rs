@@ -115,6 +115,68 @@ pub fn to_json_typed(v: &Value, ty: &Type) -> Json {
     }
 }
 
+/// Serializes a value as [`to_json`] builds it, without building the tree
+/// first: idempotency keys hash this text for every operation.
+pub struct PlainJson<'a>(pub &'a Value);
+
+impl serde::Serialize for PlainJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Null => s.serialize_unit(),
+            Value::Unknown(_) => to_json(self.0).serialize(s),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Number(Number::Int(i)) => s.serialize_i64(*i),
+            // `to_json` writes a number JSON cannot hold as null.
+            Value::Number(Number::Float(f)) if f.is_finite() => s.serialize_f64(*f),
+            Value::Number(Number::Float(_)) => s.serialize_unit(),
+            Value::String(x) => s.serialize_str(x),
+            Value::List(e) | Value::Set(e) | Value::Tuple(e) => s.collect_seq(e.iter().map(PlainJson)),
+            Value::Map(m) | Value::Object(m) => s.collect_map(m.iter().map(|(k, v)| (k, PlainJson(v)))),
+        }
+    }
+}
+
+/// Serializes a value as [`to_json_typed`] builds it, without building the
+/// tree first: a state records every new object this way.
+pub struct TypedJson<'a>(pub &'a Value, pub &'a Type);
+
+impl serde::Serialize for TypedJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match (self.1, self.0) {
+            (_, Value::Null) => s.serialize_unit(),
+            (Type::Dynamic, v) => to_json_typed(v, self.1).serialize(s),
+            (Type::List(t) | Type::Set(t), Value::List(e) | Value::Set(e)) => {
+                s.collect_seq(e.iter().map(|x| TypedJson(x, t)))
+            }
+            (Type::Tuple(ts), Value::Tuple(e)) => s.collect_seq(e.iter().zip(ts).map(|(x, t)| TypedJson(x, t))),
+            (Type::Map(t), Value::Map(m)) => s.collect_map(m.iter().map(|(k, x)| (k, TypedJson(x, t)))),
+            (Type::Object(attrs), Value::Object(m)) => s.collect_map(m.iter().map(|(k, x)| {
+                let either = match attrs.get(k) {
+                    Some(t) => Either::Typed(TypedJson(x, t)),
+                    None => Either::Plain(PlainJson(x)),
+                };
+                (k, either)
+            })),
+            (_, v) => PlainJson(v).serialize(s),
+        }
+    }
+}
+
+/// An attribute with or without a type in the schema.
+enum Either<'a> {
+    Typed(TypedJson<'a>),
+    Plain(PlainJson<'a>),
+}
+
+impl serde::Serialize for Either<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Either::Typed(t) => t.serialize(s),
+            Either::Plain(p) => p.serialize(s),
+        }
+    }
+}
+
 /// Reads JSON written by [`to_json_typed`] (or plain JSON) as a value of type `ty`.
 pub fn from_json(j: &Json, ty: &Type) -> Result<Value, TypeError> {
     from_json_at(j, ty, &Path::root())
@@ -246,6 +308,38 @@ mod tests {
     fn round_trip(v: &Value, t: &Type) -> Value {
         let text = serde_json::to_string(&to_json_typed(v, t)).unwrap();
         from_json(&serde_json::from_str(&text).unwrap(), t).unwrap()
+    }
+
+    #[test]
+    fn the_serializers_write_what_the_trees_hold() {
+        let t = Type::Object(
+            [
+                ("n".to_string(), Type::Number),
+                ("d".to_string(), Type::Dynamic),
+                ("l".to_string(), Type::List(Box::new(Type::Map(Box::new(Type::String))))),
+                ("t".to_string(), Type::Tuple(vec![Type::Bool, Type::Number])),
+            ]
+            .into(),
+        );
+        let v = Value::object([
+            ("n", Value::Number(Number::Float(0.1))),
+            ("d", Value::set(vec![Value::int(2), Value::string("x")])),
+            (
+                "l",
+                Value::List(vec![
+                    Value::Map([("k".to_string(), Value::string("\"q\"\n"))].into_iter().collect()),
+                    Value::Null,
+                ]),
+            ),
+            ("t", Value::Tuple(vec![Value::Bool(true), Value::Number(Number::Float(f64::NAN))])),
+            ("extra", Value::object([("u", Value::Unknown(None)), ("i", Value::int(i64::MIN))])),
+        ]);
+        assert_eq!(serde_json::to_string(&PlainJson(&v)).unwrap(), to_json(&v).to_string());
+        assert_eq!(serde_json::to_string(&TypedJson(&v, &t)).unwrap(), to_json_typed(&v, &t).to_string());
+        assert_eq!(
+            serde_json::to_string(&TypedJson(&v, &Type::Dynamic)).unwrap(),
+            to_json_typed(&v, &Type::Dynamic).to_string()
+        );
     }
 
     #[test]

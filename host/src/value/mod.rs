@@ -14,8 +14,8 @@ mod types;
 use std::fmt;
 
 pub use json::{
-    from_json, from_json_untyped, refinements_from_json, refinements_to_json, to_json, to_json_typed, type_from_json,
-    type_to_json,
+    PlainJson, TypedJson, from_json, from_json_untyped, refinements_from_json, refinements_to_json, to_json,
+    to_json_typed, type_from_json, type_to_json,
 };
 pub use path::{Path, PathStep};
 pub use refine::{Bound, Refinements};
