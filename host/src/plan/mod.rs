@@ -24,7 +24,7 @@ use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use crate::addr::{AddrMap, InstanceAddr, InstanceKey, Mode, ResourceAddr};
+use crate::addr::{AddrMap, AddrSet, InstanceAddr, InstanceKey, Mode, ResourceAddr};
 use crate::config::{self, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
@@ -363,7 +363,7 @@ struct Walked {
     values: ResourceValues,
     /// Resources with a change other than a no-op: a data source that
     /// depends on one is read during apply.
-    changed: BTreeSet<ResourceAddr>,
+    changed: AddrSet<ResourceAddr>,
     /// What the nodes finished so far added to the plan, and their errors.
     gathered: Gathered,
     /// The planned changes of the resources some `replace_triggered_by`
@@ -390,7 +390,10 @@ struct Gathered {
     errors: Vec<(Place, Diagnostic)>,
     outputs: BTreeMap<String, PlannedOutput>,
     data_values: BTreeMap<InstanceAddr, Value>,
-    expansions: BTreeMap<ResourceAddr, Expansion>,
+    /// Each resource's expansion, in the order the nodes finished: a map
+    /// ordered by address compared a dozen addresses for each, under the
+    /// walk's lock; they are put in order once, at the end.
+    expansions: Vec<(ResourceAddr, Expansion)>,
 }
 
 /// Where an item of a node's part goes: the node's position, then the
@@ -427,7 +430,7 @@ impl Gathered {
         tag(&mut self.errors, at, errors);
         merge(&mut self.outputs, outputs);
         merge(&mut self.data_values, data_values);
-        merge(&mut self.expansions, expansions);
+        self.expansions.extend(expansions);
     }
 
     /// Adds everything gathered to `plan` and `errors`, in the nodes'
@@ -441,7 +444,8 @@ impl Gathered {
         append(errors, in_order(self.errors));
         merge(&mut plan.outputs, self.outputs);
         merge(&mut plan.data_values, self.data_values);
-        merge(&mut plan.expansions, self.expansions);
+        // Collecting sorts the list once and builds the map in bulk.
+        merge(&mut plan.expansions, self.expansions.into_iter().collect());
     }
 }
 
