@@ -184,6 +184,7 @@ impl Applier {
     /// Steps await the journal's flushes ([`Unsynced::durable`]) without
     /// holding a thread.
     pub async fn apply(self, state: State, mut backend: Box<dyn Backend>) -> (ApplyReport, State) {
+        let started = std::time::Instant::now();
         let apply_graph = match graph::build(&self.plan, &self.graph) {
             Ok(g) => g,
             Err(d) => {
@@ -251,6 +252,8 @@ impl Applier {
             ledger: Mutex::new(Ledger { state, journal }),
             report: Mutex::new(ApplyReport::default()),
         });
+        tracing::debug!(steps = apply_graph.node_count(), elapsed = ?started.elapsed(), "apply prepared");
+        let started = std::time::Instant::now();
         let limits = Limits {
             parallelism: shared.applier.parallelism.max(1).saturating_mul(STEPS_PER_OPERATION),
             per_group: shared.applier.provider_limits.clone(),
@@ -278,6 +281,8 @@ impl Applier {
             || interrupt.is_stopped(),
         )
         .await;
+        tracing::debug!(elapsed = ?started.elapsed(), "apply walked");
+        let started = std::time::Instant::now();
         let interrupted = shared.applier.interrupt.is_stopped();
         for (n, outcome) in outcomes {
             if outcome == Outcome::Skipped
@@ -314,6 +319,7 @@ impl Applier {
             shared.applier.events.diagnostic(&d);
             report.errors.push(d);
         }
+        tracing::debug!(elapsed = ?started.elapsed(), "state written");
         (report, state)
     }
 }

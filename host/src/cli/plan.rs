@@ -127,7 +127,9 @@ pub(super) fn plan_and_show(
             forget: s.forget,
         });
     } else {
+        let started = std::time::Instant::now();
         print!("{}", render_plan(plan, &schemas_of(&planned.providers), common.colors()));
+        tracing::debug!(elapsed = ?started.elapsed(), "plan shown");
     }
     Ok(planned)
 }

@@ -1012,13 +1012,14 @@ impl Walk {
         // The instances share their node's task: their provider calls wait
         // without a thread, and the instance slots bound how many run.
         let planned = join_all(instances).await;
+        let mut own_parts = Vec::with_capacity(planned.len());
         {
             let mut walked = self.walked();
             for (addr, result, own) in planned {
                 if self.trigger_targets.contains(&addr.resource) {
                     walked.triggers.record(&own.changes);
                 }
-                part.absorb(own);
+                own_parts.push(own);
                 match result {
                     Ok((value, marks)) => {
                         walked.values.set(&addr, value);
@@ -1030,6 +1031,10 @@ impl Walk {
                     Err(d) => errors.extend(d),
                 }
             }
+        }
+        // Outside the lock, which the other workers' nodes wait for.
+        for own in own_parts {
+            part.absorb(own);
         }
         // Instances in state that the count or for_each no longer has.
         if addr.mode == Mode::Managed && !planner.options.refresh_only {
