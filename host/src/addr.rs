@@ -177,6 +177,11 @@ pub type AddrMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomS
 /// A hash set of addresses, hashed as [`AddrMap`]'s keys are.
 pub type AddrSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
+/// An [`AddrMap`] that is walked in the order its keys were first inserted,
+/// for maps whose walk must be the same from run to run (an apply graph
+/// numbers its steps as it walks them).
+pub type AddrIndexMap<K, V> = indexmap::IndexMap<K, V, foldhash::fast::RandomState>;
+
 /// The key of one instance of a resource or module with `count` or `for_each`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum InstanceKey {

@@ -34,7 +34,7 @@ use std::fmt;
 use petgraph::graph::{DiGraph, NodeIndex};
 use sha2::{Digest, Sha256};
 
-use crate::addr::{InstanceAddr, ResourceAddr};
+use crate::addr::{AddrIndexMap, AddrMap, InstanceAddr, ResourceAddr};
 use crate::diag::Diagnostic;
 use crate::graph::{DependencyGraph, Node};
 use crate::plan::{Action, Plan, ResourceChange};
@@ -126,12 +126,16 @@ fn creates_or_updates(change: &ResourceChange) -> bool {
 /// steps cannot be ordered.
 pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnostic> {
     let mut g = ApplyGraph::new();
-    let mut applies: BTreeMap<InstanceAddr, NodeIndex> = BTreeMap::new();
+    // Hashed, in plan order where they are walked: a map ordered by
+    // address compared a dozen addresses, string by string, for each of
+    // tens of thousands of lookups. Walking them in plan order keeps the
+    // graph the same from run to run.
+    let mut applies: AddrIndexMap<&InstanceAddr, NodeIndex> = AddrIndexMap::default();
     // Creators with their change, and destroyers with theirs and whether
     // they are create_before_destroy.
     let mut creators: Vec<(NodeIndex, &ResourceChange)> = Vec::new();
     let mut destroyers: Vec<(NodeIndex, &ResourceChange, bool)> = Vec::new();
-    let mut current_destroy: BTreeMap<InstanceAddr, NodeIndex> = BTreeMap::new();
+    let mut current_destroy: AddrIndexMap<&InstanceAddr, NodeIndex> = AddrIndexMap::default();
     // The keys of each instance's deposed objects, found once rather than
     // by searching the plan for every replace.
     let mut deposed_keys: BTreeMap<&InstanceAddr, BTreeSet<&str>> = BTreeMap::new();
@@ -151,11 +155,11 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
         if matches!(change.action, Action::Delete | Action::Replace) {
             let d = g.add_node(Step::Destroy(change.addr.clone(), key.clone()));
             destroyers.push((d, change, change.create_before_destroy));
-            current_destroy.insert(change.addr.clone(), d);
+            current_destroy.insert(&change.addr, d);
         }
         if change.action != Action::Delete {
             let a = g.add_node(Step::Apply(change.addr.clone(), key));
-            applies.insert(change.addr.clone(), a);
+            applies.insert(&change.addr, a);
             if creates_or_updates(change) {
                 creators.push((a, change));
             }
@@ -166,7 +170,7 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     let mut edges: BTreeSet<(NodeIndex, NodeIndex)> = BTreeSet::new();
 
     // Rule 1: creates, updates and locals after what they refer to.
-    let mut node_steps: BTreeMap<Node, Vec<NodeIndex>> = BTreeMap::new();
+    let mut node_steps: AddrIndexMap<Node, Vec<NodeIndex>> = AddrIndexMap::default();
     for (addr, idx) in &applies {
         node_steps.entry(Node::Resource(addr.resource.clone())).or_default().push(*idx);
     }
@@ -198,11 +202,11 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     // Destroyers, and creators of objects not destroyed first, by resource
     // block: rules 3 and 4 look them up for every dependency of every
     // step, and searching all of them each time made this quadratic.
-    let mut destroyers_by: BTreeMap<&ResourceAddr, Vec<NodeIndex>> = BTreeMap::new();
+    let mut destroyers_by: AddrMap<&ResourceAddr, Vec<NodeIndex>> = AddrMap::default();
     for (d, change, _) in &destroyers {
         destroyers_by.entry(&change.addr.resource).or_default().push(*d);
     }
-    let mut kept_creators_by: BTreeMap<&ResourceAddr, Vec<NodeIndex>> = BTreeMap::new();
+    let mut kept_creators_by: AddrMap<&ResourceAddr, Vec<NodeIndex>> = AddrMap::default();
     for (c, creator) in &creators {
         if !current_destroy.contains_key(&creator.addr) {
             kept_creators_by.entry(&creator.addr.resource).or_default().push(*c);
@@ -235,7 +239,7 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     }
     // Rule 4: creates and updates after the destroys of what they depend on.
     let cbd: BTreeSet<NodeIndex> = destroyers.iter().filter(|(_, _, cbd)| *cbd).map(|(d, _, _)| *d).collect();
-    let mut creators_after: BTreeMap<&ResourceAddr, Vec<NodeIndex>> = BTreeMap::new();
+    let mut creators_after: AddrIndexMap<&ResourceAddr, Vec<NodeIndex>> = AddrIndexMap::default();
     for (c, creator) in &creators {
         let all: BTreeSet<&ResourceAddr> = creator.dependencies.iter().chain(&creator.prior_dependencies).collect();
         for dep in all {
