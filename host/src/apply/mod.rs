@@ -455,26 +455,27 @@ impl Shared {
     }
 
     fn eval_local(&self, name: &str) -> Result<(), Vec<Diagnostic>> {
-        let node = crate::graph::Node::Local(name.to_string());
-        let graph = &self.applier.graph;
-        let (resources, locals) = (graph.resource_dependencies(&node), graph.local_dependencies(&node));
-        let ctx = self.eval_context(None, Some(Reads { resources: &resources, locals: &locals }));
+        let ctx = self.node_context(&crate::graph::Node::Local(name.to_string()));
         let v = self.applier.config.locals[name].value(&ctx)?;
         lock(&self.values).1.insert(name.to_string(), v);
         Ok(())
     }
 
+    /// The evaluation context of a local or an output: the values of what
+    /// it reads.
+    fn node_context(&self, node: &crate::graph::Node) -> EvalContext {
+        let graph = &self.applier.graph;
+        let (resources, locals) = (graph.resource_dependencies(node), graph.local_dependencies(node));
+        self.eval_context(None, Reads { resources: &resources, locals: &locals })
+    }
+
     /// The evaluation context with the values known so far of the resources
-    /// and locals an expression `reads` (all of them for `None`), set up
-    /// for one instance's `count.index`/`each`. Copying only what an
-    /// expression can refer to keeps a step's cost independent of the size
-    /// of the configuration.
-    fn eval_context(&self, instance: Option<&InstanceAddr>, reads: Option<Reads<'_>>) -> EvalContext {
+    /// and locals an expression `reads`, set up for one instance's
+    /// `count.index`/`each`. Copying only what an expression can refer to
+    /// keeps a step's cost independent of the size of the configuration.
+    fn eval_context(&self, instance: Option<&InstanceAddr>, reads: Reads<'_>) -> EvalContext {
         let (values, all_locals) = &mut *lock(&self.values);
-        let (resources, locals) = match reads {
-            None => (values.snapshot(), all_locals.clone()),
-            Some(reads) => (values.snapshot_of(reads.resources), plan::locals_of(reads.locals, all_locals)),
-        };
+        let (resources, locals) = (values.snapshot_of(reads.resources), plan::locals_of(reads.locals, all_locals));
         let mut ctx = EvalContext {
             variables: self.applier.variables.clone(),
             locals,
@@ -500,8 +501,7 @@ impl Shared {
         let resource = &self.applier.config.resources[*block];
         let locals = self.applier.graph.local_dependencies(&crate::graph::Node::Resource(change.addr.resource.clone()));
         let reads = Reads { resources: &change.dependencies, locals: &locals };
-        let config =
-            config::decode_body(&resource.body, &schema.block, &self.eval_context(Some(&change.addr), Some(reads)))?;
+        let config = config::decode_body(&resource.body, &schema.block, &self.eval_context(Some(&change.addr), reads))?;
         // A replace creates anew: nothing of the old object is kept.
         let prior = if change.action == Action::Update { &change.prior } else { &Value::Null };
         Ok(plan::ignoring_changes(resource, config, prior))
@@ -935,10 +935,13 @@ impl Shared {
     /// Evaluates outputs with the final values and records them.
     fn finish_outputs(&self) {
         let config = &self.applier.config;
-        let ctx = self.eval_context(None, None);
         let mut outputs = BTreeMap::new();
         if !self.applier.plan.destroy {
             for (name, output) in &config.outputs {
+                // With the values this output reads and no others: a
+                // context of every resource took a third of a second to
+                // build at 100,000, even for a configuration without outputs.
+                let ctx = self.node_context(&crate::graph::Node::Output(name.clone()));
                 if let Ok(v) = config::eval(&output.expr, &ctx)
                     && v.is_wholly_known()
                 {

@@ -139,12 +139,6 @@ impl ResourceValues {
         }
     }
 
-    /// Every declared resource's value, for an evaluation context.
-    pub fn snapshot(&mut self) -> BTreeMap<ResourceAddr, Arc<Value>> {
-        let addrs: Vec<ResourceAddr> = self.expansions.keys().cloned().collect();
-        self.snapshot_of(&addrs)
-    }
-
     /// The values of those of `addrs` that are declared: what an
     /// evaluation that references only `addrs` needs.
     pub fn snapshot_of(&mut self, addrs: &[ResourceAddr]) -> BTreeMap<ResourceAddr, Arc<Value>> {
