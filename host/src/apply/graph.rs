@@ -176,10 +176,10 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     }
     // Locals are evaluated for the configuration's creates and updates; a
     // destroy plan has none, and what locals refer to is going away.
-    for node in deps.topo_order().into_iter().filter(|_| !plan.destroy) {
-        if let Node::Local(name) = &node {
-            node_steps.insert(node.clone(), vec![g.add_node(Step::Local(name.clone()))]);
-        }
+    // (In the order of their names: a topological order of the whole graph, only
+    // to number these steps, cost a tenth of a second at 100,000.)
+    for name in deps.locals().filter(|_| !plan.destroy) {
+        node_steps.insert(Node::Local(name.to_string()), vec![g.add_node(Step::Local(name.to_string()))]);
     }
     let mut joins = Joins::default();
     for (node, steps) in &node_steps {
