@@ -19,6 +19,7 @@ pub mod diag;
 pub mod engine;
 pub mod fmt;
 pub mod graph;
+pub mod parallel;
 pub mod plan;
 pub mod provider;
 pub mod registry;

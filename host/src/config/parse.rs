@@ -32,12 +32,7 @@ pub(crate) fn parse_file(file: &SourceFile, diags: &mut Vec<Diagnostic>) -> Opti
     let Some(pieces) = top_level_pieces(file.text(), PIECE_BYTES).filter(|p| p.len() > 1) else {
         return parse_whole_file(file, diags);
     };
-    let workers = std::thread::available_parallelism().map_or(1, usize::from).min(pieces.len());
-    let runs: Vec<&[Range<usize>]> = pieces.chunks(pieces.len().div_ceil(workers)).collect();
-    let parsed: Vec<Option<Converted>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = runs.iter().map(|run| scope.spawn(|| parse_pieces(file, run).ok())).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-    });
+    let parsed = crate::parallel::map_runs(&pieces, 1, |run| parse_pieces(file, run).ok());
     let Some(parsed) = parsed.into_iter().collect::<Option<Vec<Converted>>>() else {
         return parse_whole_file(file, diags);
     };
