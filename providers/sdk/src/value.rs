@@ -451,7 +451,7 @@ impl Value {
         }
         let mut parents = parent_counts(&value.nodes);
         let mut budget = MAX_DECODED_NODES;
-        Decoder { nodes: &mut value.nodes, parents: &mut parents, budget: &mut budget }.decode(0, 0)
+        Decoder { nodes: &mut value.nodes, parents: &mut parents, budget: &mut budget }.decode(0, 0, true)
     }
 }
 
@@ -554,8 +554,8 @@ fn parent_counts(nodes: &[wire::Node]) -> Vec<u8> {
     parents
 }
 
-/// Decodes the nodes of one wire value, moving the strings of unshared
-/// nodes out of them.
+/// Decodes the nodes of one wire value, moving the strings out of nodes
+/// that only one path from the root reaches.
 struct Decoder<'a> {
     nodes: &'a mut [wire::Node],
     /// [`parent_counts`], with [`TAKEN`] for a node already moved out.
@@ -567,7 +567,9 @@ struct Decoder<'a> {
 const TAKEN: u8 = u8::MAX;
 
 impl Decoder<'_> {
-    fn decode(&mut self, at: u32, depth: usize) -> Result<Value, WireError> {
+    /// The value at node `at`; `owned` when every node on the way here had
+    /// one parent, so that this one is reached by no other path.
+    fn decode(&mut self, at: u32, depth: usize, owned: bool) -> Result<Value, WireError> {
         if depth > MAX_DEPTH {
             return Err(WireError(format!("nested deeper than {MAX_DEPTH} levels (a cycle?)")));
         }
@@ -579,15 +581,17 @@ impl Decoder<'_> {
         let (Some(node), Some(parents)) = (self.nodes.get_mut(at as usize), self.parents.get_mut(at as usize)) else {
             return Err(WireError(format!("node index {at} out of range ({len} nodes)")));
         };
-        // A node is reached once per parent, so one with a single parent is
-        // not read again, unless a cycle leads back to it.
-        let kind = match *parents {
+        // A node with one parent, below nodes with one parent each, is on
+        // one path from the root: it is not read again (a cycle aside,
+        // which is then an error). Below a shared node, everything is
+        // read once for each way to it, and copied.
+        let (kind, owned) = match *parents {
             TAKEN => return Err(WireError(format!("node {at} is reached twice (a cycle?)"))),
-            0 | 1 => {
+            0 | 1 if owned => {
                 *parents = TAKEN;
-                std::mem::replace(&mut node.kind, wire::ValueNode::Null)
+                (std::mem::replace(&mut node.kind, wire::ValueNode::Null), true)
             }
-            _ => node.kind.clone(),
+            _ => (node.kind.clone(), false),
         };
         Ok(match kind {
             wire::ValueNode::Null => Value::Null,
@@ -596,22 +600,27 @@ impl Decoder<'_> {
             wire::ValueNode::Integer(i) => Value::Number(Number::Int(i)),
             wire::ValueNode::Float(f) => Value::Number(Number::Float(f)),
             wire::ValueNode::Text(s) => Value::String(s),
-            wire::ValueNode::List(xs) => Value::List(self.seq(&xs, depth)?),
-            wire::ValueNode::Set(xs) => Value::Set(self.seq(&xs, depth)?),
-            wire::ValueNode::Tuple(xs) => Value::Tuple(self.seq(&xs, depth)?),
-            wire::ValueNode::Map(xs) => Value::Map(self.entries(xs, depth)?),
-            wire::ValueNode::Object(xs) => Value::Object(self.entries(xs, depth)?),
+            wire::ValueNode::List(xs) => Value::List(self.seq(&xs, depth, owned)?),
+            wire::ValueNode::Set(xs) => Value::Set(self.seq(&xs, depth, owned)?),
+            wire::ValueNode::Tuple(xs) => Value::Tuple(self.seq(&xs, depth, owned)?),
+            wire::ValueNode::Map(xs) => Value::Map(self.entries(xs, depth, owned)?),
+            wire::ValueNode::Object(xs) => Value::Object(self.entries(xs, depth, owned)?),
         })
     }
 
-    fn seq(&mut self, xs: &[u32], depth: usize) -> Result<Vec<Value>, WireError> {
-        xs.iter().map(|&i| self.decode(i, depth + 1)).collect()
+    fn seq(&mut self, xs: &[u32], depth: usize, owned: bool) -> Result<Vec<Value>, WireError> {
+        xs.iter().map(|&i| self.decode(i, depth + 1, owned)).collect()
     }
 
-    fn entries(&mut self, xs: Vec<(String, u32)>, depth: usize) -> Result<BTreeMap<String, Value>, WireError> {
+    fn entries(
+        &mut self,
+        xs: Vec<(String, u32)>,
+        depth: usize,
+        owned: bool,
+    ) -> Result<BTreeMap<String, Value>, WireError> {
         let mut out = BTreeMap::new();
         for (k, i) in xs {
-            let v = self.decode(i, depth + 1)?;
+            let v = self.decode(i, depth + 1, owned)?;
             if out.contains_key(&k) {
                 return Err(WireError(format!("duplicate key {k:?}")));
             }
@@ -789,6 +798,18 @@ mod tests {
             ],
         };
         assert_eq!(Value::from_wire(&wire).unwrap(), Value::list(["a", "a"]));
+        // A shared node's children are read once for each way to them,
+        // though each has one parent.
+        let node = |kind| wire::Node { kind, sensitive: false };
+        let shared_subtree = wire::Value {
+            nodes: vec![
+                node(wire::ValueNode::List(vec![1, 1])),
+                node(wire::ValueNode::Object(vec![("k".into(), 2)])),
+                node(wire::ValueNode::Text("v".into())),
+            ],
+        };
+        let inner = Value::object([("k", Value::from("v"))]);
+        assert_eq!(Value::from_wire_owned(shared_subtree).unwrap(), Value::List(vec![inner.clone(), inner]));
     }
 
     #[test]
