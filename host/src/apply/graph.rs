@@ -109,7 +109,7 @@ fn deposing_key(change: &ResourceChange, taken: &BTreeSet<&str>) -> String {
         .map(|n| {
             let mut h = Sha256::new();
             h.update(change.addr.to_string().as_bytes());
-            h.update(value::to_json(&change.planned).to_string().as_bytes());
+            h.update(value::to_json_text(&change.planned).as_bytes());
             h.update(n.to_le_bytes());
             hex::encode(&h.finalize()[..4])
         })

@@ -1003,8 +1003,7 @@ fn instance_state(
 /// provider call, so each digit counts).
 pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>, op: &str, object: &Value) -> String {
     let mut h = Sha256::new();
-    let object = serde_json::to_string(&value::PlainJson(object)).unwrap_or_default();
-    for part in [lineage, &addr.to_string(), deposed.unwrap_or(""), op, &object] {
+    for part in [lineage, &addr.to_string(), deposed.unwrap_or(""), op, &value::to_json_text(object)] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }

@@ -284,7 +284,7 @@ fn write_key(v: &Value, out: &mut String) {
 /// removed only among wholly known elements: two elements with unknowns
 /// inside may turn out different, so both are kept (as cty does).
 fn canonical_set(mut elements: Vec<Value>) -> Value {
-    elements.sort_by_cached_key(|v| serde_json::to_string(&crate::value::to_json(v)).unwrap_or_default());
+    elements.sort_by_cached_key(crate::value::to_json_text);
     let mut seen = std::collections::HashSet::new();
     elements.retain(|e| !e.is_wholly_known() || seen.insert(key(e)));
     Value::Set(elements)

@@ -39,13 +39,10 @@ impl Attributes {
     /// The attributes of `v`, a value of type `ty` (the schema's implied
     /// type), as the state stores them.
     pub fn new(v: &Value, ty: &Type) -> Attributes {
-        // Written straight to text, keys in the same sorted order as the
-        // tree `to_json_typed` builds; a map's keys are strings and a
-        // number JSON cannot hold is written as null, so this cannot fail.
-        match serde_json::value::to_raw_value(&value::TypedJson(v, ty)) {
-            Ok(raw) => Attributes(raw),
-            Err(_) => Attributes::from_json(&value::to_json_typed(v, ty)),
-        }
+        // Written straight to text, keys sorted as a JSON object sorts
+        // them, so the text is canonical. A map's keys are strings and a
+        // number JSON cannot hold is written as null: this cannot fail.
+        Attributes(serde_json::value::to_raw_value(&value::TypedJson(v, ty)).expect("a value serializes"))
     }
 
     /// Attributes from typed JSON already built.

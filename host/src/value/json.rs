@@ -6,6 +6,7 @@
 //! is written as `{"value": …, "type": …}` with the type in Terraform's JSON
 //! type syntax (`"string"`, `["list","number"]`, `["object",{"a":"bool"}]`).
 
+use serde::ser::SerializeMap;
 use serde_json::{Map, Value as Json, json};
 
 use super::{Bound, Number, Path, Refinements, Type, TypeError, Value};
@@ -80,53 +81,40 @@ pub fn refinements_from_json(j: &Json) -> Result<Refinements, String> {
 /// object `{"$unknown": true}`, or `{"$unknown": {…}}` with its refinements
 /// (see [`refinements_to_json`]).
 pub fn to_json(v: &Value) -> Json {
-    match v {
-        Value::Null => Json::Null,
-        Value::Unknown(None) => json!({"$unknown": true}),
-        Value::Unknown(Some(r)) => json!({ "$unknown": refinements_to_json(r) }),
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Number(Number::Int(i)) => Json::from(*i),
-        Value::Number(Number::Float(f)) => serde_json::Number::from_f64(*f).map(Json::Number).unwrap_or(Json::Null),
-        Value::String(s) => Json::String(s.clone()),
-        Value::List(e) | Value::Set(e) | Value::Tuple(e) => Json::Array(e.iter().map(to_json).collect()),
-        Value::Map(m) | Value::Object(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
-    }
+    serde_json::to_value(PlainJson(v)).expect("a value serializes: its keys are strings")
+}
+
+/// [`to_json`] as compact text, written without building the tree: what
+/// idempotency keys hash and what orders a set's elements.
+pub fn to_json_text(v: &Value) -> String {
+    serde_json::to_string(&PlainJson(v)).expect("a value serializes: its keys are strings")
 }
 
 /// The value as JSON for a state file, following `ty` so that dynamic parts
 /// carry their type.
 pub fn to_json_typed(v: &Value, ty: &Type) -> Json {
-    match (ty, v) {
-        (_, Value::Null) => Json::Null,
-        (Type::Dynamic, v) => json!({"value": to_json(v), "type": type_to_json(&Type::of(v))}),
-        (Type::List(t) | Type::Set(t), Value::List(e) | Value::Set(e)) => {
-            Json::Array(e.iter().map(|x| to_json_typed(x, t)).collect())
-        }
-        (Type::Tuple(ts), Value::Tuple(e)) => Json::Array(e.iter().zip(ts).map(|(x, t)| to_json_typed(x, t)).collect()),
-        (Type::Map(t), Value::Map(m)) => {
-            Json::Object(m.iter().map(|(k, x)| (k.clone(), to_json_typed(x, t))).collect())
-        }
-        (Type::Object(attrs), Value::Object(m)) => Json::Object(
-            m.iter()
-                .map(|(k, x)| (k.clone(), attrs.get(k).map_or_else(|| to_json(x), |t| to_json_typed(x, t))))
-                .collect(),
-        ),
-        (_, v) => to_json(v),
-    }
+    serde_json::to_value(TypedJson(v, ty)).expect("a value serializes: its keys are strings")
 }
 
-/// Serializes a value as [`to_json`] builds it, without building the tree
-/// first: idempotency keys hash this text for every operation.
-pub struct PlainJson<'a>(pub &'a Value);
+/// Serializes a value as [`to_json`] describes it; [`to_json`] collects
+/// this into a tree, and text is written from it without one.
+struct PlainJson<'a>(&'a Value);
 
 impl serde::Serialize for PlainJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
             Value::Null => s.serialize_unit(),
-            Value::Unknown(_) => to_json(self.0).serialize(s),
+            Value::Unknown(r) => {
+                let mut m = s.serialize_map(Some(1))?;
+                match r {
+                    None => m.serialize_entry("$unknown", &true)?,
+                    Some(r) => m.serialize_entry("$unknown", &refinements_to_json(r))?,
+                }
+                m.end()
+            }
             Value::Bool(b) => s.serialize_bool(*b),
             Value::Number(Number::Int(i)) => s.serialize_i64(*i),
-            // `to_json` writes a number JSON cannot hold as null.
+            // A number JSON cannot hold is written as null.
             Value::Number(Number::Float(f)) if f.is_finite() => s.serialize_f64(*f),
             Value::Number(Number::Float(_)) => s.serialize_unit(),
             Value::String(x) => s.serialize_str(x),
@@ -136,15 +124,21 @@ impl serde::Serialize for PlainJson<'_> {
     }
 }
 
-/// Serializes a value as [`to_json_typed`] builds it, without building the
-/// tree first: a state records every new object this way.
+/// Serializes a value as [`to_json_typed`] describes it: a state records
+/// every new object's attributes as this text.
 pub struct TypedJson<'a>(pub &'a Value, pub &'a Type);
 
 impl serde::Serialize for TypedJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match (self.1, self.0) {
             (_, Value::Null) => s.serialize_unit(),
-            (Type::Dynamic, v) => to_json_typed(v, self.1).serialize(s),
+            // Keys in the order a JSON object sorts them.
+            (Type::Dynamic, v) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("type", &type_to_json(&Type::of(v)))?;
+                m.serialize_entry("value", &PlainJson(v))?;
+                m.end()
+            }
             (Type::List(t) | Type::Set(t), Value::List(e) | Value::Set(e)) => {
                 s.collect_seq(e.iter().map(|x| TypedJson(x, t)))
             }
@@ -334,6 +328,13 @@ mod tests {
             ("t", Value::Tuple(vec![Value::Bool(true), Value::Number(Number::Float(f64::NAN))])),
             ("extra", Value::object([("u", Value::Unknown(None)), ("i", Value::int(i64::MIN))])),
         ]);
+        // The bytes themselves: idempotency keys and state files depend on
+        // them. Keys sorted, NaN and unknowns as before, dynamic parts
+        // with their type first.
+        let plain = r#"{"d":["x",2],"extra":{"i":-9223372036854775808,"u":{"$unknown":true}},"l":[{"k":"\"q\"\n"},null],"n":0.1,"t":[true,null]}"#;
+        assert_eq!(to_json_text(&v), plain);
+        let typed = plain.replacen(r#""d":["x",2]"#, r#""d":{"type":["set","string"],"value":["x",2]}"#, 1);
+        assert_eq!(serde_json::to_string(&TypedJson(&v, &t)).unwrap(), typed);
         assert_eq!(serde_json::to_string(&PlainJson(&v)).unwrap(), to_json(&v).to_string());
         assert_eq!(serde_json::to_string(&TypedJson(&v, &t)).unwrap(), to_json_typed(&v, &t).to_string());
         assert_eq!(

@@ -14,7 +14,7 @@ mod types;
 use std::fmt;
 
 pub use json::{
-    PlainJson, TypedJson, from_json, from_json_untyped, refinements_from_json, refinements_to_json, to_json,
+    TypedJson, from_json, from_json_untyped, refinements_from_json, refinements_to_json, to_json, to_json_text,
     to_json_typed, type_from_json, type_to_json,
 };
 pub use path::{Path, PathStep};
@@ -246,7 +246,7 @@ impl Value {
     /// A string that orders values of one type deterministically; used to
     /// keep sets canonical.
     fn sort_key(&self) -> String {
-        serde_json::to_string(&to_json(self)).unwrap_or_default()
+        to_json_text(self)
     }
 
     /// The value as it would be written in HCL, for plan output and messages.

@@ -7,12 +7,12 @@ use base64::engine::general_purpose::STANDARD;
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha512};
 
-use crate::value::{Value, from_json_untyped, to_json};
+use crate::value::{Value, from_json_untyped, to_json_text};
 
 use super::{Args, FnError};
 
 pub(super) fn jsonencode(args: &Args) -> Result<Value, FnError> {
-    serde_json::to_string(&to_json(args.get(0))).map(Value::String).map_err(|e| FnError::arg(0, e.to_string()))
+    Ok(Value::String(to_json_text(args.get(0))))
 }
 
 /// `jsondecode(str)`: arrays become tuples and objects become objects.

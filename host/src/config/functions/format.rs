@@ -9,7 +9,7 @@
 use std::iter::Peekable;
 use std::str::Chars;
 
-use crate::value::{Number, Value, to_json};
+use crate::value::{Number, Value, to_json_text};
 
 use super::{Args, FnError};
 
@@ -107,7 +107,7 @@ impl Verb {
                 Value::String(s) => s.clone(),
                 Value::Number(n) => self.signed(n.to_string(), n.as_f64()),
                 Value::Bool(b) => b.to_string(),
-                other => to_json(other).to_string(),
+                other => to_json_text(other),
             },
             's' => {
                 let s = match value {
