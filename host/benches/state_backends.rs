@@ -9,7 +9,8 @@
 //! Bytes written are what the apply asks its backend to make durable: the
 //! journal's lines (as both backends write them: `state::Encoder`) and
 //! every state written (the JSON of the whole state), counted by a wrapper
-//! around the backend; for
+//! around the backend in one more run of each (the wrapper encodes every
+//! record a second time, so the timed runs go without it); for
 //! the local backend also what the process really wrote to files
 //! (`wchar` of `/proc/self/io`, with the state file's layout and the
 //! journal's newlines). The final state's size is its compact JSON.
@@ -19,7 +20,10 @@
 //! cargo bench -p cairn --bench state_backends -- --resources 1000 --sleep-ms 0
 //! ```
 //!
-//! Options (after `--`): `--resources N` (default 10000), `--sleep-ms MS`
+//! Each backend is timed `--runs N` times (default 3), the backends taking
+//! turns, and the table shows each one's median run.
+//!
+//! Options (after `--`): `--resources N` (default 10000), `--runs N`, `--sleep-ms MS`
 //! (each create waits that long on tokio's timer, default 10: a provider
 //! call; 0 measures persistence against an instant provider),
 //! `--parallelism P` (default 10), `--bundled` (`null_resource`s of the
@@ -224,6 +228,8 @@ fn written_by_process() -> u64 {
 
 struct Options {
     resources: usize,
+    /// Timed runs of each backend; the table shows the median.
+    runs: usize,
     sleep_ms: u64,
     parallelism: usize,
     /// The bundled `null` provider (a WebAssembly component, as `cairn
@@ -232,7 +238,7 @@ struct Options {
 }
 
 fn options() -> Options {
-    let mut o = Options { resources: 10_000, sleep_ms: 10, parallelism: 10, bundled: false };
+    let mut o = Options { resources: 10_000, runs: 3, sleep_ms: 10, parallelism: 10, bundled: false };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value =
@@ -240,6 +246,7 @@ fn options() -> Options {
         match a.as_str() {
             "--bundled" => o.bundled = true,
             "--resources" => o.resources = value() as usize,
+            "--runs" => o.runs = (value() as usize).max(1),
             "--sleep-ms" => o.sleep_ms = value(),
             "--parallelism" => o.parallelism = value() as usize,
             // `cargo bench` passes --bench; ignore what is not ours.
@@ -255,28 +262,29 @@ struct Measure {
     /// CPU seconds the process used meanwhile (every thread), in user and
     /// in system mode.
     cpu: (f64, f64),
-    /// Bytes the backend was asked to make durable.
-    bytes: u64,
+    /// Bytes the backend was asked to make durable; only counted when
+    /// asked for, since counting encodes every record a second time.
+    bytes: Option<u64>,
     /// Bytes the process wrote meanwhile.
     process_bytes: u64,
     /// The final state's compact JSON size.
     final_size: u64,
 }
 
-/// Applies `config` from an empty state in `backend`.
-fn measure(
-    engine: &Engine,
-    config: &str,
-    o: &Options,
-    backend: impl FnOnce(&Workspace) -> Box<dyn Backend>,
-) -> Measure {
+/// A backend for a workspace: what each row of the table measures.
+type MakeBackend<'a> = &'a dyn Fn(&Workspace) -> Box<dyn Backend>;
+
+/// Applies `config` from an empty state in `backend`; with `count`, through
+/// [`Counting`] (which costs time of its own, so a timed run goes without).
+fn measure(engine: &Engine, config: &str, o: &Options, backend: MakeBackend<'_>, count: bool) -> Measure {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("main.tf"), config).unwrap();
     let ws = Workspace::load(dir.path(), &[]).unwrap_or_else(|e| panic!("{e:#}"));
     let bytes = Arc::new(AtomicU64::new(0));
-    let counting = Box::new(Counting { inner: backend(&ws), bytes: Arc::clone(&bytes) });
+    let backend =
+        if count { Box::new(Counting { inner: backend(&ws), bytes: Arc::clone(&bytes) }) } else { backend(&ws) };
     let options = RunOptions { parallelism: o.parallelism, intent: Intent::Change, ..RunOptions::default() };
-    let planned = engine.plan_on(&ws, counting, options, true, &Quiet).unwrap_or_else(|e| panic!("{e:#}"));
+    let planned = engine.plan_on(&ws, backend, options, true, &Quiet).unwrap_or_else(|e| panic!("{e:#}"));
     let before = written_by_process();
     let cpu_before = cpu_seconds();
     let started = Instant::now();
@@ -288,7 +296,13 @@ fn measure(
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.added, o.resources);
     let final_size = serde_json::to_vec(&state).unwrap().len() as u64;
-    Measure { wall, cpu, bytes: bytes.load(Ordering::Relaxed), process_bytes, final_size }
+    Measure { wall, cpu, bytes: count.then(|| bytes.load(Ordering::Relaxed)), process_bytes, final_size }
+}
+
+/// The run with the median wall time of `runs` (an odd number of them).
+fn median(mut runs: Vec<Measure>) -> Measure {
+    runs.sort_by_key(|m| m.wall);
+    runs.swap_remove(runs.len() / 2)
 }
 
 fn main() {
@@ -311,47 +325,67 @@ fn main() {
         "{} resources, {provider}, parallelism {}; targets: bytes written <= 2.0x the final state, wall <= 1.3x persistence off",
         o.resources, o.parallelism
     );
-    let off = measure(&engine, &config, &o, |_| Box::new(Nowhere));
+    // Each backend is timed `runs` times, the backends taking turns so that
+    // a slow spell of the machine falls on all of them; bytes come from one
+    // more run each, through `Counting`.
+    let mut backends: Vec<(&str, Box<dyn Fn(&Workspace) -> Box<dyn Backend>>)> = vec![
+        ("persistence off", Box::new(|_: &Workspace| Box::new(Nowhere) as Box<dyn Backend>)),
+        (
+            "local",
+            Box::new(|ws: &Workspace| Box::new(LocalBackend::open_read_only(&ws.state_path())) as Box<dyn Backend>),
+        ),
+    ];
+    let pg_schema = format!("cairn_bench_{}", std::process::id());
+    let pg_conn = std::env::var("PG_CONN_STR").ok();
+    if let Some(conn_str) = pg_conn.clone() {
+        let schema = pg_schema.clone();
+        backends.push((
+            "postgresql",
+            Box::new(move |_: &Workspace| Box::new(PgBackend::new(&conn_str, &schema).unwrap()) as Box<dyn Backend>),
+        ));
+    }
+    let mut timed: Vec<Vec<Measure>> = backends.iter().map(|_| Vec::new()).collect();
+    for _ in 0..o.runs {
+        for (runs, (_, backend)) in timed.iter_mut().zip(&backends) {
+            runs.push(measure(&engine, &config, &o, backend.as_ref(), false));
+        }
+    }
+    let rows: Vec<(&str, Measure, Option<u64>)> = backends
+        .iter()
+        .zip(timed)
+        .map(|((name, backend), runs)| {
+            let counted = (*name != "persistence off").then(|| measure(&engine, &config, &o, backend.as_ref(), true));
+            (*name, median(runs), counted.and_then(|c| c.bytes))
+        })
+        .collect();
     println!(
         "{:<18} {:>9} {:>11} {:>14} {:>7} {:>10} {:>7}",
         "backend", "wall", "cpu usr+sys", "bytes written", "x state", "x wall", ""
     );
-    println!(
-        "{:<18} {:>8.3}s {:>11} {:>14} {:>7} {:>10}",
-        "persistence off",
-        off.wall.as_secs_f64(),
-        cpu_text(off.cpu),
-        "-",
-        "-",
-        "1.000"
-    );
-    let row = |name: &str, m: &Measure, note: String| {
-        let bytes_ratio = m.bytes as f64 / m.final_size as f64;
-        let wall_ratio = m.wall.as_secs_f64() / off.wall.as_secs_f64();
+    let off_wall = rows[0].1.wall.as_secs_f64();
+    for (name, m, bytes) in &rows {
+        let (bytes, ratio) = match bytes {
+            Some(b) => (b.to_string(), format!("{:.2}", *b as f64 / m.final_size as f64)),
+            None => ("-".to_string(), "-".to_string()),
+        };
+        let note = match *name {
+            "local" => format!(
+                "(final state {} B; the process wrote {} B to files, {:.2}x)",
+                m.final_size,
+                m.process_bytes,
+                m.process_bytes as f64 / m.final_size as f64
+            ),
+            "postgresql" => format!("(final state {} B; left in schema {pg_schema})", m.final_size),
+            _ => String::new(),
+        };
         println!(
-            "{name:<18} {:>8.3}s {:>11} {:>14} {bytes_ratio:>7.2} {wall_ratio:>10.3}  {note}",
+            "{name:<18} {:>8.3}s {:>11} {bytes:>14} {ratio:>7} {:>10.3}  {note}",
             m.wall.as_secs_f64(),
             cpu_text(m.cpu),
-            m.bytes
+            m.wall.as_secs_f64() / off_wall
         );
-    };
-    let local = measure(&engine, &config, &o, |ws| Box::new(LocalBackend::open_read_only(&ws.state_path())));
-    row(
-        "local",
-        &local,
-        format!(
-            "(final state {} B; the process wrote {} B to files, {:.2}x)",
-            local.final_size,
-            local.process_bytes,
-            local.process_bytes as f64 / local.final_size as f64
-        ),
-    );
-    match std::env::var("PG_CONN_STR") {
-        Ok(conn_str) => {
-            let schema = format!("cairn_bench_{}", std::process::id());
-            let pg = measure(&engine, &config, &o, |_| Box::new(PgBackend::new(&conn_str, &schema).unwrap()));
-            row("postgresql", &pg, format!("(final state {} B; left in schema {schema})", pg.final_size));
-        }
-        Err(_) => println!("{:<18} left out: set PG_CONN_STR to a database to measure it", "postgresql"),
+    }
+    if pg_conn.is_none() {
+        println!("{:<18} left out: set PG_CONN_STR to a database to measure it", "postgresql");
     }
 }
