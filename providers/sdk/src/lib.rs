@@ -70,11 +70,19 @@ pub mod bindings {
 
 mod diag;
 mod glue;
+pub mod heap;
 pub mod log;
 mod provider;
 pub mod random;
 mod schema;
 mod value;
+
+/// Components get the SDK's allocator (see [`heap`]): small blocks from free
+/// lists, the rest from the system's. Only where there are no threads, and
+/// with the `heap` feature (a default one; turn it off to install another).
+#[cfg(all(feature = "heap", target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static HEAP: heap::Heap = heap::Heap::new();
 
 pub use diag::{Diagnostic, Path, PathStep, Severity};
 pub use provider::{ApplyRequest, ApplyResponse, PlanRequest, PlanResponse, Provider, ReadRequest};
