@@ -621,10 +621,15 @@ impl Decoder<'_> {
         let mut out = BTreeMap::new();
         for (k, i) in xs {
             let v = self.decode(i, depth + 1, owned)?;
-            if out.contains_key(&k) {
-                return Err(WireError(format!("duplicate key {k:?}")));
+            // One search for the key, not one to check and one to insert.
+            match out.entry(k) {
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(v);
+                }
+                std::collections::btree_map::Entry::Occupied(slot) => {
+                    return Err(WireError(format!("duplicate key {:?}", slot.key())));
+                }
             }
-            out.insert(k, v);
         }
         Ok(out)
     }
