@@ -2,8 +2,9 @@
 //! list a size class, and everything else from the system allocator
 //! (wasi-libc's dlmalloc).
 //!
-//! Every call moves values across the component boundary, and each string
-//! and list of them is a small allocation, made and freed within the call:
+//! Every call moves values across the component boundary, and each string,
+//! list and map of them is a small allocation, made and freed within the
+//! call:
 //! dlmalloc spent about half the instructions of a `null` provider call
 //! (some 110 for a `malloc`, 130 for a `free`). A free list hands a block
 //! back in a handful. A freed small block stays on its class's list for
@@ -13,10 +14,10 @@
 //! memory is bounded by the host anyway.
 //!
 //! Measured with callgrind over 2,000 `null_resource`s: the `null`
-//! provider's instructions fell by 30% in `plan -refresh=false` and 26% in
-//! an apply, and the component grew from 401 KB to 467 KB (the allocator's
+//! provider's instructions fell by 37% in `plan -refresh=false` and 34% in
+//! an apply, and the component grew from 401 KB to 471 KB (the allocator's
 //! fast path is inlined where memory is allocated; kept out of line, the
-//! component stays at 407 KB but saves only half as much).
+//! component stays near 407 KB but saves only about half as much).
 //!
 //! Only for a single-threaded `wasm32` build (what `wasm32-wasip2`
 //! components are): the lists are not locked. Native builds, such as a
@@ -26,13 +27,23 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
 use std::ptr;
 
-/// The size classes step by this many bytes, which is also the alignment
-/// of every small block (enough for any type of a `wasm32` program but
-/// SIMD vectors, which are larger than this and so not small).
+/// The size classes up to [`FINE`] bytes step by this many bytes, which is
+/// also the alignment of every small block (enough for any type of a
+/// `wasm32` program but SIMD vectors, which are larger than this and so not
+/// small).
 const STEP: usize = 8;
 
-/// Blocks of up to `STEP * CLASSES` bytes are small.
-const CLASSES: usize = 32;
+/// Blocks of up to this many bytes have a class every [`STEP`] bytes.
+const FINE: usize = 256;
+
+/// Above [`FINE`], blocks have a class for each power of two up to this
+/// size: a map's node (a `BTreeMap<String, Value>` leaf is about 1.1 KB in
+/// a component) is one of the commonest blocks of a call.
+const SMALL: usize = 4096;
+
+/// The classes: one every [`STEP`] bytes up to [`FINE`], then one for each
+/// power of two up to [`SMALL`].
+const CLASSES: usize = FINE / STEP + (SMALL.trailing_zeros() - FINE.trailing_zeros()) as usize;
 
 /// The allocator the SDK installs in components (see the module's
 /// documentation).
@@ -60,13 +71,28 @@ impl Default for Heap {
 
 /// The class of a block of `layout`, if it is small.
 fn class(layout: Layout) -> Option<usize> {
-    (layout.align() <= STEP && layout.size() <= STEP * CLASSES).then(|| layout.size().max(1).div_ceil(STEP) - 1)
+    let size = layout.size().max(1);
+    if layout.align() > STEP || size > SMALL {
+        None
+    } else if size <= FINE {
+        Some(size.div_ceil(STEP) - 1)
+    } else {
+        Some(FINE / STEP + (size.next_power_of_two().trailing_zeros() - FINE.trailing_zeros()) as usize - 1)
+    }
+}
+
+/// The size of the blocks of class `class`.
+fn class_size(class: usize) -> usize {
+    match class.checked_sub(FINE / STEP) {
+        None => (class + 1) * STEP,
+        Some(coarse) => FINE << (coarse + 1),
+    }
 }
 
 /// The layout every block of class `class` is taken from the system with.
 fn class_layout(class: usize) -> Layout {
-    // SAFETY: STEP is a power of two and the size is a small multiple of it.
-    unsafe { Layout::from_size_align_unchecked((class + 1) * STEP, STEP) }
+    // SAFETY: STEP is a power of two, and every class's size a multiple of it.
+    unsafe { Layout::from_size_align_unchecked(class_size(class), STEP) }
 }
 
 // SAFETY: small blocks are whole system blocks of their class's layout,
@@ -154,15 +180,21 @@ mod tests {
 
     #[test]
     fn every_small_layout_fits_its_class() {
-        for size in 0..=STEP * CLASSES {
+        for size in 0..=SMALL {
             for align in [1, 2, 4, 8] {
                 let layout = Layout::from_size_align(size, align).unwrap();
                 let class = class(layout).unwrap();
+                assert!(class < CLASSES, "{size}: class {class}");
                 let block = class_layout(class);
                 assert!(block.size() >= size.max(std::mem::size_of::<*mut u8>()) && block.align() >= align);
+                // The class is the smallest that fits.
+                if class > 0 {
+                    assert!(class_size(class - 1) < size, "{size} would fit class {}", class - 1);
+                }
             }
         }
-        assert_eq!(class(Layout::from_size_align(STEP * CLASSES + 1, 1).unwrap()), None);
+        assert_eq!(class_size(CLASSES - 1), SMALL);
+        assert_eq!(class(Layout::from_size_align(SMALL + 1, 1).unwrap()), None);
         assert_eq!(class(Layout::from_size_align(8, 16).unwrap()), None);
     }
 }
