@@ -40,6 +40,7 @@ const RUST_SDK: Files = &[
     ("sdk/src/lib.rs", include_str!("../../providers/sdk/src/lib.rs")),
     ("sdk/src/diag.rs", include_str!("../../providers/sdk/src/diag.rs")),
     ("sdk/src/glue.rs", include_str!("../../providers/sdk/src/glue.rs")),
+    ("sdk/src/heap.rs", include_str!("../../providers/sdk/src/heap.rs")),
     ("sdk/src/log.rs", include_str!("../../providers/sdk/src/log.rs")),
     ("sdk/src/provider.rs", include_str!("../../providers/sdk/src/provider.rs")),
     ("sdk/src/random.rs", include_str!("../../providers/sdk/src/random.rs")),
@@ -98,6 +99,12 @@ license = "Apache-2.0"
 
 [lib]
 name = "cairn_sdk"
+
+[features]
+# The SDK's allocator in components (`heap`). Turn default features off to
+# install another `#[global_allocator]`.
+default = ["heap"]
+heap = []
 
 [dependencies]
 wit-bindgen = "0.63"
@@ -159,6 +166,11 @@ mod tests {
         let manifest = include_str!("../../providers/sdk/Cargo.toml");
         let version = manifest.lines().find(|l| l.starts_with("version = ")).unwrap();
         assert!(RUST_SDK_MANIFEST.contains(version), "the copied SDK's version differs: {version}");
+        // The same features, or the copy builds without what they turn on.
+        let features = manifest.split("[features]").nth(1).unwrap().split("\n[").next().unwrap();
+        for line in features.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            assert!(RUST_SDK_MANIFEST.contains(line), "the copied SDK's manifest lacks the feature line {line:?}");
+        }
         for (copies, dir, into) in [
             (RUST_SDK, "providers/sdk/src", "sdk/src"),
             (PYTHON_SDK, "providers/sdk-python/cairn_provider", "sdk/cairn_provider"),
