@@ -80,10 +80,13 @@ impl ComponentCache {
     /// The component of `wasm`: from the cache when an entry this user's
     /// cairn wrote exists, else compiled (and then stored, if possible).
     pub(crate) fn load(&self, engine: &Engine, wasm: &[u8]) -> anyhow::Result<Loaded> {
-        let (Some(path), Some((_, key))) = (self.entry_path(engine, wasm), &self.store) else {
+        let Some((dir, key)) = &self.store else {
             return Ok(Loaded { component: compile(engine, wasm)?, from_cache: false });
         };
+        // Hashed once: a provider's `.wasm` is hundreds of kilobytes, and
+        // every run loads it.
         let context = EntryContext::new(engine, wasm);
+        let path = context.entry_path(dir);
         if let Some(component) = read_entry(engine, key, &context, &path) {
             return Ok(Loaded { component, from_cache: true });
         }
@@ -96,12 +99,9 @@ impl ComponentCache {
     }
 
     /// The file an entry for `wasm` lives in.
+    #[cfg(test)]
     pub(crate) fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
-        let dir = self.dir()?;
-        let context = EntryContext::new(engine, wasm);
-        let wasm_hash = hex::encode(context.wasm_hash);
-        let engine_hash = hex::encode(&context.engine_hash[..8]);
-        Some(dir.join(format!("{wasm_hash}-{engine_hash}.cwasm")))
+        Some(EntryContext::new(engine, wasm).entry_path(self.dir()?))
     }
 }
 
@@ -131,6 +131,13 @@ impl EntryContext {
         let mut engine_hash = Sha256Hasher(Sha256::new());
         engine.precompile_compatibility_hash().hash(&mut engine_hash);
         EntryContext { engine_hash: engine_hash.0.finalize().into(), wasm_hash: Sha256::digest(wasm).into() }
+    }
+
+    /// The file in `dir` an entry for this context lives in.
+    fn entry_path(&self, dir: &Path) -> PathBuf {
+        let wasm_hash = hex::encode(self.wasm_hash);
+        let engine_hash = hex::encode(&self.engine_hash[..8]);
+        dir.join(format!("{wasm_hash}-{engine_hash}.cwasm"))
     }
 
     /// The MAC of `code` in this context.
