@@ -68,17 +68,21 @@ fn main() {
 
 /// The Rust source of the table of bundled components.
 fn generate(built: &[(&str, PathBuf)]) -> String {
+    use sha2::Digest;
     let mut names = String::new();
     let mut components = String::new();
     for (name, wasm) in built {
+        // Hashed here, once, rather than by every run that names the
+        // provider (the digest pins it in saved plans).
+        let digest = hex::encode(sha2::Sha256::digest(std::fs::read(wasm).unwrap()));
         write!(names, "{name:?}, ").unwrap();
-        writeln!(components, "    ({name:?}, include_bytes!({:?})),", path_str(wasm)).unwrap();
+        writeln!(components, "    ({name:?}, include_bytes!({:?}), {digest:?}),", path_str(wasm)).unwrap();
     }
     format!(
         "/// The names of the providers bundled into the `cairn` binary.\n\
          pub const BUILTIN_NAMES: &[&str] = &[{names}];\n\n\
-         /// Each bundled provider's component.\n\
-         static BUILTIN_COMPONENTS: &[(&str, &[u8])] = &[\n{components}];\n"
+         /// Each bundled provider's component and its SHA-256 in hex.\n\
+         static BUILTIN_COMPONENTS: &[(&str, &[u8], &str)] = &[\n{components}];\n"
     )
 }
 

@@ -144,7 +144,7 @@ fn bundled(name: &str) -> Option<Verified> {
     let entry = LockEntry {
         source: "bundled".into(),
         version: identity.as_ref().map(|i| i.version.to_string()),
-        sha256: sha256_hex(bytes),
+        sha256: runtime::builtin_sha256(name)?.to_string(),
         signed_by: None,
     };
     Some(Verified { bytes: bytes.into(), bundled: true, origin: "bundled".into(), identity, entry })

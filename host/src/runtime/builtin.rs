@@ -8,7 +8,13 @@ include!(concat!(env!("OUT_DIR"), "/builtin_providers.rs"));
 
 /// The component of the bundled provider `name`, if there is one.
 pub fn builtin(name: &str) -> Option<&'static [u8]> {
-    BUILTIN_COMPONENTS.iter().find(|(n, _)| *n == name).map(|(_, wasm)| *wasm)
+    BUILTIN_COMPONENTS.iter().find(|(n, ..)| *n == name).map(|(_, wasm, _)| *wasm)
+}
+
+/// The SHA-256 (in hex) of the bundled provider `name`'s component,
+/// computed when cairn was built.
+pub fn builtin_sha256(name: &str) -> Option<&'static str> {
+    BUILTIN_COMPONENTS.iter().find(|(n, ..)| *n == name).map(|(.., digest)| *digest)
 }
 
 #[cfg(test)]
@@ -21,5 +27,14 @@ mod tests {
             assert!(builtin(name).is_some_and(|wasm| wasm.starts_with(b"\0asm")), "{name}");
         }
         assert!(builtin("nonexistent").is_none());
+    }
+
+    #[test]
+    fn the_digests_made_at_build_time_are_the_components_digests() {
+        for name in BUILTIN_NAMES {
+            let digest = crate::registry::sha256_hex(builtin(name).unwrap());
+            assert_eq!(builtin_sha256(name), Some(digest.as_str()), "{name}");
+        }
+        assert!(builtin_sha256("nonexistent").is_none());
     }
 }

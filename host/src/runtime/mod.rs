@@ -49,7 +49,7 @@ use anyhow::Context as _;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-pub use builtin::{BUILTIN_NAMES, builtin};
+pub use builtin::{BUILTIN_NAMES, builtin, builtin_sha256};
 pub use cache::{clean as clean_component_cache, default_cache_root, default_key_file};
 pub use engine::EPOCH_TICK;
 pub use imports::describe_import;
