@@ -271,8 +271,11 @@ struct Measure {
     final_size: u64,
 }
 
-/// A backend for a workspace: what each row of the table measures.
-type MakeBackend<'a> = &'a dyn Fn(&Workspace) -> Box<dyn Backend>;
+/// Makes a backend for a workspace: what each row of the table measures.
+type BackendFn = dyn Fn(&Workspace) -> Box<dyn Backend>;
+
+/// A [`BackendFn`] borrowed for one run.
+type MakeBackend<'a> = &'a BackendFn;
 
 /// Applies `config` from an empty state in `backend`; with `count`, through
 /// [`Counting`] (which costs time of its own, so a timed run goes without).
@@ -328,7 +331,7 @@ fn main() {
     // Each backend is timed `runs` times, the backends taking turns so that
     // a slow spell of the machine falls on all of them; bytes come from one
     // more run each, through `Counting`.
-    let mut backends: Vec<(&str, Box<dyn Fn(&Workspace) -> Box<dyn Backend>>)> = vec![
+    let mut backends: Vec<(&str, Box<BackendFn>)> = vec![
         ("persistence off", Box::new(|_: &Workspace| Box::new(Nowhere) as Box<dyn Backend>)),
         (
             "local",
