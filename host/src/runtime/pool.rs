@@ -8,6 +8,7 @@
 //! away; the next call gets a fresh one. Every call is asynchronous.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::ThreadId;
 
 use tokio::sync::Semaphore;
 
@@ -43,8 +44,37 @@ pub(crate) struct WasmProvider {
 /// The instances of a provider not in use, and one permit for each
 /// instance that may be in use at once.
 struct Pool {
-    idle: Mutex<Vec<Instance>>,
+    idle: Idle<Instance>,
     permits: Semaphore,
+}
+
+/// Idle instances, each with the thread that last ran it, the most recently
+/// used last.
+struct Idle<T>(Mutex<Vec<(ThreadId, T)>>);
+
+impl<T> Idle<T> {
+    fn new(first: T) -> Idle<T> {
+        Idle(Mutex::new(vec![(std::thread::current().id(), first)]))
+    }
+
+    /// The idle instance this thread ran last, else the one used last: its
+    /// memory is still in this core's caches. (Handed from core to core,
+    /// the provider's code took 40% more samples in a `plan
+    /// -refresh=false` of 10,000 resources on two worker threads than on
+    /// one; keeping instances on their thread took that plan from a median
+    /// of 0.33–0.35 s to 0.29–0.31 s, and its CPU time from 0.51 s to
+    /// 0.44–0.48 s.)
+    fn take(&self) -> Option<T> {
+        let mut idle = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let here = std::thread::current().id();
+        let at = idle.iter().rposition(|(thread, _)| *thread == here).or_else(|| idle.len().checked_sub(1))?;
+        Some(idle.remove(at).1)
+    }
+
+    /// Keeps `item`, run by this thread, for a later call.
+    fn put(&self, item: T) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push((std::thread::current().id(), item));
+    }
 }
 
 /// Everything needed to make a configured provider from its first instance.
@@ -66,7 +96,7 @@ impl WasmProvider {
             pre: parts.pre,
             sandbox: parts.sandbox,
             config: parts.config,
-            pool: Pool { idle: Mutex::new(vec![first]), permits: Semaphore::new(permits) },
+            pool: Pool { idle: Idle::new(first), permits: Semaphore::new(permits) },
             _shared: parts.shared,
         }
     }
@@ -76,8 +106,7 @@ impl WasmProvider {
     async fn call<R: AnswerSize>(&self, operation: &'static str, f: ExportCall<R>) -> CallResult<R> {
         // The semaphore is never closed.
         let _permit = self.pool.permits.acquire().await.map_err(|_| self.error(operation, "was shut down".into()))?;
-        let idle = self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
-        let mut instance = match idle {
+        let mut instance = match self.pool.idle.take() {
             Some(instance) => instance,
             None => self.new_instance().await?,
         };
@@ -90,7 +119,7 @@ impl WasmProvider {
         if result.is_ok() {
             let (files, handles) = (instance.held_descriptors(), instance.held_handles());
             if files == 0 && handles <= self.sandbox.max_handles / 2 {
-                self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(instance);
+                self.pool.idle.put(instance);
             } else {
                 tracing::debug!(
                     provider = %self.name,
@@ -280,5 +309,30 @@ impl Provider for WasmProvider {
             let answer = self.call(OP, call).await?;
             Ok((self.decode(OP, &answer.upgraded_state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Idle;
+
+    #[test]
+    fn an_idle_instance_goes_back_to_the_thread_that_ran_it_last() {
+        let idle = Idle::new(1);
+        // Run by another thread: 2. Then by this one: 3.
+        std::thread::scope(|s| {
+            s.spawn(|| idle.put(2));
+        });
+        idle.put(3);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // A thread that ran none takes the one used last.
+                assert_eq!(idle.take(), Some(3));
+            });
+        });
+        // This thread ran 1 before 3; 2 was another thread's.
+        assert_eq!(idle.take(), Some(1));
+        assert_eq!(idle.take(), Some(2));
+        assert_eq!(idle.take(), None);
     }
 }
