@@ -4,9 +4,8 @@
 //!
 //! Every call moves values across the component boundary, and each string,
 //! list and map of them is a small allocation, made and freed within the
-//! call:
-//! dlmalloc spent about half the instructions of a `null` provider call
-//! (some 110 for a `malloc`, 130 for a `free`). A free list hands a block
+//! call: dlmalloc spent about half the instructions of a `null` provider
+//! call (some 110 for a `malloc`, 130 for a `free`). A free list hands a block
 //! back in a handful. A freed small block stays on its class's list for
 //! the next allocation of that class, so the memory held is at most the
 //! most of each class ever live at once (memory a call used for small
@@ -156,7 +155,7 @@ mod tests {
         let heap = Heap::new();
         let small = Layout::from_size_align(20, 4).unwrap();
         let same_class = Layout::from_size_align(24, 8).unwrap();
-        let large = Layout::from_size_align(4096, 8).unwrap();
+        let large = Layout::from_size_align(SMALL + 1, 8).unwrap();
         unsafe {
             let a = heap.alloc(small);
             a.write_bytes(0xAB, 20);
