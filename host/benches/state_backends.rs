@@ -274,12 +274,9 @@ struct Measure {
 /// Makes a backend for a workspace: what each row of the table measures.
 type BackendFn = dyn Fn(&Workspace) -> Box<dyn Backend>;
 
-/// A [`BackendFn`] borrowed for one run.
-type MakeBackend<'a> = &'a BackendFn;
-
 /// Applies `config` from an empty state in `backend`; with `count`, through
 /// [`Counting`] (which costs time of its own, so a timed run goes without).
-fn measure(engine: &Engine, config: &str, o: &Options, backend: MakeBackend<'_>, count: bool) -> Measure {
+fn measure(engine: &Engine, config: &str, o: &Options, backend: &BackendFn, count: bool) -> Measure {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("main.tf"), config).unwrap();
     let ws = Workspace::load(dir.path(), &[]).unwrap_or_else(|e| panic!("{e:#}"));

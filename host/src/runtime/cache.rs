@@ -97,12 +97,6 @@ impl ComponentCache {
         }
         Ok(Loaded { component, from_cache: false })
     }
-
-    /// The file an entry for `wasm` lives in.
-    #[cfg(test)]
-    pub(crate) fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
-        Some(EntryContext::new(engine, wasm).entry_path(self.dir()?))
-    }
 }
 
 /// Removes every compiled component under the cairn cache directory
@@ -294,6 +288,11 @@ mod tests {
         TestCache { cache, root, _keys: keys }
     }
 
+    /// The file `cache` keeps an entry for `wasm` in, if it keeps any.
+    fn entry_path(cache: &ComponentCache, engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
+        Some(EntryContext::new(engine, wasm).entry_path(cache.dir()?))
+    }
+
     fn wasm() -> &'static [u8] {
         super::super::builtin("null").unwrap()
     }
@@ -325,11 +324,11 @@ mod tests {
     fn entry_names_depend_on_the_wasm() {
         let engine = super::super::engine::new_engine().unwrap();
         let t = test_cache();
-        let a = t.cache.entry_path(&engine, b"a").unwrap();
+        let a = entry_path(&t.cache, &engine, b"a").unwrap();
         assert!(a.starts_with(t.root.path().join("components")) && a.extension().unwrap() == "cwasm");
-        assert_ne!(a, t.cache.entry_path(&engine, b"b").unwrap());
-        assert_eq!(a, t.cache.entry_path(&engine, b"a").unwrap());
-        assert!(ComponentCache::new(None, None).entry_path(&engine, b"a").is_none());
+        assert_ne!(a, entry_path(&t.cache, &engine, b"b").unwrap());
+        assert_eq!(a, entry_path(&t.cache, &engine, b"a").unwrap());
+        assert!(entry_path(&ComponentCache::new(None, None), &engine, b"a").is_none());
     }
 
     #[test]
@@ -338,7 +337,7 @@ mod tests {
         let t = test_cache();
         load(&t.cache, &engine, false);
         load(&t.cache, &engine, true);
-        let path = t.cache.entry_path(&engine, wasm()).unwrap();
+        let path = entry_path(&t.cache, &engine, wasm()).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         // A byte in the code, where only the MAC can notice it.
         let middle = bytes.len() / 2;
@@ -355,8 +354,8 @@ mod tests {
         let theirs = test_cache();
         let ours = test_cache();
         load(&theirs.cache, &engine, false);
-        let their_entry = theirs.cache.entry_path(&engine, wasm()).unwrap();
-        let our_entry = ours.cache.entry_path(&engine, wasm()).unwrap();
+        let their_entry = entry_path(&theirs.cache, &engine, wasm()).unwrap();
+        let our_entry = entry_path(&ours.cache, &engine, wasm()).unwrap();
         std::fs::create_dir_all(our_entry.parent().unwrap()).unwrap();
         std::fs::copy(&their_entry, &our_entry).unwrap();
         load(&ours.cache, &engine, false);
@@ -373,8 +372,8 @@ mod tests {
         load(&t.cache, &other, false);
         // The other engine's entry, put where this engine looks for its own
         // (same key: made by this very user).
-        let theirs = t.cache.entry_path(&other, wasm()).unwrap();
-        let ours = t.cache.entry_path(&engine, wasm()).unwrap();
+        let theirs = entry_path(&t.cache, &other, wasm()).unwrap();
+        let ours = entry_path(&t.cache, &engine, wasm()).unwrap();
         assert_ne!(theirs, ours);
         std::fs::copy(&theirs, &ours).unwrap();
         load(&t.cache, &engine, false);
