@@ -98,14 +98,14 @@ impl Running {
     }
 }
 
-/// Waits until the apply's journal records `n` intents: then `n` provider
-/// calls are under way (an intent is on disk right before its call).
-fn wait_for_intents(w: &Workdir, run: &mut Running, n: usize) {
-    let journal = w.path().join("cairn.state.json.journal");
+/// Waits until `n` of the recorder's calls are under way: each marks its
+/// start (`log/under-way/<name>`) before it sleeps. (An intent in the
+/// journal is not enough: its step starts the call once the intent is on
+/// disk, and the flush may still be running when the line can be read.)
+fn wait_for_calls(w: &Workdir, run: &mut Running, n: usize) {
+    let dir = w.path().join("log/under-way");
     loop {
-        let text = std::fs::read_to_string(&journal).unwrap_or_default();
-        // An intent's line (`host/src/state/journal/format.rs`).
-        if text.lines().filter(|l| l.starts_with("{\"i\":")).count() >= n {
+        if std::fs::read_dir(&dir).map_or(0, Iterator::count) >= n {
             return;
         }
         if let Ok(Some(status)) = run.child.try_wait() {
@@ -153,7 +153,7 @@ pub fn ids(state: &Value) -> Vec<String> {
 fn the_first_interrupt_lets_calls_under_way_finish_and_records_them() {
     let w = recorder_workdir(&slow_graph(1500));
     let mut run = Running::start(&w, &["apply", "-auto-approve", "-json"], &[]);
-    wait_for_intents(&w, &mut run, 3);
+    wait_for_calls(&w, &mut run, 3);
     run.signal("INT");
     let run = run.finish();
     assert_eq!(run.code, 1, "an interrupted apply fails:\n{}", run.all());
@@ -194,7 +194,7 @@ fn the_first_interrupt_lets_calls_under_way_finish_and_records_them() {
 fn the_first_interrupt_is_reported_to_people_with_what_was_not_done() {
     let w = recorder_workdir(&slow_graph(1500));
     let mut run = Running::start(&w, &["apply", "-auto-approve"], &[]);
-    wait_for_intents(&w, &mut run, 3);
+    wait_for_calls(&w, &mut run, 3);
     run.signal("TERM");
     let run = run.finish();
     assert_eq!(run.code, 1, "{}", run.all());
@@ -216,7 +216,7 @@ fn a_second_interrupt_cancels_calls_under_way_and_leaves_them_pending() {
     // Calls that would take ten minutes: only a cancel ends them.
     let w = recorder_workdir(&slow_graph(600_000));
     let mut run = Running::start(&w, &["apply", "-auto-approve"], &[]);
-    wait_for_intents(&w, &mut run, 3);
+    wait_for_calls(&w, &mut run, 3);
     run.signal("INT");
     run.wait_for(true, |l| l == "Gracefully shutting down...");
     run.signal("INT");

@@ -9,8 +9,9 @@
 //! - `name` (required; a change replaces the object), `keeper` (optional;
 //!   a change replaces the object), `value` (optional; changes in place),
 //!   `sleep_ms` (optional; every create, update and delete sleeps that
-//!   long), computed `id` (`<name>-<8 random hex digits>`, new for every
-//!   object).
+//!   long, after writing the empty file `<dir>/under-way/<name>`, so that
+//!   a test can see which calls have started), computed `id`
+//!   (`<name>-<8 random hex digits>`, new for every object).
 //! - An object exists while the file `<dir>/objects/<id>` does; refresh
 //!   reports it gone when that file is missing, and deleting a missing
 //!   object succeeds ("already gone").
@@ -77,6 +78,8 @@ impl Provider for Recorder {
     fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
         let sleep = req.planned_state.get_attr("sleep_ms").as_i64().or(req.prior_state.get_attr("sleep_ms").as_i64());
         if let Some(ms) = sleep.filter(|ms| *ms > 0) {
+            let name = req.planned_state.get_attr("name").as_str().or(req.prior_state.get_attr("name").as_str());
+            self.mark_under_way(name.unwrap_or_default())?;
             std::thread::sleep(std::time::Duration::from_millis(ms as u64));
         }
         let key = &req.idempotency_key;
@@ -146,6 +149,15 @@ impl Recorder {
             std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(|e| io_error(&path, e))?;
         file.write_all(format!("{op} {name} {id} {key}\n").as_bytes()).map_err(|e| io_error(&path, e))?;
         Ok(())
+    }
+
+    /// Writes the empty file `<dir>/under-way/<name>`: a call for `name` has
+    /// started.
+    fn mark_under_way(&self, name: &str) -> Result<(), Vec<Diagnostic>> {
+        let dir = format!("{}/under-way", self.dir);
+        std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+        let path = format!("{dir}/{name}");
+        std::fs::write(&path, "").map_err(|e| io_error(&path, e))
     }
 
     /// Writes the object a create with idempotency key `key` is making to
