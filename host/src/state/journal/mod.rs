@@ -180,14 +180,11 @@ struct Queue {
     /// record may be in the file, and must stay its last line).
     failed: Option<String>,
     closed: bool,
-    /// Records the writer has taken for the flush under way (or done):
-    /// the first `taken` ones.
-    taken: u64,
-    /// Steps waiting for records the writer has not taken yet: each
-    /// [`Unsynced`] counts once it is awaited. Records nobody waits for
+    /// Intents queued since the writer last took the queue: an apply's
+    /// step waits for its intent before its provider call. Other records
     /// (an instance's new state, durable with the next flush) do not make
     /// a batch worth waiting for.
-    awaited: usize,
+    intents: usize,
     /// The writer is waiting for work: only then does queueing wake it (a
     /// wake-up is a system call, and most records are queued while it
     /// writes).
@@ -198,9 +195,9 @@ struct Queue {
     gathering: bool,
 }
 
-/// How long the writer waits for a batch awaited by more than one step but
-/// fewer than [`GATHER_RECORDS`] to grow before it flushes (several steps
-/// waiting say that many are under way). Every flush is an `fdatasync`, whose cost to
+/// How long the writer waits for a batch of more than one intent but fewer
+/// than [`GATHER_RECORDS`] to grow before it flushes (several intents
+/// waiting say that many steps are under way). Every flush is an `fdatasync`, whose cost to
 /// the machine (a device round trip; in a virtual machine, an exit to the
 /// hypervisor) hardly depends on its size, while steps waiting for their
 /// intents hold no thread and no operation permit; so a short wait that
@@ -209,7 +206,7 @@ struct Queue {
 /// takes longer than that.)
 const GATHER_FOR: std::time::Duration = std::time::Duration::from_micros(200);
 
-/// A batch this many steps wait for is flushed at once.
+/// A batch of this many intents is flushed at once.
 const GATHER_RECORDS: usize = 32;
 
 /// A record written to a journal but maybe not durable yet.
@@ -271,9 +268,6 @@ pub(super) fn block_on<F: Future>(future: F) -> F::Output {
 /// Completes once the file journal's writer has flushed its first `upto`
 /// records.
 async fn flushed(shared: Arc<Shared>, upto: u64, path: PathBuf) -> Result<(), StateError> {
-    // Only now, when someone waits: the writer gathers a batch for as many
-    // steps as wait for it, not for records nobody waits for.
-    count_waiter(&shared, upto);
     let mut progress = shared.flushed.subscribe();
     let failed =
         |message: &str| StateError::Write { path: path.clone(), source: io::Error::other(message.to_string()) };
@@ -285,21 +279,6 @@ async fn flushed(shared: Arc<Shared>, upto: u64, path: PathBuf) -> Result<(), St
     match &seen.failed {
         Some(message) if seen.synced < upto => Err(failed(message)),
         _ => Ok(()),
-    }
-}
-
-/// Counts a step waiting for the first `upto` records towards the batch
-/// the writer gathers, unless they are in a flush under way already.
-fn count_waiter(shared: &Shared, upto: u64) {
-    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-    if upto <= queue.taken {
-        return;
-    }
-    queue.awaited += 1;
-    let wake = queue.gathering && queue.awaited >= GATHER_RECORDS;
-    drop(queue);
-    if wake {
-        shared.work.notify_one();
     }
 }
 
@@ -341,7 +320,7 @@ impl Journal {
             .spawn(move || write_until_closed(&file, &for_writer))
             .map_err(err)?;
         let journal = Journal { path: path.to_path_buf(), shared, writer: Some(writer), encoder };
-        journal.queue(first_line).wait()?;
+        journal.queue(first_line, false).wait()?;
         // The new file's name must survive a crash too.
         super::local::sync_dir(super::local::parent_dir(path)).map_err(err)?;
         Ok(journal)
@@ -361,20 +340,25 @@ impl Journal {
         let line =
             self.encoder.encode(record).map_err(|source| StateError::Encode { path: self.path.clone(), source })?;
         Ok(match line {
-            Some(line) => self.queue(line),
+            // Counted when queued, not when awaited: the writer may wake
+            // for the first intent before its step is back to wait, and
+            // would flush it alone, ahead of the intents queued with it.
+            Some(line) => self.queue(line, matches!(record, Record::Intent(_))),
             // Nothing to add: durable once what was queued before is.
             None => self.queue_nothing(),
         })
     }
 
-    /// Queues `line` (with its newline) after every line queued before.
-    fn queue(&self, mut line: String) -> Unsynced {
+    /// Queues `line` (with its newline) after every line queued before;
+    /// `intent` when it is an intent, which a step waits for.
+    fn queue(&self, mut line: String, intent: bool) -> Unsynced {
         line.push('\n');
         let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
         queue.bytes.extend_from_slice(line.as_bytes());
         queue.queued += 1;
+        queue.intents += usize::from(intent);
         let upto = queue.queued;
-        let wake = queue.idle;
+        let wake = queue.idle || (queue.gathering && queue.intents >= GATHER_RECORDS);
         drop(queue);
         if wake {
             self.shared.work.notify_one();
@@ -437,19 +421,18 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
         if queue.bytes.is_empty() || queue.failed.is_some() {
             return;
         }
-        // A record one step waits for (or none) is flushed at once: a
-        // chain of dependent steps has one intent at a time, and each would
-        // wait out the gathering.
+        // One intent (or none) is flushed at once: a chain of dependent
+        // steps has one intent at a time, and each would wait out the
+        // gathering.
         let deadline = std::time::Instant::now() + GATHER_FOR;
-        while queue.awaited > 1 && queue.awaited < GATHER_RECORDS && !queue.closed {
+        while queue.intents > 1 && queue.intents < GATHER_RECORDS && !queue.closed {
             let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else { break };
             queue.gathering = true;
             queue = shared.work.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
             queue.gathering = false;
         }
         let bytes = std::mem::take(&mut queue.bytes);
-        queue.awaited = 0;
-        queue.taken = queue.queued;
+        queue.intents = 0;
         let upto = queue.queued;
         drop(queue);
         let written = file.write_all(&bytes).and_then(|()| file.sync_data());
