@@ -23,6 +23,7 @@ pub mod parallel;
 pub mod plan;
 pub mod provider;
 pub mod registry;
+pub mod release;
 pub mod runtime;
 pub mod scaffold;
 pub mod schema;

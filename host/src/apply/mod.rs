@@ -299,8 +299,13 @@ impl Applier {
         }
         shared.finish_outputs();
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
-        let Ledger { mut state, journal } = shared.ledger.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut report = shared.report.into_inner().unwrap_or_else(|e| e.into_inner());
+        let Shared { applier, values, ledger, report, current, deposed, blocks, .. } = shared;
+        let Applier { providers, plan, events, .. } = applier;
+        // Stopped here; the rest is plain data (see `crate::release`).
+        drop(providers);
+        crate::release::release((plan, values, current, deposed, blocks, apply_graph));
+        let Ledger { mut state, journal } = ledger.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut report = report.into_inner().unwrap_or_else(|e| e.into_inner());
         report.interrupted = interrupted;
         report.not_started.sort();
         report.cancelled.sort();
@@ -316,7 +321,7 @@ impl Applier {
         // the next command recovers the state from it.
         if let Err(e) = backend.finish_journal(journal, &mut state) {
             let d = write_failed(&e);
-            shared.applier.events.diagnostic(&d);
+            events.diagnostic(&d);
             report.errors.push(d);
         }
         tracing::debug!(elapsed = ?started.elapsed(), "state written");

@@ -75,7 +75,9 @@ fn apply_with(
     if !run.json {
         println!();
     }
-    finish(&engine, &ws, planned, common, run, command, events)
+    let code = finish(&engine, &ws, planned, common, run, command, events);
+    crate::release::release(ws);
+    code
 }
 
 /// The `-json` summary of a run.
@@ -105,9 +107,8 @@ fn finish(
     let destroy = command == "destroy";
     let colors = common.colors();
     let (report, state) = engine.apply(ws, planned, Arc::clone(events));
-    // Written already; the process exits next and reclaims it whole
-    // (see `Planned::release_at_exit`).
-    std::mem::forget(state);
+    // Written already.
+    crate::release::release(state);
     if run.json {
         let outcome = match () {
             () if report.interrupted => "interrupted",

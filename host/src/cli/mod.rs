@@ -645,6 +645,8 @@ pub fn main() -> i32 {
     };
     init_logging();
     exit_quietly_on_a_closed_stdout();
+    // The process exits when the command ends (see `crate::release`).
+    crate::release::exit_reclaims();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -77,9 +77,8 @@ pub(super) fn run(
                 errors: 0,
             });
         }
-        planned.release_at_exit();
-        // The configuration too is the exit's to reclaim (see above).
-        std::mem::forget(ws);
+        planned.release();
+        crate::release::release(ws);
         Ok(if detailed_exitcode && changes { 2 } else { 0 })
     })
 }
