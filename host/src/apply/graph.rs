@@ -125,12 +125,13 @@ fn creates_or_updates(change: &ResourceChange) -> bool {
 /// Builds the apply graph of a plan. Fails, printing the cycle, if the
 /// steps cannot be ordered.
 pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnostic> {
-    let mut g = ApplyGraph::new();
+    let mut g = ApplyGraph::with_capacity(plan.changes.len(), plan.changes.len());
     // Hashed, in plan order where they are walked: a map ordered by
     // address compared a dozen addresses, string by string, for each of
     // tens of thousands of lookups. Walking them in plan order keeps the
     // graph the same from run to run.
-    let mut applies: AddrIndexMap<&InstanceAddr, NodeIndex> = AddrIndexMap::default();
+    let mut applies: AddrIndexMap<&InstanceAddr, NodeIndex> =
+        AddrIndexMap::with_capacity_and_hasher(plan.changes.len(), Default::default());
     // Creators with their change, and destroyers with theirs and whether
     // they are create_before_destroy.
     let mut creators: Vec<(NodeIndex, &ResourceChange)> = Vec::new();
@@ -167,10 +168,13 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     }
 
     // "dependent depends on dependency" pairs, before inversion.
-    let mut edges: BTreeSet<(NodeIndex, NodeIndex)> = BTreeSet::new();
+    // Gathered in a vector, then sorted and deduplicated once: a set
+    // ordered as it grew cost a tree search for each of them.
+    let mut edges: Vec<(NodeIndex, NodeIndex)> = Vec::new();
 
     // Rule 1: creates, updates and locals after what they refer to.
-    let mut node_steps: AddrIndexMap<Node, Vec<NodeIndex>> = AddrIndexMap::default();
+    let mut node_steps: AddrIndexMap<Node, Vec<NodeIndex>> =
+        AddrIndexMap::with_capacity_and_hasher(applies.len(), Default::default());
     for (addr, idx) in &applies {
         node_steps.entry(Node::Resource(addr.resource.clone())).or_default().push(*idx);
     }
@@ -183,9 +187,9 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     }
     let mut joins = Joins::default();
     for (node, steps) in &node_steps {
-        for dep in deps.dependencies(node) {
-            let Some(from) = node_steps.get(&dep) else { continue };
-            let join = match &dep {
+        for dep in deps.direct_dependencies(node) {
+            let Some(from) = node_steps.get(dep) else { continue };
+            let join = match dep {
                 Node::Resource(r) => Some(Join::Applied(r.clone())),
                 _ => None,
             };
@@ -196,7 +200,7 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     // Rule 2: a replace's create after its destroy.
     for (addr, d) in &current_destroy {
         if let Some(a) = applies.get(addr) {
-            edges.insert((*a, *d));
+            edges.push((*a, *d));
         }
     }
     // Destroyers, and creators of objects not destroyed first, by resource
@@ -206,8 +210,10 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     for (d, change, _) in &destroyers {
         destroyers_by.entry(&change.addr.resource).or_default().push(*d);
     }
+    // Rules 3 and 4 only order steps against destroys: they need the
+    // creators that depend on, or are depended on by, something destroyed.
     let mut kept_creators_by: AddrMap<&ResourceAddr, Vec<NodeIndex>> = AddrMap::default();
-    for (c, creator) in &creators {
+    for (c, creator) in creators.iter().filter(|_| !destroyers.is_empty()) {
         if !current_destroy.contains_key(&creator.addr) {
             kept_creators_by.entry(&creator.addr.resource).or_default().push(*c);
         }
@@ -221,7 +227,7 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
         for dep in &change.prior_dependencies {
             dependents_destroyed.entry((&change.addr.resource, dep)).or_default().push(*d);
             for c in kept_creators_by.get(dep).into_iter().flatten() {
-                edges.insert((*c, *d));
+                edges.push((*c, *d));
             }
         }
     }
@@ -240,10 +246,10 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     // Rule 4: creates and updates after the destroys of what they depend on.
     let cbd: BTreeSet<NodeIndex> = destroyers.iter().filter(|(_, _, cbd)| *cbd).map(|(d, _, _)| *d).collect();
     let mut creators_after: AddrIndexMap<&ResourceAddr, Vec<NodeIndex>> = AddrIndexMap::default();
-    for (c, creator) in &creators {
+    for (c, creator) in creators.iter().filter(|_| !destroyers.is_empty()) {
         let all: BTreeSet<&ResourceAddr> = creator.dependencies.iter().chain(&creator.prior_dependencies).collect();
         for dep in all {
-            if dep != &creator.addr.resource {
+            if dep != &creator.addr.resource && destroyers_by.contains_key(dep) {
                 creators_after.entry(dep).or_default().push(*c);
             }
         }
@@ -256,6 +262,8 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
         joins.depend_all(&mut g, &mut edges, join, dependents, &dep_destroys);
     }
 
+    edges.sort_unstable();
+    edges.dedup();
     // Rule 5: invert create/update → create_before_destroy destroy edges.
     for (dependent, dependency) in edges {
         if cbd.contains(&dependency) && matches!(g[dependent], Step::Apply(..)) {
@@ -284,7 +292,7 @@ impl Joins {
     fn depend_all(
         &mut self,
         g: &mut ApplyGraph,
-        edges: &mut BTreeSet<(NodeIndex, NodeIndex)>,
+        edges: &mut Vec<(NodeIndex, NodeIndex)>,
         join: Option<Join>,
         dependents: &[NodeIndex],
         dependencies: &[NodeIndex],

@@ -153,9 +153,6 @@ struct Shared {
     /// One permit per step between journaling its intent and starting its
     /// provider call ([`INTENTS_PER_OPERATION`] per operation permit).
     intents: Slots,
-    /// Each step's urgency for [`Shared::operations`]: the longest chain
-    /// of steps from it.
-    urgency: AddrMap<Step, usize>,
 }
 
 /// How many steps may be under way for each provider operation allowed to
@@ -243,10 +240,6 @@ impl Applier {
             blocks: self.config.resources.iter().enumerate().map(|(i, r)| (r.addr.clone(), i)).collect(),
             operations: Slots::new(self.parallelism),
             intents: Slots::new(self.parallelism.max(1).saturating_mul(INTENTS_PER_OPERATION)),
-            urgency: {
-                let chains = walk::chain_lengths(&apply_graph);
-                apply_graph.node_indices().map(|n| (apply_graph[n].clone(), chains[n.index()])).collect()
-            },
             applier: self,
             values: Mutex::new((values, BTreeMap::new())),
             ledger: Mutex::new(Ledger { state, journal }),
@@ -274,9 +267,9 @@ impl Applier {
             &apply_graph,
             &limits,
             group,
-            move |step| {
+            move |step, urgency| {
                 let worker = Arc::clone(&worker);
-                async move { worker.run(step).await }
+                async move { worker.run(step, urgency).await }
             },
             || interrupt.is_stopped(),
         )
@@ -330,10 +323,11 @@ impl Applier {
 }
 
 impl Shared {
-    /// Runs one step; reports it and records errors in the report.
+    /// Runs one step, whose `urgency` orders its wait for permits (see
+    /// [`Slots`]); reports it and records errors in the report.
     /// Returns success. Provider calls and intents reaching the disk are
     /// awaited.
-    async fn run(&self, step: Step) -> bool {
+    async fn run(&self, step: Step, urgency: usize) -> bool {
         let step = &step;
         let node = self.node_event(step);
         if self.applier.interrupt.is_stopped() {
@@ -346,7 +340,6 @@ impl Shared {
             self.applier.events.emit(node.start());
         }
         let started = Instant::now();
-        let urgency = self.urgency.get(step).copied().unwrap_or(0);
         let result = match step {
             Step::Local(name) => self.eval_local(name).map(|()| None).map_err(Halt::from),
             Step::Join(_) => Ok(None),

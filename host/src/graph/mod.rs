@@ -198,13 +198,20 @@ impl DependencyGraph {
         })
     }
 
-    /// The nodes `node` refers to directly.
+    /// The nodes `node` refers to directly, sorted.
     pub fn dependencies(&self, node: &Node) -> Vec<Node> {
-        let Some(idx) = self.index.get(node) else { return Vec::new() };
-        let mut deps: Vec<Node> =
-            self.graph.edges_directed(*idx, Direction::Incoming).map(|e| self.graph[e.source()].clone()).collect();
+        let mut deps: Vec<Node> = self.direct_dependencies(node).cloned().collect();
         deps.sort();
         deps
+    }
+
+    /// The nodes `node` refers to directly, in no particular order (but the
+    /// same from run to run), without copying them.
+    pub fn direct_dependencies(&self, node: &Node) -> impl Iterator<Item = &Node> {
+        let idx = self.index.get(node).copied();
+        idx.into_iter()
+            .flat_map(|idx| self.graph.edges_directed(idx, Direction::Incoming))
+            .map(|e| &self.graph[e.source()])
     }
 
     /// The locals `node` reads directly: all an evaluation of its

@@ -9,7 +9,7 @@
 //! more starts at all, and the steps running finish.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -86,12 +86,14 @@ where
     Fut: Future<Output = bool> + Send + 'static,
     G: Fn(&N) -> Option<String>,
 {
-    walk_until(graph, limits, group, work, || false).await
+    walk_until(graph, limits, group, |step, _| work(step), || false).await
 }
 
 /// [`walk_limited`], starting no step once `stopped` says so: the steps
 /// running then finish, and every step not started is
-/// [`Outcome::Skipped`] (the caller knows why it stopped).
+/// [`Outcome::Skipped`] (the caller knows why it stopped). `work` is also
+/// given the step's urgency: the length of the longest chain of steps
+/// that starts with it (see [`chain_lengths`]).
 pub async fn walk_until<N, F, Fut, G>(
     graph: &DiGraph<N, ()>,
     limits: &Limits,
@@ -101,15 +103,16 @@ pub async fn walk_until<N, F, Fut, G>(
 ) -> BTreeMap<NodeIndex, Outcome>
 where
     N: Clone,
-    F: Fn(N) -> Fut,
+    F: Fn(N, usize) -> Fut,
     Fut: Future<Output = bool> + Send + 'static,
     G: Fn(&N) -> Option<String>,
 {
-    let groups: BTreeMap<NodeIndex, String> =
-        graph.node_indices().filter_map(|n| group(&graph[n]).map(|g| (n, g))).collect();
+    let count = graph.node_count();
+    // By node index: vectors, not maps, as every step looks these up.
+    let groups: Vec<Option<String>> = graph.node_indices().map(|n| group(&graph[n])).collect();
     let mut active: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut waiting_on: BTreeMap<NodeIndex, usize> =
-        graph.node_indices().map(|n| (n, graph.edges_directed(n, Direction::Incoming).count())).collect();
+    let mut waiting_on: Vec<usize> =
+        graph.node_indices().map(|n| graph.edges_directed(n, Direction::Incoming).count()).collect();
     let priority = chain_lengths(graph);
     // Ready steps by group (`None`: no group), each set the most urgent
     // first (ties in graph order). Sets, not one sorted list: with tens of
@@ -117,20 +120,15 @@ where
     // moved them all each time. By group, so that finding the next step
     // to start never looks past the steps of a full group.
     let mut ready: Ready<'_> = BTreeMap::new();
-    fn make_ready<'g>(
-        ready: &mut Ready<'g>,
-        groups: &'g BTreeMap<NodeIndex, String>,
-        priority: &[usize],
-        n: NodeIndex,
-    ) {
-        ready.entry(groups.get(&n).map(String::as_str)).or_default().insert((Reverse(priority[n.index()]), n));
+    fn make_ready<'g>(ready: &mut Ready<'g>, groups: &'g [Option<String>], priority: &[usize], n: NodeIndex) {
+        ready.entry(groups[n.index()].as_deref()).or_default().insert((Reverse(priority[n.index()]), n));
     }
-    for (n, _) in waiting_on.iter().filter(|(_, c)| **c == 0) {
-        make_ready(&mut ready, &groups, &priority, *n);
+    for n in graph.node_indices().filter(|n| waiting_on[n.index()] == 0) {
+        make_ready(&mut ready, &groups, &priority, n);
     }
-    let mut outcomes: BTreeMap<NodeIndex, Outcome> = BTreeMap::new();
+    let mut outcomes: Vec<Outcome> = vec![Outcome::Skipped; count];
     let mut running = JoinSet::new();
-    let mut tasks: BTreeMap<tokio::task::Id, NodeIndex> = BTreeMap::new();
+    let mut tasks: HashMap<tokio::task::Id, NodeIndex> = HashMap::with_capacity(limits.parallelism.min(count));
     loop {
         while running.len() < limits.parallelism.max(1) && !stopped() {
             // The most urgent ready step of a group that may start one more.
@@ -151,7 +149,7 @@ where
             if let Some(g) = g {
                 *active.entry(g).or_default() += 1;
             }
-            let handle = running.spawn(work(graph[n].clone()));
+            let handle = running.spawn(work(graph[n].clone(), priority[n.index()]));
             tasks.insert(handle.id(), n);
         }
         let Some(joined) = running.join_next_with_id().await else { break };
@@ -161,13 +159,13 @@ where
             Err(e) => (e.id(), false),
         };
         let n = tasks.remove(&id).expect("every task is a step");
-        if let Some(g) = groups.get(&n) {
+        if let Some(g) = &groups[n.index()] {
             *active.get_mut(g.as_str()).expect("counted when started") -= 1;
         }
-        outcomes.insert(n, if ok { Outcome::Done } else { Outcome::Failed });
+        outcomes[n.index()] = if ok { Outcome::Done } else { Outcome::Failed };
         if ok {
             for e in graph.edges_directed(n, Direction::Outgoing) {
-                let count = waiting_on.get_mut(&e.target()).expect("every node is counted");
+                let count = &mut waiting_on[e.target().index()];
                 *count -= 1;
                 if *count == 0 {
                     make_ready(&mut ready, &groups, &priority, e.target());
@@ -175,10 +173,7 @@ where
             }
         }
     }
-    for n in graph.node_indices() {
-        outcomes.entry(n).or_insert(Outcome::Skipped);
-    }
-    outcomes
+    graph.node_indices().zip(outcomes).collect()
 }
 
 /// Ready steps by group name (`None`: in no group), each set ordered most
@@ -503,15 +498,16 @@ mod tests {
             &g,
             &limits,
             |_| None,
-            move |s| {
-                seen.lock().unwrap().push(s.clone());
+            move |s, urgency| {
+                seen.lock().unwrap().push((s.clone(), urgency));
                 stopper.store(true, std::sync::atomic::Ordering::SeqCst);
                 async { true }
             },
             || stop.load(std::sync::atomic::Ordering::SeqCst),
         )
         .await;
-        assert_eq!(*started.lock().unwrap(), ["t.a"]);
+        // `a` starts the chain a → b: its urgency is 2.
+        assert_eq!(*started.lock().unwrap(), [("t.a".to_string(), 2)]);
         assert_eq!(outcomes[&a], Outcome::Done);
         assert_eq!((outcomes[&b], outcomes[&c]), (Outcome::Skipped, Outcome::Skipped));
     }
