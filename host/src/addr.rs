@@ -200,15 +200,46 @@ pub struct InstanceAddr {
     pub key: Option<InstanceKey>,
 }
 
+thread_local! {
+    /// The addresses this thread made lately, by the hash of their parts.
+    /// Every evaluation of a reference makes the address it names, and
+    /// interning one (two strings, a hash and a lookup in a map all
+    /// threads share) was 3% of a plan; found here, it is a hash and a
+    /// comparison. A hash two addresses share keeps the later one.
+    static RECENT_ADDRS: std::cell::RefCell<std::collections::HashMap<u64, ResourceAddr, foldhash::fast::FixedState>> =
+        std::cell::RefCell::default();
+}
+
+/// How many addresses [`RECENT_ADDRS`] keeps before it starts over: more
+/// than a large configuration's resources, and a few megabytes at most.
+const RECENT_ADDRS_KEPT: usize = 1 << 17;
+
 impl ResourceAddr {
     /// The address of the resource `type_name.name` of `mode` in `module`.
     pub fn new(module: ModuleInstance, mode: Mode, type_name: &str, name: &str) -> ResourceAddr {
-        ResourceAddr(ArcIntern::new(ResourceParts {
-            module,
-            mode,
-            type_name: type_name.to_string(),
-            name: name.to_string(),
-        }))
+        use std::hash::BuildHasher;
+        let hash = foldhash::fast::FixedState::default().hash_one((&module, mode, type_name, name));
+        RECENT_ADDRS.with_borrow_mut(|recent| {
+            if let Some(addr) = recent.get(&hash)
+                && addr.mode == mode
+                && addr.type_name == type_name
+                && addr.name == name
+                && addr.module == module
+            {
+                return addr.clone();
+            }
+            let addr = ResourceAddr(ArcIntern::new(ResourceParts {
+                module,
+                mode,
+                type_name: type_name.to_string(),
+                name: name.to_string(),
+            }));
+            if recent.len() >= RECENT_ADDRS_KEPT {
+                recent.clear();
+            }
+            recent.insert(hash, addr.clone());
+            addr
+        })
     }
 
     /// A managed resource's address in the root module.

@@ -218,31 +218,34 @@ impl DependencyGraph {
     /// expressions needs of them, since a local's own references were
     /// resolved when its value was.
     pub fn local_dependencies(&self, node: &Node) -> Vec<String> {
-        let locals = self.dependencies(node).into_iter().filter_map(|n| match n {
-            Node::Local(name) => Some(name),
-            _ => None,
-        });
-        // `dependencies` is sorted, and so are the locals among it.
-        locals.collect()
+        let mut locals: Vec<String> = self
+            .direct_dependencies(node)
+            .filter_map(|n| match n {
+                Node::Local(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        locals.sort();
+        locals
     }
 
-    /// The resources `node` depends on, directly or through locals.
+    /// The resources `node` depends on, directly or through locals,
+    /// sorted. (Every node's evaluation asks: nothing is copied but the
+    /// addresses found.)
     pub fn resource_dependencies(&self, node: &Node) -> Vec<ResourceAddr> {
-        let mut seen = BTreeSet::new();
-        let mut stack = self.dependencies(node);
-        let mut out = BTreeSet::new();
+        let mut seen: BTreeSet<&Node> = BTreeSet::new();
+        let mut stack: Vec<&Node> = self.direct_dependencies(node).collect();
+        let mut out = Vec::new();
         while let Some(n) = stack.pop() {
-            if !seen.insert(n.clone()) {
-                continue;
-            }
-            match &n {
-                Node::Resource(a) => {
-                    out.insert(a.clone());
-                }
-                _ => stack.extend(self.dependencies(&n)),
+            match n {
+                Node::Resource(a) => out.push(a.clone()),
+                _ if seen.insert(n) => stack.extend(self.direct_dependencies(n)),
+                _ => {}
             }
         }
-        out.into_iter().collect()
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// The graph in Graphviz DOT, edges pointing from a node to what it depends on.
