@@ -451,7 +451,13 @@ impl<'de> Deserialize<'de> for Resources {
     /// is remembered rather than an error
     /// here, so that reading can say which one it is.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Resources, D::Error> {
-        let mut list = Vec::<InstanceState>::deserialize(d)?;
+        Ok(Resources::from_list(Vec::<InstanceState>::deserialize(d)?))
+    }
+}
+
+impl Resources {
+    /// The instances of a state file, in the order they were listed.
+    pub(super) fn from_list(mut list: Vec<InstanceState>) -> Resources {
         // Sorted first (stably, so that of two at one address the later
         // stays later), the map is built in one pass with full nodes:
         // inserted one by one in address order, each node would be left
@@ -459,7 +465,7 @@ impl<'de> Deserialize<'de> for Resources {
         list.sort_by(|a, b| a.addr.cmp(&b.addr));
         let duplicate = list.windows(2).find(|w| w[0].addr == w[1].addr).map(|w| w[0].addr.clone());
         let by_addr = list.into_iter().map(|inst| (inst.addr.clone(), inst)).collect();
-        Ok(Resources { by_addr, duplicate })
+        Resources { by_addr, duplicate }
     }
 }
 
