@@ -106,10 +106,38 @@ impl Compat<'_> {
         dry.out.is_empty()
     }
 
+    /// Whether comparing `earlier` with `later` can find anything: not
+    /// when `earlier` is an unknown that promises nothing, nor when the two
+    /// are the same (with no refinement inside that a re-plan could drop).
+    /// Children that cannot are skipped before their path is even built.
+    fn needs_walk(&self, earlier: &Value, later: &Value) -> bool {
+        match earlier {
+            Value::Unknown(refined) => refined.is_some(),
+            // `same` takes any two unknowns as the same; a re-plan that
+            // drops a refinement inside is not, so such values are walked.
+            _ => !(same(earlier, later) && (self.final_state || !refined_inside(earlier))),
+        }
+    }
+
+    /// Compares a child of a value being walked, at `path` built only when
+    /// there is something to compare.
+    fn child(&mut self, earlier: &Value, later: &Value, path: impl FnOnce() -> Path) {
+        if self.needs_walk(earlier, later) {
+            self.walk(earlier, later, &path());
+        }
+    }
+
     fn value(&mut self, earlier: &Value, later: &Value, path: &Path) {
         // Identical values (the usual case) need no walk, and spare sets
         // their quadratic correlation. Unknown in both is identical too:
         // in a new state, `unknowns` has reported it.
+        if self.needs_walk(earlier, later) {
+            self.walk(earlier, later, path);
+        }
+    }
+
+    /// [`Self::value`] once [`Self::needs_walk`] said yes.
+    fn walk(&mut self, earlier: &Value, later: &Value, path: &Path) {
         if let Value::Unknown(refined) = earlier {
             // An unknown left in a new state is reported by `unknowns`.
             if let Some(refined) = refined
@@ -125,11 +153,6 @@ impl Compat<'_> {
                 };
                 self.out.push(Violation { path: path.clone(), message, rule: RULE_REFINEMENT });
             }
-            return;
-        }
-        // `same` takes any two unknowns as the same; a re-plan that drops a
-        // refinement inside is not, so such values are walked.
-        if same(earlier, later) && (self.final_state || !refined_inside(earlier)) {
             return;
         }
         if later.is_unknown() {
@@ -158,7 +181,7 @@ impl Compat<'_> {
             (_, Value::Null) if path.is_root() => self.changed(path, "was present, but now absent".to_string()),
             (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => {
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                    self.value(x, y, &path.index(i));
+                    self.child(x, y, || path.index(i));
                 }
                 for (i, x) in a.iter().enumerate().skip(b.len()) {
                     let message = format!("was {}, but the element is now gone", show(&path.index(i), x));
@@ -172,7 +195,7 @@ impl Compat<'_> {
             (Value::Map(a), Value::Map(b)) => {
                 for (k, x) in a {
                     match b.get(k) {
-                        Some(y) => self.value(x, y, &path.key(k)),
+                        Some(y) => self.child(x, y, || path.key(k)),
                         None => {
                             let message = format!("was {}, but the element is now gone", show(&path.key(k), x));
                             self.changed(&path.key(k), message);
@@ -189,7 +212,7 @@ impl Compat<'_> {
                 // reported by the type check.
                 let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
                 for name in names {
-                    self.value(earlier.get_attr(name), later.get_attr(name), &path.attr(name));
+                    self.child(earlier.get_attr(name), later.get_attr(name), || path.attr(name));
                 }
             }
             (Value::Set(a), Value::Set(b)) => self.set(a, b, path),
