@@ -210,10 +210,11 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     for (d, change, _) in &destroyers {
         destroyers_by.entry(&change.addr.resource).or_default().push(*d);
     }
-    // Rules 3 and 4 only order steps against destroys: they need the
-    // creators that depend on, or are depended on by, something destroyed.
+    // Rules 3 and 4 only order creators against destroys: with nothing
+    // destroyed, they have no creator to look at.
+    let near_destroys: &[(NodeIndex, &ResourceChange)] = if destroyers.is_empty() { &[] } else { &creators };
     let mut kept_creators_by: AddrMap<&ResourceAddr, Vec<NodeIndex>> = AddrMap::default();
-    for (c, creator) in creators.iter().filter(|_| !destroyers.is_empty()) {
+    for (c, creator) in near_destroys {
         if !current_destroy.contains_key(&creator.addr) {
             kept_creators_by.entry(&creator.addr.resource).or_default().push(*c);
         }
@@ -246,7 +247,7 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     // Rule 4: creates and updates after the destroys of what they depend on.
     let cbd: BTreeSet<NodeIndex> = destroyers.iter().filter(|(_, _, cbd)| *cbd).map(|(d, _, _)| *d).collect();
     let mut creators_after: AddrIndexMap<&ResourceAddr, Vec<NodeIndex>> = AddrIndexMap::default();
-    for (c, creator) in creators.iter().filter(|_| !destroyers.is_empty()) {
+    for (c, creator) in near_destroys {
         let all: BTreeSet<&ResourceAddr> = creator.dependencies.iter().chain(&creator.prior_dependencies).collect();
         for dep in all {
             if dep != &creator.addr.resource && destroyers_by.contains_key(dep) {

@@ -198,13 +198,6 @@ impl DependencyGraph {
         })
     }
 
-    /// The nodes `node` refers to directly, sorted.
-    pub fn dependencies(&self, node: &Node) -> Vec<Node> {
-        let mut deps: Vec<Node> = self.direct_dependencies(node).cloned().collect();
-        deps.sort();
-        deps
-    }
-
     /// The nodes `node` refers to directly, in no particular order (but the
     /// same from run to run), without copying them.
     pub fn direct_dependencies(&self, node: &Node) -> impl Iterator<Item = &Node> {

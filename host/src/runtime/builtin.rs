@@ -8,13 +8,18 @@ include!(concat!(env!("OUT_DIR"), "/builtin_providers.rs"));
 
 /// The component of the bundled provider `name`, if there is one.
 pub fn builtin(name: &str) -> Option<&'static [u8]> {
-    BUILTIN_COMPONENTS.iter().find(|(n, ..)| *n == name).map(|(_, wasm, _)| *wasm)
+    entry(name).map(|(_, wasm, _)| *wasm)
 }
 
 /// The SHA-256 (in hex) of the bundled provider `name`'s component,
 /// computed when cairn was built.
 pub fn builtin_sha256(name: &str) -> Option<&'static str> {
-    BUILTIN_COMPONENTS.iter().find(|(n, ..)| *n == name).map(|(.., digest)| *digest)
+    entry(name).map(|(.., digest)| *digest)
+}
+
+/// The bundled provider `name`'s row of the table.
+fn entry(name: &str) -> Option<&'static (&'static str, &'static [u8], &'static str)> {
+    BUILTIN_COMPONENTS.iter().find(|(n, ..)| *n == name)
 }
 
 #[cfg(test)]
