@@ -28,7 +28,9 @@
 //! call; 0 measures persistence against an instant provider),
 //! `--parallelism P` (default 10), `--bundled` (`null_resource`s of the
 //! bundled `null` provider, a WebAssembly component as `cairn apply` runs
-//! it, instead of the in-process provider). Without `PG_CONN_STR` the PostgreSQL
+//! it, instead of the in-process provider), `--only NAME` (only the backend
+//! whose name starts so, `persistence`, `local` or `postgresql`, and no
+//! counting run: to profile one). Without `PG_CONN_STR` the PostgreSQL
 //! row is left out (it says so); each run takes a fresh schema, left in
 //! the database. It prints numbers, not pass or fail.
 //!
@@ -235,16 +237,19 @@ struct Options {
     /// The bundled `null` provider (a WebAssembly component, as `cairn
     /// apply` runs it) instead of the in-process `bench_thing`.
     bundled: bool,
+    /// Only the backend whose name starts so (to profile one).
+    only: Option<String>,
 }
 
 fn options() -> Options {
-    let mut o = Options { resources: 10_000, runs: 3, sleep_ms: 10, parallelism: 10, bundled: false };
+    let mut o = Options { resources: 10_000, runs: 3, sleep_ms: 10, parallelism: 10, bundled: false, only: None };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value =
             || args.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or_else(|| panic!("{a} needs a number"));
         match a.as_str() {
             "--bundled" => o.bundled = true,
+            "--only" => o.only = args.next(),
             "--resources" => o.resources = value() as usize,
             "--runs" => o.runs = (value() as usize).max(1),
             "--sleep-ms" => o.sleep_ms = value(),
@@ -344,6 +349,10 @@ fn main() {
             Box::new(move |_: &Workspace| Box::new(PgBackend::new(&conn_str, &schema).unwrap()) as Box<dyn Backend>),
         ));
     }
+    if let Some(only) = &o.only {
+        backends.retain(|(name, _)| name.starts_with(only.as_str()));
+        assert!(!backends.is_empty(), "--only {only}: no such backend");
+    }
     let mut timed: Vec<Vec<Measure>> = backends.iter().map(|_| Vec::new()).collect();
     for _ in 0..o.runs {
         for (runs, (_, backend)) in timed.iter_mut().zip(&backends) {
@@ -354,7 +363,8 @@ fn main() {
         .iter()
         .zip(timed)
         .map(|((name, backend), runs)| {
-            let counted = (*name != "persistence off").then(|| measure(&engine, &config, &o, backend.as_ref(), true));
+            let counted = (*name != "persistence off" && o.only.is_none())
+                .then(|| measure(&engine, &config, &o, backend.as_ref(), true));
             (*name, median(runs), counted.and_then(|c| c.bytes))
         })
         .collect();
@@ -362,6 +372,7 @@ fn main() {
         "{:<18} {:>9} {:>11} {:>14} {:>7} {:>10} {:>7}",
         "backend", "wall", "cpu usr+sys", "bytes written", "x state", "x wall", ""
     );
+    // Alone (`--only`), a backend is its own measure.
     let off_wall = rows[0].1.wall.as_secs_f64();
     for (name, m, bytes) in &rows {
         let (bytes, ratio) = match bytes {
