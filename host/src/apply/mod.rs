@@ -37,6 +37,7 @@ use crate::state::{
     Attributes, Backend, DeposedObject, InstanceState, InstanceStatus, OutputState, PendingOperation, Record, State,
     StateError, StateJournal, Unsynced,
 };
+use crate::state::{Coming, OnTheWay, Stopped};
 use crate::value::{self, Value};
 
 pub use crate::graph::walk::Outcome;
@@ -153,6 +154,33 @@ struct Shared {
     /// One permit per step between journaling its intent and starting its
     /// provider call ([`INTENTS_PER_OPERATION`] per operation permit).
     intents: Slots,
+    /// The journal's count of steps on their way to an intent, if it
+    /// keeps one.
+    coming: Option<Coming>,
+}
+
+/// A step under way: its urgency, which orders its waits for permits
+/// (see [`Slots`]), and, until it has journaled its intent (or shown it
+/// has none), its place among the steps the journal's next flush waits
+/// for ([`Coming`]).
+struct Turn {
+    urgency: usize,
+    way: Option<OnTheWay>,
+}
+
+impl Turn {
+    /// The step has queued its intent, or will journal none.
+    fn arrived(&self) {
+        if let Some(way) = &self.way {
+            way.arrived();
+        }
+    }
+
+    /// The step waits for a permit: the journal does not wait for it
+    /// meanwhile.
+    fn stopped(&self) -> Option<Stopped<'_>> {
+        self.way.as_ref().map(OnTheWay::stopped)
+    }
 }
 
 /// How many steps may be under way for each provider operation allowed to
@@ -171,7 +199,7 @@ const STEPS_PER_OPERATION: usize = 32;
 /// slow provider keeps most steps waiting for a permit leaves only so many
 /// intents pending whose calls never started (the next run asks the
 /// provider about each, as about every pending operation).
-const INTENTS_PER_OPERATION: usize = 8;
+const INTENTS_PER_OPERATION: usize = 24;
 
 impl Applier {
     /// Carries out the plan on `state`, persisting every change in the
@@ -242,6 +270,7 @@ impl Applier {
             intents: Slots::new(self.parallelism.max(1).saturating_mul(INTENTS_PER_OPERATION)),
             applier: self,
             values: Mutex::new((values, BTreeMap::new())),
+            coming: journal.coming(),
             ledger: Mutex::new(Ledger { state, journal }),
             report: Mutex::new(ApplyReport::default()),
         });
@@ -269,7 +298,10 @@ impl Applier {
             group,
             move |step, urgency| {
                 let worker = Arc::clone(&worker);
-                async move { worker.run(step, urgency).await }
+                // On its way from the moment it is started, so that a flush
+                // waits for the intents of steps not yet running too.
+                let way = worker.coming.as_ref().map(Coming::set_out);
+                async move { worker.run(step, Turn { urgency, way }).await }
             },
             || interrupt.is_stopped(),
         )
@@ -323,11 +355,11 @@ impl Applier {
 }
 
 impl Shared {
-    /// Runs one step, whose `urgency` orders its wait for permits (see
-    /// [`Slots`]); reports it and records errors in the report.
+    /// Runs one step (see [`Turn`]); reports it and records errors in the
+    /// report.
     /// Returns success. Provider calls and intents reaching the disk are
     /// awaited.
-    async fn run(&self, step: Step, urgency: usize) -> bool {
+    async fn run(&self, step: Step, turn: Turn) -> bool {
         let step = &step;
         let node = self.node_event(step);
         if self.applier.interrupt.is_stopped() {
@@ -343,16 +375,16 @@ impl Shared {
         let result = match step {
             Step::Local(name) => self.eval_local(name).map(|()| None).map_err(Halt::from),
             Step::Join(_) => Ok(None),
-            Step::Destroy(addr, None) => self.destroy(self.change(addr), urgency).await.map(|()| None),
-            Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key, urgency).await.map(|()| None),
+            Step::Destroy(addr, None) => self.destroy(self.change(addr), &turn).await.map(|()| None),
+            Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key, &turn).await.map(|()| None),
             Step::Apply(addr, depose) => {
                 let change = self.change(addr);
                 match change.action {
                     Action::NoOp if change.importing.is_some() => self.adopt(change).map(|()| None).map_err(Halt::from),
                     Action::NoOp => Ok(None),
                     Action::Forget => self.forget(change).map(|()| None).map_err(Halt::from),
-                    Action::Read => self.read_data(change, urgency).await.map(|()| None),
-                    _ => self.create_or_update(change, depose.as_deref(), urgency).await,
+                    Action::Read => self.read_data(change, &turn).await.map(|()| None),
+                    _ => self.create_or_update(change, depose.as_deref(), &turn).await,
                 }
             }
         };
@@ -505,11 +537,13 @@ impl Shared {
         Ok(plan::ignoring_changes(resource, config, prior))
     }
 
-    async fn read_data(&self, change: &ResourceChange, urgency: usize) -> Result<(), Halt> {
+    async fn read_data(&self, change: &ResourceChange, turn: &Turn) -> Result<(), Halt> {
+        // A read journals nothing: the journal need not wait for it.
+        turn.arrived();
         let (gate, schema) = self.gate(change)?;
         let config = self.config_now(change, schema)?;
         let (state, warnings) = self
-            .operation(urgency, gate.read_data(schema, &change.addr, &config))
+            .operation(turn, gate.read_data(schema, &change.addr, &config))
             .await?
             .map_err(|e| e.into_diagnostics(&Self::location(change)))?;
         self.warn(change, warnings);
@@ -521,8 +555,8 @@ impl Shared {
     /// a read), once one of the `-parallelism` operation permits is free
     /// (see [`Self::permit`], [`Self::call`]). Cancelled, it is as if it
     /// never started: nothing is pending.
-    async fn operation<T>(&self, urgency: usize, call: impl std::future::Future<Output = T>) -> Result<T, Halt> {
-        let permit = self.permit(urgency).await?;
+    async fn operation<T>(&self, turn: &Turn, call: impl std::future::Future<Output = T>) -> Result<T, Halt> {
+        let permit = self.permit(turn).await?;
         match self.call(permit, call).await {
             Err(Halt::Cancelled) => Err(Halt::NotStarted),
             answer => answer,
@@ -531,24 +565,34 @@ impl Shared {
 
     /// Waits for one of the `-parallelism` operation permits; once the run
     /// is interrupted, no more are handed out: the operation never starts.
-    async fn permit(&self, urgency: usize) -> Result<SlotPermit<'_>, Halt> {
+    async fn permit(&self, turn: &Turn) -> Result<SlotPermit<'_>, Halt> {
+        self.slot(&self.operations, turn).await
+    }
+
+    /// A permit of `slots`; once the run is interrupted, none. A step that
+    /// has to wait for it is not on its way to an intent meanwhile (see
+    /// [`Turn`]).
+    async fn slot<'s>(&'s self, slots: &'s Slots, turn: &Turn) -> Result<SlotPermit<'s>, Halt> {
         let interrupt = &self.applier.interrupt;
+        if interrupt.is_stopped() {
+            return Err(Halt::NotStarted);
+        }
+        if let Some(permit) = slots.try_acquire() {
+            return Ok(permit);
+        }
+        let _stopped = turn.stopped();
         tokio::select! {
             biased;
             () = interrupt.stopped() => Err(Halt::NotStarted),
-            permit = self.operations.acquire(urgency) => Ok(permit),
+            permit = slots.acquire(turn.urgency) => Ok(permit),
         }
     }
 
     /// Waits for one of the permits to journal an intent ahead of its
     /// provider call (see [`INTENTS_PER_OPERATION`]); as [`Self::permit`],
     /// none once the run is interrupted.
-    async fn intent_permit(&self, urgency: usize) -> Result<SlotPermit<'_>, Halt> {
-        tokio::select! {
-            biased;
-            () = self.applier.interrupt.stopped() => Err(Halt::NotStarted),
-            permit = self.intents.acquire(urgency) => Ok(permit),
-        }
+    async fn intent_permit(&self, turn: &Turn) -> Result<SlotPermit<'_>, Halt> {
+        self.slot(&self.intents, turn).await
     }
 
     /// Runs the provider call `call` holding `permit`, unless a second
@@ -578,13 +622,13 @@ impl Shared {
         &self,
         change: &ResourceChange,
         depose: Option<&str>,
-        urgency: usize,
+        turn: &Turn,
     ) -> Result<Option<String>, Halt> {
         if let Some(key) = depose {
             self.depose(&change.addr, key)?;
         }
         let key = self.idempotency_key(change);
-        let result = self.create_or_update_object(change, &key, urgency).await;
+        let result = self.create_or_update_object(change, &key, turn).await;
         if let Err(Halt::Cancelled) = result {
             // The call may have done anything: its intent stays pending,
             // and the state as it was, for the next run to ask the provider.
@@ -607,7 +651,7 @@ impl Shared {
         &self,
         change: &ResourceChange,
         key: &str,
-        urgency: usize,
+        turn: &Turn,
     ) -> Result<Option<String>, Halt> {
         let (gate, schema) = self.gate(change)?;
         let location = Self::location(change);
@@ -618,7 +662,7 @@ impl Shared {
             false => (change.prior.clone(), &change.prior_private[..]),
         };
         let replanned = self
-            .operation(urgency, gate.replan(schema, &change.addr, &change.planned, &prior, &config, prior_private))
+            .operation(turn, gate.replan(schema, &change.addr, &change.planned, &prior, &config, prior_private))
             .await?
             .map_err(|e| e.into_diagnostics(&location))?;
         self.warn(change, replanned.diagnostics);
@@ -630,13 +674,13 @@ impl Shared {
             planned_private: replanned.planned_private,
             idempotency_key: key.to_string(),
         };
-        let ahead = self.intent_permit(urgency).await?;
+        let ahead = self.intent_permit(turn).await?;
         fault::point("before-intent", &change.addr);
-        self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key).await?;
+        self.begin_operation(&change.addr, None, if creating { "create" } else { "update" }, key, turn).await?;
         fault::point("after-intent", &change.addr);
         // The operation permit only now: a step waiting for the disk holds
         // none, so that one flush serves the intents of many steps.
-        let permit = self.permit(urgency).await?;
+        let permit = self.permit(turn).await?;
         drop(ahead);
         let answer = self.call(permit, gate.apply(schema, &change.addr, request)).await?;
         fault::point("after-call", &change.addr);
@@ -700,9 +744,9 @@ impl Shared {
     /// Destroys the current object: a delete, or the first half of a replace.
     /// When the delete fails, the object stays in the state marked as being
     /// destroyed, and the next apply deletes it again.
-    async fn destroy(&self, change: &ResourceChange, urgency: usize) -> Result<(), Halt> {
+    async fn destroy(&self, change: &ResourceChange, turn: &Turn) -> Result<(), Halt> {
         let key = self.delete_key(change, None, &change.prior);
-        let deleted = self.delete_object(change, None, &change.prior, &change.prior_private, &key, urgency).await?;
+        let deleted = self.delete_object(change, None, &change.prior, &change.prior_private, &key, turn).await?;
         self.change_state(&change.addr, Some(&key), |state| match (&deleted, state.get_mut(&change.addr)) {
             (Ok(()), _) => {
                 state.forget_current(&change.addr);
@@ -722,7 +766,7 @@ impl Shared {
 
     /// Destroys a deposed object: the old object of a create_before_destroy
     /// replace in this run, or one left by an earlier run.
-    async fn destroy_deposed(&self, addr: &InstanceAddr, key: &str, urgency: usize) -> Result<(), Halt> {
+    async fn destroy_deposed(&self, addr: &InstanceAddr, key: &str, turn: &Turn) -> Result<(), Halt> {
         let (change, prior, private) = match self.deposed_change(addr, key) {
             Some(c) => (c, c.prior.clone(), c.prior_private.clone()),
             None => {
@@ -731,7 +775,7 @@ impl Shared {
             }
         };
         let delete_key = self.delete_key(change, Some(key), &prior);
-        let deleted = self.delete_object(change, Some(key), &prior, &private, &delete_key, urgency).await?;
+        let deleted = self.delete_object(change, Some(key), &prior, &private, &delete_key, turn).await?;
         // A deposed object whose delete failed stays as it is, to be
         // deleted by a later apply.
         self.change_state(addr, Some(&delete_key), |state| {
@@ -756,7 +800,7 @@ impl Shared {
         prior: &Value,
         private: &[u8],
         key: &str,
-        urgency: usize,
+        turn: &Turn,
     ) -> Result<Result<(), Vec<Diagnostic>>, Halt> {
         let gate = self.provider_gate(change);
         let request = ApplyRequest {
@@ -767,15 +811,15 @@ impl Shared {
             planned_private: private.to_vec(),
             idempotency_key: key.to_string(),
         };
-        let ahead = self.intent_permit(urgency).await?;
+        let ahead = self.intent_permit(turn).await?;
         fault::point("before-intent", &change.addr);
-        if let Err(e) = self.begin_operation(&change.addr, deposed, "delete", key).await {
+        if let Err(e) = self.begin_operation(&change.addr, deposed, "delete", key, turn).await {
             return Ok(Err(e));
         }
         fault::point("after-intent", &change.addr);
         // The operation permit only now (see `create_or_update_object`);
         // refused one, the delete never starts, and its intent ends here.
-        let permit = match self.permit(urgency).await {
+        let permit = match self.permit(turn).await {
             Ok(permit) => permit,
             Err(halt) => {
                 let _ = self.end_operation(key);
@@ -882,9 +926,12 @@ impl Shared {
         deposed: Option<&str>,
         operation: &str,
         key: &str,
+        turn: &Turn,
     ) -> Result<(), Vec<Diagnostic>> {
         let intent = Record::Intent(PendingOperation::now(addr.clone(), deposed, operation, key));
-        match self.journal(|_, journal| journal.write(&intent).map(Some))? {
+        let written = self.journal(|_, journal| journal.write(&intent).map(Some));
+        turn.arrived();
+        match written? {
             Some(unsynced) => unsynced.durable().await.map_err(|e| vec![write_failed(&e)]),
             None => Ok(()),
         }

@@ -255,6 +255,15 @@ impl Slots {
         SlotPermit { slots: self }
     }
 
+    /// A permit, if one is free and nobody waits for one.
+    pub fn try_acquire(&self) -> Option<SlotPermit<'_>> {
+        let mut state = self.state();
+        (state.free > 0 && state.waiting.is_empty()).then(|| {
+            state.free -= 1;
+            SlotPermit { slots: self }
+        })
+    }
+
     /// Gives a permit to the most urgent waiter still waiting, or back.
     fn release(&self) {
         let mut state = self.state();

@@ -101,4 +101,11 @@ pub trait StateJournal: Send {
 
     /// Discards the journal once the state it led to is committed.
     fn discard(self: Box<Self>) -> Result<(), StateError>;
+
+    /// The count of steps on their way to an intent, for a journal that
+    /// lets a flush wait for them; `None` (the default) for one that
+    /// does not.
+    fn coming(&self) -> Option<super::journal::Coming> {
+        None
+    }
 }

@@ -34,7 +34,7 @@ use crate::addr::{InstanceAddr, ResourceAddr};
 pub use attributes::Attributes;
 pub use backend::{Backend, StateJournal};
 pub use edit::{MoveError, names};
-pub use journal::{Encoder, Journal, Record, Unsynced};
+pub use journal::{Coming, Encoder, Journal, OnTheWay, Record, Stopped, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
 pub use pg::{CONN_STR_VARIABLE, DEFAULT_SCHEMA, PgBackend, describe as pg_location};

@@ -32,6 +32,7 @@ use std::future::Future;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
@@ -159,6 +160,8 @@ struct Shared {
     /// What is on disk, published after every flush: a watch channel, so
     /// that tasks wait for it without holding a thread.
     flushed: tokio::sync::watch::Sender<Flushed>,
+    /// Steps on their way to journaling an intent (see [`Coming`]).
+    coming: AtomicUsize,
 }
 
 /// How far the writer has got.
@@ -193,21 +196,50 @@ struct Queue {
     /// ([`GATHER_FOR`]): queueing wakes it once the batch is
     /// [`GATHER_RECORDS`] long.
     gathering: bool,
+    /// The writer holds records nobody waits for until one that somebody
+    /// does ([`LINGER_FOR`]): queueing an intent, or waiting for a record,
+    /// wakes it.
+    lingering: bool,
+    /// Records on disk (as `Shared::flushed` says, for the writer's use).
+    synced: u64,
+    /// The most records anybody has waited for, an intent or not
+    /// ([`Journal::append`], the journal's first line).
+    awaited: u64,
 }
 
-/// How long the writer waits for a batch of more than one intent but fewer
-/// than [`GATHER_RECORDS`] to grow before it flushes (several intents
-/// waiting say that many steps are under way). Every flush is an `fdatasync`, whose cost to
-/// the machine (a device round trip; in a virtual machine, an exit to the
-/// hypervisor) hardly depends on its size, while steps waiting for their
-/// intents hold no thread and no operation permit; so a short wait that
-/// makes batches several times larger costs an apply far less than it
-/// saves. (A step's intent waits at most this much longer; a provider call
-/// takes longer than that.)
-const GATHER_FOR: std::time::Duration = std::time::Duration::from_micros(200);
+impl Queue {
+    /// Whether what is queued has to reach the disk now: a step waits for
+    /// it, or the journal is closing.
+    fn urgent(&self) -> bool {
+        self.intents > 0 || self.awaited > self.synced || self.closed
+    }
+}
+
+/// How long records no step waits for (an instance's new state, an
+/// intent's end) may stay queued for a flush that somebody waits for.
+/// Nothing needs them on disk sooner: a crash before they are leaves their
+/// intents pending, which the next run resolves by asking the provider (see
+/// `apply::Shared::change_state`). Under load, an intent comes within
+/// microseconds and carries them in its flush; so an apply's results cost
+/// no `fdatasync` (and no wake-up of the writer) of their own, while with
+/// slow providers they are on disk within this long.
+const LINGER_FOR: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How long, at most, the writer lets a batch of intents grow while more
+/// are on their way ([`Coming`]: steps started or running towards their
+/// intent, not waiting for a permit or the disk). Every flush is an
+/// `fdatasync`, whose cost to the machine (a device round trip; in a
+/// virtual machine, an exit to the hypervisor and an interrupt) hardly
+/// depends on its size, while steps waiting for their intents hold no
+/// thread and no operation permit; so waiting for the intents of the steps
+/// already running makes batches many times larger for far less than it
+/// saves. Once none is on its way (a chain of dependent steps, the last
+/// step of a burst) the batch is flushed at once. (A step's intent waits at
+/// most this much longer; a provider call takes longer than that.)
+const GATHER_FOR: std::time::Duration = std::time::Duration::from_micros(1000);
 
 /// A batch of this many intents is flushed at once.
-const GATHER_RECORDS: usize = 32;
+const GATHER_RECORDS: usize = 256;
 
 /// A record written to a journal but maybe not durable yet.
 ///
@@ -244,6 +276,83 @@ impl Unsynced {
     }
 }
 
+/// Counts the steps of an apply on their way to journaling an intent, so
+/// that the journal's writer flushes a batch once every intent that is
+/// coming soon has joined it (see [`GATHER_FOR`]).
+#[derive(Clone, Debug)]
+pub struct Coming {
+    shared: Arc<Shared>,
+}
+
+impl Coming {
+    /// A step sets out: it will journal an intent soon, unless it stops
+    /// first. It has arrived when the guard is dropped or
+    /// [`OnTheWay::arrived`] is called.
+    pub fn set_out(&self) -> OnTheWay {
+        self.shared.coming.fetch_add(1, Ordering::SeqCst);
+        OnTheWay { coming: self.clone(), on_the_way: AtomicBool::new(true) }
+    }
+
+    fn arrive(&self) {
+        if self.shared.coming.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // The last one: a writer gathering for it flushes now. Under
+            // the queue's lock, so that a writer about to wait has either
+            // seen the count or is waiting and gets the signal.
+            let queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if queue.gathering {
+                self.shared.work.notify_one();
+            }
+        }
+    }
+}
+
+/// A step on its way to journaling an intent (see [`Coming::set_out`]).
+#[derive(Debug)]
+pub struct OnTheWay {
+    coming: Coming,
+    on_the_way: AtomicBool,
+}
+
+impl OnTheWay {
+    /// The step has queued its intent, or will not journal one.
+    pub fn arrived(&self) {
+        if self.on_the_way.swap(false, Ordering::SeqCst) {
+            self.coming.arrive();
+        }
+    }
+
+    /// The step waits for something that may take long (a permit): not on
+    /// its way meanwhile, and again once the answer is dropped.
+    pub fn stopped(&self) -> Stopped<'_> {
+        let was = self.on_the_way.swap(false, Ordering::SeqCst);
+        if was {
+            self.coming.arrive();
+        }
+        Stopped { way: self, was }
+    }
+}
+
+impl Drop for OnTheWay {
+    fn drop(&mut self) {
+        self.arrived();
+    }
+}
+
+/// A step's stop on its way to its intent (see [`OnTheWay::stopped`]).
+#[derive(Debug)]
+pub struct Stopped<'a> {
+    way: &'a OnTheWay,
+    was: bool,
+}
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        if self.was && !self.way.on_the_way.swap(true, Ordering::SeqCst) {
+            self.way.coming.shared.coming.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
 /// Runs `future` to completion on this thread, parking it while the future
 /// waits: enough for the channels a journal's durability is signalled on,
 /// which need no runtime.
@@ -269,6 +378,16 @@ pub(super) fn block_on<F: Future>(future: F) -> F::Output {
 /// records.
 async fn flushed(shared: Arc<Shared>, upto: u64, path: PathBuf) -> Result<(), StateError> {
     let mut progress = shared.flushed.subscribe();
+    // Somebody waits: the writer must not hold these records back.
+    {
+        let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        if queue.awaited < upto && queue.synced < upto {
+            queue.awaited = upto;
+            if queue.lingering {
+                shared.work.notify_one();
+            }
+        }
+    }
     let failed =
         |message: &str| StateError::Write { path: path.clone(), source: io::Error::other(message.to_string()) };
     // `shared` holds the sender, so the channel cannot close meanwhile.
@@ -285,6 +404,10 @@ async fn flushed(shared: Arc<Shared>, upto: u64, path: PathBuf) -> Result<(), St
 impl super::StateJournal for Journal {
     fn write(&mut self, record: &Record) -> Result<Unsynced, StateError> {
         Journal::write(self, record)
+    }
+
+    fn coming(&self) -> Option<Coming> {
+        Some(Coming { shared: Arc::clone(&self.shared) })
     }
 
     fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
@@ -313,6 +436,7 @@ impl Journal {
             queue: Mutex::default(),
             work: Condvar::new(),
             flushed: tokio::sync::watch::Sender::new(Flushed::default()),
+            coming: AtomicUsize::new(0),
         });
         let for_writer = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
@@ -358,7 +482,7 @@ impl Journal {
         queue.queued += 1;
         queue.intents += usize::from(intent);
         let upto = queue.queued;
-        let wake = queue.idle || (queue.gathering && queue.intents >= GATHER_RECORDS);
+        let wake = queue.idle || (queue.lingering && intent) || (queue.gathering && queue.intents >= GATHER_RECORDS);
         drop(queue);
         if wake {
             self.shared.work.notify_one();
@@ -421,11 +545,22 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
         if queue.bytes.is_empty() || queue.failed.is_some() {
             return;
         }
-        // One intent (or none) is flushed at once: a chain of dependent
-        // steps has one intent at a time, and each would wait out the
-        // gathering.
+        let deadline = std::time::Instant::now() + LINGER_FOR;
+        while !queue.urgent() {
+            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else { break };
+            queue.lingering = true;
+            queue = shared.work.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
+            queue.lingering = false;
+        }
+        // Intents with none on its way are flushed at once: a chain of
+        // dependent steps has one intent at a time, and each would wait
+        // out the gathering.
         let deadline = std::time::Instant::now() + GATHER_FOR;
-        while queue.intents > 1 && queue.intents < GATHER_RECORDS && !queue.closed {
+        while queue.intents > 0
+            && queue.intents < GATHER_RECORDS
+            && !queue.closed
+            && shared.coming.load(Ordering::SeqCst) > 0
+        {
             let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else { break };
             queue.gathering = true;
             queue = shared.work.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
@@ -438,7 +573,10 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
         let written = file.write_all(&bytes).and_then(|()| file.sync_data());
         queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
         match written {
-            Ok(()) => shared.flushed.send_modify(|f| f.synced = upto),
+            Ok(()) => {
+                queue.synced = upto;
+                shared.flushed.send_modify(|f| f.synced = upto);
+            }
             Err(e) => {
                 queue.failed = Some(e.to_string());
                 shared.flushed.send_modify(|f| f.failed = Some(e.to_string()));
@@ -670,6 +808,56 @@ mod tests {
             (state.pending[0].idempotency_key.as_str(), state.pending[0].started.as_str()),
             (key('c').as_str(), "2026-11-22T10:31:07Z")
         );
+    }
+
+    /// The journal's count of steps on their way to an intent.
+    fn on_the_way(journal: &Journal) -> usize {
+        journal.shared.coming.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn a_step_counts_on_its_way_to_its_intent_but_not_while_it_waits_or_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::start(&dir.path().join("j"), &written_state()).unwrap();
+        let coming = super::super::StateJournal::coming(&journal).unwrap();
+        let (first, second) = (coming.set_out(), coming.set_out());
+        assert_eq!(on_the_way(&journal), 2);
+        {
+            let waiting = first.stopped();
+            assert_eq!(on_the_way(&journal), 1);
+            let again = first.stopped();
+            assert_eq!(on_the_way(&journal), 1);
+            drop(again);
+            assert_eq!(on_the_way(&journal), 1, "an inner stop does not set out again");
+            drop(waiting);
+        }
+        assert_eq!(on_the_way(&journal), 2, "after the wait the step is on its way again");
+        first.arrived();
+        first.arrived();
+        assert_eq!(on_the_way(&journal), 1);
+        drop(first);
+        assert_eq!(on_the_way(&journal), 1, "an arrived step is not counted off twice");
+        drop(second);
+        assert_eq!(on_the_way(&journal), 0, "a step that stops for good has arrived");
+    }
+
+    #[test]
+    fn an_intent_reaches_the_disk_while_another_step_is_still_on_its_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut journal = Journal::start(&path, &written_state()).unwrap();
+        let coming = super::super::StateJournal::coming(&journal).unwrap();
+        let (first, _never_arrives) = (coming.set_out(), coming.set_out());
+        let unsynced = journal.write(&intent("a", "k-a")).unwrap();
+        first.arrived();
+        // The flush waits a moment for the other step's intent, no more.
+        unsynced.wait().unwrap();
+        // A result no step waits for, then an awaited one: both written.
+        let set = Record::Set { instance: Box::new(instance("a", "1")), ends: Some("k-a".into()) };
+        drop(journal.write(&set).unwrap());
+        journal.append(&intent("b", "k-b")).unwrap();
+        let lines = fs::read_to_string(&path).unwrap();
+        assert_eq!(lines.lines().count(), 4, "{lines}");
     }
 
     #[test]
