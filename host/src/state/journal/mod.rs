@@ -162,6 +162,8 @@ struct Shared {
     flushed: tokio::sync::watch::Sender<Flushed>,
     /// Steps on their way to journaling an intent (see [`Coming`]).
     coming: AtomicUsize,
+    /// The journal's file, for errors.
+    path: PathBuf,
 }
 
 /// How far the writer has got.
@@ -376,10 +378,12 @@ pub(super) fn block_on<F: Future>(future: F) -> F::Output {
 
 /// Completes once the file journal's writer has flushed its first `upto`
 /// records.
-async fn flushed(shared: Arc<Shared>, upto: u64, path: PathBuf) -> Result<(), StateError> {
+/// `counted`: the writer already flushes them without lingering (they end
+/// with an intent, which it counts).
+async fn flushed(shared: Arc<Shared>, upto: u64, counted: bool) -> Result<(), StateError> {
     let mut progress = shared.flushed.subscribe();
     // Somebody waits: the writer must not hold these records back.
-    {
+    if !counted {
         let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
         if queue.awaited < upto && queue.synced < upto {
             queue.awaited = upto;
@@ -389,7 +393,7 @@ async fn flushed(shared: Arc<Shared>, upto: u64, path: PathBuf) -> Result<(), St
         }
     }
     let failed =
-        |message: &str| StateError::Write { path: path.clone(), source: io::Error::other(message.to_string()) };
+        |message: &str| StateError::Write { path: shared.path.clone(), source: io::Error::other(message.to_string()) };
     // `shared` holds the sender, so the channel cannot close meanwhile.
     let seen = progress
         .wait_for(|f| f.synced >= upto || f.failed.is_some())
@@ -437,6 +441,7 @@ impl Journal {
             work: Condvar::new(),
             flushed: tokio::sync::watch::Sender::new(Flushed::default()),
             coming: AtomicUsize::new(0),
+            path: path.to_path_buf(),
         });
         let for_writer = Arc::clone(&shared);
         let writer = std::thread::Builder::new()
@@ -475,10 +480,10 @@ impl Journal {
 
     /// Queues `line` (with its newline) after every line queued before;
     /// `intent` when it is an intent, which a step waits for.
-    fn queue(&self, mut line: String, intent: bool) -> Unsynced {
-        line.push('\n');
+    fn queue(&self, line: String, intent: bool) -> Unsynced {
         let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
         queue.bytes.extend_from_slice(line.as_bytes());
+        queue.bytes.push(b'\n');
         queue.queued += 1;
         queue.intents += usize::from(intent);
         let upto = queue.queued;
@@ -487,18 +492,18 @@ impl Journal {
         if wake {
             self.shared.work.notify_one();
         }
-        self.flushed(upto)
+        self.flushed(upto, intent)
     }
 
     /// What is durable once every line queued so far is.
     fn queue_nothing(&self) -> Unsynced {
         let upto = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner).queued;
-        self.flushed(upto)
+        self.flushed(upto, false)
     }
 
-    /// Durable once the first `upto` lines are on disk.
-    fn flushed(&self, upto: u64) -> Unsynced {
-        Unsynced::new(flushed(Arc::clone(&self.shared), upto, self.path.clone()))
+    /// Durable once the first `upto` lines are on disk (see [`flushed`]).
+    fn flushed(&self, upto: u64, counted: bool) -> Unsynced {
+        Unsynced::new(flushed(Arc::clone(&self.shared), upto, counted))
     }
 
     /// Ends the intent with idempotency key `key`, unless a change already
