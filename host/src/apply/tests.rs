@@ -235,7 +235,7 @@ fn every_dependency_is_on_disk_before_its_dependents_start() {
 fn intents_journaled_ahead_of_their_calls_are_bounded() {
     // One operation at a time, many steps ready: while a call runs, other
     // steps journal their intents (sharing flushes), but no more than
-    // eight per operation slot, so that a crash leaves only so many
+    // `INTENTS_PER_OPERATION` (24) per operation slot, so that a crash leaves only so many
     // pending operations whose calls never started.
     let hcl: String =
         (0..64).map(|i| format!("resource \"fake_thing\" \"t{i}\" {{\n  name = \"t{i}\"\n}}\n")).collect();
