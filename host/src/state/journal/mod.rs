@@ -190,30 +190,47 @@ struct Queue {
     /// (an instance's new state, durable with the next flush) do not make
     /// a batch worth waiting for.
     intents: usize,
-    /// The writer is waiting for work: only then does queueing wake it (a
+    /// What the writer waits for: queueing a record, waiting for one or a
+    /// step's arrival wakes it only when that is what it waits for (a
     /// wake-up is a system call, and most records are queued while it
     /// writes).
-    idle: bool,
-    /// The writer is giving a small batch a moment to grow
-    /// ([`GATHER_FOR`]): queueing wakes it once the batch is
-    /// [`GATHER_RECORDS`] long.
-    gathering: bool,
-    /// The writer holds records nobody waits for until one that somebody
-    /// does ([`LINGER_FOR`]): queueing an intent, or waiting for a record,
-    /// wakes it.
-    lingering: bool,
-    /// Records on disk (as `Shared::flushed` says, for the writer's use).
-    synced: u64,
+    writer: Writer,
     /// The most records anybody has waited for, an intent or not
     /// ([`Journal::append`], the journal's first line).
     awaited: u64,
 }
 
+/// What the journal's writer is doing.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum Writer {
+    /// Writing and flushing, or about to.
+    #[default]
+    Busy,
+    /// Waiting for a record to be queued.
+    Idle,
+    /// Holding records nobody waits for until one that somebody does
+    /// ([`LINGER_FOR`]): queueing an intent, or waiting for a record,
+    /// wakes it.
+    Lingering,
+    /// Giving a batch of intents a moment to grow while more are on their
+    /// way ([`GATHER_FOR`]): the last step arriving, or the batch reaching
+    /// [`GATHER_RECORDS`], wakes it.
+    Gathering,
+}
+
 impl Queue {
-    /// Whether what is queued has to reach the disk now: a step waits for
-    /// it, or the journal is closing.
-    fn urgent(&self) -> bool {
-        self.intents > 0 || self.awaited > self.synced || self.closed
+    /// Whether what is queued has to reach the disk now, the first
+    /// `synced` records being there: a step waits for it, or the journal
+    /// is closing.
+    fn urgent(&self, synced: u64) -> bool {
+        self.intents > 0 || self.awaited > synced || self.closed
+    }
+}
+
+impl Shared {
+    /// Records on disk.
+    fn synced(&self) -> u64 {
+        self.flushed.borrow().synced
     }
 }
 
@@ -291,8 +308,12 @@ impl Coming {
     /// first. It has arrived when the guard is dropped or
     /// [`OnTheWay::arrived`] is called.
     pub fn set_out(&self) -> OnTheWay {
-        self.shared.coming.fetch_add(1, Ordering::SeqCst);
+        self.depart();
         OnTheWay { coming: self.clone(), on_the_way: AtomicBool::new(true) }
+    }
+
+    fn depart(&self) {
+        self.shared.coming.fetch_add(1, Ordering::SeqCst);
     }
 
     fn arrive(&self) {
@@ -301,7 +322,7 @@ impl Coming {
             // the queue's lock, so that a writer about to wait has either
             // seen the count or is waiting and gets the signal.
             let queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            if queue.gathering {
+            if queue.writer == Writer::Gathering {
                 self.shared.work.notify_one();
             }
         }
@@ -350,7 +371,7 @@ pub struct Stopped<'a> {
 impl Drop for Stopped<'_> {
     fn drop(&mut self) {
         if self.was && !self.way.on_the_way.swap(true, Ordering::SeqCst) {
-            self.way.coming.shared.coming.fetch_add(1, Ordering::SeqCst);
+            self.way.coming.depart();
         }
     }
 }
@@ -385,9 +406,9 @@ async fn flushed(shared: Arc<Shared>, upto: u64, counted: bool) -> Result<(), St
     // Somebody waits: the writer must not hold these records back.
     if !counted {
         let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        if queue.awaited < upto && queue.synced < upto {
+        if queue.awaited < upto && shared.synced() < upto {
             queue.awaited = upto;
-            if queue.lingering {
+            if queue.writer == Writer::Lingering {
                 shared.work.notify_one();
             }
         }
@@ -487,7 +508,12 @@ impl Journal {
         queue.queued += 1;
         queue.intents += usize::from(intent);
         let upto = queue.queued;
-        let wake = queue.idle || (queue.lingering && intent) || (queue.gathering && queue.intents >= GATHER_RECORDS);
+        let wake = match queue.writer {
+            Writer::Busy => false,
+            Writer::Idle => true,
+            Writer::Lingering => intent,
+            Writer::Gathering => queue.intents >= GATHER_RECORDS,
+        };
         drop(queue);
         if wake {
             self.shared.work.notify_one();
@@ -543,34 +569,20 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
     let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
     loop {
         while queue.bytes.is_empty() && !queue.closed {
-            queue.idle = true;
+            queue.writer = Writer::Idle;
             queue = shared.work.wait(queue).unwrap_or_else(PoisonError::into_inner);
-            queue.idle = false;
+            queue.writer = Writer::Busy;
         }
         if queue.bytes.is_empty() || queue.failed.is_some() {
             return;
         }
-        let deadline = std::time::Instant::now() + LINGER_FOR;
-        while !queue.urgent() {
-            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else { break };
-            queue.lingering = true;
-            queue = shared.work.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
-            queue.lingering = false;
-        }
+        queue = wait_while(shared, queue, Writer::Lingering, LINGER_FOR, |q| !q.urgent(shared.synced()));
         // Intents with none on its way are flushed at once: a chain of
         // dependent steps has one intent at a time, and each would wait
         // out the gathering.
-        let deadline = std::time::Instant::now() + GATHER_FOR;
-        while queue.intents > 0
-            && queue.intents < GATHER_RECORDS
-            && !queue.closed
-            && shared.coming.load(Ordering::SeqCst) > 0
-        {
-            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else { break };
-            queue.gathering = true;
-            queue = shared.work.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
-            queue.gathering = false;
-        }
+        queue = wait_while(shared, queue, Writer::Gathering, GATHER_FOR, |q| {
+            q.intents > 0 && q.intents < GATHER_RECORDS && !q.closed && shared.coming.load(Ordering::SeqCst) > 0
+        });
         let bytes = std::mem::take(&mut queue.bytes);
         queue.intents = 0;
         let upto = queue.queued;
@@ -578,16 +590,32 @@ fn write_until_closed(mut file: &File, shared: &Shared) {
         let written = file.write_all(&bytes).and_then(|()| file.sync_data());
         queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
         match written {
-            Ok(()) => {
-                queue.synced = upto;
-                shared.flushed.send_modify(|f| f.synced = upto);
-            }
+            Ok(()) => shared.flushed.send_modify(|f| f.synced = upto),
             Err(e) => {
                 queue.failed = Some(e.to_string());
                 shared.flushed.send_modify(|f| f.failed = Some(e.to_string()));
             }
         }
     }
+}
+
+/// Has the writer wait, as `writer`, while `waiting` holds of the queue,
+/// for at most `limit`.
+fn wait_while<'a>(
+    shared: &'a Shared,
+    mut queue: std::sync::MutexGuard<'a, Queue>,
+    writer: Writer,
+    limit: std::time::Duration,
+    waiting: impl Fn(&Queue) -> bool,
+) -> std::sync::MutexGuard<'a, Queue> {
+    let deadline = std::time::Instant::now() + limit;
+    while waiting(&queue) {
+        let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else { break };
+        queue.writer = writer;
+        queue = shared.work.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
+        queue.writer = Writer::Busy;
+    }
+    queue
 }
 
 /// Deletes the journal at `path`; a missing one is fine.
