@@ -311,6 +311,9 @@ fn median(mut runs: Vec<Measure>) -> Measure {
 }
 
 fn main() {
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG") {
+        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    }
     let o = options();
     let mut config = String::new();
     let (engine, provider) = if o.bundled {
@@ -344,9 +347,14 @@ fn main() {
     let pg_conn = std::env::var("PG_CONN_STR").ok();
     if let Some(conn_str) = pg_conn.clone() {
         let schema = pg_schema.clone();
+        // A schema of its own for each run: every run applies from empty.
+        let runs = AtomicU64::new(0);
         backends.push((
             "postgresql",
-            Box::new(move |_: &Workspace| Box::new(PgBackend::new(&conn_str, &schema).unwrap()) as Box<dyn Backend>),
+            Box::new(move |_: &Workspace| {
+                let schema = format!("{schema}_{}", runs.fetch_add(1, Ordering::Relaxed));
+                Box::new(PgBackend::new(&conn_str, &schema).unwrap()) as Box<dyn Backend>
+            }),
         ));
     }
     if let Some(only) = &o.only {
@@ -386,7 +394,7 @@ fn main() {
                 m.process_bytes,
                 m.process_bytes as f64 / m.final_size as f64
             ),
-            "postgresql" => format!("(final state {} B; left in schema {pg_schema})", m.final_size),
+            "postgresql" => format!("(final state {} B; left in schemas {pg_schema}_*)", m.final_size),
             _ => String::new(),
         };
         println!(
