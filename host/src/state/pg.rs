@@ -7,10 +7,10 @@
 //!   serial, the state's JSON, when it was written), one row each, keyed by
 //!   serial. The newest row is the state; the others are its history.
 //! - `cairn_journal`: the journal of the apply under way, one row per
-//!   flush, holding the lines the local journal writes for its records,
-//!   each inserted (and committed) before the apply goes on: an intent
-//!   before a provider call, its result after; records written while a
-//!   flush runs share the next. A crash leaves exactly what the local
+//!   flush, holding the lines the local journal writes for its records:
+//!   an intent is inserted (and committed) before its provider call; a
+//!   result, which no step waits for, goes with the next intent's insert
+//!   or within 20 ms; records written while a flush runs share the next. A crash leaves exactly what the local
 //!   journal leaves, and the next [`Backend::lock`] replays it with the same
 //!   code (`journal::replay_lines`).
 //! - `cairn_lock`: who holds the lock (the same [`LockHolder`] the local
@@ -284,10 +284,14 @@ fn replay_rows(describe: &str, rows: &[String], state: &mut State) -> Result<Fou
 
 /// The journal of one apply, as rows of `cairn_journal`.
 ///
-/// Records are numbered here, in the order they are written, and queued;
-/// each [`StateJournal::write`] asks the backend's thread to insert what is
-/// queued, so records written while an insert runs share the next one (as
-/// the local journal shares an `fdatasync`).
+/// Records are numbered here, in the order they are written, and queued.
+/// Waiting for a record ([`Unsynced`]) asks the backend's thread to insert
+/// what is queued, so records written while an insert runs share the next
+/// one (as the local journal shares an `fdatasync`). A record nobody waits
+/// for (an instance's new state, an intent's end) asks for no insert of its
+/// own: it goes with the next one somebody waits for, or within
+/// [`journal::LINGER_FOR`], or when the journal is dropped — as the local
+/// journal's lingering records do.
 struct PgJournal {
     worker: Worker,
     describe: String,
@@ -304,6 +308,8 @@ struct Pending {
     /// Why an insert failed; nothing is inserted after it, so that the
     /// rows stay a prefix of what the apply did.
     failed: Option<String>,
+    /// An insert of what is queued is due within [`journal::LINGER_FOR`].
+    lingering: bool,
 }
 
 impl StateJournal for PgJournal {
@@ -316,13 +322,20 @@ impl StateJournal for PgJournal {
             .encode(record)
             .map_err(|source| StateError::Encode { path: self.describe.clone().into(), source })?;
         if let Some(text) = text {
-            self.pending.lock().unwrap_or_else(PoisonError::into_inner).rows.push((self.next_seq, text));
+            let linger = {
+                let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+                pending.rows.push((self.next_seq, text));
+                !std::mem::replace(&mut pending.lingering, true)
+            };
             self.next_seq += 1;
+            if linger {
+                self.flush_soon();
+            }
         }
-        // With nothing new queued, this waits for what was queued before.
-        let (pending, describe) = (Arc::clone(&self.pending), self.describe.clone());
-        let reply = self.worker.submit(move |s| Box::pin(s.flush_journal(pending, describe)))?;
-        Ok(Unsynced::new(reply.answer()))
+        // The insert is asked for when somebody waits (the future is lazy);
+        // with nothing new queued, it waits for what was queued before.
+        let flush = self.flush();
+        Ok(Unsynced::new(async move { flush()?.answer().await }))
     }
 
     fn end(&mut self, key: &str) -> Result<Option<Unsynced>, StateError> {
@@ -333,7 +346,46 @@ impl StateJournal for PgJournal {
     }
 
     fn discard(self: Box<Self>) -> Result<(), StateError> {
+        // The state is written: what is still queued is in it, and must
+        // not be inserted after the journal is cleared.
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner).rows.clear();
         self.worker.call(|s| Box::pin(s.clear_journal()))
+    }
+}
+
+impl PgJournal {
+    /// A request to insert what is queued then, to submit when needed.
+    fn flush(&self) -> impl FnOnce() -> Result<Reply<()>, StateError> + Send + 'static {
+        let (worker, pending, describe) = (self.worker.clone(), Arc::clone(&self.pending), self.describe.clone());
+        move || worker.submit(move |s| Box::pin(s.flush_journal(pending, describe)))
+    }
+
+    /// Has what is queued inserted within [`journal::LINGER_FOR`], unless
+    /// an insert somebody waits for takes it first. Outside an async
+    /// runtime, where nothing can wait on a timer, at once.
+    fn flush_soon(&self) {
+        let flush = self.flush();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(journal::LINGER_FOR).await;
+                    // A failure is the next waiter's to report.
+                    let _ = flush();
+                });
+            }
+            Err(_) => {
+                let _ = flush();
+            }
+        }
+    }
+}
+
+impl Drop for PgJournal {
+    /// What is queued is inserted before the backend's thread stops (it
+    /// runs requests in order), as a dropped local journal writes what it
+    /// holds: results nobody waited for are not lost with the journal.
+    fn drop(&mut self) {
+        let _ = self.flush()();
     }
 }
 
@@ -713,6 +765,7 @@ impl Session {
             if let Some(message) = &p.failed {
                 return Err(StateError::Database { state: describe, message: message.clone() });
             }
+            p.lingering = false;
             std::mem::take(&mut p.rows)
         };
         // An earlier request inserted the records of this one.

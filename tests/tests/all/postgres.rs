@@ -398,3 +398,55 @@ fn an_apply_killed_mid_call_is_recovered_from_the_journal_rows() {
     let state = d.state();
     assert!(state.pending.is_empty() && state.resources.len() == 2);
 }
+
+/// An apply waits for its intents only: an instance's new state that no
+/// step waits for still reaches the journal's rows while the journal stays
+/// open (within the linger, with no later insert to carry it), and what is
+/// queued when the journal is dropped is not lost with it.
+#[test]
+fn journal_records_nobody_waits_for_still_reach_the_rows() {
+    use cairn::addr::ResourceAddr;
+    use cairn::state::{InstanceState, PendingOperation, Record};
+
+    let server = Postgres::shared();
+    let (conn_str, schema) = (server.conn_str(), server.schema("unawaited_records"));
+    let addr = |name: &str| ResourceAddr::managed("recorder_thing", name).instance();
+    let instance = |name: &str| InstanceState::new(addr(name), "recorder", 0, serde_json::json!({ "name": name }));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+
+    let mut backend = PgBackend::new(&conn_str, &schema).unwrap();
+    backend.lock().unwrap();
+    let mut state = State::new();
+    backend.write(&mut state).unwrap();
+    let mut journal = backend.start_journal(&state).unwrap();
+    let read_elsewhere = || PgBackend::new(&conn_str, &schema).unwrap().read().unwrap();
+    runtime.block_on(async {
+        let intent = Record::Intent(PendingOperation::now(addr("a"), None, "create", "ka"));
+        journal.write(&intent).unwrap().durable().await.unwrap();
+        // The result, as an apply queues it: written, never waited for.
+        drop(journal.write(&Record::Set { instance: Box::new(instance("a")), ends: Some("ka".into()) }).unwrap());
+    });
+    let mut seen = read_elsewhere();
+    for _ in 0..200 {
+        if seen.get(&addr("a")).is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        seen = read_elsewhere();
+    }
+    assert_eq!(seen.get(&addr("a")), Some(&instance("a")), "the result reached the rows while the journal was open");
+    assert!(seen.pending.is_empty(), "its intent ended with it: {:?}", seen.pending);
+
+    runtime.block_on(async {
+        let intent = Record::Intent(PendingOperation::now(addr("b"), None, "create", "kb"));
+        journal.write(&intent).unwrap().durable().await.unwrap();
+        drop(journal.write(&Record::Set { instance: Box::new(instance("b")), ends: Some("kb".into()) }).unwrap());
+    });
+    // As a cancelled apply leaves it: the journal dropped, the state not
+    // written.
+    drop(journal);
+    drop(backend);
+    let seen = read_elsewhere();
+    assert_eq!(seen.get(&addr("b")), Some(&instance("b")), "the queued result was inserted as the journal closed");
+    assert!(seen.pending.is_empty(), "{:?}", seen.pending);
+}

@@ -242,7 +242,7 @@ impl Shared {
 /// microseconds and carries them in its flush; so an apply's results cost
 /// no `fdatasync` (and no wake-up of the writer) of their own, while with
 /// slow providers they are on disk within this long.
-const LINGER_FOR: std::time::Duration = std::time::Duration::from_millis(20);
+pub(super) const LINGER_FOR: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How long, at most, the writer lets a batch of intents grow while more
 /// are on their way ([`Coming`]: steps started or running towards their
