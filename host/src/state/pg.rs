@@ -10,9 +10,10 @@
 //!   flush, holding the lines the local journal writes for its records:
 //!   an intent is inserted (and committed) before its provider call; a
 //!   result, which no step waits for, goes with the next intent's insert
-//!   or within 20 ms; records written while a flush runs share the next. A crash leaves exactly what the local
-//!   journal leaves, and the next [`Backend::lock`] replays it with the same
-//!   code (`journal::replay_lines`).
+//!   or within 20 ms; records written while a flush runs share the next.
+//!   A crash leaves exactly what the local journal leaves, and the next
+//!   [`Backend::lock`] replays it with the same code
+//!   (`journal::replay_lines`).
 //! - `cairn_lock`: who holds the lock (the same [`LockHolder`] the local
 //!   lock file holds, plus the database session that holds it), for the
 //!   message a second run gets and for `cairn force-unlock`.
