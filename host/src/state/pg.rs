@@ -286,13 +286,13 @@ fn replay_rows(describe: &str, rows: &[String], state: &mut State) -> Result<Fou
 /// The journal of one apply, as rows of `cairn_journal`.
 ///
 /// Records are numbered here, in the order they are written, and queued.
-/// Waiting for a record ([`Unsynced`]) asks the backend's thread to insert
-/// what is queued, so records written while an insert runs share the next
-/// one (as the local journal shares an `fdatasync`). A record nobody waits
-/// for (an instance's new state, an intent's end) asks for no insert of its
-/// own: it goes with the next one somebody waits for, or within
-/// [`journal::LINGER_FOR`], or when the journal is dropped — as the local
-/// journal's lingering records do.
+/// An intent, and any record somebody waits for ([`Unsynced`]), asks the
+/// backend's thread to insert what is queued, so records written while an
+/// insert runs share the next one (as the local journal shares an
+/// `fdatasync`). A record nobody waits for (an instance's new state, an
+/// intent's end) asks for no insert of its own: it goes with the next one,
+/// or within [`journal::LINGER_FOR`], or when the journal is dropped — as
+/// the local journal's lingering records do.
 struct PgJournal {
     worker: Worker,
     describe: String,
@@ -322,20 +322,27 @@ impl StateJournal for PgJournal {
             .encoder
             .encode(record)
             .map_err(|source| StateError::Encode { path: self.describe.clone().into(), source })?;
+        // An intent is inserted at once, as the local journal flushes one:
+        // its step waits for it before the provider call.
+        let intent = matches!(record, Record::Intent(_));
         if let Some(text) = text {
             let linger = {
                 let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
                 pending.rows.push((self.next_seq, text));
-                !std::mem::replace(&mut pending.lingering, true)
+                !intent && !std::mem::replace(&mut pending.lingering, true)
             };
             self.next_seq += 1;
             if linger {
                 self.flush_soon();
             }
         }
-        // The insert is asked for when somebody waits (the future is lazy);
-        // with nothing new queued, it waits for what was queued before.
         let flush = self.flush();
+        if intent {
+            return Ok(Unsynced::new(flush()?.answer()));
+        }
+        // Any other record's insert is asked for only when somebody waits
+        // (the future is lazy); with nothing new queued, it waits for what
+        // was queued before.
         Ok(Unsynced::new(async move { flush()?.answer().await }))
     }
 
