@@ -30,7 +30,8 @@
 //! bundled `null` provider, a WebAssembly component as `cairn apply` runs
 //! it, instead of the in-process provider), `--only NAME` (only the backend
 //! whose name starts so, `persistence`, `local` or `postgresql`, and no
-//! counting run: to profile one). Without `PG_CONN_STR` the PostgreSQL
+//! counting run: to profile one). `CAIRN_LOG=cairn=debug` prints the
+//! engine's phases, as for `cairn`. Without `PG_CONN_STR` the PostgreSQL
 //! row is left out (it says so); each run takes a fresh schema, left in
 //! the database. It prints numbers, not pass or fail.
 //!
@@ -311,9 +312,7 @@ fn median(mut runs: Vec<Measure>) -> Measure {
 }
 
 fn main() {
-    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG") {
-        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
-    }
+    cairn::cli::init_logging();
     let o = options();
     let mut config = String::new();
     let (engine, provider) = if o.bundled {

@@ -708,7 +708,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(total).map_err(|_| invalid())
 }
 
-fn init_logging() {
+/// Logs to standard error what `CAIRN_LOG` asks for (an `EnvFilter`, such
+/// as `cairn=debug` for the engine's phases), warnings otherwise.
+pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // Colour codes only for a terminal: in a file or a pipe they are noise.
