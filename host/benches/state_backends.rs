@@ -328,12 +328,14 @@ fn measure(engine: &Engine, config: &str, o: &Options, backend: &BackendFn, coun
 }
 
 /// The run with the median wall time of `runs` (an odd number of them),
-/// and the median of their whole commands' times.
-fn median(mut runs: Vec<Measure>) -> (Measure, Duration) {
+/// with the median of their whole commands' times as its `whole`.
+fn median(mut runs: Vec<Measure>) -> Measure {
     let mut wholes: Vec<Duration> = runs.iter().map(|m| m.whole).collect();
     wholes.sort();
     runs.sort_by_key(|m| m.wall);
-    (runs.swap_remove(runs.len() / 2), wholes[wholes.len() / 2])
+    let mut middle = runs.swap_remove(runs.len() / 2);
+    middle.whole = wholes[wholes.len() / 2];
+    middle
 }
 
 fn main() {
@@ -391,7 +393,7 @@ fn main() {
             runs.push(measure(&engine, &config, &o, backend.as_ref(), false));
         }
     }
-    let rows: Vec<(&str, (Measure, Duration), Option<u64>)> = backends
+    let rows: Vec<(&str, Measure, Option<u64>)> = backends
         .iter()
         .zip(timed)
         .map(|((name, backend), runs)| {
@@ -405,9 +407,9 @@ fn main() {
         "backend", "wall", "cpu usr+sys", "bytes written", "x state", "x wall", "load+plan+it", "x that", ""
     );
     // Alone (`--only`), a backend is its own measure.
-    let off_wall = rows[0].1.0.wall.as_secs_f64();
-    let off_whole = rows[0].1.1.as_secs_f64();
-    for (name, (m, whole), bytes) in &rows {
+    let off_wall = rows[0].1.wall.as_secs_f64();
+    let off_whole = rows[0].1.whole.as_secs_f64();
+    for (name, m, bytes) in &rows {
         let (bytes, ratio) = match bytes {
             Some(b) => (b.to_string(), format!("{:.2}", *b as f64 / m.final_size as f64)),
             None => ("-".to_string(), "-".to_string()),
@@ -427,8 +429,8 @@ fn main() {
             m.wall.as_secs_f64(),
             cpu_text(m.cpu),
             m.wall.as_secs_f64() / off_wall,
-            whole.as_secs_f64(),
-            whole.as_secs_f64() / off_whole
+            m.whole.as_secs_f64(),
+            m.whole.as_secs_f64() / off_whole
         );
     }
     if pg_conn.is_none() {
