@@ -339,19 +339,22 @@ pub struct OnTheWay {
 impl OnTheWay {
     /// The step has queued its intent, or will not journal one.
     pub fn arrived(&self) {
-        if self.on_the_way.swap(false, Ordering::SeqCst) {
-            self.coming.arrive();
-        }
+        self.leave();
     }
 
     /// The step waits for something that may take long (a permit): not on
     /// its way meanwhile, and again once the answer is dropped.
     pub fn stopped(&self) -> Stopped<'_> {
+        Stopped { way: self, was: self.leave() }
+    }
+
+    /// Counts the step off if it was on its way; returns whether it was.
+    fn leave(&self) -> bool {
         let was = self.on_the_way.swap(false, Ordering::SeqCst);
         if was {
             self.coming.arrive();
         }
-        Stopped { way: self, was }
+        was
     }
 }
 
