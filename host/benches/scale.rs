@@ -4,7 +4,7 @@
 //! numbers, never pass or fail.
 //!
 //! - **Random DAG** of N `null_resource`s, each referring to up to two
-//!   earlier ones (the configuration of `../shared/peer/peer-bench.sh`):
+//!   earlier ones (the configuration `scripts/bench-vs-terraform.sh` gives cairn and Terraform):
 //!   apply from empty at `-parallelism=10`, then a no-op plan with refresh
 //!   and one with `-refresh=false`; the peak RSS of the largest run and the
 //!   state file's bytes per resource; and, for every N whose half was

@@ -1,8 +1,8 @@
 //! The apply graph: the steps of a plan and the order they must run in,
-//! exactly as `seeds/terraform-destroying.md` draws it.
+//! exactly as Terraform's notes on destroying draw it (`docs/design.md`, "Sources").
 //!
-//! The rules, written as "X depends on Y" (Y runs first), as the seed
-//! writes its edges:
+//! The rules, written as "X depends on Y" (Y runs first), as the notes
+//! write their edges:
 //!
 //! 1. creates, updates and reads depend on what their configuration refers
 //!    to (and locals on what theirs refers to);
@@ -12,7 +12,7 @@
 //!    a dependency that is not itself replaced depends on them too ("destroy
 //!    then update");
 //! 4. a create or update depends on the destroys of everything it depends
-//!    on, by configuration or by the state (the seed's dotted "implementation
+//!    on, by configuration or by the state (the notes' dotted "implementation
 //!    detail" edges);
 //! 5. for a `create_before_destroy` destroy (and every deposed object's
 //!    destroy), every edge from a create or update into it is inverted: the
@@ -20,11 +20,11 @@
 //!    and updates.
 //!
 //! create_before_destroy is inherited by everything a resource that has it
-//! depends on ([`crate::plan::inherit_create_before_destroy`], the seed's "forced"
+//! depends on ([`crate::plan::inherit_create_before_destroy`], the notes' "forced"
 //! case), so rule 5 never makes a cycle out of an acyclic configuration.
 //! Only the dependents that are really replaced or deleted get a destroy
 //! node, so a delete-before-replace destroys first only those
-//! (`seeds/pulumi-resource-registration.md`, "Dependent Replacements"):
+//! (Pulumi's resource registration, "Dependent Replacements"):
 //! dependents whose new values merely change are updated after the
 //! replacement exists.
 

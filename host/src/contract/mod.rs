@@ -2,7 +2,7 @@
 //! through which the engine makes every provider call.
 //!
 //! A provider is not trusted: every answer it gives is checked here before
-//! the engine believes it (see `seeds/terraform-resource-instance-change-lifecycle.md`).
+//! the engine believes it (see Terraform's resource instance change lifecycle, in `docs/design.md`, "Sources").
 //! - [`proposed_new`] is the merge the host performs before calling plan;
 //! - [`check_plan`] checks a planned state against config and prior state;
 //! - [`check_compatible`] checks a later value against an earlier one: the

@@ -2,7 +2,7 @@
 //! delete, read or no-op, with the provider's help and under the host's
 //! contract checks. The result is a [`Plan`], which `apply` carries out.
 //!
-//! The default behaviours follow `seeds/terraform-planning-behaviors.md`:
+//! The default behaviours follow Terraform's planning behaviours (`docs/design.md`, "Sources"):
 //! create what is configured but not in state, delete what is in state but
 //! not configured, update what differs, replace what is tainted or what the
 //! provider says cannot change in place, and read data sources as early as

@@ -1,4 +1,4 @@
-//! Failures and the destruction lifecycle (`seeds/juju-death-and-destruction.txt`),
+//! Failures and the destruction lifecycle (Juju's death and destruction; `docs/design.md`, "Sources"),
 //! end to end with the `recorder` test provider: a failing resource stops
 //! only what depends on it; a failed delete leaves the object in the state,
 //! marked as being destroyed, and the next apply deletes it again; deleting

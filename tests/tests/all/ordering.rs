@@ -1,5 +1,5 @@
-//! The order of operations of `seeds/terraform-destroying.md` (and the
-//! dependent replacements of `seeds/pulumi-resource-registration.md`),
+//! The order of operations of Terraform's notes on destroying (and the
+//! dependent replacements of Pulumi's resource registration; `docs/design.md`, "Sources"),
 //! end to end: apply a configuration of the `recorder` test provider,
 //! change it, apply again with `-json`, and read the order off the event
 //! stream (checked against the provider's own log of what it was asked).

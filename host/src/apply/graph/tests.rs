@@ -1,4 +1,4 @@
-//! The orderings of `seeds/terraform-destroying.md`, one test per diagram,
+//! The orderings of Terraform's notes on destroying (`docs/design.md`, "Sources"), one test per diagram,
 //! on plans built by hand over a real configuration's dependency graph.
 
 use petgraph::algo::has_path_connecting;
