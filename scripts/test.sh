@@ -47,7 +47,7 @@ if [[ "$("$py" --version 2>/dev/null || true)" != "componentize-py $COMPONENTIZE
 fi
 
 # componentize-js with its own CLI: `jco componentize` fails on this WIT
-# path (see ../shared/TOOLCHAINS.md), and nothing else of jco is needed.
+# path (see docs/toolchains.md), and nothing else of jco is needed.
 # (A committed package-lock with `npm ci` was tried: npm 11 leaves
 # @bytecodealliance/preview2-shim out of that install, and the CLI fails.)
 js="$tools/node/node_modules/.bin/componentize-js"
