@@ -23,11 +23,17 @@ pub(crate) struct HttpPolicy {
     grants: Vec<HttpGrant>,
     /// When the call in progress must end: no request waits past it.
     pub(crate) deadline: Option<Instant>,
+    /// The origins refused in the call in progress (a few, each once), for
+    /// its error if it fails (see `denials`).
+    pub(crate) refused: Vec<String>,
 }
+
+/// The most refused origins one call keeps.
+const MAX_REFUSED: usize = 8;
 
 impl HttpPolicy {
     pub(crate) fn new(provider: std::sync::Arc<str>, grants: Vec<HttpGrant>, deadline: Option<Instant>) -> HttpPolicy {
-        HttpPolicy { provider, grants, deadline }
+        HttpPolicy { provider, grants, deadline, refused: Vec::new() }
     }
 
     /// The grant a request to `uri` falls under, if any.
@@ -72,12 +78,18 @@ impl WasiHttpHooks for HttpPolicy {
         fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
     ) -> ResponseFuture {
         let Some(grant) = self.grant_for(request.uri()) else {
+            let origin = format!(
+                "{}://{}",
+                request.uri().scheme_str().unwrap_or("?"),
+                request.uri().authority().map_or("?", |a| a.as_str())
+            );
             tracing::warn!(
                 provider = %self.provider,
-                "denied an HTTP request to {}://{} (not granted in the provider's sandbox)",
-                request.uri().scheme_str().unwrap_or("?"),
-                request.uri().authority().map_or("?", |a| a.as_str()),
+                "denied an HTTP request to {origin} (not granted in the provider's sandbox)",
             );
+            if self.refused.len() < MAX_REFUSED && !self.refused.contains(&origin) {
+                self.refused.push(origin);
+            }
             return Box::new(async { Err(Error::HttpRequestDenied) });
         };
         for (name, value) in &grant.headers {

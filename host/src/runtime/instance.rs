@@ -28,7 +28,9 @@ use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider::Guest;
 use super::bindings::{ProviderWorld, ProviderWorldPre, cairn};
 use super::clock;
+use super::denials::{Denials, Denied, Diagnosed};
 use super::engine::EPOCH_TICK;
+use super::fs_watch::{self, FsWatch};
 use super::http::HttpPolicy;
 use super::output::{GuestOutput, MAX_LINE};
 use super::sandbox::Sandbox;
@@ -58,6 +60,8 @@ pub(crate) struct StoreState {
     sleep_cut_short: bool,
     /// The files and directories the provider opened and may still hold.
     files: FileBudget,
+    /// What the sandbox refused the call in progress.
+    denials: Denials,
 }
 
 /// The files and directories an instance opened (`open-at`), counted
@@ -90,6 +94,20 @@ impl StoreState {
             deadline: self.call_deadline,
             cut_short: &mut self.sleep_cut_short,
         }
+    }
+
+    /// What the sandbox refused the call that just ended, HTTP included.
+    fn take_denials(&mut self) -> Denied {
+        for origin in self.http_policy.refused.drain(..) {
+            self.denials.http_refused(&origin);
+        }
+        self.denials.take()
+    }
+
+    /// What the watched filesystem calls work with (`fs_watch`).
+    fn fs_watch(&mut self) -> FsWatch<'_> {
+        let view = WasiFilesystemCtxView { ctx: self.wasi.filesystem(), table: &mut self.table };
+        FsWatch { fs: view, denials: &mut self.denials }
     }
 
     /// Whether the call in progress ran out of time: the epoch deadline
@@ -191,6 +209,7 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     clock::shadow_monotonic_clock(&mut linker, StoreState::clock_view)?;
+    fs_watch::watch_filesystem(&mut linker, StoreState::fs_watch)?;
     shadow_open_at(&mut linker)?;
     ProviderWorld::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |state| state)?;
     Ok(linker)
@@ -198,13 +217,14 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
 
 /// How wasmtime-wasi names the filesystem interface it links (the version
 /// of its WIT); components importing any 0.2.x version are linked to it.
-const WASI_FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
+pub(crate) const WASI_FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
 
 /// Replaces wasmtime-wasi's `descriptor.open-at` by one that counts the
 /// descriptors the instance holds and refuses one more than the sandbox's
 /// `max_descriptors`, trapping with a message that says so. It is the only
 /// WASI call that opens a file or directory of the host (reading a
 /// directory reads it whole; granted directories are opened by the host).
+/// What the sandbox refuses it is recorded (`fs_watch`).
 fn shadow_open_at(linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
     type Args = (Resource<Descriptor>, wasi_fs::PathFlags, String, wasi_fs::OpenFlags, wasi_fs::DescriptorFlags);
     type Opened = Result<Resource<Descriptor>, wasi_fs::ErrorCode>;
@@ -213,20 +233,16 @@ fn shadow_open_at(linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
         "[method]descriptor.open-at",
         |mut store: StoreContextMut<'_, StoreState>, (dir, path_flags, path, open_flags, flags): Args| {
             Box::new(async move {
-                let StoreState { wasi, table, files, .. } = store.data_mut();
+                let StoreState { wasi, table, files, denials, .. } = store.data_mut();
                 if files.held(table) >= files.limit {
                     files.hit = true;
                     return Err(wasmtime::Error::msg(format!("the limit of {} open files was reached", files.limit)));
                 }
-                let mut view = WasiFilesystemCtxView { ctx: wasi.filesystem(), table };
-                let opened: Opened =
-                    match wasi_fs::HostDescriptor::open_at(&mut view, dir, path_flags, path, open_flags, flags).await {
-                        Ok(descriptor) => {
-                            files.opened.insert(descriptor.rep());
-                            Ok(descriptor)
-                        }
-                        Err(e) => Err(wasi_fs::Host::convert_error_code(&mut view, e)?),
-                    };
+                let mut watch = FsWatch { fs: WasiFilesystemCtxView { ctx: wasi.filesystem(), table }, denials };
+                let opened: Opened = watch.open_at(dir, path_flags, path, open_flags, flags).await?;
+                if let Ok(descriptor) = &opened {
+                    files.opened.insert(descriptor.rep());
+                }
                 Ok((opened,))
             })
         },
@@ -287,6 +303,7 @@ impl Instance {
             call_deadline: deadline,
             sleep_cut_short: false,
             files: FileBudget { opened: HashSet::new(), limit: sandbox.max_descriptors, hit: false },
+            denials: Denials::new(sandbox),
         };
         let mut store = Store::new(pre.engine(), state);
         store.limiter(|state| &mut state.limits);
@@ -325,13 +342,15 @@ impl Instance {
     /// Makes the export call `f` with the call deadline set, and checks the
     /// size of the answer. On error the instance must be thrown away: its
     /// state is unknown.
-    pub(crate) async fn call<R: AnswerSize>(
+    pub(crate) async fn call<R: AnswerSize + Diagnosed>(
         &mut self,
         operation: &'static str,
         f: ExportCall<R>,
     ) -> Result<R, CallError> {
         let state = self.store.data_mut();
         state.output.start_call();
+        state.denials.start_call();
+        state.http_policy.refused.clear();
         state.limits.hit_memory_limit = false;
         state.sleep_cut_short = false;
         state.files.hit = false;
@@ -346,8 +365,27 @@ impl Instance {
         let call = f(self.world.cairn_provider_provider(), &mut self.store);
         let result = tokio::time::timeout(bound, call).await;
         let fuel = self.store.hostcall_fuel();
+        self.store.data().output.end_call();
+        let mut outcome = self.outcome(operation, result, fuel);
+        // What the sandbox refused may be why the call failed: the user
+        // is told beside the provider's own words.
+        let denied = self.store.data_mut().take_denials();
+        match &mut outcome {
+            Ok(answer) => denied.add_to_answer(answer),
+            Err(error) => denied.add_to_error(error),
+        }
+        outcome
+    }
+
+    /// What the `result` of a call (within its time bound or not) means for
+    /// the caller.
+    fn outcome<R: AnswerSize>(
+        &self,
+        operation: &'static str,
+        result: Result<wasmtime::Result<R>, tokio::time::error::Elapsed>,
+        fuel: usize,
+    ) -> Result<R, CallError> {
         let state = self.store.data();
-        state.output.end_call();
         let Ok(result) = result else {
             return Err(CallError::new(&*state.provider, operation, time_limit(self.timeout)));
         };

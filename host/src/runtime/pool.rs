@@ -17,6 +17,7 @@ use super::answer::AnswerSize;
 use super::bindings::ProviderWorldPre;
 use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider as api;
+use super::denials::Diagnosed;
 use super::instance::{ExportCall, Instance, StoreState, answer_too_large};
 use super::sandbox::Sandbox;
 use super::wire::{self, WireError};
@@ -103,7 +104,7 @@ impl WasmProvider {
 
     /// Runs one export call on a pooled instance, waiting for a permit
     /// first when `max_concurrency` calls are running.
-    async fn call<R: AnswerSize>(&self, operation: &'static str, f: ExportCall<R>) -> CallResult<R> {
+    async fn call<R: AnswerSize + Diagnosed>(&self, operation: &'static str, f: ExportCall<R>) -> CallResult<R> {
         // The semaphore is never closed.
         let _permit = self.pool.permits.acquire().await.map_err(|_| self.error(operation, "was shut down".into()))?;
         let mut instance = match self.pool.idle.take() {

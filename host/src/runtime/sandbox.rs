@@ -94,6 +94,12 @@ pub struct Sandbox {
     pub read_write: Vec<Grant>,
     /// Directories the provider may only read.
     pub read_only: Vec<Grant>,
+    /// The read-write grants of a run that changes nothing (validate,
+    /// plan), which [`Sandbox::inspect_only`] mounted read-only (or not at
+    /// all, where the directory does not exist yet): kept so that a
+    /// provider refused a write there is told why, not told to grant what
+    /// is granted.
+    pub read_write_held: Vec<Grant>,
     /// Environment variables the provider sees (none by default).
     pub env: Vec<(String, String)>,
     /// The most linear memory one instance may have, in bytes.
@@ -193,6 +199,7 @@ impl Default for Sandbox {
         Sandbox {
             read_write: Vec::new(),
             read_only: Vec::new(),
+            read_write_held: Vec::new(),
             env: Vec::new(),
             memory_limit: DEFAULT_MEMORY_LIMIT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
@@ -272,7 +279,8 @@ impl Sandbox {
     /// exists, and created nowhere, since the operator approved no change yet.
     pub fn inspect_only(&mut self) {
         let writable = std::mem::take(&mut self.read_write);
-        self.read_only.extend(writable.into_iter().filter(|g| g.host.is_dir()));
+        self.read_only.extend(writable.iter().filter(|g| g.host.is_dir()).cloned());
+        self.read_write_held = writable;
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+use super::denials::ROOT;
 use super::output::GuestOutput;
 use super::sandbox::{Grant, Sandbox};
 
@@ -23,6 +24,10 @@ pub(crate) fn context(sandbox: &Sandbox, output: &GuestOutput) -> Result<WasiCtx
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
+    // First, so that a grant's own preopen wins where both match.
+    if super::denials::watches_root(sandbox) {
+        preopen_empty_root(&mut builder);
+    }
     let all: Vec<&Grant> = sandbox.read_write.iter().chain(&sandbox.read_only).collect();
     for (grants, perms, writable) in
         [(&sandbox.read_write, FsPerms::ReadWrite, true), (&sandbox.read_only, FsPerms::ReadOnly, false)]
@@ -37,6 +42,22 @@ pub(crate) fn context(sandbox: &Sandbox, output: &GuestOutput) -> Result<WasiCtx
         }
     }
     Ok(builder.build())
+}
+
+/// Preopens an empty directory as `/`, read-only: wasi-libc resolves
+/// every path outside the grants in it (a grant's longer name wins), so
+/// that the host sees, refuses and records those paths (see `denials`)
+/// instead of the provider's libc refusing them unseen. The directory is
+/// removed once opened: it holds nothing, and nothing can be created in a
+/// removed directory, even through a call the watch would miss. Without a
+/// temporary directory the provider goes without it, as before.
+fn preopen_empty_root(builder: &mut WasiCtxBuilder) {
+    let opened = tempfile::tempdir().map_err(|e| e.to_string()).and_then(|empty| {
+        builder.preopened_dir(empty.path(), ROOT, FsPerms::ReadOnly).map(drop).map_err(|e| e.to_string())
+    });
+    if let Err(e) = opened {
+        tracing::debug!("no root preopen: paths outside the grants are refused unseen: {e}");
+    }
 }
 
 /// A granted directory opened for wasmtime-wasi, which takes a path. When

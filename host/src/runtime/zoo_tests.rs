@@ -368,3 +368,91 @@ fn handles_are_capped_with_a_one_line_message() {
     assert!(!err.detail.contains("wasm backtrace"), "{}", err.detail);
     assert_healthy(&*provider);
 }
+
+/// The probes of issue 32, item 6, with what each is refused: a write
+/// outside every grant, a write into a read-only grant, a read out of a
+/// grant through `..`, and an HTTP request to an origin not granted.
+fn refused_probes(on_failure: &str) -> Value {
+    Value::object([
+        ("write", Value::List(vec![Value::string("out2/x.txt"), Value::string("data/new.txt")])),
+        ("read", Value::List(vec![Value::string("data/../secret.txt"), Value::string("data/f.txt")])),
+        ("http", Value::List(vec![Value::string("http://127.0.0.1:9/stolen")])),
+        ("on_failure", Value::string(on_failure)),
+    ])
+}
+
+/// What each refusal of [`refused_probes`] must be told as, in the order
+/// the zoo probes (reads first).
+const REFUSED: [&str; 4] = [
+    "the sandbox denied: read data/../secret.txt (it leads out of the grant ./data)",
+    "the sandbox denied: write to out2/x.txt (granted read-only: ./data)",
+    "the sandbox denied: write to data/new.txt (granted read-only: ./data)",
+    "the sandbox denied: HTTP request to http://127.0.0.1:9 (no HTTP origin is granted)",
+];
+
+#[test]
+fn a_call_that_fails_after_a_refusal_says_what_the_sandbox_denied() {
+    // Issue 32, item 6: the provider sees only an error code (ENOENT,
+    // EPERM, HttpRequestDenied), and its error read as a bug of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let provider = zoo(with_data_dir(dir.path(), Sandbox { max_concurrency: Some(1), ..Sandbox::default() }));
+    let answer = plan(&*provider, "zoo_probe", refused_probes("error")).unwrap();
+    let said = summaries(&answer);
+    // The provider's own errors first, as it gave them.
+    assert!(said[0].starts_with("read data/../secret.txt: failed: "), "{said:#?}");
+    let added: Vec<&str> = said.iter().filter(|s| s.starts_with("the sandbox denied")).map(|s| &**s).collect();
+    assert_eq!(added, REFUSED, "{said:#?}");
+    let remedy = |summary: &str| answer.diagnostics.iter().find(|d| d.summary == summary).unwrap().detail.clone();
+    assert_eq!(remedy(REFUSED[1]), "To grant it, add to the provider's block: sandbox { read_write = [\"./out2\"] }");
+    assert!(remedy(REFUSED[2]).ends_with("sandbox { read_write = [\"./data\"] }"), "{}", remedy(REFUSED[2]));
+    assert!(remedy(REFUSED[3]).ends_with("sandbox { http { url = \"http://127.0.0.1:9\" } }"));
+
+    // The same refusals in a call that succeeds are nobody's business, and
+    // the next call (on the same, only instance) is not told of them.
+    let answer = plan(&*provider, "zoo_probe", refused_probes("warn")).unwrap();
+    assert!(!summaries(&answer).iter().any(|s| s.starts_with("the sandbox denied")), "{:#?}", summaries(&answer));
+    let fine = Value::object([
+        ("read", Value::List(vec![Value::string("data/f.txt")])),
+        ("on_failure", Value::string("error")),
+    ]);
+    assert!(plan(&*provider, "zoo_probe", fine).unwrap().diagnostics.iter().all(|d| !d.is_error()));
+}
+
+#[test]
+fn a_call_that_traps_after_a_refusal_says_what_the_sandbox_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = zoo(with_data_dir(dir.path(), Sandbox::default()));
+    let err = plan(&*provider, "zoo_probe", refused_probes("panic")).unwrap_err();
+    assert_eq!(err.message, "panicked: zoo: deliberate panic after a failed probe");
+    for refused in REFUSED {
+        assert!(err.detail.contains(refused), "{refused:?} not in:\n{}", err.detail);
+    }
+    assert!(err.detail.contains("provider stderr:"), "the provider's last words are still there:\n{}", err.detail);
+}
+
+#[test]
+fn parallel_calls_are_each_told_only_their_own_refusals() {
+    // Calls run on separate instances at once; each instance records its
+    // own call's refusals.
+    let dir = tempfile::tempdir().unwrap();
+    let provider = zoo(with_data_dir(dir.path(), Sandbox { max_concurrency: Some(4), ..Sandbox::default() }));
+    let calls: Vec<_> = (0..4)
+        .map(|i| {
+            let provider = provider.clone();
+            std::thread::spawn(move || {
+                let path = format!("out{i}/x.txt");
+                let config = Value::object([
+                    ("write", Value::List(vec![Value::string(&path)])),
+                    ("on_failure", Value::string("error")),
+                ]);
+                (path, plan(&*provider, "zoo_probe", config).unwrap())
+            })
+        })
+        .collect();
+    for call in calls {
+        let (path, answer) = call.join().unwrap();
+        let denied: Vec<String> =
+            summaries(&answer).into_iter().filter(|s| s.starts_with("the sandbox denied")).collect();
+        assert_eq!(denied, [format!("the sandbox denied: write to {path} (granted read-only: ./data)")]);
+    }
+}

@@ -13,7 +13,10 @@
 //!   `needle`'s bytes each shifted up by one, so that the needle itself is
 //!   not what it finds). Each outcome is a warning, `"<op> <what>: ok…"` or
 //!   `"<op> <what>: failed: <error>"`; the plan goes on normally. With
-//!   `phase = "apply"` it probes in `apply-resource` instead;
+//!   `phase = "apply"` it probes in `apply-resource` instead; with
+//!   `on_failure = "error"` a failed probe is an error, and with
+//!   `on_failure = "panic"` a failed probe makes it panic (a provider that
+//!   fails on what the sandbox refused it);
 //! - the hostile types below misbehave in `plan-resource`, or in
 //!   `apply-resource` when their `phase` attribute is `"apply"`, or not at
 //!   all when it is `"never"` (to create one that a later update breaks):
@@ -86,6 +89,7 @@ impl Guest for Zoo {
         let mut attributes: Vec<Attribute> = PROBES.iter().map(|name| attribute(name, TypeNode::List(1))).collect();
         attributes.push(attribute("needle", TypeNode::Text));
         attributes.push(attribute("phase", TypeNode::Text));
+        attributes.push(attribute("on_failure", TypeNode::Text));
         attributes.push(attribute("payload", TypeNode::Text));
         let resource = schema(attributes);
         ProviderSchema {
@@ -396,6 +400,16 @@ fn probe(config: &Value) -> Vec<Diagnostic> {
     if let Some(Node { kind: ValueNode::Text(needle), .. }) = attr(config, "needle") {
         let found = if memory_contains_shifted(needle.as_bytes()) { "found" } else { "not found" };
         report.push(diagnostic(Severity::Warning, &format!("memory search: {found}"), ""));
+    }
+    let failed = |d: &Diagnostic| d.summary.contains(": failed: ");
+    match attr(config, "on_failure").map(|n| &n.kind) {
+        Some(ValueNode::Text(how)) if how == "error" => {
+            report.iter_mut().filter(|d| failed(d)).for_each(|d| d.severity = Severity::Error);
+        }
+        Some(ValueNode::Text(how)) if how == "panic" && report.iter().any(failed) => {
+            panic!("zoo: deliberate panic after a failed probe");
+        }
+        _ => {}
     }
     report
 }
