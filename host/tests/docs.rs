@@ -118,7 +118,7 @@ fn slug(heading: &str) -> String {
 }
 
 fn anchors(text: &str) -> BTreeSet<String> {
-    let heading = Regex::new(r"^#{1,6}\s+(.*?)\s*#*$").unwrap();
+    let heading = Regex::new(r"^#{1,6}\s+(.*?)\s*#*$").expect("a valid pattern");
     prose(text).lines().filter_map(|l| heading.captures(l)).map(|c| slug(&c[1])).collect()
 }
 
@@ -249,7 +249,7 @@ fn readme_functions(readme: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     let section = &readme[start + 1..];
     let section = &section[..section[4..].find("\n### ").map_or(section.len(), |end| end + 4)];
     let (supported, left_out) = section.split_once("\nLeft out").expect("the section has a \"Left out\" list");
-    let identifier = Regex::new(r"`([a-z][a-z0-9_]*)`").unwrap();
+    let identifier = Regex::new(r"`([a-z][a-z0-9_]*)`").expect("a valid pattern");
     let bullets = |text: &str| {
         let mut bullets: Vec<String> = Vec::new();
         for line in text.lines() {
@@ -281,11 +281,11 @@ fn readme_functions(readme: &str) -> (BTreeSet<String>, BTreeSet<String>) {
 /// evaluator handles itself (`all_names`).
 fn implemented_functions(root: &Path) -> BTreeSet<String> {
     let dir = root.join("host/src/config/functions");
-    let table = Regex::new(r#"Function::new\(\s*"([a-z0-9_]+)""#).unwrap();
-    let quoted = Regex::new(r#""([a-z0-9_]+)""#).unwrap();
+    let table = Regex::new(r#"Function::new\(\s*"([a-z0-9_]+)""#).expect("a valid pattern");
+    let quoted = Regex::new(r#""([a-z0-9_]+)""#).expect("a valid pattern");
     let mut names = BTreeSet::new();
-    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-        let text = std::fs::read_to_string(entry.path()).unwrap();
+    for entry in std::fs::read_dir(&dir).expect("the functions directory").flatten() {
+        let text = std::fs::read_to_string(entry.path()).expect("a readable source file");
         names.extend(table.captures_iter(&text).map(|c| c[1].to_string()));
         if let Some(start) = text.find("fn all_names(") {
             let body = &text[start..];
