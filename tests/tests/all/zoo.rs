@@ -390,3 +390,36 @@ fn a_provider_at_its_limits_leaves_cairn_and_other_providers_working() {
     expected.sort();
     assert_eq!(addresses, expected, "everything within its budgets was created:\n{}", run.all());
 }
+
+#[test]
+fn a_resource_that_fails_on_a_refusal_is_told_what_the_sandbox_denied() {
+    // Issue 32, item 6: a provider refused by the sandbox saw only an
+    // error code ("[Errno 44]", "[Errno 63]", HttpRequestDenied) and failed
+    // as if with a bug of its own. The error now says what was refused,
+    // what is granted, and the line that would grant it.
+    let w = Workdir::new();
+    w.write("data/f.txt", "x");
+    let sandbox = "    read_only  = [\"./data\"]\n    read_write = [\"./out\"]";
+    let resource = "resource \"zoo_probe\" \"refused\" {\n  phase      = \"apply\"\n  on_failure = \"error\"\n  \
+                    write      = [\"out2/x.txt\", \"data/new.txt\", \"out/fine.txt\"]\n  \
+                    http       = [\"http://127.0.0.1:9/stolen\"]\n}\n";
+    w.write("main.tf", &config(sandbox, resource));
+    let run = w.cairn(&["apply", "-auto-approve"]);
+    assert_failed_cleanly(
+        &w,
+        &run,
+        &[
+            "write out2/x.txt: failed: No such file or directory (os error 44)",
+            "the sandbox denied: write to out2/x.txt (granted read-write: ./out; read-only: ./data)",
+            "To grant it, add to the provider's block: sandbox { read_write = [\"./out2\"] }",
+            "write data/new.txt: failed: Operation not permitted (os error 63)",
+            "the sandbox denied: write to data/new.txt (granted read-only: ./data)",
+            "move ./data from read_only to read_write in the provider's sandbox block: \
+             sandbox { read_write = [\"./data\"] }",
+            "the sandbox denied: HTTP request to http://127.0.0.1:9 (no HTTP origin is granted)",
+            "sandbox { http { url = \"http://127.0.0.1:9\" } }",
+        ],
+    );
+    assert_eq!(run.stderr.matches("the sandbox denied").count(), 3, "out/fine.txt was granted:\n{}", run.all());
+    assert!(!w.exists("out2/x.txt") && !w.exists("data/new.txt"));
+}
