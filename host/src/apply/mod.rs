@@ -18,7 +18,7 @@ pub mod graph;
 pub mod interrupt;
 pub mod recover;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -140,6 +140,15 @@ struct Shared {
     ledger: Mutex<Ledger>,
     report: Mutex<ApplyReport>,
     lineage: String,
+    /// The serial of the state the plan was made from: part of the
+    /// idempotency key of every create and update, so that two changes
+    /// alike in everything else (the same create after a destroy, an
+    /// update back and forth) are told apart.
+    serial: u64,
+    /// The keys of the creates and updates that made nothing in an
+    /// earlier run, by instance and operation: this run's attempt is their
+    /// retry, and is sent the same key (`State::retries`).
+    retries: HashMap<(InstanceAddr, String), String>,
     /// Where each instance's current-object change is in the plan.
     current: AddrMap<InstanceAddr, usize>,
     /// Where the delete of each deposed object (instance, key) is in the plan.
@@ -229,6 +238,12 @@ impl Applier {
             values.set(addr, v.clone());
         }
         let mut state = state;
+        let serial = state.serial;
+        // A retry waits for its instance's next create or update: gone
+        // with the instance's configuration.
+        state.retries.retain(|r| self.config.resources.iter().any(|c| c.addr == r.addr.resource));
+        let retries =
+            state.retries.iter().map(|r| ((r.addr.clone(), r.operation.clone()), r.idempotency_key.clone())).collect();
         let fail = |d: Diagnostic, state: State| {
             self.events.diagnostic(&d);
             (ApplyReport { errors: vec![d], ..ApplyReport::default() }, state)
@@ -250,6 +265,8 @@ impl Applier {
         };
         let shared = Arc::new(Shared {
             lineage: state.lineage.clone(),
+            serial,
+            retries,
             current: self
                 .plan
                 .changes
@@ -639,7 +656,7 @@ impl Shared {
         }
         // Only now, with the state as the failure left it, is the operation
         // over (a success ended it when it recorded the new object).
-        let ended = self.end_operation(&key);
+        let ended = self.end_operation(&change.addr, Self::operation_name(change), &key);
         let id = result?;
         ended?;
         Ok(id)
@@ -822,7 +839,7 @@ impl Shared {
         let permit = match self.permit(turn).await {
             Ok(permit) => permit,
             Err(halt) => {
-                let _ = self.end_operation(key);
+                let _ = self.end_operation(&change.addr, "delete", key);
                 return Err(halt);
             }
         };
@@ -904,6 +921,11 @@ impl Shared {
     ) -> Result<(), Vec<Diagnostic>> {
         self.queue(|state, journal| {
             let record = if f(state) {
+                if ends.is_some() {
+                    // The operation changed its instance: nothing is left
+                    // to retry.
+                    state.retries.retain(|r| r.addr != *addr);
+                }
                 Record::of_instance(state, addr, ends)
             } else {
                 match ends {
@@ -937,9 +959,17 @@ impl Shared {
         }
     }
 
-    /// Queues the end of an operation, unless a change ended it already.
-    fn end_operation(&self, key: &str) -> Result<(), Vec<Diagnostic>> {
-        self.queue(|_, journal| journal.end(key))
+    /// Queues the end of `operation` of `addr`, unless a change ended it
+    /// already. One that ended without a change made nothing: the next
+    /// attempt is its retry (`State::keep_for_retry`).
+    fn end_operation(&self, addr: &InstanceAddr, operation: &str, key: &str) -> Result<(), Vec<Diagnostic>> {
+        self.queue(|state, journal| {
+            let ended = journal.end(key)?;
+            if ended.is_some() {
+                state.keep_for_retry(PendingOperation::now(addr.clone(), None, operation, key));
+            }
+            Ok(ended)
+        })
     }
 
     /// Lets `write` change the state and queue its record (if any) under
@@ -966,15 +996,25 @@ impl Shared {
         self.journal(write).map(drop)
     }
 
-    /// The idempotency key of the create or update of a change.
+    /// `update` for an update, else `create` (alone or half of a replace).
+    fn operation_name(change: &ResourceChange) -> &'static str {
+        if change.action == Action::Update { "update" } else { "create" }
+    }
+
+    /// The idempotency key of the create or update of a change: the key of
+    /// the attempt it retries, if an earlier run's made nothing, else one
+    /// of its own.
     fn idempotency_key(&self, change: &ResourceChange) -> String {
-        let op = if change.action == Action::Update { "update" } else { "create" };
-        idempotency_key(&self.lineage, &change.addr, None, op, &change.planned)
+        let op = Self::operation_name(change);
+        match self.retries.get(&(change.addr.clone(), op.to_string())) {
+            Some(key) => key.clone(),
+            None => change_key(&self.lineage, self.serial, &change.addr, op, &change.prior, &change.planned),
+        }
     }
 
     /// The idempotency key of deleting `prior`, an object of a change.
     fn delete_key(&self, change: &ResourceChange, deposed: Option<&str>, prior: &Value) -> String {
-        idempotency_key(&self.lineage, &change.addr, deposed, "delete", prior)
+        delete_key(&self.lineage, &change.addr, deposed, prior)
     }
 
     /// Evaluates outputs with the final values and records them.
@@ -1036,19 +1076,40 @@ fn instance_state(
     }
 }
 
-/// The key passed to the provider with one operation: the same for every
-/// retry of the same planned change — the same instance (and deposed
-/// object), the same kind of operation (create, update, delete) and the
-/// same planned new object (for a delete, the same object deleted) — so
-/// that a provider can recognise an object an earlier, interrupted call
-/// made. A create that follows a failed one of a replace is the same create.
-///
-/// It is 20 lowercase hex digits: 80 bits of a SHA-256, unique among far
-/// more objects than one provider manages (a journal writes one per
+/// The idempotency key of a create or update: one planned change of one
+/// instance — its operation, the object it replaces or updates (`prior`,
+/// null for a first create), the planned new object, and the serial of
+/// the state the plan was made from — so that every other change gets
+/// another key: the create of a replacement is not the create that made
+/// the object it replaces, and the same create after a destroy, or an
+/// update back and forth, comes from another serial. A retry of a change
+/// that made nothing is sent the first attempt's key, which the state
+/// keeps for it (`State::retries`), and so is the retry of an interrupted
+/// call, whose key its intent in the journal keeps.
+pub fn change_key(lineage: &str, serial: u64, addr: &InstanceAddr, op: &str, prior: &Value, planned: &Value) -> String {
+    key_of(&[
+        lineage,
+        &serial.to_string(),
+        &addr.to_string(),
+        op,
+        &value::to_json_text(prior),
+        &value::to_json_text(planned),
+    ])
+}
+
+/// The idempotency key of deleting `prior`, the current object of `addr`
+/// or its deposed object `deposed`: the object identifies the change, so
+/// every retry of its delete is sent the same key.
+pub fn delete_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>, prior: &Value) -> String {
+    key_of(&[lineage, &addr.to_string(), deposed.unwrap_or(""), "delete", &value::to_json_text(prior)])
+}
+
+/// 20 lowercase hex digits: 80 bits of a SHA-256 of `parts`, unique among
+/// far more objects than one provider manages (a journal writes one per
 /// provider call, so each digit counts).
-pub fn idempotency_key(lineage: &str, addr: &InstanceAddr, deposed: Option<&str>, op: &str, object: &Value) -> String {
+fn key_of(parts: &[&str]) -> String {
     let mut h = Sha256::new();
-    for part in [lineage, &addr.to_string(), deposed.unwrap_or(""), op, &value::to_json_text(object)] {
+    for part in parts {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }

@@ -116,8 +116,13 @@ pub async fn recover(state: &mut State, providers: &Providers, config: &Config) 
             Some((provider, name)) => resolve(state, Gate::new(provider.as_ref()), &name, &op).await,
             None => (Recovered::Unresolved, "no provider for it is configured".to_string()),
         };
-        if outcome == Recovered::Unresolved {
-            state.pending.push(op.clone());
+        match outcome {
+            Recovered::Unresolved => state.pending.push(op.clone()),
+            // What the interrupted create made, if anything, was not
+            // found: the next create of the instance is its retry, and is
+            // sent its key.
+            Recovered::NotFound => state.keep_for_retry(op.clone()),
+            _ => {}
         }
         recoveries.push(Recovery {
             addr: op.addr,

@@ -366,6 +366,8 @@ struct Unparsed<'a> {
     resources: Vec<&'a RawValue>,
     #[serde(default)]
     pending: Vec<PendingOperation>,
+    #[serde(default)]
+    retries: Vec<PendingOperation>,
 }
 
 /// How many instances a core reads at least, when a state's instances are
@@ -393,6 +395,7 @@ fn parse_in_runs(bytes: &[u8]) -> Option<State> {
         outputs: unparsed.outputs,
         resources,
         pending: unparsed.pending,
+        retries: unparsed.retries,
     })
 }
 
@@ -690,6 +693,7 @@ mod tests {
         });
         state.set(instance("local_file.pages[\"index\"]"));
         state.pending.push(PendingOperation::now("random_id.x[3]".parse().unwrap(), Some("0000000a"), "delete", "k3"));
+        state.retries.push(PendingOperation::now("random_id.x[4]".parse().unwrap(), None, "create", "k4"));
         state
             .outputs
             .insert("password".to_string(), OutputState::new(&Value::List(vec![Value::string("hunter2")]), true));
@@ -719,7 +723,7 @@ mod tests {
         assert_eq!(x2.deposed[0].private, b"old secret");
 
         let text = fs::read_to_string(backend.path()).unwrap();
-        assert!(text.starts_with("{\n  \"format_version\": 3,\n  \"cairn_version\": "), "{text}");
+        assert!(text.starts_with("{\n  \"format_version\": 4,\n  \"cairn_version\": "), "{text}");
         assert!(text.ends_with("}\n"));
         assert!(text.contains("\"big\":9223372036854775807"), "{text}");
         assert!(text.contains("\"private\":\"AAEC/v8=\""), "{text}");

@@ -50,7 +50,10 @@ pub use pg::{CONN_STR_VARIABLE, DEFAULT_SCHEMA, PgBackend, describe as pg_locati
 ///   file is a valid version 2 file, so it is read as it is.
 /// - 3: adds the optional `pending` operations (interrupted by a crash). A
 ///   version 2 file is a valid version 3 file.
-pub const FORMAT_VERSION: u32 = 3;
+/// - 4: adds the optional `retries` (operations that made nothing, whose
+///   next attempt is sent the same idempotency key). A version 3 file is a
+///   valid version 4 file.
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The oldest state file format this cairn reads.
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
@@ -89,6 +92,13 @@ pub struct State {
     /// Omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingOperation>,
+    /// Creates and updates that ended having made nothing: the provider
+    /// failed them, or did not find what an interrupted one made. The next
+    /// create or update of the same instance is their retry, and is sent
+    /// the same idempotency key, so that a provider that made something
+    /// after all recognises it. Omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retries: Vec<PendingOperation>,
 }
 
 /// An operation a provider was asked for whose outcome is not recorded.
@@ -257,6 +267,25 @@ impl State {
             outputs: BTreeMap::new(),
             resources: Resources::default(),
             pending: Vec::new(),
+            retries: Vec::new(),
+        }
+    }
+
+    /// The key of the failed or lost `operation` (`create` or `update`) of
+    /// `addr`'s current object that the next attempt retries, if any.
+    pub fn retry_key(&self, addr: &InstanceAddr, operation: &str) -> Option<&str> {
+        self.retries
+            .iter()
+            .find(|op| op.addr == *addr && op.deposed.is_none() && op.operation == operation)
+            .map(|op| op.idempotency_key.as_str())
+    }
+
+    /// Keeps `op`, which made nothing, for its retry ([`Self::retry_key`])
+    /// when it is a create or update; a delete's key is the object's own.
+    pub fn keep_for_retry(&mut self, op: PendingOperation) {
+        if op.operation == "create" || op.operation == "update" {
+            self.retries.retain(|r| !(r.addr == op.addr && r.deposed == op.deposed));
+            self.retries.push(op);
         }
     }
 

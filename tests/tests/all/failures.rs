@@ -97,16 +97,41 @@ fn a_retried_create_gets_the_same_idempotency_key() {
     let w = workdir(&thing("a", "value = \"v\""));
     marker(&w, "fail-create-a");
     w.cairn(&["apply", "-auto-approve"]).failure();
+    let failed = w.state().unwrap();
+    let kept = &failed["retries"][0];
+    assert_eq!((kept["addr"].as_str(), kept["operation"].as_str()), (Some("recorder_thing.a"), Some("create")));
     unmark(&w, "fail-create-a");
     w.cairn(&["apply", "-auto-approve"]).success();
     let ops = ops(&w);
+    assert_eq!(kept["idempotency_key"].as_str(), Some(ops[0][3].as_str()), "the state kept the failed create's key");
     assert_eq!((ops[0][0].as_str(), ops[1][0].as_str()), ("fail-create", "create"), "{ops:?}");
     assert_eq!(ops[0][3], ops[1][3], "the retry carries the first attempt's key: {ops:?}");
+    assert!(w.state().unwrap().get("retries").is_none(), "the retry made it: {}", w.state_text());
     // A different planned change gets a different key.
     w.configure_recorder(&thing("a", "value = \"w\""));
     w.cairn(&["apply", "-auto-approve"]).success();
     let update = ops_named(&w, "update");
     assert_ne!(update[0][3], ops[1][3]);
+}
+
+#[test]
+fn every_other_change_gets_another_idempotency_key() {
+    let w = workdir(&thing("a", "value = \"v\""));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    // Two replacements of an object whose configuration did not change:
+    // each create's planned object is the same as the first create's.
+    w.cairn(&["apply", "-auto-approve", "-replace=recorder_thing.a"]).success();
+    w.cairn(&["apply", "-auto-approve", "-replace=recorder_thing.a"]).success();
+    // The same create again after a destroy.
+    w.cairn(&["destroy", "-auto-approve"]).success();
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let creates: Vec<String> = ops_named(&w, "create").into_iter().map(|o| o[3].clone()).collect();
+    assert_eq!(creates.len(), 4, "{:?}", ops(&w));
+    let mut distinct = creates.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 4, "every create has a key of its own: {creates:?}");
+    assert!(w.state().unwrap().get("retries").is_none(), "nothing is left to retry: {}", w.state_text());
 }
 
 fn ops_named(w: &Workdir, op: &str) -> Vec<Vec<String>> {

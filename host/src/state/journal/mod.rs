@@ -96,14 +96,18 @@ impl Record {
             Record::Start { .. } => {}
             Record::Intent(op) => state.pending.push(op),
             Record::Set { instance, ends } => {
+                finish(state, ends.as_deref());
                 state.set(*instance);
-                end(state, ends.as_deref());
             }
             Record::Remove { addr, ends } => {
+                finish(state, ends.as_deref());
                 state.remove(&addr);
-                end(state, ends.as_deref());
             }
-            Record::End { key } => end(state, Some(&key)),
+            Record::End { key } => {
+                if let Some(op) = take_pending(state, &key) {
+                    state.keep_for_retry(op);
+                }
+            }
             Record::Outputs(outputs) => state.outputs = outputs,
         }
     }
@@ -119,11 +123,19 @@ impl Record {
     }
 }
 
-/// Forgets the pending operation with idempotency key `key`.
-fn end(state: &mut State, key: Option<&str>) {
-    if let Some(key) = key {
-        state.pending.retain(|op| op.idempotency_key != key);
+/// Ends the pending operation with idempotency key `key`, which changed
+/// its instance: that was its last attempt, so nothing of the instance is
+/// left to retry either.
+fn finish(state: &mut State, key: Option<&str>) {
+    if let Some(op) = key.and_then(|key| take_pending(state, key)) {
+        state.retries.retain(|r| r.addr != op.addr);
     }
+}
+
+/// Removes and returns the pending operation with idempotency key `key`.
+fn take_pending(state: &mut State, key: &str) -> Option<PendingOperation> {
+    let at = state.pending.iter().position(|op| op.idempotency_key == key)?;
+    Some(state.pending.remove(at))
 }
 
 /// The journal file of the state at `state_path`: `<state>.journal`.
@@ -759,6 +771,30 @@ mod tests {
         let pending: Vec<&str> = state.pending.iter().map(|p| p.idempotency_key.as_str()).collect();
         assert_eq!(pending, ["kc"], "only the intent that never ended is pending");
         assert_eq!(state.serial, base.serial, "replaying does not write");
+    }
+
+    #[test]
+    fn an_intent_that_ended_without_a_change_is_kept_for_its_retry_until_a_change_ends_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.journal");
+        let base = written_state();
+        let mut journal = Journal::start(&path, &base).unwrap();
+        journal.append(&intent("b", "kb")).unwrap();
+        journal.end("kb").unwrap().unwrap().wait().unwrap();
+        let mut state = base.clone();
+        replay(&path, &mut state).unwrap();
+        let kept: Vec<(String, &str)> =
+            state.retries.iter().map(|r| (r.addr.to_string(), r.idempotency_key.as_str())).collect();
+        assert_eq!(kept, [(addr("b").to_string(), "kb")]);
+        assert_eq!(state.retry_key(&addr("b"), "create"), Some("kb"));
+
+        // The retry made the object: nothing is left to retry.
+        journal.append(&intent("b", "kb")).unwrap();
+        journal.append(&Record::Set { instance: Box::new(instance("b", "1")), ends: Some("kb".into()) }).unwrap();
+        journal.end("kb").unwrap();
+        let mut state = base.clone();
+        replay(&path, &mut state).unwrap();
+        assert!(state.retries.is_empty(), "{:?}", state.retries);
     }
 
     #[test]
