@@ -683,6 +683,10 @@ impl Shared {
             .await?
             .map_err(|e| e.into_diagnostics(&location))?;
         self.warn(change, replanned.diagnostics);
+        // The secrets the provider is sent, known now even where the plan
+        // had them unknown (a password made earlier in this apply): a copy
+        // of one in its answer is found and marked by `record`.
+        let secrets = config::marks::secrets(&config, &change.sensitive);
         let request = ApplyRequest {
             type_name: change.addr.resource.type_name.clone(),
             prior_state: prior,
@@ -704,7 +708,7 @@ impl Shared {
         match answer {
             Ok(response) => {
                 self.warn(change, response.diagnostics.clone());
-                self.record(change, schema, &response, InstanceStatus::Ready, key)?;
+                self.record(change, schema, &response, InstanceStatus::Ready, key, &secrets)?;
                 fault::point("after-record", &change.addr);
                 lock(&self.values).0.set(&change.addr, response.new_state.clone());
                 {
@@ -722,7 +726,7 @@ impl Shared {
                 // An object the answer still describes is kept, tainted,
                 // so that it is not lost (the errors say so).
                 if let Some(partial) = &failed.partial {
-                    self.record(change, schema, partial, InstanceStatus::Tainted, key)?;
+                    self.record(change, schema, partial, InstanceStatus::Tainted, key, &secrets)?;
                     fault::point("after-record", &change.addr);
                 }
                 Err(failed.into_diagnostics(&location).into())
@@ -850,7 +854,9 @@ impl Shared {
     }
 
     /// Writes the object a provider answered into the state and journals
-    /// it, ending the operation with idempotency key `key`.
+    /// it, ending the operation with idempotency key `key`. `secrets` are
+    /// the sensitive values the provider was sent: copies of them in the
+    /// answer are marked sensitive.
     fn record(
         &self,
         change: &ResourceChange,
@@ -858,14 +864,14 @@ impl Shared {
         response: &ApplyResponse,
         status: InstanceStatus,
         key: &str,
+        secrets: &[String],
     ) -> Result<(), Vec<Diagnostic>> {
         let mut inst = instance_state(change, schema, &response.new_state, &response.private, status);
         // The provider's marks, and the plan's: those of the configuration
         // the values came from, which the provider may not repeat.
         let mut marks = config::conform(&change.sensitive, &response.new_state);
         marks.extend(response.sensitive.iter().cloned());
-        let secrets = config::marks::secrets(&change.config, &change.sensitive);
-        marks.extend(config::marks::echoes(&response.new_state, &secrets));
+        marks.extend(config::marks::echoes(&response.new_state, secrets));
         marks.sort();
         marks.dedup();
         inst.sensitive_attributes = marks;

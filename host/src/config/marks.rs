@@ -64,8 +64,9 @@ pub fn body_marks(body: &Body, ctx: &EvalContext) -> Vec<Path> {
 
 /// The marks fitted to `value`: an attribute step into a map becomes a key
 /// step, a path into a set stops at the set (its elements have no stable
-/// position), and a path that leads nowhere in the value is dropped when
-/// the value is known there.
+/// position), a path into an unknown value is kept whole (it fits the
+/// value once known), and a path that leads nowhere in the value is
+/// dropped when the value is known there.
 pub fn conform(marks: &[Path], value: &Value) -> Vec<Path> {
     let mut out: Vec<Path> = marks.iter().filter_map(|m| conform_one(m, value)).collect();
     out.sort();
@@ -76,7 +77,15 @@ pub fn conform(marks: &[Path], value: &Value) -> Vec<Path> {
 fn conform_one(mark: &Path, value: &Value) -> Option<Path> {
     let mut here = value;
     let mut steps = Vec::new();
-    for step in mark.steps() {
+    for (at, step) in mark.steps().iter().enumerate() {
+        if let Value::Unknown(_) = here {
+            // What the value will be is not known yet, so the mark stays
+            // where it was known to be: an unknown object whose secret is
+            // one attribute is not secret as a whole (Terraform keeps
+            // `(known after apply)` for its other attributes).
+            steps.extend(mark.steps()[at..].iter().cloned());
+            break;
+        }
         let name = match step {
             PathStep::Attr(n) | PathStep::Key(n) => Some(n.as_str()),
             PathStep::Index(_) => None,
@@ -85,8 +94,8 @@ fn conform_one(mark: &Path, value: &Value) -> Option<Path> {
             (Value::Object(m), _, Some(n)) => (m.get(n)?, PathStep::Attr(n.to_string())),
             (Value::Map(m), _, Some(n)) => (m.get(n)?, PathStep::Key(n.to_string())),
             (Value::List(v) | Value::Tuple(v), PathStep::Index(i), _) => (v.get(*i as usize)?, step.clone()),
-            // Unknown, null or a set: the mark covers it all from here.
-            (Value::Unknown(_) | Value::Null | Value::Set(_), _, _) => break,
+            // Null or a set: the mark covers it all from here.
+            (Value::Null | Value::Set(_), _, _) => break,
             _ => return None,
         };
         steps.push(fitted);

@@ -212,3 +212,108 @@ fn a_module_output_declared_sensitive_is_marked() {
     assert!(plan.stderr.contains("Output refers to sensitive values"), "{}", plan.all());
     assert_hidden("the refused plan", &plan);
 }
+
+/// Issue 32, item 2: a new value of a sensitive variable leaves the copy
+/// a provider made of it unknown until apply, and the marks on that
+/// unknown stay where they were known to be: an output of the object's
+/// other attribute is planned `(known after apply)`, as in Terraform, not
+/// refused as sensitive.
+#[test]
+fn a_new_sensitive_value_keeps_its_marks_where_they_were_inside_an_unknown_object() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"variable "db_password" {
+  type      = string
+  sensitive = true
+}
+
+resource "terraform_data" "db" {
+  input = { user = "admin", password = var.db_password }
+}
+
+output "user_only" {
+  value = terraform_data.db.output.user
+}
+"#,
+    );
+    let apply = w.cairn(&["apply", "-auto-approve", "-var", &format!("db_password={SECRET}")]).success();
+    assert!(apply.stdout.contains("user_only = \"admin\""), "{}", apply.all());
+
+    let plan = w.cairn(&["plan", "-var", "db_password=another-secret"]).success();
+    assert_hidden("the plan", &plan);
+    assert!(!plan.all().contains("another-secret"), "{}", plan.all());
+    assert!(plan.stdout.contains("~ user_only = \"admin\" -> (known after apply)"), "{}", plan.all());
+    // The password is still secret inside the planned object.
+    w.cairn(&["apply", "-auto-approve", "-var", "db_password=another-secret"]).success();
+    let show = w.cairn_env(&["show"], &[("CAIRN_VAR_db_password", "another-secret")]).success();
+    assert!(!show.all().contains("another-secret"), "{}", show.all());
+    assert!(show.stdout.contains("output = { password = (sensitive value), user = \"admin\" }"), "{}", show.all());
+}
+
+/// Issue 32, item 3: a copy a provider made of a value that was unknown
+/// while planning (a `random_password` made in the same apply) is found
+/// by the value known at apply time, recorded among the object's
+/// sensitive paths, and redacted by every command after a reload.
+#[test]
+fn a_copy_of_a_secret_unknown_while_planning_is_redacted_after_the_apply() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"resource "random_password" "x" {
+  length = 24
+}
+
+resource "terraform_data" "copy" {
+  input = { user = "admin", password = random_password.x.result }
+}
+
+output "copy" {
+  value     = terraform_data.copy.output
+  sensitive = true
+}
+"#,
+    );
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let state = w.state().unwrap();
+    let resources = state["resources"].as_array().unwrap();
+    let secret = resources.iter().find(|r| r["addr"] == "random_password.x").unwrap()["attributes"]["result"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let copy = resources.iter().find(|r| r["addr"] == "terraform_data.copy").unwrap();
+    assert_eq!(
+        copy["sensitive_attributes"],
+        serde_json::json!([[{"attr": "input"}, {"attr": "password"}], [{"attr": "output"}, {"attr": "password"}]]),
+        "{}",
+        w.state_text()
+    );
+    let hidden = |what: &str, run: &Run| {
+        assert!(!run.all().contains(&secret), "{what} shows the copied secret:\n{}", run.all());
+    };
+    let show = w.cairn(&["show"]).success();
+    hidden("show", &show);
+    assert!(show.stdout.contains("password = (sensitive value)"), "{}", show.all());
+    hidden("state show", &w.cairn_here(&["state", "show", "terraform_data.copy"]).success());
+    hidden("output", &w.cairn_here(&["output"]).success());
+    // A plan of a change to the object, saved and shown as JSON.
+    w.write("extra.tf", "resource \"terraform_data\" \"more\" {\n  input = terraform_data.copy.output.user\n}\n");
+    w.cairn_here(&["plan", "-out", "p.plan"]).success();
+    hidden("show of a plan", &w.cairn_here(&["show", "p.plan"]).success());
+    // As Terraform's, the JSON form gives values and marks which are
+    // sensitive, for the tools that read it to redact.
+    let plan_json: serde_json::Value =
+        serde_json::from_str(&w.cairn_here(&["show", "-json", "p.plan"]).success().stdout).unwrap();
+    let marked = plan_json["prior_state"]["values"]["root_module"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["address"] == "terraform_data.copy")
+        .unwrap()["sensitive_values"]
+        .clone();
+    assert_eq!(marked["output"]["password"], true, "{plan_json:#}");
+    // An output of the copy must now say it is sensitive, as one of the
+    // original must.
+    w.write("extra.tf", "output \"leak\" {\n  value = terraform_data.copy.output.password\n}\n");
+    assert!(w.cairn(&["plan"]).failure().stderr.contains("Output refers to sensitive values"));
+}
