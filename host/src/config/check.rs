@@ -1,7 +1,8 @@
 //! The reference checks `load` makes once every file is read: every
 //! reference names something declared, `count.index` and `each` appear only
 //! where they mean something, and nothing refers to itself. Whether an
-//! attribute exists in a provider's schema is the planner's to check.
+//! attribute exists in a provider's schema needs the schemas: see
+//! `schema_refs`, which `validate` runs once the providers are started.
 
 use std::collections::BTreeSet;
 

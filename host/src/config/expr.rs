@@ -366,46 +366,54 @@ impl Expression {
 
     /// Walks the tree; `bound` holds the names of enclosing `for` variables.
     fn collect_references(&self, bound: &mut Vec<String>, out: &mut Vec<Result<(Reference, Location), Diagnostic>>) {
+        self.visit_traversals(bound, &mut |root, steps, location| reference_at(root, steps, location, out));
+    }
+
+    /// Calls `f` with the root name, the steps and the location of every
+    /// traversal from a name (`var.x`, `random_id.r[0].hex`, a bare `count`)
+    /// that is not bound by an enclosing `for` or one in `bound`, in source
+    /// order: the references, before they are resolved.
+    pub(crate) fn visit_traversals(&self, bound: &mut Vec<String>, f: &mut dyn FnMut(&str, &[Step], &Location)) {
         match &self.kind {
             ExprKind::Literal(_) => {}
-            ExprKind::Variable(root) => reference_at(root, &[], &self.location, bound, out),
+            ExprKind::Variable(root) => visit_unbound(root, &[], &self.location, bound, f),
             ExprKind::Traversal { source, steps } => {
                 match &source.kind {
-                    ExprKind::Variable(root) => reference_at(root, steps, &self.location, bound, out),
-                    _ => source.collect_references(bound, out),
+                    ExprKind::Variable(root) => visit_unbound(root, steps, &self.location, bound, f),
+                    _ => source.visit_traversals(bound, f),
                 }
                 for step in steps {
                     if let Step::Index(key) = step {
-                        key.collect_references(bound, out);
+                        key.visit_traversals(bound, f);
                     }
                 }
             }
-            ExprKind::Template(parts) => collect_template_references(parts, bound, out),
+            ExprKind::Template(parts) => visit_template_traversals(parts, bound, f),
             ExprKind::Tuple(items) | ExprKind::Call { args: items, .. } => {
-                items.iter().for_each(|e| e.collect_references(bound, out));
+                items.iter().for_each(|e| e.visit_traversals(bound, f));
             }
             ExprKind::Object(items) => {
                 for (key, value) in items {
-                    key.collect_references(bound, out);
-                    value.collect_references(bound, out);
+                    key.visit_traversals(bound, f);
+                    value.visit_traversals(bound, f);
                 }
             }
-            ExprKind::Unary { operand, .. } => operand.collect_references(bound, out),
+            ExprKind::Unary { operand, .. } => operand.visit_traversals(bound, f),
             ExprKind::Binary { lhs, rhs, .. } => {
-                lhs.collect_references(bound, out);
-                rhs.collect_references(bound, out);
+                lhs.visit_traversals(bound, f);
+                rhs.visit_traversals(bound, f);
             }
             ExprKind::Conditional { condition, then, otherwise } => {
-                condition.collect_references(bound, out);
-                then.collect_references(bound, out);
-                otherwise.collect_references(bound, out);
+                condition.visit_traversals(bound, f);
+                then.visit_traversals(bound, f);
+                otherwise.visit_traversals(bound, f);
             }
-            ExprKind::For(f) => {
-                f.collection.collect_references(bound, out);
-                let names = f.key_var.iter().chain([&f.value_var]).cloned().collect::<Vec<_>>();
+            ExprKind::For(for_expr) => {
+                for_expr.collection.visit_traversals(bound, f);
+                let names = for_expr.key_var.iter().chain([&for_expr.value_var]).cloned().collect::<Vec<_>>();
                 with_bound(bound, names, |bound| {
-                    for e in f.key.iter().chain([&f.value]).chain(&f.condition) {
-                        e.collect_references(bound, out);
+                    for e in for_expr.key.iter().chain([&for_expr.value]).chain(&for_expr.condition) {
+                        e.visit_traversals(bound, f);
                     }
                 });
             }
@@ -413,26 +421,41 @@ impl Expression {
     }
 }
 
-fn collect_template_references(
+/// [`Expression::visit_traversals`] for a template's parts.
+fn visit_template_traversals(
     parts: &[TemplatePart],
     bound: &mut Vec<String>,
-    out: &mut Vec<Result<(Reference, Location), Diagnostic>>,
+    f: &mut dyn FnMut(&str, &[Step], &Location),
 ) {
     for part in parts {
         match part {
             TemplatePart::Literal(_) => {}
-            TemplatePart::Interpolation(e) => e.collect_references(bound, out),
+            TemplatePart::Interpolation(e) => e.visit_traversals(bound, f),
             TemplatePart::If { condition, then, otherwise } => {
-                condition.collect_references(bound, out);
-                collect_template_references(then, bound, out);
-                collect_template_references(otherwise, bound, out);
+                condition.visit_traversals(bound, f);
+                visit_template_traversals(then, bound, f);
+                visit_template_traversals(otherwise, bound, f);
             }
             TemplatePart::For { key_var, value_var, collection, body } => {
-                collection.collect_references(bound, out);
+                collection.visit_traversals(bound, f);
                 let names = key_var.iter().chain([value_var]).cloned().collect();
-                with_bound(bound, names, |bound| collect_template_references(body, bound, out));
+                with_bound(bound, names, |bound| visit_template_traversals(body, bound, f));
             }
         }
+    }
+}
+
+/// Calls `f` for a traversal from `root`, unless `root` is a `for`
+/// variable.
+fn visit_unbound(
+    root: &str,
+    steps: &[Step],
+    location: &Location,
+    bound: &[String],
+    f: &mut dyn FnMut(&str, &[Step], &Location),
+) {
+    if !bound.iter().any(|b| b == root) {
+        f(root, steps, location);
     }
 }
 
@@ -444,18 +467,13 @@ fn with_bound(bound: &mut Vec<String>, names: Vec<String>, f: impl FnOnce(&mut V
     bound.truncate(bound.len() - count);
 }
 
-/// Records the reference a traversal from `root` makes, unless `root` is a
-/// `for` variable.
+/// Records the reference a traversal from `root` makes.
 fn reference_at(
     root: &str,
     steps: &[Step],
     location: &Location,
-    bound: &[String],
     out: &mut Vec<Result<(Reference, Location), Diagnostic>>,
 ) {
-    if bound.iter().any(|b| b == root) {
-        return;
-    }
     out.push(match Reference::from_traversal(root, steps) {
         Ok((reference, _)) => Ok((reference, location.clone())),
         Err((summary, detail)) => Err(error_at(summary, detail, location)),

@@ -38,6 +38,7 @@ mod parse;
 mod provider;
 mod refactor;
 mod resource;
+mod schema_refs;
 mod source;
 mod suggest;
 mod var_files;
@@ -67,6 +68,7 @@ pub use module::{ModuleCall, ProviderPass, expand_modules, module_files};
 pub use parse::parse_expression;
 pub use provider::parse_constraint;
 pub use refactor::{Import, MoveAddr, Moved, Removed};
+pub use schema_refs::check_attribute_references;
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables};
 
@@ -397,6 +399,18 @@ impl Body {
             refs.extend(block.body.checked_references(&block.bound_inside(bound)));
         }
         refs
+    }
+
+    /// [`Expression::visit_traversals`] for every expression inside,
+    /// nested blocks included, with each `dynamic` block's iterator bound
+    /// inside it.
+    pub(crate) fn visit_traversals(&self, bound: &[String], f: &mut dyn FnMut(&str, &[Step], &Location)) {
+        for attr in &self.attributes {
+            attr.expr.visit_traversals(&mut bound.to_vec(), f);
+        }
+        for block in &self.blocks {
+            block.body.visit_traversals(&block.bound_inside(bound), f);
+        }
     }
 
     /// The attribute of this name.

@@ -474,6 +474,17 @@ impl Engine {
                 errors.extend(d);
             }
         }
+        // References to attributes the schemas do not have: found here,
+        // with every value unknown, rather than by the plan.
+        let blocks: crate::addr::AddrMap<crate::addr::ResourceAddr, &crate::schema::Block> = ws
+            .config
+            .resources
+            .iter()
+            .filter_map(|r| {
+                Some((r.addr.clone(), &Gate::new(providers.get(&r.provider)?.as_ref()).schema_of(&r.addr).ok()?.block))
+            })
+            .collect();
+        errors.extend(config::check_attribute_references(&ws.config, &|addr| blocks.get(addr).copied()));
         let mut checks = Vec::new();
         for r in &ws.config.resources {
             let Some(provider) = providers.get(&r.provider) else { continue };

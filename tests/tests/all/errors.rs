@@ -45,6 +45,31 @@ fn a_reference_to_an_undeclared_resource_names_file_and_line() {
     );
 }
 
+/// Issue 32, item 5: `validate` checks every reference against the
+/// provider schemas, before any value is known, with where and what was
+/// meant.
+#[test]
+fn validate_finds_a_misspelt_attribute_of_a_resource_with_its_location() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        "resource \"random_id\" \"r\" {\n  byte_length = 4\n}\n\nresource \"terraform_data\" \"a\" {\n  input = \"${random_id.r.hexx}\"\n}\n\noutput \"o\" {\n  value = terraform_data.a.outptu\n}\n",
+    );
+    let run = w.cairn(&["validate"]).failure();
+    assert!(run.stderr.contains("main.tf:6:14"), "{}", run.all());
+    assert!(run.stderr.contains("Did you mean \"hex\"?"), "{}", run.all());
+    assert!(run.stderr.contains("main.tf:10:11"), "{}", run.all());
+    assert!(run.stderr.contains("Did you mean \"output\"?"), "{}", run.all());
+    let json: serde_json::Value = serde_json::from_str(&w.cairn(&["validate", "-json"]).failure().stdout).unwrap();
+    assert_eq!(json["error_count"], 2, "{json:#}");
+    // Attributes that are there, through instances and nested values.
+    w.write(
+        "main.tf",
+        "resource \"random_id\" \"r\" {\n  count = 2\n  byte_length = 4\n}\n\noutput \"o\" {\n  value = [random_id.r[0].hex, random_id.r[*].b64_std, random_id.r[1].keepers]\n}\n",
+    );
+    w.cairn(&["validate"]).success();
+}
+
 #[test]
 fn a_type_mismatch_names_file_line_and_attribute() {
     let broken = format!("{BASE}\nresource \"random_id\" \"y\" {{\n  byte_length = [1, 2]\n}}\n");
