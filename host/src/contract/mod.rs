@@ -14,10 +14,17 @@
 //! [`check_plan_marked`]) are shown as `(sensitive value)`.
 //!
 //! The rules are Terraform's (`objchange.AssertPlanValid` and
-//! `AssertObjectCompatible`) without the legacy-SDK exemptions:
-//! - an unknown configured value must be planned unknown (or as the prior
-//!   value); it becomes known in the re-plan at apply time, when the
-//!   configuration itself is known;
+//! `AssertObjectCompatible`) without the legacy-SDK exemptions, and with
+//! one difference:
+//! - an unknown configured value may be planned unknown, or as a known
+//!   value the provider can already predict (Terraform refuses the known
+//!   one unless it is the prior value). cairn lets a provider say what it
+//!   knows, because nothing it says escapes the checks: the re-plan at
+//!   apply time, with the configuration known, must keep the configured
+//!   value (rule 2) and every value the first plan knew (rule 3), so a
+//!   prediction the configuration then contradicts fails that re-plan,
+//!   before the provider is asked to apply anything (the `replan` cases of
+//!   the contract table show both);
 //! - null and empty collections are different values everywhere; a list,
 //!   set or map of nested blocks with no blocks is empty, never null;
 //! - an unknown collection of nested blocks (a `dynamic` block whose

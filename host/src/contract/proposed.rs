@@ -140,45 +140,53 @@ fn proposed_nested(nesting: Nesting, block: &Block, prior: &Value, config: &Valu
 /// describes: every attribute the configuration decides is equal, and an
 /// optional+computed attribute the configuration leaves null may have any
 /// prior value (the provider chose it). Computed-only attributes do not
-/// count. Unknown configured values match nothing.
+/// count, at any depth: the objects of a nested attribute and nested
+/// blocks are compared by the same rule, so that a computed member the
+/// configuration leaves null inside them does not tell two objects apart
+/// (Terraform's ProposedNew). Unknown configured values match nothing.
 fn configured_as(block: &Block, config: &Value, prior: &Value) -> bool {
     let (Value::Object(_), Value::Object(_)) = (config, prior) else {
         return false;
     };
     let attributes_match = block.attributes.iter().all(|(name, attr)| {
-        let c = config.get_attr(name);
-        (attr.computed && c.is_null()) || same(c, prior.get_attr(name))
+        let (c, p) = (config.get_attr(name), prior.get_attr(name));
+        match &attr.nested {
+            _ if attr.computed && c.is_null() => true,
+            Some(nested) => objects_configured_as(nested.nesting, &nested.block, c, p),
+            None => same(c, p),
+        }
     });
     attributes_match
         && block.blocks.iter().all(|(name, nested)| {
-            let (c, p) = (config.get_attr(name), prior.get_attr(name));
-            let inner = &nested.block;
-            match nested.nesting {
-                Nesting::Single => (c.is_null() && p.is_null()) || configured_as(inner, c, p),
-                Nesting::List => match (blocks(c), blocks(p)) {
-                    (Some(c), Some(p)) => {
-                        c.len() == p.len() && c.iter().zip(p).all(|(c, p)| configured_as(inner, c, p))
-                    }
-                    _ => false,
-                },
-                Nesting::Set => match (blocks(c), blocks(p)) {
-                    (Some(c), Some(p)) => {
-                        c.len() == p.len()
-                            && pair_up(c, p, |c, p| configured_as(inner, c, p)).iter().all(Option::is_some)
-                    }
-                    _ => false,
-                },
-                Nesting::Map => match (c, p) {
-                    (Value::Null, Value::Null) => true,
-                    (Value::Map(c), Value::Map(p)) => {
-                        c.len() == p.len()
-                            && c.iter().all(|(k, c)| p.get(k).is_some_and(|p| configured_as(inner, c, p)))
-                    }
-                    (Value::Null, Value::Map(m)) | (Value::Map(m), Value::Null) => m.is_empty(),
-                    _ => false,
-                },
-            }
+            objects_configured_as(nested.nesting, &nested.block, config.get_attr(name), prior.get_attr(name))
         })
+}
+
+/// [`configured_as`] for the objects of a nested block type or nested
+/// attribute, gathered as `nesting` says: the same number of objects
+/// (for maps, the same keys), each configured as its partner.
+fn objects_configured_as(nesting: Nesting, block: &Block, c: &Value, p: &Value) -> bool {
+    match nesting {
+        Nesting::Single => (c.is_null() && p.is_null()) || configured_as(block, c, p),
+        Nesting::List => match (blocks(c), blocks(p)) {
+            (Some(c), Some(p)) => c.len() == p.len() && c.iter().zip(p).all(|(c, p)| configured_as(block, c, p)),
+            _ => false,
+        },
+        Nesting::Set => match (blocks(c), blocks(p)) {
+            (Some(c), Some(p)) => {
+                c.len() == p.len() && pair_up(c, p, |c, p| configured_as(block, c, p)).iter().all(Option::is_some)
+            }
+            _ => false,
+        },
+        Nesting::Map => match (c, p) {
+            (Value::Null, Value::Null) => true,
+            (Value::Map(c), Value::Map(p)) => {
+                c.len() == p.len() && c.iter().all(|(k, c)| p.get(k).is_some_and(|p| configured_as(block, c, p)))
+            }
+            (Value::Null, Value::Map(m)) | (Value::Map(m), Value::Null) => m.is_empty(),
+            _ => false,
+        },
+    }
 }
 
 /// The blocks of a list or set of blocks; null counts as no blocks.
