@@ -11,9 +11,15 @@
 //! they are waiting for. The PostgreSQL backend records the same
 //! [`LockHolder`] beside its advisory lock.
 //!
-//! The lock file is never deleted, only emptied on release: deleting it would
-//! let a process that opened the old file before the deletion and a process
-//! that creates the new one each lock "the" lock file at the same time.
+//! On Unix the lock file is deleted on release, while still locked, so that a
+//! run leaves the directory as it found it (as Terraform does). Deleting a
+//! lock file is racy on its own: a process that opened the old file just
+//! before the deletion, and one that creates the new file after it, could
+//! each lock "the" lock file at the same time. So a process that has taken
+//! the lock checks that the path still names the file it locked (same device
+//! and inode) and, when it does not, lets that orphan go and starts over;
+//! and only a holder deletes the file. Elsewhere the file is only emptied on
+//! release: Windows cannot delete a file another process has open.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Write};
@@ -84,6 +90,9 @@ fn who() -> String {
 pub(super) struct StateLock {
     /// The open lock file; the lock belongs to this open file description.
     file: File,
+    /// Where it is, to delete it on release.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    path: PathBuf,
 }
 
 impl StateLock {
@@ -92,42 +101,75 @@ impl StateLock {
     pub(super) fn acquire(state_path: &Path) -> Result<StateLock, StateError> {
         let lock_path = lock_path(state_path);
         let lock_err = |source| StateError::Lock { path: lock_path.clone(), source };
-        // Not truncated on open: when the lock is held, its content is the
-        // holder's details, which the error message shows.
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(lock_err)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(StateError::Locked {
-                    path: state_path.to_path_buf(),
-                    holder: read_holder(&mut file).map(Box::new),
-                });
+        let mut file = loop {
+            // Not truncated on open: when the lock is held, its content is
+            // the holder's details, which the error message shows.
+            let mut file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&lock_path)
+                .map_err(lock_err)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => {
+                    return Err(StateError::Locked {
+                        path: state_path.to_path_buf(),
+                        holder: read_holder(&mut file).map(Box::new),
+                    });
+                }
+                Err(TryLockError::Error(source)) => return Err(lock_err(source)),
             }
-            Err(TryLockError::Error(source)) => return Err(lock_err(source)),
-        }
+            // The holder before us may have deleted the file between our
+            // open and our lock: then we locked a file no one else will
+            // find, and must lock the one the path names now.
+            if is_still_at(&file, &lock_path).map_err(lock_err)? {
+                break file;
+            }
+        };
         let mut details =
             serde_json::to_vec_pretty(&LockHolder::current()).map_err(|e| lock_err(std::io::Error::other(e)))?;
         details.push(b'\n');
         file.set_len(0).map_err(lock_err)?;
         file.write_all(&details).map_err(lock_err)?;
-        Ok(StateLock { file })
+        Ok(StateLock { file, path: lock_path })
     }
 }
 
 impl Drop for StateLock {
     fn drop(&mut self) {
         // Empty the file first, so that no one reads a released lock's
-        // details as a holder's. Errors are ignored: closing the file below
-        // releases the lock whatever happens here.
+        // details as a holder's; then, on Unix, delete it while still
+        // holding the lock (see the module's doc for why that is safe).
+        // Errors are ignored: closing the file below releases the lock
+        // whatever happens here.
         let _ = self.file.set_len(0);
+        #[cfg(unix)]
+        let _ = std::fs::remove_file(&self.path);
         let _ = self.file.unlock();
     }
+}
+
+/// Whether `path` still names the open `file` (the same device and inode):
+/// not when the file was deleted, or deleted and made again, since it was
+/// opened.
+#[cfg(unix)]
+fn is_still_at(file: &File, path: &Path) -> std::io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let open = file.metadata()?;
+    match std::fs::metadata(path) {
+        Ok(named) => Ok(named.dev() == open.dev() && named.ino() == open.ino()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Elsewhere the lock file is never deleted, so the path always names the
+/// file that was opened.
+#[cfg(not(unix))]
+fn is_still_at(_file: &File, _path: &Path) -> std::io::Result<bool> {
+    Ok(true)
 }
 
 /// Whether the state at `state_path` is locked, without taking the lock:
@@ -290,7 +332,59 @@ mod tests {
         assert!(holder.started.ends_with('Z'));
         assert!(!holder.command.contains('/'), "{}", holder.command);
         drop(lock);
-        assert_eq!(std::fs::read_to_string(lock_path(&state)).unwrap(), "");
+        if cfg!(unix) {
+            assert!(!lock_path(&state).exists(), "the lock file is left behind");
+        } else {
+            assert_eq!(std::fs::read_to_string(lock_path(&state)).unwrap(), "");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_file_deleted_or_replaced_since_it_was_opened_is_not_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let file = File::create(&path).unwrap();
+        assert!(is_still_at(&file, &path).unwrap());
+        std::fs::remove_file(&path).unwrap();
+        assert!(!is_still_at(&file, &path).unwrap());
+        let _new = File::create(&path).unwrap();
+        assert!(!is_still_at(&file, &path).unwrap());
+    }
+
+    #[test]
+    fn locks_taken_and_released_over_and_over_never_overlap() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("cairn.state.json");
+        let inside = AtomicUsize::new(0);
+        let taken = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    let mut mine = 0;
+                    while mine < 100 {
+                        match StateLock::acquire(&state) {
+                            Ok(lock) => {
+                                // Each thread's open is its own open file
+                                // description, so the threads exclude each
+                                // other as processes do.
+                                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                                std::thread::yield_now();
+                                inside.fetch_sub(1, Ordering::SeqCst);
+                                drop(lock);
+                                mine += 1;
+                                taken.fetch_add(1, Ordering::SeqCst);
+                            }
+                            Err(StateError::Locked { .. }) => std::thread::yield_now(),
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(taken.load(Ordering::SeqCst), 400);
+        assert!(matches!(holder(&state), Ok(None)));
     }
 
     #[test]
