@@ -39,6 +39,7 @@ const RUST: Files = &[
 const RUST_SDK: Files = &[
     ("sdk/src/lib.rs", include_str!("../../providers/sdk/src/lib.rs")),
     ("sdk/src/diag.rs", include_str!("../../providers/sdk/src/diag.rs")),
+    ("sdk/src/files.rs", include_str!("../../providers/sdk/src/files.rs")),
     ("sdk/src/glue.rs", include_str!("../../providers/sdk/src/glue.rs")),
     ("sdk/src/heap.rs", include_str!("../../providers/sdk/src/heap.rs")),
     ("sdk/src/log.rs", include_str!("../../providers/sdk/src/log.rs")),

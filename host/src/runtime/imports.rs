@@ -7,6 +7,7 @@ pub fn describe_import(import: &str) -> &'static str {
     let interface = import.split('@').next().unwrap_or(import);
     match interface {
         "cairn:provider/log" => "log lines (to the host's log, rate-limited)",
+        "cairn:provider/files" => "permission changes: only inside the directories granted with read_write",
         "cairn:provider/types" => "the provider ABI's types",
         "wasi:filesystem/types" | "wasi:filesystem/preopens" => {
             "files: only the directories granted with read_only / read_write"

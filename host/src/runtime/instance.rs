@@ -30,6 +30,7 @@ use super::bindings::{ProviderWorld, ProviderWorldPre, cairn};
 use super::clock;
 use super::denials::{Denials, Denied, Diagnosed};
 use super::engine::EPOCH_TICK;
+use super::files::FileGrants;
 use super::fs_watch::{self, FsWatch};
 use super::http::HttpPolicy;
 use super::output::{GuestOutput, MAX_LINE};
@@ -62,6 +63,8 @@ pub(crate) struct StoreState {
     files: FileBudget,
     /// What the sandbox refused the call in progress.
     denials: Denials,
+    /// What the `files` import may change: the sandbox's directory grants.
+    file_grants: FileGrants,
 }
 
 /// The files and directories an instance opened (`open-at`), counted
@@ -163,6 +166,15 @@ impl cairn::provider::log::Host for StoreState {
     }
 }
 
+/// The host's `files` import: permission changes inside read-write grants
+/// (see `files`). A chmod is one quick system call, made in place like the
+/// `log` import's write.
+impl cairn::provider::files::Host for StoreState {
+    fn set_permissions(&mut self, path: String, mode: u32, apply_umask: bool) -> Result<(), String> {
+        self.file_grants.set_permissions(&path, mode, apply_umask)
+    }
+}
+
 /// The `types` interface has no functions; bindgen still wants a host.
 impl cairn::provider::types::Host for StoreState {}
 
@@ -202,7 +214,7 @@ impl ResourceLimiter for Limits {
 
 /// The linker every provider is instantiated with: WASI p2 and wasi:http
 /// (which only reach what the sandbox grants; the clock's sleeps end at the
-/// call deadline) and the host's `log`. Blocking WASI calls are
+/// call deadline) and the host's `log` and `files`. Blocking WASI calls are
 /// asynchronous host functions: they wait without holding a thread.
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     let mut linker = Linker::new(engine);
@@ -304,6 +316,7 @@ impl Instance {
             sleep_cut_short: false,
             files: FileBudget { opened: HashSet::new(), limit: sandbox.max_descriptors, hit: false },
             denials: Denials::new(sandbox),
+            file_grants: FileGrants::new(provider.clone(), sandbox),
         };
         let mut store = Store::new(pre.engine(), state);
         store.limiter(|state| &mut state.limits);

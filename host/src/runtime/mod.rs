@@ -5,7 +5,8 @@
 //! whose sleeps end at the call deadline (`clock`), the on-disk cache of
 //! compiled components (`cache`), the sandbox policy and limits
 //! ([`Sandbox`], which the configuration fills) and its mapping to WASI
-//! (`wasi`), provider output (`output`), the conversion of host data to
+//! (`wasi`), the host's `files` import, which changes permission bits within
+//! read-write grants (`files`), provider output (`output`), the conversion of host data to
 //! and from the WIT ABI (`wire`), provider instances and their pool
 //! (`instance`, `pool`), and the providers bundled into the binary
 //! ([`builtin`]).
@@ -29,6 +30,7 @@ mod cache;
 mod clock;
 mod denials;
 mod engine;
+mod files;
 mod fs_watch;
 mod http;
 mod imports;

@@ -64,7 +64,7 @@ fn preopen_empty_root(builder: &mut WasiCtxBuilder) {
 /// the grant lies inside another grant, it was opened here without
 /// following links, and the path given is that open directory's own
 /// (`/proc/self/fd/N`), so that nothing can be swapped in between.
-enum OpenedGrant<'a> {
+pub(crate) enum OpenedGrant<'a> {
     /// The path as the operator wrote it (resolved): no provider can change it.
     Written(&'a Path),
     /// An open directory, named through procfs (held open until
@@ -74,7 +74,8 @@ enum OpenedGrant<'a> {
 }
 
 impl OpenedGrant<'_> {
-    fn path(&self) -> &Path {
+    /// The path to open the grant's directory by, while `self` lives.
+    pub(crate) fn path(&self) -> &Path {
         match self {
             OpenedGrant::Written(path) => path,
             #[cfg(target_os = "linux")]
@@ -89,8 +90,8 @@ impl OpenedGrant<'_> {
 /// then): those components, below the outermost enclosing grant, are
 /// opened one at a time without following links, and a link there is an
 /// error. The path up to the enclosing grant is the operator's, and is
-/// followed as written.
-fn open_grant<'a>(grant: &'a Grant, all: &[&Grant]) -> Result<OpenedGrant<'a>, String> {
+/// followed as written. (The `files` import opens grants this way too.)
+pub(crate) fn open_grant<'a>(grant: &'a Grant, all: &[&Grant]) -> Result<OpenedGrant<'a>, String> {
     let target = normalize(&grant.host);
     let anchor = all
         .iter()

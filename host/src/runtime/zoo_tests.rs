@@ -456,3 +456,51 @@ fn parallel_calls_are_each_told_only_their_own_refusals() {
         assert_eq!(denied, [format!("the sandbox denied: write to {path} (granted read-only: ./data)")]);
     }
 }
+
+#[test]
+fn permission_changes_are_made_only_inside_read_write_grants() {
+    // Issue 32, item 4: the `files` import sets permission bits, and only
+    // where a read-write grant reaches: not in a read-only grant, not
+    // outside every grant, not through `..` or a link out of the grant.
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut sandbox = with_data_dir(root, Sandbox::default());
+    sandbox.read_write = Sandbox::resolve(root, &["./out".into()], &[]).unwrap().read_write;
+    sandbox.create_writable_dirs().unwrap();
+    std::fs::write(root.join("out/x.txt"), "x").unwrap();
+    std::fs::write(root.join("secret.txt"), "x").unwrap();
+    std::os::unix::fs::symlink("../secret.txt", root.join("out/link")).unwrap();
+    let mode = |path: &str| std::fs::metadata(root.join(path)).unwrap().permissions().mode() & 0o7777;
+    for path in ["out/x.txt", "secret.txt", "data/f.txt"] {
+        std::fs::set_permissions(root.join(path), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let provider = zoo(sandbox);
+    let tries = ["600 out/x.txt", "666 data/f.txt", "666 secret.txt", "666 out/../secret.txt", "666 out/link"];
+    let config = Value::object([("chmod", Value::List(tries.iter().map(|t| Value::string(*t)).collect()))]);
+    let logged = super::tests::capture_logs(|| {
+        let answer = plan(&*provider, "zoo_probe", config).unwrap();
+        let add = "To grant it, add to the provider's block";
+        let escape = "it leads out of the grant ./out";
+        assert_eq!(
+            summaries(&answer),
+            [
+                "chmod 600 out/x.txt: ok".to_string(),
+                "chmod 666 data/f.txt: failed: the sandbox denied: chmod of data/f.txt (granted read-only: ./data). \
+                 To grant it, move ./data from read_only to read_write in the provider's sandbox block: \
+                 sandbox { read_write = [\"./data\"] }"
+                    .to_string(),
+                format!(
+                    "chmod 666 secret.txt: failed: the sandbox denied: chmod of secret.txt (granted read-write: \
+                     ./out; read-only: ./data). {add}: sandbox {{ read_write = [\".\"] }}"
+                ),
+                format!(
+                    "chmod 666 out/../secret.txt: failed: the sandbox denied: chmod of out/../secret.txt ({escape})"
+                ),
+                format!("chmod 666 out/link: failed: the sandbox denied: chmod of out/link ({escape})"),
+            ]
+        );
+    });
+    assert_eq!(logged.matches("the sandbox denied: chmod of").count(), 4, "each refusal is logged:\n{logged}");
+    assert_eq!((mode("out/x.txt"), mode("secret.txt"), mode("data/f.txt")), (0o600, 0o644, 0o644));
+}

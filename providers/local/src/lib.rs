@@ -5,9 +5,13 @@
 //!   `content_base64`) to `filename`, creating parent directories; its `id`
 //!   is the SHA-1 of the bytes, in lowercase hex. Every argument forces a
 //!   replacement. Deleting removes the file, unless it no longer holds what
-//!   the resource wrote (then it is left, with a warning). `file_permission` and `directory_permission` (default
-//!   `"0777"`) are validated and recorded but not applied: WASI 0.2 has no
-//!   way to set permissions, so files get the host's defaults.
+//!   the resource wrote (then it is left, with a warning).
+//!   `file_permission` (default `"0777"`) is set on the file, and
+//!   `directory_permission` (the same default) on the directories the
+//!   resource creates, through the host's `files` import (WASI 0.2 has no
+//!   chmod). As in Terraform, which creates them with these modes, the
+//!   umask of the cairn process clears its bits from both: `"0777"` under
+//!   umask `022` gives `0755`, so the default is not world-writable.
 //! - resource `local_sensitive_file`: the same, but `content` and
 //!   `content_base64` are sensitive (never shown in plans) and both
 //!   permissions default to `"0700"`, as Terraform's.
@@ -51,8 +55,8 @@ fn file_schema(sensitive: bool) -> Schema {
     let default = if sensitive { SENSITIVE_PERMISSION } else { DEFAULT_PERMISSION };
     let perm = |what: &str| {
         Attr::string().optional().computed().description(format!(
-            "Permissions of the {what} as an octal string, default \"{default}\". Recorded, not applied: \
-             WASI has no chmod."
+            "Permissions of the {what} as an octal string, default \"{default}\". As in Terraform, the \
+             umask of the cairn process clears its bits (\"0777\" under umask 022 gives 0755)."
         ))
     };
     let secret = |attr: Attr| if sensitive { attr.sensitive() } else { attr };
@@ -136,17 +140,28 @@ impl Provider for Local {
         }
         let bytes = desired_bytes(&req.planned_state)
             .ok_or_else(|| Diagnostic::error("No content to write").detail("Set `content` or `content_base64`."))?;
-        let parent = FsPath::new(&filename).parent().filter(|p| !p.as_os_str().is_empty());
-        if let Some(dir) = parent
-            && !dir.is_dir()
-        {
+        let file_mode = mode(&req.planned_state, "file_permission", &req.type_name);
+        let dir_mode = mode(&req.planned_state, "directory_permission", &req.type_name);
+        let created = missing_directories(FsPath::new(&filename));
+        if let Some(dir) = created.first() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| io_error("create the directory of", &filename, &e, "read_write"))?;
         }
-        std::fs::write(&filename, &bytes).map_err(|e| io_error("write", &filename, &e, "read_write"))?;
+        write_with_mode(&filename, &bytes, file_mode)?;
         cairn_sdk::log!(info, "wrote {} bytes to {filename}", bytes.len());
         let mut state = req.planned_state.clone();
         state.set_attr("id", sha1_hex(&bytes));
+        // Last, and the deepest first: a mode without search permission
+        // on a directory would stop the changes below it.
+        for dir in &created {
+            if let Err(e) = cairn_sdk::files::set_permissions(dir, dir_mode) {
+                // The file exists: the state records it (tainted), so that
+                // the next apply replaces it.
+                let mut response = ApplyResponse::new(state);
+                response.diagnostics.push(permission_error(&dir.display().to_string(), &e, "directory_permission"));
+                return Ok(response);
+            }
+        }
         Ok(ApplyResponse::new(state))
     }
 
@@ -224,6 +239,50 @@ fn delete(prior: &Value) -> Result<ApplyResponse, Vec<Diagnostic>> {
         );
     }
     Ok(resp)
+}
+
+/// Writes `bytes` to `filename` with the permission bits `mode` (less the
+/// umask). The file is created empty and its mode set before the content
+/// goes in, so that a secret is never readable under the default mode; when
+/// the mode cannot be set, the empty file is removed again.
+fn write_with_mode(filename: &str, bytes: &[u8], mode: u32) -> Result<(), Vec<Diagnostic>> {
+    use std::io::Write as _;
+    let mut file = std::fs::File::create(filename).map_err(|e| io_error("write", filename, &e, "read_write"))?;
+    if let Err(e) = cairn_sdk::files::set_permissions(filename, mode) {
+        drop(file);
+        let _ = std::fs::remove_file(filename);
+        return Err(permission_error(filename, &e, "file_permission").into());
+    }
+    // The handle was opened for writing before the mode changed: a mode
+    // without write permission (`0400`) still lets this write go in.
+    file.write_all(bytes).map_err(|e| io_error("write", filename, &e, "read_write"))?;
+    Ok(())
+}
+
+/// The permission bits the planned attribute `name` asks for; the type's
+/// default when it is not a valid mode (validation refuses those).
+fn mode(planned: &Value, name: &str, type_name: &str) -> u32 {
+    let parse = |text: &str| u32::from_str_radix(text, 8).ok().filter(|m| *m <= 0o777);
+    let default = parse(default_permission(type_name)).unwrap_or(0o700);
+    planned.get_attr(name).as_str().and_then(parse).unwrap_or(default)
+}
+
+/// The directories that writing `filename` must create, deepest first:
+/// its parent and every ancestor that does not exist yet. Only these get
+/// `directory_permission`, as Terraform's `MkdirAll` gives its mode only to
+/// the directories it makes.
+fn missing_directories(filename: &FsPath) -> Vec<std::path::PathBuf> {
+    filename
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| !dir.as_os_str().is_empty() && !dir.is_dir())
+        .map(FsPath::to_path_buf)
+        .collect()
+}
+
+/// A permission change the host (or the file system) refused.
+fn permission_error(path: &str, message: &str, attribute: &str) -> Diagnostic {
+    Diagnostic::error(format!("Cannot set the permissions of {path}")).detail(message).at(Path::attr(attribute))
 }
 
 /// The bytes a `local_file` state says the file holds, when known.
@@ -380,6 +439,40 @@ mod tests {
         assert!(read(&drifted).unwrap().is_none(), "a deleted file is gone, not an error");
         assert!(apply(drifted, Value::Null).is_ok(), "deleting twice is fine");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn permissions_go_on_the_file_and_on_the_directories_it_creates() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("cairn-local-modes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let name = dir.join("a/b/key.txt").display().to_string();
+        let mut config = file(&name, "secret");
+        config.set_attr("file_permission", "0600");
+        config.set_attr("directory_permission", "0750");
+        let planned = plan(Value::Null, config).planned_state;
+        apply(Value::Null, planned).unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        // The test process's umask may clear bits too, as it would cairn's.
+        let umask = 0o777 & !mode_after_umask(&dir);
+        assert_eq!(mode(std::path::Path::new(&name)), 0o600 & !umask);
+        assert_eq!(mode(&dir.join("a/b")), 0o750 & !umask);
+        assert_eq!(mode(&dir.join("a")), 0o750 & !umask);
+        assert_eq!(mode(&dir), 0o755, "a directory that existed is left as it was");
+        assert_eq!(std::fs::read_to_string(&name).unwrap(), "secret");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The mode a new directory created with `0777` gets in `parent`: `0777`
+    /// less the process's umask.
+    fn mode_after_umask(parent: &std::path::Path) -> u32 {
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        let probe = parent.join("umask-probe");
+        std::fs::DirBuilder::new().mode(0o777).create(&probe).unwrap();
+        let mode = std::fs::metadata(&probe).unwrap().permissions().mode() & 0o777;
+        std::fs::remove_dir(probe).unwrap();
+        mode
     }
 
     #[test]

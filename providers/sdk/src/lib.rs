@@ -12,7 +12,9 @@
 //! - [`Diagnostic`] and [`Path`] — messages for the user;
 //! - [`PlanRequest`]/[`PlanResponse`] and the other request/response pairs of
 //!   the [`Provider`] trait, with helpers that make the usual plan one line;
-//! - [`log`](mod@log) — lines into the host's log.
+//! - [`log`](mod@log) — lines into the host's log;
+//! - [`files`] — permission bits of files in read-write grants, which WASI
+//!   cannot set.
 //!
 //! ```
 //! use cairn_sdk::*;
@@ -69,6 +71,7 @@ pub mod bindings {
 }
 
 mod diag;
+pub mod files;
 mod glue;
 pub mod heap;
 pub mod log;

@@ -10,6 +10,7 @@ mod diagnostics;
 mod distribution;
 mod errors;
 mod failures;
+mod file_permissions;
 mod fmt;
 mod functions;
 mod interrupts;

@@ -423,3 +423,44 @@ fn a_resource_that_fails_on_a_refusal_is_told_what_the_sandbox_denied() {
     assert_eq!(run.stderr.matches("the sandbox denied").count(), 3, "out/fine.txt was granted:\n{}", run.all());
     assert!(!w.exists("out2/x.txt") && !w.exists("data/new.txt"));
 }
+
+#[test]
+fn a_permission_change_outside_the_read_write_grants_is_refused() {
+    // Issue 32, item 4: the `files` import changes modes only inside a
+    // read-write grant; while planning, nothing is writable.
+    use std::os::unix::fs::PermissionsExt as _;
+    let w = Workdir::new();
+    w.write("data/f.txt", "x");
+    w.write("out/x.txt", "x");
+    w.write("out2/x.txt", "x");
+    for path in ["data/f.txt", "out/x.txt", "out2/x.txt"] {
+        std::fs::set_permissions(w.path().join(path), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let sandbox = "    read_write = [\"./out\"]\n    read_only  = [\"./data\"]";
+    let chmods = ["600 out/x.txt", "666 out2/x.txt", "666 data/f.txt"];
+    // Probes while planning, or with `phase = "apply"` while applying.
+    let probe = |phase: &str| format!("resource \"zoo_probe\" \"chmod\" {{\n{phase}  chmod = {chmods:?}\n}}\n");
+    let mode = |path: &str| std::fs::metadata(w.path().join(path)).unwrap().permissions().mode() & 0o777;
+
+    w.write("main.tf", &config(sandbox, &probe("")));
+    let plan = w.cairn(&["plan"]).success();
+    let refused = "chmod 600 out/x.txt: failed: the sandbox denied: chmod of out/x.txt (granted read-write: ./out, \
+                   which is read-only while nothing may change (validate, plan))";
+    let seen = warnings(&plan);
+    assert!(seen.iter().any(|s| s.ends_with(refused)), "{refused:?} not among the warnings:\n{}", plan.all());
+    assert_eq!(mode("out/x.txt"), 0o644, "a plan changes nothing");
+
+    w.write("main.tf", &config(sandbox, &probe("  phase = \"apply\"\n")));
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    for line in [
+        "chmod 600 out/x.txt: ok",
+        "chmod 666 out2/x.txt: failed: the sandbox denied: chmod of out2/x.txt (granted read-write: ./out; \
+         read-only: ./data). To grant it, add to the provider's block: sandbox { read_write = [\"./out2\"] }",
+        "chmod 666 data/f.txt: failed: the sandbox denied: chmod of data/f.txt (granted read-only: ./data). To \
+         grant it, move ./data from read_only to read_write in the provider's sandbox block: \
+         sandbox { read_write = [\"./data\"] }",
+    ] {
+        assert!(warnings(&run).iter().any(|s| s.ends_with(line)), "{line:?} not among the warnings:\n{}", run.all());
+    }
+    assert_eq!((mode("out/x.txt"), mode("out2/x.txt"), mode("data/f.txt")), (0o600, 0o644, 0o644));
+}

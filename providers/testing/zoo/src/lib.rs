@@ -42,7 +42,9 @@
 //!
 //! `zoo_probe` also takes `symlink`: `"<dir>/<name>-><target>"` entries
 //! that replace the directory `<dir>/<name>` by a link to `<target>`, as a
-//! provider with a read-write grant of `<dir>` can.
+//! provider with a read-write grant of `<dir>` can; and `chmod`:
+//! `"<octal mode> <path>"` entries that set exactly that mode through the
+//! host's `files` import.
 //!
 //! The provider configuration's `fail = "panic"` panics in `configure`.
 //!
@@ -79,7 +81,7 @@ const RESOURCE_TYPES: &[&str] = &[
 ];
 
 /// The lists of things `zoo_probe` tries.
-const PROBES: &[&str] = &["read", "write", "list", "env", "connect", "http", "symlink"];
+const PROBES: &[&str] = &["read", "write", "list", "env", "connect", "http", "symlink", "chmod"];
 
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 struct Zoo;
@@ -354,6 +356,15 @@ fn plant_link(entry: &str) -> std::io::Result<String> {
     Ok(String::new())
 }
 
+/// Sets the mode of `"<octal mode> <path>"` through the host's `files`
+/// import, umask ignored.
+fn chmod(entry: &str) -> std::io::Result<String> {
+    let (mode, path) = entry.split_once(' ').ok_or_else(|| std::io::Error::other("not <mode> <path>"))?;
+    let mode = u32::from_str_radix(mode, 8).map_err(std::io::Error::other)?;
+    cairn::provider::files::set_permissions(path, mode, false).map_err(std::io::Error::other)?;
+    Ok(String::new())
+}
+
 /// `lines` lines on standard error and as many through the log import,
 /// then one 1 MiB line.
 fn flood(lines: u64) {
@@ -396,6 +407,9 @@ fn probe(config: &Value) -> Vec<Diagnostic> {
     }
     for entry in strings(config, "symlink") {
         report.push(outcome("symlink", &entry, plant_link(&entry)));
+    }
+    for entry in strings(config, "chmod") {
+        report.push(outcome("chmod", &entry, chmod(&entry)));
     }
     if let Some(Node { kind: ValueNode::Text(needle), .. }) = attr(config, "needle") {
         let found = if memory_contains_shifted(needle.as_bytes()) { "found" } else { "not found" };
