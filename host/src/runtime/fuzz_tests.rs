@@ -166,7 +166,9 @@ fn schema() -> Block {
 /// value. Only a panic (or a hang) fails.
 fn take_answer(answer: &wit::Value, block: &Block) {
     let _ = answer.answer_size();
-    let Ok(value) = decode_answer(answer, wire::MAX_DEPTH, MAX_BYTES) else { return };
+    let mut budget = wire::Budget::new(MAX_BYTES);
+    let Ok(value) = decode_answer(answer, wire::MAX_DEPTH, &mut budget) else { return };
+    let _ = wire::sensitive_marks(answer, &mut budget);
     let known = Value::object([("s", Value::string("x"))]);
     let _ = block.implied_type().check(&value);
     let _ = contract::check_compatible(block, &value, &value, true);
@@ -202,14 +204,14 @@ fn shaped_answers_end_in_a_value_or_an_error() {
 #[test]
 fn shared_nodes_count_once_per_reference() {
     // The extreme of the diamond shape: 65 nodes on the wire, 2^64 nodes
-    // as a tree. Its measure saturates instead of overflowing, and it is
-    // refused without being expanded.
+    // as a tree. Decoding stops at the budget, having spent no more than it.
     let mut nodes: Vec<_> = (1..=64u32).map(|i| node(wit::ValueNode::List(vec![i, i]))).collect();
     nodes.push(node(wit::ValueNode::Null));
     let diamond = wit::Value { nodes };
-    assert_eq!(wire::decoded_size(&diamond, 256), Ok(u64::MAX));
-    let err = decode_answer(&diamond, 256, MAX_BYTES).unwrap_err();
-    assert!(err.starts_with("returned an answer of ") && err.ends_with("more than the limit of 4 MiB"), "{err}");
+    let mut budget = wire::Budget::new(MAX_BYTES);
+    let err = decode_answer(&diamond, 256, &mut budget).unwrap_err();
+    assert_eq!(err, "returned an answer that decodes to more than the limit of 4 MiB");
+    assert!(budget.spent() <= MAX_BYTES, "spent {} bytes", budget.spent());
 }
 
 fn type_node(n: u32) -> impl Strategy<Value = wit::TypeNode> {
@@ -273,7 +275,7 @@ fn random_schemas_end_in_a_schema_or_an_error() {
     runner()
         .run(&(wire_schema(), random_graph()), |(schema, answer)| {
             let _ = schema.answer_size();
-            if let Ok(decoded) = wire::provider_schema_from_wire(&schema) {
+            if let Ok(decoded) = wire::provider_schema_from_wire(&schema, &mut wire::Budget::new(MAX_BYTES)) {
                 for resource in decoded.resources.values() {
                     take_answer(&answer, &resource.block);
                 }

@@ -449,6 +449,13 @@ pub(crate) fn answer_too_large(size: u64, limit: u64) -> String {
     format!("returned an answer of {}, more than the limit of {}", human_size(size), human_bytes(limit))
 }
 
+/// What a provider is told when its answer, decoded, would take more than
+/// `max_answer_size` (a node shared on the wire counts for every reference
+/// to it); decoding stopped at the limit, so how far over is not known.
+pub(crate) fn answer_decodes_too_large(limit: u64) -> String {
+    format!("returned an answer that decodes to more than the limit of {}", human_bytes(limit))
+}
+
 fn time_limit(timeout: Duration) -> String {
     format!("exceeded its time limit of {}", human_duration(timeout))
 }

@@ -62,7 +62,7 @@ pub use sandbox::{Grant, HttpGrant, Sandbox};
 use self::bindings::ProviderWorldPre;
 use self::cache::ComponentCache;
 use self::engine::EpochTicker;
-use self::instance::{Instance, StoreState};
+use self::instance::{Instance, StoreState, answer_decodes_too_large};
 use self::pool::{Parts, WasmProvider};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::{CallError, Provider};
@@ -211,13 +211,21 @@ impl LoadedProvider {
     /// The provider's schema, from a throwaway instance in `sandbox`.
     pub async fn schema(&self, sandbox: &Sandbox) -> Result<ProviderSchema, CallError> {
         let mut instance = Instance::new(&self.pre, &self.name, sandbox).await?;
-        self.fetch_schema(&mut instance).await
+        self.fetch_schema(&mut instance, sandbox.max_answer_bytes).await
     }
 
-    async fn fetch_schema(&self, instance: &mut Instance) -> Result<ProviderSchema, CallError> {
+    async fn fetch_schema(&self, instance: &mut Instance, max_answer_bytes: u64) -> Result<ProviderSchema, CallError> {
         let schema = instance.call("schema", Box::new(|g, s| Box::pin(g.call_schema(s)))).await?;
-        wire::provider_schema_from_wire(&schema)
-            .map_err(|e| CallError::new(&*self.name, "schema", format!("returned a malformed schema: {e}")))
+        // Blocks and types may be shared on the wire too: the schema is
+        // held to the answer limit as it is decoded, like any answer.
+        let mut budget = wire::Budget::new(max_answer_bytes);
+        wire::provider_schema_from_wire(&schema, &mut budget).map_err(|e| {
+            let message = match e {
+                wire::DecodeError::Malformed(e) => format!("returned a malformed schema: {e}"),
+                wire::DecodeError::TooLarge { limit } => answer_decodes_too_large(limit),
+            };
+            CallError::new(&*self.name, "schema", message)
+        })
     }
 
     /// Configures the provider with its `provider` block `config` (null when
@@ -225,7 +233,7 @@ impl LoadedProvider {
     /// logged.
     pub async fn configure(&self, sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
         let mut first = Instance::new(&self.pre, &self.name, &sandbox).await?;
-        let schema = self.fetch_schema(&mut first).await?;
+        let schema = self.fetch_schema(&mut first, sandbox.max_answer_bytes).await?;
         let config = wire::value_to_wire(&config);
         let diagnostics = first.configure(config.clone()).await?;
         if Diagnostics::has_errors(&diagnostics) {

@@ -18,16 +18,16 @@ use super::bindings::ProviderWorldPre;
 use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider as api;
 use super::denials::Diagnosed;
-use super::instance::{ExportCall, Instance, StoreState, answer_too_large};
+use super::instance::{ExportCall, Instance, StoreState, answer_decodes_too_large};
 use super::sandbox::Sandbox;
-use super::wire::{self, WireError};
+use super::wire::{self, Budget, DecodeError};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::{
     ApplyRequest, ApplyResponse, CallError, CallFuture, CallResult, ImportResponse, ImportedResource, PlanRequest,
     PlanResponse, Provider, ReadResponse,
 };
 use crate::schema::ProviderSchema;
-use crate::value::Value;
+use crate::value::{Path, Value};
 
 /// A provider component, configured, serving calls.
 pub(crate) struct WasmProvider {
@@ -148,24 +148,40 @@ impl WasmProvider {
         CallError::new(&*self.name, operation, message)
     }
 
-    /// Decodes a value of an answer, after checking what it would cost once
-    /// decoded: shared nodes on the wire are copied for every reference.
-    fn decode(&self, operation: &'static str, value: &wit::Value) -> CallResult<Value> {
-        decode_answer(value, self.sandbox.max_answer_depth, self.sandbox.max_answer_bytes)
-            .map_err(|message| self.error(operation, message))
+    /// The memory one answer may take once decoded: every value and mark
+    /// of it is paid for from this one budget.
+    fn budget(&self) -> Budget {
+        Budget::new(self.sandbox.max_answer_bytes)
+    }
+
+    /// Decodes a value of an answer, paying for it from the answer's
+    /// `budget` as it is built: shared nodes on the wire are copied for
+    /// every reference.
+    fn decode(&self, operation: &'static str, value: &wit::Value, budget: &mut Budget) -> CallResult<Value> {
+        decode_answer(value, self.sandbox.max_answer_depth, budget).map_err(|message| self.error(operation, message))
+    }
+
+    /// The paths a provider marked sensitive in a value of its answer, paid
+    /// for from the answer's `budget`.
+    fn marks(&self, operation: &'static str, value: &wit::Value, budget: &mut Budget) -> CallResult<Vec<Path>> {
+        wire::sensitive_marks(value, budget).map_err(|e| self.error(operation, decode_failed(e)))
     }
 }
 
-/// Decodes a value of a provider's answer within the sandbox's depth and
-/// size budgets, or says why not (the message of a [`CallError`]). The one
-/// way an answer's values enter the host: the fuzzer drives it too.
-pub(crate) fn decode_answer(value: &wit::Value, max_depth: usize, max_bytes: u64) -> Result<Value, String> {
-    let malformed = |e: WireError| format!("returned a malformed value: {e}");
-    let size = wire::decoded_size(value, max_depth).map_err(malformed)?;
-    if size > max_bytes {
-        return Err(answer_too_large(size, max_bytes));
+/// Decodes a value of a provider's answer within the sandbox's depth limit
+/// and the answer's `budget`, or says why not (the message of a
+/// [`CallError`]). The one way an answer's values enter the host: the
+/// fuzzer drives it too.
+pub(crate) fn decode_answer(value: &wit::Value, max_depth: usize, budget: &mut Budget) -> Result<Value, String> {
+    wire::value_from_wire_within(value, max_depth, budget).map_err(decode_failed)
+}
+
+/// Why an answer could not be decoded, as the message of a [`CallError`].
+pub(crate) fn decode_failed(e: DecodeError) -> String {
+    match e {
+        DecodeError::Malformed(e) => format!("returned a malformed value: {e}"),
+        DecodeError::TooLarge { limit } => answer_decodes_too_large(limit),
     }
-    wire::value_from_wire_within(value, max_depth).map_err(malformed)
 }
 
 impl Provider for WasmProvider {
@@ -200,12 +216,13 @@ impl Provider for WasmProvider {
             Box::new(move |g, s| Box::pin(async move { g.call_plan_resource(s, &request).await }));
         Box::pin(async move {
             let answer = self.call(OP, call).await?;
+            let mut budget = self.budget();
             Ok(PlanResponse {
-                planned_state: self.decode(OP, &answer.planned_state)?,
+                planned_state: self.decode(OP, &answer.planned_state, &mut budget)?,
                 requires_replace: answer.requires_replace.iter().map(|p| wire::path_from_wire(p)).collect(),
                 planned_private: answer.planned_private,
                 diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
-                sensitive: wire::sensitive_marks(&answer.planned_state),
+                sensitive: self.marks(OP, &answer.planned_state, &mut budget)?,
             })
         })
     }
@@ -225,11 +242,12 @@ impl Provider for WasmProvider {
             Box::new(move |g, s| Box::pin(async move { g.call_apply_resource(s, &request).await }));
         Box::pin(async move {
             let answer = self.call(OP, call).await?;
+            let mut budget = self.budget();
             Ok(ApplyResponse {
-                new_state: self.decode(OP, &answer.new_state)?,
+                new_state: self.decode(OP, &answer.new_state, &mut budget)?,
                 private: answer.private,
                 diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
-                sensitive: wire::sensitive_marks(&answer.new_state),
+                sensitive: self.marks(OP, &answer.new_state, &mut budget)?,
             })
         })
     }
@@ -250,8 +268,9 @@ impl Provider for WasmProvider {
             Box::new(move |g, s| Box::pin(async move { g.call_read_resource(s, &request).await }));
         Box::pin(async move {
             let answer = self.call(OP, call).await?;
+            let mut budget = self.budget();
             Ok(ReadResponse {
-                new_state: answer.new_state.as_ref().map(|v| self.decode(OP, v)).transpose()?,
+                new_state: answer.new_state.as_ref().map(|v| self.decode(OP, v, &mut budget)).transpose()?,
                 private: answer.private,
                 diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
             })
@@ -265,13 +284,15 @@ impl Provider for WasmProvider {
             Box::new(move |g, s| Box::pin(async move { g.call_import_resource(s, &type_name, &id).await }));
         Box::pin(async move {
             let answer = self.call(OP, call).await?;
+            // One budget for every object found: together they are one answer.
+            let mut budget = self.budget();
             let imported = answer
                 .imported
                 .iter()
                 .map(|i| {
                     Ok(ImportedResource {
                         type_name: i.type_name.clone(),
-                        state: self.decode(OP, &i.state)?,
+                        state: self.decode(OP, &i.state, &mut budget)?,
                         private: i.private.clone(),
                     })
                 })
@@ -291,7 +312,8 @@ impl Provider for WasmProvider {
             Box::new(move |g, s| Box::pin(async move { g.call_read_data_source(s, &type_name, &config).await }));
         Box::pin(async move {
             let answer = self.call(OP, call).await?;
-            Ok((self.decode(OP, &answer.state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
+            let state = self.decode(OP, &answer.state, &mut self.budget())?;
+            Ok((state, wire::diagnostics_from_wire(&answer.diagnostics)))
         })
     }
 
@@ -308,7 +330,8 @@ impl Provider for WasmProvider {
         });
         Box::pin(async move {
             let answer = self.call(OP, call).await?;
-            Ok((self.decode(OP, &answer.upgraded_state)?, wire::diagnostics_from_wire(&answer.diagnostics)))
+            let state = self.decode(OP, &answer.upgraded_state, &mut self.budget())?;
+            Ok((state, wire::diagnostics_from_wire(&answer.diagnostics)))
         })
     }
 }

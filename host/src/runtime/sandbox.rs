@@ -65,7 +65,12 @@ pub const BUDGETS: &[(&str, &str, &str)] = &[
     ("max_handles", "10000", "exceeded its limit of … handles"),
     ("max_table_elements", "1048576", "(the growth fails inside the provider, which decides what to do)"),
     ("max_instances", "64", "(the provider cannot be started)"),
-    ("max_answer_size", "32 MiB", "returned an answer of …, more than the limit of …"),
+    (
+        "max_answer_size",
+        "32 MiB",
+        "returned an answer of …, more than the limit of … (as lifted); returned an answer that decodes to more \
+         than the limit of … (as decoded)",
+    ),
     ("max_answer_depth", "256", "returned a malformed value: nested deeper than the limit of …"),
     ("max_log_lines", "1000", "… N lines dropped (a provider call may log at most … lines)"),
 ];

@@ -3,8 +3,12 @@
 //!
 //! Encoding (host → provider) cannot fail. Decoding (provider → host) treats
 //! the answer as hostile: every node index is checked, and a value that is
-//! nested too deeply (a cycle) or expands to too many nodes (shared nodes
-//! used as a "zip bomb") is a [`WireError`], never a panic or a hang.
+//! nested too deeply (a cycle) or expands to too many nodes is a
+//! [`WireError`], never a panic or a hang. Every part decoded is paid for,
+//! as it is built, from the answer's [`Budget`] of host memory: a node
+//! shared on the wire (a "zip bomb") costs again for every reference, and
+//! decoding stops with [`DecodeError::TooLarge`] at the first part over the
+//! budget, so that an answer never takes more than the limit to refuse.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -38,9 +42,84 @@ impl fmt::Display for WireError {
 
 impl std::error::Error for WireError {}
 
-fn malformed<T>(message: impl Into<String>) -> Result<T, WireError> {
-    Err(WireError(message.into()))
+fn malformed<T, E: From<WireError>>(message: impl Into<String>) -> Result<T, E> {
+    Err(WireError(message.into()).into())
 }
+
+/// Why a provider's answer could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// It does not follow the wire format.
+    Malformed(WireError),
+    /// Decoded, it would take more host memory than its budget's limit
+    /// (bytes); decoding stopped there.
+    TooLarge {
+        /// The budget's limit, in bytes.
+        limit: u64,
+    },
+}
+
+impl From<WireError> for DecodeError {
+    fn from(e: WireError) -> DecodeError {
+        DecodeError::Malformed(e)
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Malformed(e) => e.fmt(f),
+            DecodeError::TooLarge { limit } => write!(f, "decodes to more than the limit of {limit} bytes"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// The host memory one answer may take once decoded: every value, string,
+/// key, refinement, sensitive path and schema part is charged as it is
+/// built, once for every reference to it (a node shared on the wire is
+/// decoded again for each). What an answer's values, marks or schemas
+/// spend together is held to one limit, so several values in one answer
+/// (the objects of an import) cannot each take it whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    limit: u64,
+    spent: u64,
+}
+
+impl Budget {
+    /// A budget of `limit` bytes (the sandbox's `max_answer_bytes`).
+    pub fn new(limit: u64) -> Budget {
+        Budget { limit, spent: 0 }
+    }
+
+    /// The bytes charged so far: what the parts decoded until now take.
+    #[cfg(test)]
+    pub fn spent(&self) -> u64 {
+        self.spent
+    }
+
+    /// Pays for a part of `bytes` about to be built, or refuses it (and
+    /// leaves `spent` as it was) when it would go over the limit.
+    fn charge(&mut self, bytes: u64) -> Result<(), DecodeError> {
+        match self.spent.checked_add(bytes) {
+            Some(spent) if spent <= self.limit => {
+                self.spent = spent;
+                Ok(())
+            }
+            _ => Err(DecodeError::TooLarge { limit: self.limit }),
+        }
+    }
+}
+
+/// What a [`Value`] takes in the host, beside what its parts take.
+const VALUE_BYTES: u64 = std::mem::size_of::<Value>() as u64;
+/// What a map or object entry's key takes, beside its bytes (its value is
+/// counted as a value).
+const KEY_BYTES: u64 = std::mem::size_of::<String>() as u64;
+/// What the refinements of an unknown take, beside a prefix's bytes.
+const REFINEMENTS_BYTES: u64 = std::mem::size_of::<Refinements>() as u64;
 
 // ---------------------------------------------------------------------------
 // Values
@@ -119,36 +198,68 @@ fn refinements_from_wire(r: &wit::Refinements) -> Result<Refinements, WireError>
 
 /// The paths of the nodes a provider marked sensitive in a value it
 /// returned (outermost marks only: everything inside a marked node is
-/// secret anyway). Call after [`value_from_wire_within`] accepted the
-/// value, so the indexes are known to be good; a bad one ends the walk.
-pub fn sensitive_marks(value: &wit::Value) -> Vec<Path> {
-    fn walk(nodes: &[wit::Node], at: u32, path: Path, depth: usize, out: &mut Vec<Path>) {
-        let Some(node) = nodes.get(at as usize) else { return };
-        if depth > MAX_DEPTH {
-            return;
-        }
-        if node.sensitive {
-            out.push(path);
-            return;
-        }
-        match &node.kind {
-            wit::ValueNode::List(xs) | wit::ValueNode::Set(xs) | wit::ValueNode::Tuple(xs) => {
-                for (i, x) in xs.iter().enumerate() {
-                    walk(nodes, *x, path.index(i), depth + 1, out);
-                }
+/// secret anyway), each paid for from `budget` (a node shared on the wire
+/// has a path for every reference to it). Call after
+/// [`value_from_wire_within`] accepted the value, so the indexes are known
+/// to be good; a bad one ends the walk.
+pub fn sensitive_marks(value: &wit::Value, budget: &mut Budget) -> Result<Vec<Path>, DecodeError> {
+    struct Walk<'a> {
+        nodes: &'a [wit::Node],
+        budget: &'a mut Budget,
+        out: Vec<Path>,
+    }
+    impl Walk<'_> {
+        fn walk(&mut self, at: u32, path: Path, depth: usize) -> Result<(), DecodeError> {
+            let Some(node) = self.nodes.get(at as usize) else { return Ok(()) };
+            if depth > MAX_DEPTH {
+                return Ok(());
             }
-            wit::ValueNode::Map(xs) => xs.iter().for_each(|(k, x)| walk(nodes, *x, path.key(k), depth + 1, out)),
-            wit::ValueNode::Object(xs) => xs.iter().for_each(|(k, x)| walk(nodes, *x, path.attr(k), depth + 1, out)),
-            _ => {}
+            if node.sensitive {
+                self.budget.charge(path_bytes(&path))?;
+                self.out.push(path);
+                return Ok(());
+            }
+            match &node.kind {
+                wit::ValueNode::List(xs) | wit::ValueNode::Set(xs) | wit::ValueNode::Tuple(xs) => {
+                    for (i, x) in xs.iter().enumerate() {
+                        self.walk(*x, path.index(i), depth + 1)?;
+                    }
+                }
+                wit::ValueNode::Map(xs) => {
+                    for (k, x) in xs {
+                        self.walk(*x, path.key(k), depth + 1)?;
+                    }
+                }
+                wit::ValueNode::Object(xs) => {
+                    for (k, x) in xs {
+                        self.walk(*x, path.attr(k), depth + 1)?;
+                    }
+                }
+                _ => {}
+            }
+            Ok(())
         }
     }
-    let mut out = Vec::new();
     // Most answers mark nothing: no walk at all then.
-    if value.nodes.iter().any(|n| n.sensitive) {
-        walk(&value.nodes, 0, Path::root(), 0, &mut out);
+    if !value.nodes.iter().any(|n| n.sensitive) {
+        return Ok(Vec::new());
     }
-    out
+    let mut walk = Walk { nodes: &value.nodes, budget, out: Vec::new() };
+    walk.walk(0, Path::root(), 0)?;
+    Ok(walk.out)
 }
+
+/// What a path takes in the host: its steps and their names' bytes.
+fn path_bytes(path: &Path) -> u64 {
+    let steps = path.steps().iter().map(|step| match step {
+        PathStep::Attr(name) | PathStep::Key(name) => STEP_BYTES + name.len() as u64,
+        PathStep::Index(_) => STEP_BYTES,
+    });
+    steps.fold(std::mem::size_of::<Path>() as u64, u64::saturating_add)
+}
+
+/// What one step of a path takes, beside a name's bytes.
+const STEP_BYTES: u64 = std::mem::size_of::<PathStep>() as u64;
 
 fn encode_all(values: &[Value], nodes: &mut Vec<wit::Node>) -> Vec<u32> {
     values.iter().map(|v| encode_value(v, nodes)).collect()
@@ -164,21 +275,24 @@ fn index_u32(at: usize) -> u32 {
     u32::try_from(at).unwrap_or(u32::MAX)
 }
 
-/// Decodes a value a provider returned. Sensitive marks are read apart, by
+/// Decodes a value a provider returned, with no limit on its size but
+/// [`MAX_DECODED_NODES`]. Sensitive marks are read apart, by
 /// [`sensitive_marks`].
 #[cfg(test)]
-pub fn value_from_wire(value: &wit::Value) -> Result<Value, WireError> {
-    value_from_wire_within(value, MAX_DEPTH)
+pub fn value_from_wire(value: &wit::Value) -> Result<Value, DecodeError> {
+    value_from_wire_within(value, MAX_DEPTH, &mut Budget::new(u64::MAX))
 }
 
-/// [`value_from_wire`] with a lower depth limit (the sandbox's
-/// `max_answer_depth`; never more than [`MAX_DEPTH`]).
-pub fn value_from_wire_within(value: &wit::Value, max_depth: usize) -> Result<Value, WireError> {
+/// Decodes a value a provider returned, no deeper than `max_depth` (the
+/// sandbox's `max_answer_depth`; never more than [`MAX_DEPTH`]), paying
+/// for every node from `budget` before it is built.
+pub fn value_from_wire_within(value: &wit::Value, max_depth: usize, budget: &mut Budget) -> Result<Value, DecodeError> {
     if value.nodes.is_empty() {
         return Ok(Value::Null);
     }
     check_node_count(value.nodes.len())?;
-    let mut decoder = Decoder { nodes: &value.nodes, budget: MAX_DECODED_NODES, max_depth: max_depth.min(MAX_DEPTH) };
+    let mut decoder =
+        Decoder { nodes: &value.nodes, budget: MAX_DECODED_NODES, max_depth: max_depth.min(MAX_DEPTH), bytes: budget };
     decoder.value(0, 0)
 }
 
@@ -189,14 +303,16 @@ fn check_node_count(count: usize) -> Result<(), WireError> {
     Ok(())
 }
 
-/// Walks a flattened node list with a depth limit and a budget of nodes.
-struct Decoder<'a, N> {
+/// Walks a flattened node list with a depth limit, a budget of nodes, and
+/// the answer's budget of bytes.
+struct Decoder<'a, 'b, N> {
     nodes: &'a [N],
     budget: usize,
     max_depth: usize,
+    bytes: &'b mut Budget,
 }
 
-impl<'a, N> Decoder<'a, N> {
+impl<'a, N> Decoder<'a, '_, N> {
     /// The node at `at`, after checking the index, the depth and the budget.
     fn node(&mut self, at: u32, depth: usize) -> Result<&'a N, WireError> {
         if depth > self.max_depth {
@@ -213,9 +329,13 @@ impl<'a, N> Decoder<'a, N> {
     }
 }
 
-impl Decoder<'_, wit::Node> {
-    fn value(&mut self, at: u32, depth: usize) -> Result<Value, WireError> {
-        Ok(match &self.node(at, depth)?.kind {
+impl Decoder<'_, '_, wit::Node> {
+    fn value(&mut self, at: u32, depth: usize) -> Result<Value, DecodeError> {
+        let node = self.node(at, depth)?;
+        // Paid for before anything of it is built: a bomb stops at the
+        // first node over the budget, never after its expansion.
+        self.bytes.charge(value_bytes(&node.kind))?;
+        Ok(match &node.kind {
             wit::ValueNode::Null => Value::Null,
             wit::ValueNode::Unknown(r) => Value::refined(refinements_from_wire(r)?),
             wit::ValueNode::Boolean(b) => Value::Bool(*b),
@@ -232,11 +352,11 @@ impl Decoder<'_, wit::Node> {
         })
     }
 
-    fn values(&mut self, indexes: &[u32], depth: usize) -> Result<Vec<Value>, WireError> {
+    fn values(&mut self, indexes: &[u32], depth: usize) -> Result<Vec<Value>, DecodeError> {
         indexes.iter().map(|&i| self.value(i, depth + 1)).collect()
     }
 
-    fn entries(&mut self, entries: &[(String, u32)], depth: usize) -> Result<Map, WireError> {
+    fn entries(&mut self, entries: &[(String, u32)], depth: usize) -> Result<Map, DecodeError> {
         // Sized up front: collected through `Result`, it would start with
         // room for four entries, and most objects have one or two.
         let mut out = Vec::with_capacity(entries.len());
@@ -256,77 +376,82 @@ impl Decoder<'_, wit::Node> {
     }
 }
 
-/// The bytes a value will occupy in the host once decoded into a tree:
-/// every node as a [`Value`], every string's and key's bytes, counted once
-/// per reference (a node shared by a million references is decoded a
-/// million times). Computed over the graph without decoding it, each node
-/// once, so that a "zip bomb" of shared nodes is measured, and refused,
-/// before it costs anything. Saturates; fails on a bad index or on nesting
-/// deeper than `max_depth` (a cycle).
-pub fn decoded_size(value: &wit::Value, max_depth: usize) -> Result<u64, WireError> {
-    if value.nodes.is_empty() {
-        return Ok(0);
-    }
-    check_node_count(value.nodes.len())?;
-    let mut sizes = vec![None; value.nodes.len()];
-    node_size(&value.nodes, &mut sizes, 0, 0, max_depth.min(MAX_DEPTH))
-}
-
-fn node_size(
-    nodes: &[wit::Node],
-    sizes: &mut [Option<u64>],
-    at: u32,
-    depth: usize,
-    max_depth: usize,
-) -> Result<u64, WireError> {
-    if depth > max_depth {
-        return malformed(format!("nested deeper than the limit of {max_depth} levels (a cycle?)"));
-    }
-    let Some(node) = nodes.get(at as usize) else {
-        return malformed(format!("node index {at} out of range ({} nodes)", nodes.len()));
-    };
-    if let Some(Some(size)) = sizes.get(at as usize) {
-        return Ok(*size);
-    }
-    const NODE: u64 = std::mem::size_of::<Value>() as u64;
-    const KEY: u64 = std::mem::size_of::<String>() as u64;
-    let mut size = NODE;
-    match &node.kind {
-        wit::ValueNode::Text(s) => size = size.saturating_add(s.len() as u64),
-        wit::ValueNode::List(xs) | wit::ValueNode::Set(xs) | wit::ValueNode::Tuple(xs) => {
-            for &x in xs {
-                size = size.saturating_add(node_size(nodes, sizes, x, depth + 1, max_depth)?);
-            }
+/// What one node takes in the host once decoded, beside its children: the
+/// [`Value`] itself, a string's bytes, an unknown's refinements, and the
+/// keys of a map or object's entries.
+fn value_bytes(kind: &wit::ValueNode) -> u64 {
+    let own = match kind {
+        wit::ValueNode::Text(s) => s.len() as u64,
+        wit::ValueNode::Unknown(r) if refined(r) => {
+            REFINEMENTS_BYTES.saturating_add(r.prefix.as_ref().map_or(0, |p| p.len() as u64))
         }
         wit::ValueNode::Map(entries) | wit::ValueNode::Object(entries) => {
-            for (key, x) in entries {
-                let entry = KEY.saturating_add(key.len() as u64);
-                size = size.saturating_add(entry).saturating_add(node_size(nodes, sizes, *x, depth + 1, max_depth)?);
-            }
+            entries.iter().map(|(key, _)| KEY_BYTES.saturating_add(key.len() as u64)).fold(0, u64::saturating_add)
         }
-        _ => {}
-    }
-    sizes[at as usize] = Some(size);
-    Ok(size)
+        _ => 0,
+    };
+    VALUE_BYTES.saturating_add(own)
+}
+
+/// Whether an unknown's refinements say something (and so are kept, boxed).
+fn refined(r: &wit::Refinements) -> bool {
+    r.not_null
+        || r.prefix.is_some()
+        || r.lower.is_some()
+        || r.upper.is_some()
+        || r.min_length.is_some()
+        || r.max_length.is_some()
 }
 
 // ---------------------------------------------------------------------------
 // Types and schemas
 // ---------------------------------------------------------------------------
 
-/// Decodes a flattened type.
-pub fn type_from_wire(ty: &wit::TypeExpr) -> Result<Type, WireError> {
+/// Decodes a flattened type, paying for every node from `budget`.
+pub fn type_from_wire(ty: &wit::TypeExpr, budget: &mut Budget) -> Result<Type, DecodeError> {
     if ty.nodes.is_empty() {
         return malformed("an empty type");
     }
     check_node_count(ty.nodes.len())?;
-    let mut decoder = Decoder { nodes: &ty.nodes, budget: MAX_DECODED_NODES, max_depth: MAX_DEPTH };
+    let mut decoder = Decoder { nodes: &ty.nodes, budget: MAX_DECODED_NODES, max_depth: MAX_DEPTH, bytes: budget };
     decoder.ty(0, 0)
 }
 
-impl Decoder<'_, wit::TypeNode> {
-    fn ty(&mut self, at: u32, depth: usize) -> Result<Type, WireError> {
-        Ok(match self.node(at, depth)? {
+/// What a type takes in the host: a [`Type`] for each node (types nested
+/// in a list, set or map are boxed), and the names of object attributes.
+const TYPE_BYTES: u64 = std::mem::size_of::<Type>() as u64;
+
+/// What one type node takes in the host, beside its children.
+fn type_node_bytes(node: &wit::TypeNode) -> u64 {
+    let names = match node {
+        wit::TypeNode::Object(attrs) => {
+            attrs.iter().map(|(name, _)| KEY_BYTES.saturating_add(name.len() as u64)).fold(0, u64::saturating_add)
+        }
+        _ => 0,
+    };
+    TYPE_BYTES.saturating_add(names)
+}
+
+/// What a type already built takes in the host, counted as
+/// [`type_node_bytes`] counts a decoded one.
+fn type_bytes(ty: &Type) -> u64 {
+    let inner = match ty {
+        Type::List(t) | Type::Set(t) | Type::Map(t) => type_bytes(t),
+        Type::Object(attrs) => attrs
+            .iter()
+            .map(|(name, t)| KEY_BYTES.saturating_add(name.len() as u64).saturating_add(type_bytes(t)))
+            .fold(0, u64::saturating_add),
+        Type::Tuple(ts) => ts.iter().map(type_bytes).fold(0, u64::saturating_add),
+        Type::Bool | Type::Number | Type::String | Type::Dynamic => 0,
+    };
+    TYPE_BYTES.saturating_add(inner)
+}
+
+impl Decoder<'_, '_, wit::TypeNode> {
+    fn ty(&mut self, at: u32, depth: usize) -> Result<Type, DecodeError> {
+        let node = self.node(at, depth)?;
+        self.bytes.charge(type_node_bytes(node))?;
+        Ok(match node {
             wit::TypeNode::Boolean => Type::Bool,
             wit::TypeNode::Number => Type::Number,
             wit::TypeNode::Text => Type::String,
@@ -351,19 +476,28 @@ impl Decoder<'_, wit::TypeNode> {
     }
 }
 
-/// Decodes everything a provider offers.
-pub fn provider_schema_from_wire(schema: &wit::ProviderSchema) -> Result<ProviderSchema, WireError> {
+/// Decodes everything a provider offers, paying for every part from
+/// `budget` (blocks may be shared on the wire too).
+pub fn provider_schema_from_wire(
+    schema: &wit::ProviderSchema,
+    budget: &mut Budget,
+) -> Result<ProviderSchema, DecodeError> {
     Ok(ProviderSchema {
-        provider: schema_from_wire(&schema.provider).map_err(|e| within("the provider configuration", e))?,
-        resources: named_schemas(&schema.resources, "resource type")?,
-        data_sources: named_schemas(&schema.data_sources, "data source")?,
+        provider: schema_from_wire(&schema.provider, budget).map_err(|e| within("the provider configuration", e))?,
+        resources: named_schemas(&schema.resources, "resource type", budget)?,
+        data_sources: named_schemas(&schema.data_sources, "data source", budget)?,
     })
 }
 
-fn named_schemas(list: &[(String, wit::Schema)], what: &str) -> Result<BTreeMap<String, Schema>, WireError> {
+fn named_schemas(
+    list: &[(String, wit::Schema)],
+    what: &str,
+    budget: &mut Budget,
+) -> Result<BTreeMap<String, Schema>, DecodeError> {
     let mut out = BTreeMap::new();
     for (name, schema) in list {
-        let decoded = schema_from_wire(schema).map_err(|e| within(&format!("{what} {name:?}"), e))?;
+        budget.charge(KEY_BYTES.saturating_add(name.len() as u64))?;
+        let decoded = schema_from_wire(schema, budget).map_err(|e| within(&format!("{what} {name:?}"), e))?;
         if out.insert(name.clone(), decoded).is_some() {
             return malformed(format!("duplicate {what} {name:?}"));
         }
@@ -371,26 +505,41 @@ fn named_schemas(list: &[(String, wit::Schema)], what: &str) -> Result<BTreeMap<
     Ok(out)
 }
 
-fn within(what: &str, error: WireError) -> WireError {
-    WireError(format!("in the schema of {what}: {}", error.0))
+/// A malformed schema's error, saying whose schema it is.
+fn within(what: &str, error: DecodeError) -> DecodeError {
+    match error {
+        DecodeError::Malformed(e) => DecodeError::Malformed(WireError(format!("in the schema of {what}: {}", e.0))),
+        too_large @ DecodeError::TooLarge { .. } => too_large,
+    }
 }
 
-/// Decodes one schema: `blocks[0]` is the top-level block.
-pub fn schema_from_wire(schema: &wit::Schema) -> Result<Schema, WireError> {
+/// What a block takes in the host, beside its description and contents.
+const BLOCK_BYTES: u64 = std::mem::size_of::<Block>() as u64;
+/// What an attribute takes in its block, beside its name, description and type.
+const ATTRIBUTE_BYTES: u64 = std::mem::size_of::<(String, Attribute)>() as u64;
+/// What a nested block type takes in its block, beside its name and block.
+const NESTED_BLOCK_BYTES: u64 = std::mem::size_of::<(String, NestedBlock)>() as u64;
+
+/// Decodes one schema: `blocks[0]` is the top-level block. Every block,
+/// attribute and type is paid for from `budget` as it is built.
+pub fn schema_from_wire(schema: &wit::Schema, budget: &mut Budget) -> Result<Schema, DecodeError> {
     if schema.blocks.is_empty() {
         return malformed("a schema without a top-level block");
     }
     check_node_count(schema.blocks.len())?;
-    let mut decoder = Decoder { nodes: &schema.blocks, budget: MAX_DECODED_NODES, max_depth: MAX_DEPTH };
+    let mut decoder = Decoder { nodes: &schema.blocks, budget: MAX_DECODED_NODES, max_depth: MAX_DEPTH, bytes: budget };
     Ok(Schema { version: schema.version, block: decoder.block(0, 0)? })
 }
 
-impl Decoder<'_, wit::Block> {
-    fn block(&mut self, at: u32, depth: usize) -> Result<Block, WireError> {
+impl Decoder<'_, '_, wit::Block> {
+    fn block(&mut self, at: u32, depth: usize) -> Result<Block, DecodeError> {
         let wire = self.node(at, depth)?;
+        self.bytes.charge(BLOCK_BYTES.saturating_add(wire.description.len() as u64))?;
         let mut block = Block { description: wire.description.clone(), ..Block::default() };
         for attr in &wire.attributes {
-            let mut decoded = attribute_from_wire(attr)?;
+            let named = [attr.name.len(), attr.description.len()].map(|n| n as u64);
+            self.bytes.charge(named.into_iter().fold(ATTRIBUTE_BYTES, u64::saturating_add))?;
+            let mut decoded = attribute_from_wire(attr, self.bytes)?;
             if let Some(nested) = &attr.nested {
                 // The objects' attributes are a block of the schema's list
                 // that holds attributes only.
@@ -399,7 +548,10 @@ impl Decoder<'_, wit::Block> {
                     return malformed(format!("the nested attribute {:?} holds nested blocks", attr.name));
                 }
                 let nested = NestedType { nesting: nesting_from_wire(nested.nesting), block: inner };
+                // Built from the block just paid for, so no larger than
+                // it: paid for once built.
                 decoded.ty = nested.implied_type();
+                self.bytes.charge(type_bytes(&decoded.ty))?;
                 decoded.nested = Some(nested);
             }
             if block.attributes.insert(attr.name.clone(), decoded).is_some() {
@@ -410,6 +562,7 @@ impl Decoder<'_, wit::Block> {
             if block.attributes.contains_key(&nested.name) || block.blocks.contains_key(&nested.name) {
                 return malformed(format!("duplicate attribute or block {:?}", nested.name));
             }
+            self.bytes.charge(NESTED_BLOCK_BYTES.saturating_add(nested.name.len() as u64))?;
             let decoded = NestedBlock {
                 nesting: nesting_from_wire(nested.nesting),
                 block: self.block(nested.block, depth + 1)?,
@@ -424,11 +577,16 @@ impl Decoder<'_, wit::Block> {
 
 /// An attribute, but for its nested type (which needs the schema's other
 /// blocks): the type of a nested attribute is left dynamic here.
-fn attribute_from_wire(attr: &wit::Attribute) -> Result<Attribute, WireError> {
+fn attribute_from_wire(attr: &wit::Attribute, budget: &mut Budget) -> Result<Attribute, DecodeError> {
     let ty = if attr.nested.is_some() {
         Type::Dynamic
     } else {
-        type_from_wire(&attr.type_).map_err(|e| WireError(format!("attribute {:?}: {}", attr.name, e.0)))?
+        type_from_wire(&attr.type_, budget).map_err(|e| match e {
+            DecodeError::Malformed(e) => {
+                DecodeError::Malformed(WireError(format!("attribute {:?}: {}", attr.name, e.0)))
+            }
+            too_large @ DecodeError::TooLarge { .. } => too_large,
+        })?
     };
     Ok(Attribute {
         ty,
@@ -509,6 +667,11 @@ mod tests {
         wit::Node { kind, sensitive: false }
     }
 
+    /// A budget that never runs out.
+    fn unlimited() -> Budget {
+        Budget::new(u64::MAX)
+    }
+
     fn round_trip(v: &Value) -> Value {
         value_from_wire(&value_to_wire(v)).expect("decodes")
     }
@@ -555,10 +718,10 @@ mod tests {
     fn sensitive_marks_are_not_sent_and_read_apart() {
         let wire = value_to_wire(&Value::object([("a", Value::string("x"))]));
         assert!(wire.nodes.iter().all(|n| !n.sensitive));
-        assert!(sensitive_marks(&wire).is_empty());
+        assert!(sensitive_marks(&wire, &mut unlimited()).unwrap().is_empty());
         let marked = wit::Value { nodes: vec![wit::Node { kind: wit::ValueNode::Boolean(true), sensitive: true }] };
         assert_eq!(value_from_wire(&marked).unwrap(), Value::Bool(true));
-        assert_eq!(sensitive_marks(&marked), vec![Path::root()]);
+        assert_eq!(sensitive_marks(&marked, &mut unlimited()).unwrap(), vec![Path::root()]);
         let nested = wit::Value {
             nodes: vec![
                 node(wit::ValueNode::Object(vec![("a".into(), 1), ("b".into(), 2)])),
@@ -567,7 +730,7 @@ mod tests {
                 wit::Node { kind: wit::ValueNode::Text("secret".into()), sensitive: true },
             ],
         };
-        assert_eq!(sensitive_marks(&nested), vec![Path::root().attr("a").index(0)]);
+        assert_eq!(sensitive_marks(&nested, &mut unlimited()).unwrap(), vec![Path::root().attr("a").index(0)]);
     }
 
     #[test]
@@ -587,7 +750,7 @@ mod tests {
             ..refinements_to_wire(None)
         };
         let err = value_from_wire(&wit::Value { nodes: vec![node(wit::ValueNode::Unknown(bad))] }).unwrap_err();
-        assert!(err.0.contains("not finite"), "{err}");
+        assert!(err.to_string().contains("not finite"), "{err}");
     }
 
     #[test]
@@ -605,7 +768,7 @@ mod tests {
                 wit::Block { attributes: vec![password], ..empty_block() },
             ],
         };
-        let block = schema_from_wire(&schema).unwrap().block;
+        let block = schema_from_wire(&schema, &mut unlimited()).unwrap().block;
         let login = &block.attributes["login"];
         let nested = login.nested.as_ref().expect("a nested type");
         assert_eq!(nested.nesting, Nesting::List);
@@ -629,7 +792,7 @@ mod tests {
                 empty_block(),
             ],
         };
-        assert!(schema_from_wire(&bad).unwrap_err().0.contains("holds nested blocks"));
+        assert!(schema_from_wire(&bad, &mut unlimited()).unwrap_err().to_string().contains("holds nested blocks"));
     }
 
     #[test]
@@ -646,7 +809,7 @@ mod tests {
 
     #[test]
     fn malformed_values_are_rejected() {
-        let reject = |nodes: Vec<wit::Node>| value_from_wire(&wit::Value { nodes }).unwrap_err().0;
+        let reject = |nodes: Vec<wit::Node>| value_from_wire(&wit::Value { nodes }).unwrap_err().to_string();
         assert!(reject(vec![node(wit::ValueNode::List(vec![7]))]).contains("out of range"));
         assert!(reject(vec![node(wit::ValueNode::Object(vec![("a".into(), 3)]))]).contains("out of range"));
         assert!(reject(vec![node(wit::ValueNode::List(vec![0]))]).contains("deeper"));
@@ -667,7 +830,130 @@ mod tests {
             .chain([node(wit::ValueNode::Null)])
             .collect();
         let err = value_from_wire(&wit::Value { nodes }).unwrap_err();
-        assert!(err.0.contains("more than"), "{err}");
+        assert!(err.to_string().contains("more than"), "{err}");
+    }
+
+    #[test]
+    fn a_shared_node_is_paid_for_at_every_reference() {
+        // [t, t, { k = t }] with t = "abc" held once on the wire.
+        let wire = wit::Value {
+            nodes: vec![
+                node(wit::ValueNode::List(vec![1, 1, 2])),
+                node(wit::ValueNode::Text("abc".into())),
+                node(wit::ValueNode::Object(vec![("k".into(), 1)])),
+            ],
+        };
+        let mut budget = unlimited();
+        let value = value_from_wire_within(&wire, MAX_DEPTH, &mut budget).unwrap();
+        assert_eq!(value.at(&Path::root().index(2).attr("k")), Value::string("abc"));
+        let text = VALUE_BYTES + 3;
+        let object = VALUE_BYTES + KEY_BYTES + 1 + text;
+        assert_eq!(budget.spent(), VALUE_BYTES + 2 * text + object);
+    }
+
+    #[test]
+    fn a_shared_node_bomb_stops_at_the_limit_before_it_is_expanded() {
+        // The issue's bomb: 4 MB on the wire, a million references to one
+        // 256-byte string, about 280 MiB once expanded.
+        let bomb = wit::Value {
+            nodes: vec![node(wit::ValueNode::List(vec![1; 1_000_000])), node(wit::ValueNode::Text("s".repeat(256)))],
+        };
+        let expanded = VALUE_BYTES + 1_000_000 * (VALUE_BYTES + 256);
+        let limit = 32 << 20;
+        let mut budget = Budget::new(limit);
+        let err = value_from_wire_within(&bomb, MAX_DEPTH, &mut budget).unwrap_err();
+        assert_eq!(err, DecodeError::TooLarge { limit });
+        // What was built before it stopped: under the limit, and short of it
+        // by less than one more string.
+        assert!(budget.spent() <= limit && budget.spent() + VALUE_BYTES + 256 > limit, "{}", budget.spent());
+        assert!(budget.spent() * 8 < expanded, "{} of {expanded}", budget.spent());
+    }
+
+    #[test]
+    fn refinements_are_paid_for() {
+        // A plain unknown is a value; one with refinements keeps them boxed,
+        // with its prefix. A million references to one refined unknown
+        // cost that a million times.
+        let refined = wit::Refinements { prefix: Some("p".repeat(100)), ..refinements_to_wire(None) };
+        let wire = wit::Value {
+            nodes: vec![
+                node(wit::ValueNode::List(vec![1, 2])),
+                node(wit::ValueNode::Unknown(refinements_to_wire(None))),
+                node(wit::ValueNode::Unknown(refined.clone())),
+            ],
+        };
+        let mut budget = unlimited();
+        value_from_wire_within(&wire, MAX_DEPTH, &mut budget).unwrap();
+        assert_eq!(budget.spent(), 3 * VALUE_BYTES + REFINEMENTS_BYTES + 100);
+        let bomb = wit::Value {
+            nodes: vec![node(wit::ValueNode::List(vec![1; 1_000_000])), node(wit::ValueNode::Unknown(refined))],
+        };
+        let mut budget = Budget::new(32 << 20);
+        assert_eq!(
+            value_from_wire_within(&bomb, MAX_DEPTH, &mut budget),
+            Err(DecodeError::TooLarge { limit: 32 << 20 })
+        );
+    }
+
+    #[test]
+    fn marks_are_paid_for_from_the_answer_s_budget() {
+        // Ten references to one marked node: ten paths, one step each.
+        let wire = wit::Value {
+            nodes: vec![
+                node(wit::ValueNode::List(vec![1; 10])),
+                wit::Node { kind: wit::ValueNode::Boolean(true), sensitive: true },
+            ],
+        };
+        let mut budget = unlimited();
+        value_from_wire_within(&wire, MAX_DEPTH, &mut budget).unwrap();
+        let decoded = budget.spent();
+        let marks = sensitive_marks(&wire, &mut budget).unwrap();
+        assert_eq!(marks.len(), 10);
+        let path = std::mem::size_of::<Path>() as u64 + STEP_BYTES;
+        assert_eq!(budget.spent(), decoded + 10 * path);
+        // What is left after the value pays for five paths, not ten.
+        let mut budget = Budget::new(decoded + 5 * path);
+        value_from_wire_within(&wire, MAX_DEPTH, &mut budget).unwrap();
+        assert_eq!(sensitive_marks(&wire, &mut budget), Err(DecodeError::TooLarge { limit: decoded + 5 * path }));
+        assert_eq!(budget.spent(), decoded + 5 * path);
+    }
+
+    #[test]
+    fn a_schema_of_shared_blocks_stops_at_the_limit() {
+        // Twenty blocks, each nesting the next twice: a million blocks once
+        // expanded, each with a described attribute of a shared type.
+        let described = wit::Attribute {
+            description: "d".repeat(100),
+            ..attr("a", vec![wit::TypeNode::Tuple(vec![1, 1]), wit::TypeNode::Text])
+        };
+        let blocks = (0..20u32)
+            .map(|i| {
+                let nested = |name: &str| wit::NestedBlock {
+                    name: name.into(),
+                    nesting: wit::Nesting::List,
+                    block: i + 1,
+                    min_items: 0,
+                    max_items: 0,
+                };
+                wit::Block {
+                    attributes: vec![described.clone()],
+                    blocks: vec![nested("x"), nested("y")],
+                    ..empty_block()
+                }
+            })
+            .chain([empty_block()])
+            .collect();
+        let schema = wit::Schema { version: 0, blocks };
+        let limit = 1 << 20;
+        let mut budget = Budget::new(limit);
+        assert_eq!(schema_from_wire(&schema, &mut budget).unwrap_err(), DecodeError::TooLarge { limit });
+        assert!(budget.spent() <= limit);
+        // One block of it, and what it costs.
+        let one = wit::Schema { version: 0, blocks: vec![wit::Block { attributes: vec![described], ..empty_block() }] };
+        let mut budget = unlimited();
+        schema_from_wire(&one, &mut budget).unwrap();
+        let ty = 3 * TYPE_BYTES;
+        assert_eq!(budget.spent(), BLOCK_BYTES + ATTRIBUTE_BYTES + 1 + 100 + ty);
     }
 
     #[test]
@@ -676,19 +962,19 @@ mod tests {
         let nodes: Vec<_> =
             (0..4u32).map(|i| node(wit::ValueNode::List(vec![i + 1]))).chain([node(wit::ValueNode::Null)]).collect();
         let value = wit::Value { nodes };
-        assert!(value_from_wire_within(&value, 4).is_ok());
-        let err = value_from_wire_within(&value, 3).unwrap_err();
-        assert_eq!(err.0, "nested deeper than the limit of 3 levels (a cycle?)");
+        assert!(value_from_wire_within(&value, 4, &mut unlimited()).is_ok());
+        let err = value_from_wire_within(&value, 3, &mut unlimited()).unwrap_err();
+        assert_eq!(err.to_string(), "nested deeper than the limit of 3 levels (a cycle?)");
         let deep: Vec<_> =
             (0..300u32).map(|i| node(wit::ValueNode::List(vec![i + 1]))).chain([node(wit::ValueNode::Null)]).collect();
-        let err = value_from_wire_within(&wit::Value { nodes: deep }, 10_000).unwrap_err();
-        assert!(err.0.contains(&format!("limit of {MAX_DEPTH} levels")), "{err}");
+        let err = value_from_wire_within(&wit::Value { nodes: deep }, 10_000, &mut unlimited()).unwrap_err();
+        assert!(err.to_string().contains(&format!("limit of {MAX_DEPTH} levels")), "{err}");
     }
 
     #[test]
     fn oversized_node_lists_are_rejected() {
         let nodes = vec![node(wit::ValueNode::Null); MAX_WIRE_NODES + 1];
-        assert!(value_from_wire(&wit::Value { nodes }).unwrap_err().0.contains("limit"));
+        assert!(value_from_wire(&wit::Value { nodes }).unwrap_err().to_string().contains("limit"));
     }
 
     fn attr(name: &str, ty: Vec<wit::TypeNode>) -> wit::Attribute {
@@ -736,7 +1022,7 @@ mod tests {
             resources: vec![("x_thing".into(), schema)],
             data_sources: vec![],
         };
-        let decoded = provider_schema_from_wire(&provider).unwrap();
+        let decoded = provider_schema_from_wire(&provider, &mut unlimited()).unwrap();
         let thing = &decoded.resources["x_thing"];
         assert_eq!(thing.version, 2);
         assert_eq!(thing.block.description, "top");
@@ -768,30 +1054,35 @@ mod tests {
         };
         let with_blocks = |blocks| wit::Schema { version: 0, blocks };
         let cyclic = with_blocks(vec![wit::Block { blocks: vec![nested(0)], ..empty_block() }]);
-        assert!(schema_from_wire(&cyclic).unwrap_err().0.contains("deeper"));
+        assert!(schema_from_wire(&cyclic, &mut unlimited()).unwrap_err().to_string().contains("deeper"));
         let dangling = with_blocks(vec![wit::Block { blocks: vec![nested(5)], ..empty_block() }]);
-        assert!(schema_from_wire(&dangling).unwrap_err().0.contains("out of range"));
-        assert!(schema_from_wire(&with_blocks(vec![])).is_err());
+        assert!(schema_from_wire(&dangling, &mut unlimited()).unwrap_err().to_string().contains("out of range"));
+        assert!(schema_from_wire(&with_blocks(vec![]), &mut unlimited()).is_err());
         let bad_type = with_blocks(vec![wit::Block {
             attributes: vec![attr("a", vec![wit::TypeNode::List(9)])],
             ..empty_block()
         }]);
-        let err = schema_from_wire(&bad_type).unwrap_err().0;
+        let err = schema_from_wire(&bad_type, &mut unlimited()).unwrap_err().to_string();
         assert!(err.contains("attribute \"a\"") && err.contains("out of range"), "{err}");
         let type_cycle =
             with_blocks(vec![wit::Block { attributes: vec![attr("a", vec![wit::TypeNode::Set(0)])], ..empty_block() }]);
-        assert!(schema_from_wire(&type_cycle).unwrap_err().0.contains("deeper"));
+        assert!(schema_from_wire(&type_cycle, &mut unlimited()).unwrap_err().to_string().contains("deeper"));
         let twice = with_blocks(vec![wit::Block {
             attributes: vec![attr("a", vec![wit::TypeNode::Text]), attr("a", vec![wit::TypeNode::Text])],
             ..empty_block()
         }]);
-        assert!(schema_from_wire(&twice).unwrap_err().0.contains("duplicate"));
+        assert!(schema_from_wire(&twice, &mut unlimited()).unwrap_err().to_string().contains("duplicate"));
         let provider = wit::ProviderSchema {
             provider: with_blocks(vec![empty_block()]),
             resources: vec![("r".into(), with_blocks(vec![])), ("r".into(), with_blocks(vec![]))],
             data_sources: vec![],
         };
-        assert!(provider_schema_from_wire(&provider).unwrap_err().0.contains("resource type \"r\""));
+        assert!(
+            provider_schema_from_wire(&provider, &mut unlimited())
+                .unwrap_err()
+                .to_string()
+                .contains("resource type \"r\"")
+        );
     }
 
     #[test]

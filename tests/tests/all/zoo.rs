@@ -87,6 +87,29 @@ fn hostile_applies_fail_only_their_resource() {
 }
 
 #[test]
+fn an_answer_of_shared_nodes_over_the_limit_is_refused_while_planning() {
+    // Issue 32, item 8: a million references to one node (4 MiB on the
+    // wire) are refused by the plan, not after an apply has spent the
+    // memory: a text node, and a refined unknown (whose refinements the
+    // plan used to leave uncounted). The other resources plan fine.
+    let w = Workdir::new();
+    let resources = "resource \"zoo_shared\" \"bomb\" {}\nresource \"zoo_refined\" \"bomb\" {}\n\
+                     resource \"zoo_tail\" \"after\" {}\n";
+    w.write("main.tf", &config("", resources));
+    let run = w.cairn(&["plan"]);
+    assert_failed_cleanly(
+        &w,
+        &run,
+        &[
+            "provider \"zoo\" returned an answer that decodes to more than the limit of 32 MiB while planning zoo_shared.bomb",
+            "provider \"zoo\" returned an answer that decodes to more than the limit of 32 MiB while planning zoo_refined.bomb",
+        ],
+    );
+    assert_eq!(run.stderr.matches("Error: ").count(), 2, "zoo_tail.after planned fine:\n{}", run.all());
+    assert!(w.state().is_none(), "planning wrote no state");
+}
+
+#[test]
 fn a_fresh_instance_serves_the_call_after_a_crash() {
     // One instance at a time: after each crash the pool must make a new
     // one. The planner walks independent resources in address order, so

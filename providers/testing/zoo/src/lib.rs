@@ -31,6 +31,9 @@
 //!   normally;
 //! - `zoo_shared` answers a list of a million references to one 256-byte
 //!   text node: 4 MiB on the wire, 256 MiB and more once decoded as a tree;
+//! - `zoo_refined` answers a list of a million references to one unknown
+//!   node refined with a 100-byte prefix: 4 MiB on the wire, more than
+//!   200 MiB once decoded (every unknown keeps its own refinements);
 //! - `zoo_stall` writes the body of an outgoing HTTP request that is never
 //!   sent, and waits for the body to take more: forever, without CPU;
 //! - `zoo_timers` waits on the first of a 10 ms and a one-hour timer, then
@@ -54,7 +57,8 @@ wit_bindgen::generate!({ world: "zoo", path: "wit", generate_all });
 
 use cairn::provider::log::{Level, log};
 use cairn::provider::types::{
-    Attribute, Block, Diagnostic, Node, ProviderSchema, Schema, Severity, TypeExpr, TypeNode, Value, ValueNode,
+    Attribute, Block, Diagnostic, Node, ProviderSchema, Refinements, Schema, Severity, TypeExpr, TypeNode, Value,
+    ValueNode,
 };
 use exports::cairn::provider::provider::{
     ApplyRequest, ApplyResponse, DataResponse, Guest, ImportResponse, PlanRequest, PlanResponse, ReadRequest,
@@ -74,6 +78,7 @@ const RESOURCE_TYPES: &[&str] = &[
     "zoo_alias",
     "zoo_flood",
     "zoo_shared",
+    "zoo_refined",
     "zoo_stall",
     "zoo_timers",
     "zoo_files",
@@ -185,6 +190,7 @@ fn misbehave(type_name: &str, config: &Value) -> Option<Value> {
             None
         }
         "zoo_shared" => Some(shared_value(1_000_000, 256)),
+        "zoo_refined" => Some(refined_value(1_000_000, 100)),
         "zoo_stall" => stall(),
         "zoo_timers" => {
             first_of_two_timers();
@@ -281,6 +287,26 @@ fn shared_value(count: u32, len: usize) -> Value {
         Node { kind: ValueNode::Object(vec![("payload".to_string(), 1)]), sensitive: false },
         Node { kind: ValueNode::List(vec![2; count as usize]), sensitive: false },
         Node { kind: ValueNode::Text("s".repeat(len)), sensitive: false },
+    ];
+    Value { nodes }
+}
+
+/// `{ payload = [u, u, …] }`: `count` references to one unknown node whose
+/// refinements promise a prefix of `len` bytes. The wire holds it once; a
+/// tree holds the refinements `count` times.
+fn refined_value(count: u32, len: usize) -> Value {
+    let refinements = Refinements {
+        not_null: true,
+        prefix: Some("p".repeat(len)),
+        lower: None,
+        upper: None,
+        min_length: None,
+        max_length: None,
+    };
+    let nodes = vec![
+        Node { kind: ValueNode::Object(vec![("payload".to_string(), 1)]), sensitive: false },
+        Node { kind: ValueNode::List(vec![2; count as usize]), sensitive: false },
+        Node { kind: ValueNode::Unknown(refinements), sensitive: false },
     ];
     Value { nodes }
 }
