@@ -6,9 +6,27 @@
 //! resource type: planning a create with every optional attribute unknown,
 //! then with generated values, gives answers that pass the checks; planning
 //! twice gives the same answer; apply returns what the plan promised; a read
-//! of what apply made shows no drift; a second plan proposes nothing; delete
-//! answers null, and a read after it says the object is gone. Each data
-//! source is read once. The schema itself must be well formed.
+//! of what apply made shows no drift; a second plan proposes nothing; a
+//! change that forces replacement is replaced as the engine replaces (see
+//! below); delete answers null, and a read after it says the object is
+//! gone. Each data source is read once. The schema itself must be well
+//! formed.
+//!
+//! Replacement: the run changes one attribute at a time (those the
+//! configuration sets first, then the unset optional ones) until the
+//! provider's plan of the update answers requires-replace for a path that
+//! changes; a type none of whose changes does so is reported as
+//! "replacement not exercised", with what was tried. As the planner does,
+//! the replacement is then planned as a create from no prior object, and
+//! that plan must not carry values over from the replaced object: a value
+//! the configuration leaves null, unknown in the create plan of the
+//! replaced object (only its apply could make it), must not be known and
+//! equal to the replaced object's value in the plan of its replacement (a
+//! provider that plans from state it keeps about the old object, rather
+//! than from the configuration). Values a create plan already knew from
+//! the configuration may be derived again alike. Then the replaced object
+//! is deleted and the replacement created (delete before create, the
+//! default order), and the remaining steps run on the replacement.
 //!
 //! Values are generated from the schema (see [`config_of`]); a provider
 //! that rejects them with its own diagnostics is not at fault, and the steps
@@ -20,7 +38,7 @@ use super::{Engine, ProviderSource};
 use crate::addr::{InstanceAddr, ResourceAddr};
 use crate::contract::{CheckedCallError, FailedApply, Gate, call_failed};
 use crate::diag::Diagnostic;
-use crate::provider::{ApplyRequest, PlanResponse, Provider};
+use crate::provider::{ApplyRequest, ApplyResponse, PlanResponse, Provider};
 use crate::runtime::{ConfigureError, Sandbox};
 use crate::schema::{Attribute, Block, Nesting, Schema};
 use crate::value::{Path, Type, Value};
@@ -269,14 +287,10 @@ async fn lifecycle(
         },
         Err(e) => verdict_of(e),
     });
-    let delete = ApplyRequest {
-        type_name: type_name.to_string(),
-        prior_state: applied.new_state.clone(),
-        planned_state: Value::Null,
-        config: Value::Null,
-        planned_private: applied.private.clone(),
-        idempotency_key: format!("{IDEMPOTENCY_KEY}-delete"),
+    let Some(applied) = replacement(gate, schema, addr, config, &plan, applied, lifecycle).await else {
+        return false;
     };
+    let delete = delete_request(type_name, &applied, "delete");
     if let Err(e) = gate.delete(addr, delete).await {
         lifecycle.record(verdict_of(e));
         lifecycle.skip_rest("delete did not pass");
@@ -297,12 +311,223 @@ async fn lifecycle(
     false
 }
 
+/// The request that deletes `object` (`what` tells its key apart).
+fn delete_request(type_name: &str, object: &ApplyResponse, what: &str) -> ApplyRequest {
+    ApplyRequest {
+        type_name: type_name.to_string(),
+        prior_state: object.new_state.clone(),
+        planned_state: Value::Null,
+        config: Value::Null,
+        planned_private: object.private.clone(),
+        idempotency_key: format!("{IDEMPOTENCY_KEY}-{what}"),
+    }
+}
+
+/// The replacement steps of the lifecycle, on the object `old` made from
+/// `config` with the create plan `created` (see the module's doc). Returns
+/// the object the remaining steps run on: the replacement once created,
+/// else `old` (the replacement not exercised, or its plan or the delete
+/// of `old` refused); `None` when the replacement's create failed after
+/// `old` was deleted, with the remaining steps recorded as skipped.
+async fn replacement(
+    gate: &Gate<'_>,
+    schema: &Schema,
+    addr: &InstanceAddr,
+    config: &Value,
+    created: &PlanResponse,
+    old: ApplyResponse,
+    lifecycle: &mut Lifecycle<'_>,
+) -> Option<ApplyResponse> {
+    let forcing = match forcing_change(gate, schema, addr, config, &old).await {
+        Ok(Forcing::Found(forcing)) => {
+            lifecycle.record(Verdict::Passed);
+            forcing
+        }
+        Ok(Forcing::NotFound(why)) => {
+            lifecycle.record(Verdict::Skipped(format!("replacement not exercised: {why}")));
+            lifecycle.omit(REPLACEMENT_STEPS);
+            return Some(old);
+        }
+        Err(verdict) => {
+            lifecycle.record(verdict);
+            lifecycle.skip(REPLACEMENT_STEPS, "no change that forces replacement was planned");
+            return Some(old);
+        }
+    };
+    // As the planner does: the replacement is a create, planned from no
+    // prior object.
+    let plan = match planned_twice(gate, schema, addr, &Value::Null, &forcing).await {
+        Ok(plan) => plan,
+        Err(verdict) => {
+            lifecycle.record(verdict);
+            lifecycle.skip(REPLACEMENT_STEPS - 1, "the replacement's plan did not pass");
+            return Some(old);
+        }
+    };
+    lifecycle.record(
+        match stale(&created.planned_state, &old.new_state, &plan.planned_state, &forcing, &Path::root()) {
+            None => Verdict::Passed,
+            Some(at) => Verdict::Failed(format!(
+                "provider {:?} planned the replacement of {addr} with {at} = {}, the replaced object's value, though \
+             it left {at} unknown in the create of that object: a replacement is a new object, planned as a \
+             create from no prior object, so a value only the old object's apply made cannot be known yet \
+             (plan it unknown, or from the configuration)",
+                gate.name(),
+                old.new_state.at(&at).to_hcl()
+            )),
+        },
+    );
+    let type_name = &addr.resource.type_name;
+    if let Err(e) = gate.delete(addr, delete_request(type_name, &old, "replaced")).await {
+        lifecycle.record(verdict_of(e));
+        lifecycle.skip(1, "the replaced object's delete did not pass");
+        return Some(old);
+    }
+    lifecycle.record(Verdict::Passed);
+    let request = ApplyRequest {
+        type_name: type_name.to_string(),
+        prior_state: Value::Null,
+        planned_state: plan.planned_state,
+        config: forcing,
+        planned_private: plan.planned_private,
+        // Another key than the first create's: another planned change.
+        idempotency_key: format!("{IDEMPOTENCY_KEY}-replacement"),
+    };
+    match gate.apply(schema, addr, request).await {
+        Ok(applied) => {
+            lifecycle.record(Verdict::Passed);
+            Some(applied)
+        }
+        Err(FailedApply { errors, .. }) => {
+            lifecycle.record(errors.into_iter().map(verdict_of).fold(Verdict::Passed, worse));
+            lifecycle.skip_rest("the replacement's create did not pass");
+            None
+        }
+    }
+}
+
+/// How many steps follow "plan a change that forces replacement" in the
+/// replacement.
+const REPLACEMENT_STEPS: usize = 3;
+
+/// What the search for a change that forces replacement found.
+enum Forcing {
+    /// A configuration whose plan from the object replaces it.
+    Found(Value),
+    /// None: why not, in words.
+    NotFound(String),
+}
+
+/// Changes one attribute of `config` at a time until the provider's plan
+/// of the update from `old` replaces it. A change the provider rejects
+/// with its own errors is passed over; a broken contract fails.
+async fn forcing_change(
+    gate: &Gate<'_>,
+    schema: &Schema,
+    addr: &InstanceAddr,
+    config: &Value,
+    old: &ApplyResponse,
+) -> Result<Forcing, Verdict> {
+    let mut tried = Vec::new();
+    for (name, changed) in changes(&schema.block, config) {
+        match planned_update(gate, schema, addr, old, &changed).await {
+            Ok(plan) if forces_replacement(&old.new_state, &plan) => return Ok(Forcing::Found(changed)),
+            Ok(_) => tried.push(format!("{name}: updated in place")),
+            Err(CheckedCallError::Reported(..)) => tried.push(format!("{name}: rejected")),
+            Err(e) => return Err(verdict_of(e)),
+        }
+    }
+    Ok(Forcing::NotFound(if tried.is_empty() {
+        "the resource type has no attribute a configuration sets".to_string()
+    } else {
+        format!("no change of one attribute made the provider answer requires-replace ({})", tried.join("; "))
+    }))
+}
+
+/// Validates `config`, then plans the update of `old` to it.
+async fn planned_update(
+    gate: &Gate<'_>,
+    schema: &Schema,
+    addr: &InstanceAddr,
+    old: &ApplyResponse,
+    config: &Value,
+) -> Result<PlanResponse, CheckedCallError> {
+    gate.validate(addr, config).await?;
+    gate.plan(schema, addr, &old.new_state, config, &old.private).await
+}
+
+/// Whether `plan` replaces `prior`: a path it says requires replacement
+/// changes (the planner's rule).
+fn forces_replacement(prior: &Value, plan: &PlanResponse) -> bool {
+    plan.requires_replace.iter().any(|p| prior.at(p) != plan.planned_state.at(p))
+}
+
+/// The configurations one attribute away from `config`, named by that
+/// attribute: first each attribute it sets, given another value; then
+/// each optional one it leaves null, set. (A set nested attribute is left
+/// alone: the run has no second value for it.)
+fn changes(block: &Block, config: &Value) -> Vec<(String, Value)> {
+    let configurable = block.attributes.iter().filter(|(_, a)| a.required || a.optional);
+    let (set, unset): (Vec<_>, Vec<_>) = configurable.partition(|(name, _)| !config.get_attr(name).is_null());
+    let changed =
+        set.into_iter().filter(|(_, a)| a.nested.is_none()).map(|(name, a)| (name, other_sample(name, &a.ty)));
+    let filled = unset.into_iter().map(|(name, a)| (name, attribute_config(name, a, Fill::Generated)));
+    let Value::Object(attrs) = config else { return Vec::new() };
+    changed
+        .chain(filled)
+        .filter(|(name, value)| config.get_attr(name) != value)
+        .map(|(name, value)| {
+            let mut attrs = attrs.clone();
+            attrs.insert(name.clone(), value);
+            (name.clone(), Value::Object(attrs))
+        })
+        .collect()
+}
+
+/// The first place where the replacement's create plan (`replacement`)
+/// knows a value of the replaced object (`old`) that the object's own
+/// create plan (`created`) left unknown and the replacement's
+/// configuration (`config`) leaves null: a value carried over, since only
+/// the old object's apply could have made it.
+fn stale(created: &Value, old: &Value, replacement: &Value, config: &Value, at: &Path) -> Option<Path> {
+    match created {
+        Value::Unknown(_) => {
+            let carried = !old.is_null() && config.is_null() && replacement.is_wholly_known() && replacement == old;
+            carried.then(|| at.clone())
+        }
+        Value::Object(attrs) => attrs
+            .iter()
+            .find_map(|(k, v)| stale(v, old.get_attr(k), replacement.get_attr(k), config.get_attr(k), &at.attr(k))),
+        Value::Map(entries) => entries
+            .iter()
+            .find_map(|(k, v)| stale(v, old.get_attr(k), replacement.get_attr(k), config.get_attr(k), &at.key(k))),
+        Value::List(items) | Value::Tuple(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| stale(v, element(old, i), element(replacement, i), element(config, i), &at.index(i))),
+        // Set elements have no place to compare at.
+        _ => None,
+    }
+}
+
+/// The `i`th element of a list or tuple; null when there is none.
+fn element(value: &Value, i: usize) -> &Value {
+    match value {
+        Value::List(items) | Value::Tuple(items) => items.get(i).unwrap_or(&Value::Null),
+        _ => &Value::Null,
+    }
+}
+
 /// The lifecycle of one resource type, step by step.
 const LIFECYCLE: &[&str] = &[
     "plan a create twice, with required attributes only",
     "apply the create",
     "read what apply made",
     "plan again: no changes",
+    "plan a change that forces replacement",
+    "plan the replacement's create: no stale computed values",
+    "delete the replaced object",
+    "apply the replacement's create",
     "delete",
     "read after delete",
 ];
@@ -323,9 +548,20 @@ impl Lifecycle<'_> {
 
     /// Records every step not run yet as skipped, because of `why`.
     fn skip_rest(&mut self, why: &str) {
-        while self.done < LIFECYCLE.len() {
+        self.skip(LIFECYCLE.len().saturating_sub(self.done), why);
+    }
+
+    /// Records the next `count` steps as skipped, because of `why`.
+    fn skip(&mut self, count: usize, why: &str) {
+        for _ in 0..count {
             self.record(Verdict::Skipped(why.to_string()));
         }
+    }
+
+    /// Passes over the next `count` steps without a word: they do not
+    /// apply (the replacement's, when it was not exercised).
+    fn omit(&mut self, count: usize) {
+        self.done += count;
     }
 }
 
@@ -458,6 +694,21 @@ fn gathered(nesting: Nesting, items: Vec<Value>) -> Value {
     }
 }
 
+/// A plain value of `ty` other than [`sample`]'s, for a change of the
+/// attribute `name`.
+fn other_sample(name: &str, ty: &Type) -> Value {
+    match ty {
+        Type::Bool => Value::Bool(false),
+        Type::Number => Value::int(2),
+        Type::String | Type::Dynamic => Value::string(format!("cairn-check-{name}-changed")),
+        Type::List(element) => Value::List(vec![other_sample(name, element)]),
+        Type::Set(element) => Value::set(vec![other_sample(name, element)]),
+        Type::Map(element) => Value::Map([("key".to_string(), other_sample(name, element))].into_iter().collect()),
+        Type::Object(attrs) => Value::Object(attrs.iter().map(|(k, t)| (k.clone(), other_sample(k, t))).collect()),
+        Type::Tuple(elements) => Value::Tuple(elements.iter().map(|t| other_sample(name, t)).collect()),
+    }
+}
+
 /// A plain value of `ty` for the attribute `name`: strings name the
 /// attribute (`cairn-check-filename`), so that a provider that makes files
 /// or objects from them makes recognisable ones.
@@ -510,6 +761,47 @@ mod tests {
         assert_eq!(difference(&a, &a, &Path::root()), None);
         let c = Value::object([("x", Value::List(vec![Value::int(1)]))]);
         assert_eq!(difference(&a, &c, &Path::root()), Some(Path::root().attr("x")));
+    }
+
+    #[test]
+    fn a_value_only_the_old_object_s_apply_made_is_stale_in_its_replacement() {
+        // The old object's create plan left `id` unknown and knew `size`
+        // from its configuration; apply made `id`.
+        let created = Value::object([("id", Value::unknown()), ("size", Value::int(8)), ("name", Value::string("a"))]);
+        let old = Value::object([("id", Value::string("id-1")), ("size", Value::int(8)), ("name", Value::string("a"))]);
+        let config = Value::object([("id", Value::Null), ("size", Value::Null), ("name", Value::string("b"))]);
+        let planned = |id: Value| Value::object([("id", id), ("size", Value::int(8)), ("name", Value::string("b"))]);
+        // Unknown again, or another value: a new object.
+        assert_eq!(stale(&created, &old, &planned(Value::unknown()), &config, &Path::root()), None);
+        assert_eq!(stale(&created, &old, &planned(Value::string("id-2")), &config, &Path::root()), None);
+        // The old object's `id`: carried over.
+        let carried = planned(Value::string("id-1"));
+        assert_eq!(stale(&created, &old, &carried, &config, &Path::root()), Some(Path::root().attr("id")));
+        // Configured, it is the configuration's to set.
+        let configured =
+            Value::object([("id", Value::string("id-1")), ("size", Value::Null), ("name", Value::string("b"))]);
+        assert_eq!(stale(&created, &old, &carried, &configured, &Path::root()), None);
+        // Inside a list, at its place.
+        let nested = |v: Value| Value::object([("rules", Value::List(vec![Value::object([("id", v)])]))]);
+        let at = Path::root().attr("rules").index(0).attr("id");
+        let (created, old) = (nested(Value::unknown()), nested(Value::string("r-1")));
+        assert_eq!(stale(&created, &old, &old, &Value::Null, &Path::root()), Some(at));
+    }
+
+    #[test]
+    fn changes_are_one_attribute_away_configured_ones_first() {
+        let mut block = Block::default();
+        block.attributes.insert("name".into(), Attribute::required(Type::String));
+        block.attributes.insert("count".into(), Attribute::optional(Type::Number));
+        block.attributes.insert("id".into(), Attribute::computed(Type::String));
+        let config = config_of(&block, Fill::Null);
+        let changes = changes(&block, &config);
+        let names: Vec<&str> = changes.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["name", "count"]);
+        assert_eq!(changes[0].1.get_attr("name"), &Value::string("cairn-check-name-changed"));
+        assert!(changes[0].1.get_attr("count").is_null());
+        assert_eq!(changes[1].1.get_attr("count"), &Value::int(1));
+        assert_eq!(changes[1].1.get_attr("name"), config.get_attr("name"));
     }
 
     #[test]

@@ -2,6 +2,15 @@
 //! providers and names every contract the `violations` provider breaks,
 //! with the resource, the operation and the attribute path.
 
+/// The steps of a replacement, each of which every bundled resource type
+/// passes (each has an attribute whose change forces replacement).
+const REPLACEMENT: [&str; 4] = [
+    "plan a change that forces replacement",
+    "plan the replacement's create: no stale computed values",
+    "delete the replaced object",
+    "apply the replacement's create",
+];
+
 use cairn_e2e::languages::{Lang, lang_component};
 use cairn_e2e::{Run, cairn_command, component};
 
@@ -46,7 +55,8 @@ fn bundled_providers_pass_by_name() {
         assert!(!run.stdout.contains("FAIL"), "{}", run.all());
         for type_name in types {
             let lines = section(&run, &format!("resource {type_name:?}"));
-            for step in ["apply the create", "read what apply made", "plan again: no changes", "delete"] {
+            let steps = ["apply the create", "read what apply made", "plan again: no changes", "delete"];
+            for step in steps.into_iter().chain(REPLACEMENT) {
                 assert!(
                     lines.contains(&format!("  ok    {step}").as_str()),
                     "{type_name}: {step} did not pass:\n{}",
@@ -63,9 +73,12 @@ fn a_provider_of_real_objects_passes_every_step() {
     let run = check(recorder.to_str().unwrap());
     assert_eq!(run.code, 0, "{}", run.all());
     let lines = section(&run, "resource \"recorder_thing\"");
-    assert_eq!(lines.len(), 8, "{}", run.all());
+    assert_eq!(lines.len(), 12, "{}", run.all());
     assert!(lines.iter().all(|l| l.starts_with("  ok ")), "{}", run.all());
-    assert!(run.stdout.contains("9 passed, 0 failed, 0 warned, 0 skipped."), "{}", run.all());
+    for step in REPLACEMENT {
+        assert!(lines.contains(&format!("  ok    {step}").as_str()), "{step}:\n{}", run.all());
+    }
+    assert!(run.stdout.contains("13 passed, 0 failed, 0 warned, 0 skipped."), "{}", run.all());
 }
 
 #[test]
@@ -108,6 +121,14 @@ fn every_violation_is_caught_and_the_good_types_pass() {
         ("violations_unknown_after_apply", "apply the create", ".id: the new state leaves this value unknown"),
         ("violations_breaks_refinement", "apply the create", ".arn: planned as an unknown with prefix \"arn:\""),
         ("violations_wrong_type", "apply the create", ".count: a number is required, got the string \"three\""),
+        // Issue 32, item 7: every answer keeps the contracts, but the
+        // replacement is planned with the replaced object's `id`.
+        (
+            "violations_stale_on_replace",
+            "plan the replacement's create: no stale computed values",
+            ".id = \"violations_stale_on_replace-cairn-providers-check\", the replaced object's value, though it \
+             left .id unknown in the create of that object",
+        ),
     ] {
         let lines = section(&run, &format!("resource {type_name:?}"));
         let at = lines
@@ -121,6 +142,17 @@ fn every_violation_is_caught_and_the_good_types_pass() {
         let lines = section(&run, &format!("resource {good:?}"));
         assert_eq!(lines.iter().filter(|l| l.starts_with("  ok ")).count(), 7, "{good}:\n{}", run.all());
         assert!(!lines.iter().any(|l| l.starts_with("  FAIL")), "{good}:\n{}", run.all());
+        // No change of an argument forces replacement: said, with what
+        // was tried, not passed.
+        let at = lines.iter().position(|l| *l == "  skip  plan a change that forces replacement");
+        let why = at.map_or("", |at| lines[at + 1].trim());
+        assert!(
+            why.starts_with(
+                "replacement not exercised: no change of one attribute made the provider answer requires-replace ("
+            ) && why.contains("input: updated in place"),
+            "{good}:\n{}",
+            run.all()
+        );
     }
 }
 

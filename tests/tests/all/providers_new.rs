@@ -48,7 +48,7 @@ fn new_project_works(lang: &str, test: &[&str], tools: &[(&str, &Path)]) {
 
     let checked = run_in(&project, cairn, &["providers", "check", "hello.wasm"], tools);
     assert_eq!(checked.code, 0, "{lang}: {}", checked.all());
-    assert!(checked.stdout.contains("8 passed, 0 failed"), "{lang}: {}", checked.all());
+    assert!(checked.stdout.contains("12 passed, 0 failed"), "{lang}: {}", checked.all());
 
     let applied = run_in(&project, cairn, &["apply", "-auto-approve", "example"], tools);
     assert_eq!(applied.code, 0, "{lang}: {}", applied.all());

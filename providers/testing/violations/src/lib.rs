@@ -15,8 +15,16 @@
 //! | `violations_changes_known`        | apply keeps known values        | plans `id` as `"planned-id"`, then returns `"applied-id"`              |
 //! | `violations_unknown_after_apply`  | no unknowns in the new state    | returns `id` still unknown (the SDK adds its own error diagnostic too) |
 //! | `violations_breaks_refinement`    | refinements are promises        | plans `arn` as an unknown, not null, prefix `"arn:"`; returns `"x"`   |
+//! | `violations_stale_on_replace`     | a replacement is a new object   | `name` forces replacement; plans a create with the `id` of the last object it made |
 //! | `violations_ok`                   | nothing                         | a well-behaved resource                                                |
 //! | `violations_nested`               | nothing                         | well-behaved, with a nested attribute of each nesting and a write-only `password` |
+//!
+//! `violations_stale_on_replace` keeps the contracts of each single
+//! answer: it remembers (in the instance's memory) the `id` of the last
+//! object it created, and plans every create with it, as a provider that
+//! looks its objects up by a key that leaves out the attribute forcing
+//! replacement would. The replacement of an object is planned with the
+//! `id` of the object it replaces: `cairn providers check` catches it.
 //!
 //! `violations_nested` keeps every contract: `login` (single), `ports`
 //! (list), `rules` (set) and `env` (map) are nested attribute types with a
@@ -27,6 +35,8 @@
 //! sensitive on the wire in its plan and its new state.
 
 #![warn(missing_docs)]
+
+use std::sync::{Mutex, PoisonError};
 
 use cairn_sdk::{
     ApplyRequest, ApplyResponse, Attr, Block, Diagnostic, Nesting, PlanRequest, PlanResponse, Provider, ProviderSchema,
@@ -78,6 +88,11 @@ impl Provider for Violations {
                 base("Promises an `arn` starting with \"arn:\" and returns \"x\".")
                     .attribute("arn", Attr::string().computed().description("Planned unknown with prefix \"arn:\".")),
             )
+            .resource(
+                "violations_stale_on_replace",
+                base("Plans a replacement with the `id` of the object it replaces.")
+                    .attribute("name", Attr::string().optional().description("Changing it replaces the object.")),
+            )
             .resource("violations_ok", base("Keeps every contract."))
             .resource("violations_nested", nested_schema())
     }
@@ -100,6 +115,13 @@ impl Provider for Violations {
             "violations_replan_differs" => resp.set("nonce", random_hex()),
             "violations_changes_known" => resp.set("id", "planned-id"),
             "violations_breaks_refinement" => resp.set("arn", Value::unknown().not_null().prefix("arn:")),
+            "violations_stale_on_replace" => {
+                let resp = resp.requires_replace(["name"]);
+                match last_made() {
+                    Some(id) if req.is_create() => resp.set("id", id),
+                    _ => resp,
+                }
+            }
             "violations_nested" => {
                 let length = req.config.get_attr("password").as_str().map(|p| p.len() as i64);
                 let mut resp =
@@ -123,6 +145,10 @@ impl Provider for Violations {
             "violations_changes_known" => state.set_attr("id", "applied-id"),
             "violations_unknown_after_apply" => state.set_attr("id", Value::unknown()),
             "violations_breaks_refinement" => state.set_attr("arn", "x"),
+            "violations_stale_on_replace" if req.is_create() => {
+                *LAST_MADE.lock().unwrap_or_else(PoisonError::into_inner) =
+                    state.get_attr("id").as_str().map(str::to_owned);
+            }
             "violations_nested" => {
                 // The write-only password reaches apply in the configuration.
                 let length = req.config.get_attr("password").as_str().map(|p| p.len() as i64);
@@ -134,6 +160,14 @@ impl Provider for Violations {
         }
         Ok(ApplyResponse::new(state))
     }
+}
+
+/// The `id` of the last object `violations_stale_on_replace` created.
+static LAST_MADE: Mutex<Option<String>> = Mutex::new(None);
+
+/// The `id` of the last object `violations_stale_on_replace` created, if any.
+fn last_made() -> Option<String> {
+    LAST_MADE.lock().unwrap_or_else(PoisonError::into_inner).clone()
 }
 
 /// The value `violations_nested` marks sensitive itself.
@@ -323,6 +357,16 @@ mod tests {
         // Found by `cairn providers check`: an unknown `login` made the plan panic.
         let planned = plan("violations_nested", Value::object([("login", Value::unknown())]));
         assert!(planned.get_attr("login").is_unknown());
+    }
+
+    #[test]
+    fn stale_on_replace_plans_a_create_with_the_last_id() {
+        let planned = plan("violations_stale_on_replace", Value::object([("name", Value::from("a"))]));
+        assert!(planned.get_attr("id").is_unknown());
+        let made = apply("violations_stale_on_replace", planned);
+        let id = made.get_attr("id").as_str().unwrap().to_owned();
+        let replacement = plan("violations_stale_on_replace", Value::object([("name", Value::from("b"))]));
+        assert_eq!(replacement.get_attr("id").as_str(), Some(id.as_str()));
     }
 
     #[test]
