@@ -265,6 +265,17 @@ enum StateCommand {
         #[command(flatten)]
         flags: StateFlags,
     },
+    /// Write cairn's state from Terraform's (`terraform.tfstate`), so that
+    /// the objects Terraform made are planned as they are, not made again.
+    Migrate {
+        #[command(flatten)]
+        flags: StateFlags,
+        #[command(flatten)]
+        variables: VarFlags,
+        /// Terraform's state file.
+        #[arg(default_value = crate::state::TERRAFORM_STATE_FILE)]
+        from: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -552,7 +563,9 @@ impl Command {
             | Command::Import { common, .. }
             | Command::ForceUnlock { common, .. }
             | Command::Providers { command: ProvidersCommand::Schema { common, .. } } => Some(&mut common.variables),
-            Command::State { command: StateCommand::Show { variables, .. } } => Some(variables),
+            Command::State { command: StateCommand::Show { variables, .. } | StateCommand::Migrate { variables, .. } } => {
+                Some(variables)
+            }
             Command::State {
                 command:
                     StateCommand::List { .. }

@@ -7,6 +7,7 @@
 //! does (atomically, keeping the state from before as the backup). What an
 //! address matches is [`State::matching`]'s business.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -14,7 +15,8 @@ use anyhow::{Context, Result, bail};
 use super::{StateCommand, StateFlags, VarFlags, show};
 use crate::addr::{InstanceAddr, ModuleInstance};
 use crate::engine::{Engine, Workspace};
-use crate::state::{Backend, State};
+use crate::schema::Schema;
+use crate::state::{Backend, State, TerraformState, TfResource};
 
 /// Runs one `cairn state` subcommand.
 pub(super) fn run(command: &StateCommand) -> Result<i32> {
@@ -26,6 +28,7 @@ pub(super) fn run(command: &StateCommand) -> Result<i32> {
         StateCommand::Pull { flags, version } => pull(flags, *version),
         StateCommand::Push { flags, file, force } => push(flags, file, *force),
         StateCommand::History { flags } => history(flags),
+        StateCommand::Migrate { flags, variables, from } => migrate(flags, variables, from),
     }
 }
 
@@ -210,5 +213,75 @@ impl StateFlags {
         let mut backend = self.backend()?;
         backend.lock_waiting(self.lock_timeout)?;
         Ok(backend)
+    }
+}
+
+/// `state migrate [FILE]`: cairn's state written from Terraform's, through
+/// the configured backend and under its lock; refused, with nothing
+/// written, when the backend holds a state already or when any object
+/// cannot come over (`crate::state::TerraformState::into_state`).
+fn migrate(flags: &StateFlags, variables: &VarFlags, from: &Path) -> Result<i32> {
+    let ws = Workspace::load(&flags.dir(), &variables.inputs(flags.chdir.as_deref()))?;
+    let path = flags.dir().join(from);
+    let text = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let tf = TerraformState::parse(&path.display().to_string(), &text).map_err(anyhow::Error::msg)?;
+    let (version, serial, lineage) = (tf.terraform_version.clone(), tf.serial, tf.lineage.clone());
+    let names: BTreeSet<String> =
+        tf.resources.iter().filter(|r| r.is_managed()).map(|r| cairn_provider(&ws, r)).collect();
+    let engine = Engine::new()?;
+    // One provider at a time, so that one cairn does not have names itself
+    // and the others still come over.
+    let mut schemas = BTreeMap::new();
+    for name in &names {
+        let one = engine.schemas(&ws, &[name.clone()].into()).map_err(|e| format!("{e:#}"));
+        schemas.insert(name.clone(), one.and_then(|mut s| s.remove(name).ok_or_else(|| "not loaded".to_string())));
+    }
+    let provider_of = |r: &TfResource| -> Result<(String, Schema), String> {
+        let name = cairn_provider(&ws, r);
+        let provider = match schemas.get(&name) {
+            Some(Ok(provider)) => provider,
+            Some(Err(e)) => return Err(format!("cairn has no provider \"{name}\" ({}): {e}", r.provider)),
+            None => return Err(format!("cairn has no provider \"{name}\" ({})", r.provider)),
+        };
+        let schema = provider
+            .resources
+            .get(&r.type_name)
+            .ok_or_else(|| format!("cairn's provider \"{name}\" has no resource type \"{}\"", r.type_name))?;
+        Ok((name, schema.clone()))
+    };
+    let mut state = tf.into_state(&provider_of).map_err(|problems| {
+        anyhow::anyhow!("cannot migrate {}; nothing was written:\n  {}", path.display(), problems.join("\n  "))
+    })?;
+    let mut backend = flags.locked_backend()?;
+    let current = backend.read()?;
+    if current.serial > 0 || !current.resources.is_empty() {
+        bail!(
+            "{} already holds a cairn state (serial {}, {} resource instance(s)): migrating would replace it, so \
+             nothing was written",
+            backend.describe(),
+            current.serial,
+            current.resources.len()
+        );
+    }
+    backend.write(&mut state)?;
+    println!(
+        "Migrated {} resource instance(s) and {} output(s) from {} (Terraform {version}, serial {serial}, lineage \
+         {lineage}) to {}. Run `cairn plan`: it shows what the configuration would change.",
+        state.resources.len(),
+        state.outputs.len(),
+        path.display(),
+        backend.describe()
+    );
+    Ok(0)
+}
+
+/// The local name of the cairn provider of a resource of Terraform's
+/// state: the configuration's, for a resource it has; else the type of
+/// the provider Terraform recorded (`random` for `hashicorp/random`).
+fn cairn_provider(ws: &Workspace, resource: &TfResource) -> String {
+    let configured = resource.address().ok().and_then(|addr| ws.config.resources.iter().find(|r| r.addr == addr));
+    match configured {
+        Some(r) => r.provider.clone(),
+        None => resource.provider_type().to_string(),
     }
 }

@@ -555,6 +555,7 @@ impl Engine {
         let started = Instant::now();
         let mut state = backend.read()?;
         tracing::debug!(resources = state.resources.len(), elapsed = ?started.elapsed(), "state read");
+        refuse_unmigrated_terraform_state(ws, &state)?;
         for warning in &ws.warnings {
             events.diagnostic(warning);
         }
@@ -706,3 +707,26 @@ pub fn diagnostics(d: Vec<Diagnostic>) -> anyhow::Error {
 
 #[cfg(test)]
 mod tests;
+
+/// Refuses to plan from no state in a directory whose objects Terraform's
+/// state records: the plan would create every one of them a second time.
+fn refuse_unmigrated_terraform_state(ws: &Workspace, state: &State) -> Result<()> {
+    if state.serial > 0 || !state.resources.is_empty() {
+        return Ok(());
+    }
+    let path = ws.dir().join(crate::state::TERRAFORM_STATE_FILE);
+    let Ok(text) = std::fs::read(&path) else { return Ok(()) };
+    let instances = crate::state::TerraformState::parse(crate::state::TERRAFORM_STATE_FILE, &text)
+        .map(|tf| tf.managed_instances())
+        .unwrap_or(0);
+    if instances == 0 {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "this directory has a Terraform state ({}) with {instances} resource instance(s), and cairn has no state \
+         yet: a plan would create every one of them again. Bring them over with `cairn state migrate`, which \
+         writes cairn's state from Terraform's (or move {} away if those objects are not this configuration's)",
+        crate::state::TERRAFORM_STATE_FILE,
+        crate::state::TERRAFORM_STATE_FILE
+    )
+}

@@ -22,6 +22,7 @@ mod journal;
 mod local;
 mod lock;
 mod pg;
+mod terraform;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -38,6 +39,7 @@ pub use journal::{Coming, Encoder, Journal, OnTheWay, Record, Stopped, Unsynced}
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
 pub use pg::{CONN_STR_VARIABLE, DEFAULT_SCHEMA, PgBackend, describe as pg_location};
+pub use terraform::{TERRAFORM_STATE_FILE, TerraformState, TfResource};
 
 /// The state file format this cairn writes and the newest it reads.
 ///

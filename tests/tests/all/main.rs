@@ -29,6 +29,7 @@ mod sandbox;
 mod saved_plans;
 mod sensitive;
 mod state_commands;
+mod terraform_state;
 mod values;
 mod var_files;
 mod zoo;

@@ -1,0 +1,121 @@
+//! Moving in from Terraform (issue 36, item 1): a directory the real
+//! `terraform` (1.4 or later, for `terraform_data`, which is built into
+//! both tools) applied is brought over with `cairn state migrate`, and
+//! cairn then plans the same objects as they are: `No changes.`. Before
+//! that, a plan refuses to create them a second time.
+
+use std::process::Command;
+
+use cairn_e2e::{Run, Workdir};
+
+const CONFIG: &str = r#"
+resource "terraform_data" "a" {
+  input = "one"
+}
+
+resource "terraform_data" "many" {
+  count = 2
+  input = "n${count.index}"
+}
+
+resource "terraform_data" "keyed" {
+  for_each         = toset(["x", "y"])
+  input            = { key = each.key, a = terraform_data.a.output }
+  triggers_replace = [terraform_data.a.id]
+}
+
+module "inner" {
+  source = "./inner"
+}
+
+output "a" {
+  value = terraform_data.a.output
+}
+"#;
+
+const INNER: &str = r#"
+resource "terraform_data" "deep" {
+  input = ["l", 1, true]
+}
+"#;
+
+/// Runs the real `terraform` in the directory; it must be on PATH.
+fn terraform(w: &Workdir, args: &[&str]) -> Run {
+    let output = Command::new("terraform")
+        .args(args)
+        .current_dir(w.path())
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .output()
+        .expect("terraform (1.4 or later, for terraform_data) must be on PATH for the Terraform compatibility tests");
+    let run: Run = output.into();
+    assert_eq!(run.code, 0, "terraform {args:?} failed:\n{}", run.all());
+    run
+}
+
+fn applied_by_terraform() -> Workdir {
+    let w = Workdir::new();
+    w.write("main.tf", CONFIG);
+    w.write("inner/main.tf", INNER);
+    terraform(&w, &["init", "-input=false", "-no-color"]);
+    terraform(&w, &["apply", "-auto-approve", "-input=false", "-no-color"]);
+    w
+}
+
+#[test]
+fn a_directory_terraform_applied_is_migrated_and_planned_without_changes() {
+    let w = applied_by_terraform();
+    // Without cairn's state, a plan would make every object a second time.
+    let refused = w.cairn(&["plan"]).failure();
+    assert!(
+        refused.stderr.contains("this directory has a Terraform state (terraform.tfstate) with 6 resource instance(s)"),
+        "{}",
+        refused.all()
+    );
+    assert!(refused.stderr.contains("cairn state migrate"), "{}", refused.all());
+
+    let migrated = w.cairn_here(&["state", "migrate"]).success();
+    assert!(migrated.stdout.contains("Migrated 6 resource instance(s) and 1 output(s) from"), "{}", migrated.all());
+    let tf: serde_json::Value = serde_json::from_str(&w.read("terraform.tfstate")).unwrap();
+    let state = w.state().unwrap();
+    assert_eq!(state["lineage"], tf["lineage"], "the state's history goes on");
+    let mut addresses = w.addresses();
+    addresses.sort();
+    assert_eq!(
+        addresses,
+        [
+            "module.inner.terraform_data.deep",
+            "terraform_data.a",
+            "terraform_data.keyed[\"x\"]",
+            "terraform_data.keyed[\"y\"]",
+            "terraform_data.many[0]",
+            "terraform_data.many[1]",
+        ]
+    );
+
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("No changes."), "{}", plan.all());
+    let output = w.cairn_here(&["output", "-raw", "a"]).success();
+    assert_eq!(output.stdout.trim(), "one");
+
+    // Once cairn has a state, migrating again would replace it: refused.
+    let again = w.cairn_here(&["state", "migrate"]).failure();
+    assert!(again.stderr.contains("already holds a cairn state"), "{}", again.all());
+}
+
+#[test]
+fn a_resource_cairn_has_no_provider_for_is_refused_by_name_and_nothing_is_written() {
+    let w = applied_by_terraform();
+    let mut tf: serde_json::Value = serde_json::from_str(&w.read("terraform.tfstate")).unwrap();
+    let resources = tf["resources"].as_array_mut().unwrap();
+    let mut foreign = resources[0].clone();
+    foreign["type"] = "aws_instance".into();
+    foreign["name"] = "web".into();
+    foreign["provider"] = "provider[\"registry.terraform.io/hashicorp/aws\"]".into();
+    resources.push(foreign);
+    w.write("terraform.tfstate", &serde_json::to_string_pretty(&tf).unwrap());
+    let run = w.cairn_here(&["state", "migrate"]).failure();
+    assert!(run.stderr.contains("nothing was written"), "{}", run.all());
+    assert!(run.stderr.contains("aws_instance.web: cairn has no provider \"aws\""), "{}", run.all());
+    assert!(w.state().is_none(), "no state was written");
+}
