@@ -705,9 +705,6 @@ pub fn diagnostics(d: Vec<Diagnostic>) -> anyhow::Error {
     anyhow::Error::new(Diagnostics(d))
 }
 
-#[cfg(test)]
-mod tests;
-
 /// Refuses to plan from no state in a directory whose objects Terraform's
 /// state records: the plan would create every one of them a second time.
 fn refuse_unmigrated_terraform_state(ws: &Workspace, state: &State) -> Result<()> {
@@ -730,3 +727,6 @@ fn refuse_unmigrated_terraform_state(ws: &Workspace, state: &State) -> Result<()
         crate::state::TERRAFORM_STATE_FILE
     )
 }
+
+#[cfg(test)]
+mod tests;
