@@ -260,11 +260,16 @@ pub fn cairn_in(dir: &Path, args: &[&str]) -> Run {
 }
 
 /// `cairn ARGS` with the test run's environment (its compiled-code cache,
-/// no colours, no log filter) and `env` on top, not started.
+/// no colours, no log filter, no notice of a slow compile) and `env` on
+/// top, not started.
 pub fn cairn_command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(cairn_binary());
     cmd.args(args);
     cmd.env_remove("CAIRN_LOG").env("NO_COLOR", "1");
+    // Whichever test compiles a provider first would print "compiling
+    // provider …" when that takes over a second: an hour keeps every
+    // test's output the same however loaded the machine is.
+    cmd.env("CAIRN_COMPILE_NOTICE_AFTER_MS", "3600000");
     use_shared_cache(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);

@@ -9,6 +9,7 @@ mod force_unlock;
 mod graph;
 mod import;
 mod init;
+mod logging;
 mod new;
 mod output;
 mod outputs;
@@ -31,6 +32,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use crate::config::VariableInput;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{Event, EventSink, RunOptions, Workspace};
+pub use logging::init_logging;
 use output::{Human, JsonLines, Live};
 
 pub use crate::engine::STATE_FILE;
@@ -719,16 +721,6 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         total += number * seconds;
     }
     Duration::try_from_secs_f64(total).map_err(|_| invalid())
-}
-
-/// Logs to standard error what `CAIRN_LOG` asks for (an `EnvFilter`, such
-/// as `cairn=debug` for the engine's phases), warnings otherwise.
-pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    // Colour codes only for a terminal: in a file or a pipe they are noise.
-    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
 }
 
 /// The exit status of a process ended by SIGPIPE, as a shell reports it.

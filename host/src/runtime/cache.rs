@@ -23,6 +23,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use super::compile_notice::Notice;
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// Bytes of the MAC at the end of every entry.
@@ -77,11 +79,12 @@ impl ComponentCache {
         self.store.as_ref().map(|(dir, _)| dir.as_path())
     }
 
-    /// The component of `wasm`: from the cache when an entry this user's
-    /// cairn wrote exists, else compiled (and then stored, if possible).
-    pub(crate) fn load(&self, engine: &Engine, wasm: &[u8]) -> anyhow::Result<Loaded> {
+    /// The component of `wasm`, the provider `name`: from the cache when
+    /// an entry this user's cairn wrote exists, else compiled (and then
+    /// stored, if possible). A slow compile is announced (`compile_notice`).
+    pub(crate) fn load(&self, engine: &Engine, name: &str, wasm: &[u8]) -> anyhow::Result<Loaded> {
         let Some((dir, key)) = &self.store else {
-            return Ok(Loaded { component: compile(engine, wasm)?, from_cache: false });
+            return Ok(Loaded { component: compile(engine, name, wasm, false)?, from_cache: false });
         };
         // Hashed once: a provider's `.wasm` is hundreds of kilobytes, and
         // every run loads it.
@@ -90,7 +93,7 @@ impl ComponentCache {
         if let Some(component) = read_entry(engine, key, &context, &path) {
             return Ok(Loaded { component, from_cache: true });
         }
-        let component = compile(engine, wasm)?;
+        let component = compile(engine, name, wasm, true)?;
         if let Err(e) = write_entry(&component, key, &context, &path) {
             // A read-only or full disk costs speed, not correctness.
             tracing::warn!(path = %path.display(), "cannot cache the compiled provider: {e:#}");
@@ -146,8 +149,10 @@ impl EntryContext {
     }
 }
 
-/// Cranelift compiles a component to machine code.
-fn compile(engine: &Engine, wasm: &[u8]) -> anyhow::Result<Component> {
+/// Cranelift compiles a component to machine code; `cached` says whether
+/// the code will be kept for later runs.
+fn compile(engine: &Engine, name: &str, wasm: &[u8], cached: bool) -> anyhow::Result<Component> {
+    let _notice = Notice::start(name, wasm.len(), cached);
     Component::new(engine, wasm).map_err(super::to_anyhow)
 }
 
@@ -300,7 +305,7 @@ mod tests {
     /// Loads `null` and checks it came from the cache as `expected`, and
     /// that it works (it links).
     fn load(cache: &ComponentCache, engine: &Engine, from_cache: bool) {
-        let loaded = cache.load(engine, wasm()).unwrap();
+        let loaded = cache.load(engine, "null", wasm()).unwrap();
         assert_eq!(loaded.from_cache, from_cache);
         assert!(loaded.component.component_type().exports(engine).count() > 0);
     }

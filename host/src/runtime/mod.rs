@@ -3,9 +3,11 @@
 //!
 //! This module owns the engine and its epoch ticker (`engine`), a WASI clock
 //! whose sleeps end at the call deadline (`clock`), the on-disk cache of
-//! compiled components (`cache`), the sandbox policy and limits
-//! ([`Sandbox`], which the configuration fills) and its mapping to WASI
-//! (`wasi`), the host's `files` import, which changes permission bits within
+//! compiled components (`cache`) and the notice of a slow compile
+//! (`compile_notice`), the sandbox policy and limits ([`Sandbox`], which
+//! the configuration fills), its mapping to WASI (`wasi`), the record of
+//! what it refused a call, told with the call's error (`denials`, and
+//! `fs_watch` for the filesystem calls), the host's `files` import, which changes permission bits within
 //! read-write grants (`files`), provider output (`output`), the conversion of host data to
 //! and from the WIT ABI (`wire`), provider instances and their pool
 //! (`instance`, `pool`), and the providers bundled into the binary
@@ -28,6 +30,7 @@ mod bindings;
 mod builtin;
 mod cache;
 mod clock;
+mod compile_notice;
 mod denials;
 mod engine;
 mod files;
@@ -166,7 +169,7 @@ impl Runtime {
     pub fn load(&self, name: &str, wasm: &[u8]) -> anyhow::Result<LoadedProvider> {
         let engine = &self.shared.engine;
         let loaded =
-            self.shared.cache.load(engine, wasm).with_context(|| format!("cannot compile provider {name:?}"))?;
+            self.shared.cache.load(engine, name, wasm).with_context(|| format!("cannot compile provider {name:?}"))?;
         let exports: Vec<String> =
             loaded.component.component_type().exports(engine).map(|(name, _)| name.to_string()).collect();
         check_abi(&exports).map_err(|e| anyhow::anyhow!("provider {name:?}: {e}"))?;

@@ -250,3 +250,50 @@ fn validate_finds_what_plan_would_refuse() {
     assert!(!run.stdout.contains("Success"), "{}", run.all());
     assert!(w.state().is_none(), "validate writes no state");
 }
+
+/// `cairn plan` in `w`, with a compiled-code cache of its own in `cache`
+/// (cold until a run fills it) and `env`.
+fn plan_with_cache(w: &Workdir, cache: &std::path::Path, env: &[(&str, &str)]) -> cairn_e2e::Run {
+    let dir = cache.join("cache").display().to_string();
+    let key = cache.join("cache.key").display().to_string();
+    let mut all = vec![("CAIRN_CACHE_DIR", dir.as_str()), ("CAIRN_CACHE_KEY_FILE", key.as_str())];
+    all.extend_from_slice(env);
+    w.cairn_env(&["plan"], &all).success()
+}
+
+#[test]
+fn cairn_log_debug_shows_cairns_own_lines_and_not_cranelifts() {
+    // Issue 32, item 9: a first run at CAIRN_LOG=debug printed 822,341
+    // lines of Cranelift's timings (with a Python provider) around cairn's
+    // own fifteen. A cold cache makes the run compile its provider.
+    let w = Workdir::new();
+    w.write("main.tf", "resource \"null_resource\" \"a\" {}\n");
+    let run = plan_with_cache(&w, tempfile::tempdir().unwrap().path(), &[("CAIRN_LOG", "debug")]);
+    assert!(run.stderr.contains(" DEBUG cairn::engine: configuration parsed"), "{}", run.all());
+    let foreign: Vec<&str> = run.stderr.lines().filter(|l| l.contains(" DEBUG ") && !l.contains(" cairn")).collect();
+    assert!(foreign.is_empty(), "{} debug lines of other crates, such as {:?}", foreign.len(), foreign.first());
+    assert!(!run.stderr.contains("cranelift"), "{}", run.all());
+
+    // Named, a crate logs as asked: the same cold compile, with Cranelift.
+    let run = plan_with_cache(&w, tempfile::tempdir().unwrap().path(), &[("CAIRN_LOG", "debug,cranelift=debug")]);
+    let head = &run.stderr[..run.stderr.len().min(4000)];
+    assert!(run.stderr.contains(" DEBUG cranelift"), "no Cranelift line:\n{head}");
+}
+
+#[test]
+fn a_compile_is_announced_on_a_cold_cache_and_not_on_a_warm_one() {
+    // Issue 32, item 9: the 20 s first compile of a Python provider printed
+    // nothing. A wait of 0 ms announces every compile, so that the test
+    // does not depend on how long one takes.
+    let w = Workdir::new();
+    w.write("main.tf", "resource \"null_resource\" \"a\" {}\n");
+    let cache = tempfile::tempdir().unwrap();
+    let now = [("CAIRN_COMPILE_NOTICE_AFTER_MS", "0")];
+    let cold = plan_with_cache(&w, cache.path(), &now);
+    let notice: Vec<&str> = cold.stderr.lines().filter(|l| l.starts_with("compiling provider ")).collect();
+    assert_eq!(notice.len(), 1, "{}", cold.all());
+    assert!(notice[0].starts_with("compiling provider null ("), "{}", notice[0]);
+    assert!(notice[0].ends_with(" MB) for the first run…"), "{}", notice[0]);
+    let warm = plan_with_cache(&w, cache.path(), &now);
+    assert!(!warm.stderr.contains("compiling provider"), "loaded from the cache:\n{}", warm.all());
+}
