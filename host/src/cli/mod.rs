@@ -277,6 +277,17 @@ enum StateCommand {
         /// Terraform's state file.
         #[arg(default_value = crate::state::TERRAFORM_STATE_FILE)]
         from: PathBuf,
+        /// Read Terraform's state from its `pg` backend instead: the
+        /// backend's `conn_str`.
+        #[arg(long, value_name = "CONN_STR")]
+        from_pg: Option<String>,
+        /// The `schema_name` of Terraform's `pg` backend.
+        #[arg(long, value_name = "SCHEMA", default_value = crate::state::TERRAFORM_PG_SCHEMA)]
+        pg_schema: String,
+        /// The Terraform workspace whose state to read from the `pg`
+        /// backend.
+        #[arg(long, value_name = "NAME", default_value = "default")]
+        workspace: String,
     },
 }
 

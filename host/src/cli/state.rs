@@ -28,7 +28,13 @@ pub(super) fn run(command: &StateCommand) -> Result<i32> {
         StateCommand::Pull { flags, version } => pull(flags, *version),
         StateCommand::Push { flags, file, force } => push(flags, file, *force),
         StateCommand::History { flags } => history(flags),
-        StateCommand::Migrate { flags, variables, from } => migrate(flags, variables, from),
+        StateCommand::Migrate { flags, variables, from, from_pg, pg_schema, workspace } => {
+            let source = match from_pg {
+                Some(conn_str) => TerraformSource::Pg { conn_str, schema: pg_schema, workspace },
+                None => TerraformSource::File(from),
+            };
+            migrate(flags, variables, &source)
+        }
     }
 }
 
@@ -220,11 +226,10 @@ impl StateFlags {
 /// the configured backend and under its lock; refused, with nothing
 /// written, when the backend holds a state already or when any object
 /// cannot come over (`crate::state::TerraformState::into_state`).
-fn migrate(flags: &StateFlags, variables: &VarFlags, from: &Path) -> Result<i32> {
+fn migrate(flags: &StateFlags, variables: &VarFlags, source: &TerraformSource) -> Result<i32> {
     let ws = Workspace::load(&flags.dir(), &variables.inputs(flags.chdir.as_deref()))?;
-    let path = flags.dir().join(from);
-    let text = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let tf = TerraformState::parse(&path.display().to_string(), &text).map_err(anyhow::Error::msg)?;
+    let (place, text) = source.read(&flags.dir())?;
+    let tf = TerraformState::parse(&place, &text).map_err(anyhow::Error::msg)?;
     let (version, serial, lineage) = (tf.terraform_version.clone(), tf.serial, tf.lineage.clone());
     let names: BTreeSet<String> =
         tf.resources.iter().filter(|r| r.is_managed()).map(|r| cairn_provider(&ws, r)).collect();
@@ -250,7 +255,7 @@ fn migrate(flags: &StateFlags, variables: &VarFlags, from: &Path) -> Result<i32>
         Ok((name, schema.clone()))
     };
     let mut state = tf.into_state(&provider_of).map_err(|problems| {
-        anyhow::anyhow!("cannot migrate {}; nothing was written:\n  {}", path.display(), problems.join("\n  "))
+        anyhow::anyhow!("cannot migrate {place}; nothing was written:\n  {}", problems.join("\n  "))
     })?;
     let mut backend = flags.locked_backend()?;
     let current = backend.read()?;
@@ -265,14 +270,41 @@ fn migrate(flags: &StateFlags, variables: &VarFlags, from: &Path) -> Result<i32>
     }
     backend.write(&mut state)?;
     println!(
-        "Migrated {} resource instance(s) and {} output(s) from {} (Terraform {version}, serial {serial}, lineage \
-         {lineage}) to {}. Run `cairn plan`: it shows what the configuration would change.",
+        "Migrated {} resource instance(s) and {} output(s) from {place} (Terraform {version}, serial {serial}, \
+         lineage {lineage}) to {}. Run `cairn plan`: it shows what the configuration would change.",
         state.resources.len(),
         state.outputs.len(),
-        path.display(),
         backend.describe()
     );
     Ok(0)
+}
+
+/// Where `state migrate` reads Terraform's state.
+enum TerraformSource<'a> {
+    /// A state file (`terraform.tfstate`), relative to the directory.
+    File(&'a Path),
+    /// A workspace's state in Terraform's `pg` backend.
+    Pg { conn_str: &'a str, schema: &'a str, workspace: &'a str },
+}
+
+impl TerraformSource<'_> {
+    /// Where it is, for messages, and the state's JSON text.
+    fn read(&self, dir: &Path) -> Result<(String, Vec<u8>)> {
+        match self {
+            TerraformSource::File(file) => {
+                let path = dir.join(file);
+                let text = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+                Ok((path.display().to_string(), text))
+            }
+            TerraformSource::Pg { conn_str, schema, workspace } => {
+                let text = crate::state::read_terraform_pg_state(conn_str, schema, workspace)?;
+                Ok((
+                    format!("Terraform's state \"{workspace}\" in {}", crate::state::pg_location(conn_str, schema)),
+                    text,
+                ))
+            }
+        }
+    }
 }
 
 /// The local name of the cairn provider of a resource of Terraform's

@@ -38,7 +38,10 @@ pub use edit::{MoveError, names};
 pub use journal::{Coming, Encoder, Journal, OnTheWay, Record, Stopped, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::LockHolder;
-pub use pg::{CONN_STR_VARIABLE, DEFAULT_SCHEMA, PgBackend, describe as pg_location};
+pub use pg::{
+    CONN_STR_VARIABLE, DEFAULT_SCHEMA, PgBackend, TERRAFORM_PG_SCHEMA, describe as pg_location,
+    read_terraform_state as read_terraform_pg_state,
+};
 pub use terraform::{TERRAFORM_STATE_FILE, TerraformState, TfResource};
 
 /// The state file format this cairn writes and the newest it reads.

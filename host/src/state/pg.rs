@@ -853,6 +853,30 @@ fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// The schema Terraform's `pg` backend keeps its states in by default.
+pub const TERRAFORM_PG_SCHEMA: &str = "terraform_remote_state";
+
+/// The state of the workspace `workspace` that Terraform's `pg` backend
+/// keeps in the `states` table of schema `schema` (Terraform's layout:
+/// `name`, `data`), as its JSON text. For `cairn state migrate`.
+pub fn read_terraform_state(conn_str: &str, schema: &str, workspace: &str) -> Result<Vec<u8>, StateError> {
+    let place = format!("Terraform's state \"{workspace}\" in {}", describe(conn_str, schema));
+    let err = |message: String| StateError::Database { state: place.clone(), message };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| err(format!("cannot start the connection's runtime: {e}")))?;
+    runtime.block_on(async {
+        let client = connect(conn_str, &place).await?;
+        let query = format!("SELECT data FROM {}.states WHERE name = $1", quote_identifier(schema));
+        let rows = client.query(&query, &[&workspace]).await.map_err(|e| err(format!("cannot read it: {e}")))?;
+        match rows.first() {
+            Some(row) => Ok(row.get::<_, String>(0).into_bytes()),
+            None => Err(err("there is no such state".to_string())),
+        }
+    })
+}
+
 /// Where a state is, for messages and for recognising the same backend
 /// again: user, hosts, database and schema, never the password.
 pub fn describe(conn_str: &str, schema: &str) -> String {

@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use cairn_e2e::{Run, Workdir};
+use cairn_e2e::{Postgres, Run, Workdir};
 
 const CONFIG: &str = r#"
 resource "terraform_data" "a" {
@@ -118,4 +118,38 @@ fn a_resource_cairn_has_no_provider_for_is_refused_by_name_and_nothing_is_writte
     assert!(run.stderr.contains("nothing was written"), "{}", run.all());
     assert!(run.stderr.contains("aws_instance.web: cairn has no provider \"aws\""), "{}", run.all());
     assert!(w.state().is_none(), "no state was written");
+}
+
+#[test]
+fn a_state_terraform_keeps_in_postgresql_is_migrated_from_its_pg_backend() {
+    let server = Postgres::shared();
+    let schema = server.schema("tf_pg");
+    let conn_str = server.conn_str();
+    let w = Workdir::new();
+    w.write("main.tf", CONFIG);
+    w.write("inner/main.tf", INNER);
+    w.write(
+        "backend.tf",
+        &format!("terraform {{\n  backend \"pg\" {{\n    conn_str    = \"{conn_str}\"\n    schema_name = \"{schema}\"\n  }}\n}}\n"),
+    );
+    terraform(&w, &["init", "-input=false", "-no-color"]);
+    terraform(&w, &["apply", "-auto-approve", "-input=false", "-no-color"]);
+    assert!(!w.exists("terraform.tfstate"), "Terraform kept its state in PostgreSQL");
+    // cairn keeps its own state in the local file; Terraform's backend
+    // block is Terraform's.
+    std::fs::remove_file(w.path().join("backend.tf")).unwrap();
+
+    let migrated = w.cairn_here(&["state", "migrate", "-from-pg", &conn_str, "-pg-schema", &schema]).success();
+    assert!(
+        migrated.stdout.contains("Migrated 6 resource instance(s) and 1 output(s) from Terraform's state \"default\""),
+        "{}",
+        migrated.all()
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("No changes."), "{}", plan.all());
+
+    let missing = w
+        .cairn_here(&["state", "migrate", "-from-pg", &conn_str, "-pg-schema", &schema, "-workspace", "nope"])
+        .failure();
+    assert!(missing.stderr.contains("there is no such state"), "{}", missing.all());
 }
