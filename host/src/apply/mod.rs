@@ -25,7 +25,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 
 use crate::addr::{AddrMap, InstanceAddr, ResourceAddr};
-use crate::config::{self, Config, EvalContext};
+use crate::config::{self, ConditionKind, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
 use crate::graph::DependencyGraph;
@@ -394,16 +394,7 @@ impl Shared {
             Step::Join(_) => Ok(None),
             Step::Destroy(addr, None) => self.destroy(self.change(addr), &turn).await.map(|()| None),
             Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key, &turn).await.map(|()| None),
-            Step::Apply(addr, depose) => {
-                let change = self.change(addr);
-                match change.action {
-                    Action::NoOp if change.importing.is_some() => self.adopt(change).map(|()| None).map_err(Halt::from),
-                    Action::NoOp => Ok(None),
-                    Action::Forget => self.forget(change).map(|()| None).map_err(Halt::from),
-                    Action::Read => self.read_data(change, &turn).await.map(|()| None),
-                    _ => self.create_or_update(change, depose.as_deref(), &turn).await,
-                }
-            }
+            Step::Apply(addr, depose) => self.apply_change(self.change(addr), depose.as_deref(), &turn).await,
         };
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match result {
@@ -467,6 +458,43 @@ impl Shared {
             }
         };
         Some(NodeEvent { address: addr.to_string(), action, deposed, replace })
+    }
+
+    /// Carries out the change of an instance's current object: its
+    /// preconditions first, checked again now that more is known, and its
+    /// postconditions after, with `self` the new object (which a failure
+    /// leaves recorded in the state).
+    async fn apply_change(
+        &self,
+        change: &ResourceChange,
+        depose: Option<&str>,
+        turn: &Turn,
+    ) -> Result<Option<String>, Halt> {
+        let resource = match change.action {
+            Action::Delete | Action::Forget => None,
+            _ => self.blocks.get(&change.addr.resource).map(|i| &self.applier.config.resources[*i]),
+        };
+        let checked =
+            resource.filter(|r| !r.lifecycle.preconditions.is_empty() || !r.lifecycle.postconditions.is_empty());
+        if let Some(resource) = checked {
+            let failed = plan::preconditions_failed(resource, &self.resource_context(change));
+            if !failed.is_empty() {
+                turn.arrived();
+                return Err(Halt::Failed(failed));
+            }
+        }
+        let id = match change.action {
+            Action::NoOp if change.importing.is_some() => self.adopt(change).map(|()| None).map_err(Halt::from),
+            Action::NoOp => Ok(None),
+            Action::Forget => self.forget(change).map(|()| None).map_err(Halt::from),
+            Action::Read => self.read_data(change, turn).await.map(|()| None),
+            _ => self.create_or_update(change, depose, turn).await,
+        }?;
+        if let Some(resource) = checked.filter(|r| !r.lifecycle.postconditions.is_empty()) {
+            let object = lock(&self.values).0.instance(&change.addr).cloned().unwrap_or_else(|| change.planned.clone());
+            plan::postconditions_hold(resource, &self.resource_context(change), object)?;
+        }
+        Ok(id)
     }
 
     fn change(&self, addr: &InstanceAddr) -> &ResourceChange {
@@ -541,14 +569,20 @@ impl Shared {
         ctx
     }
 
+    /// The evaluation context of the instance a change is of: what its
+    /// resource block reads, as known now, and its `count.index`/`each`.
+    fn resource_context(&self, change: &ResourceChange) -> EvalContext {
+        let locals = self.applier.graph.local_dependencies(&crate::graph::Node::Resource(change.addr.resource.clone()));
+        let reads = Reads { resources: &change.dependencies, locals: &locals };
+        self.eval_context(Some(&change.addr), reads)
+    }
+
     /// The instance's configuration, evaluated now that its dependencies are done.
     fn config_now(&self, change: &ResourceChange, schema: &Schema) -> Result<Value, Vec<Diagnostic>> {
         let block =
             self.blocks.get(&change.addr.resource).expect("a create, update or read comes from the configuration");
         let resource = &self.applier.config.resources[*block];
-        let locals = self.applier.graph.local_dependencies(&crate::graph::Node::Resource(change.addr.resource.clone()));
-        let reads = Reads { resources: &change.dependencies, locals: &locals };
-        let config = config::decode_body(&resource.body, &schema.block, &self.eval_context(Some(&change.addr), reads))?;
+        let config = config::decode_body(&resource.body, &schema.block, &self.resource_context(change))?;
         // A replace creates anew: nothing of the old object is kept.
         let prior = if change.action == Action::Update { &change.prior } else { &Value::Null };
         Ok(plan::ignoring_changes(resource, config, prior))
@@ -1033,6 +1067,15 @@ impl Shared {
                 // context of every resource took a third of a second to
                 // build at 100,000, even for a configuration without outputs.
                 let ctx = self.node_context(&crate::graph::Node::Output(name.clone()));
+                let failed =
+                    config::check_conditions(&output.preconditions, ConditionKind::OutputPrecondition, &ctx, &[]);
+                if !failed.is_empty() {
+                    for d in &failed {
+                        self.applier.events.diagnostic(d);
+                    }
+                    lock(&self.report).errors.extend(failed);
+                    continue;
+                }
                 if let Ok(v) = config::eval(&output.expr, &ctx)
                     && v.is_wholly_known()
                 {

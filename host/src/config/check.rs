@@ -10,7 +10,7 @@ use crate::addr::{AddrSet, Mode, ResourceAddr};
 use crate::diag::{Diagnostic, Location};
 
 use super::expr::Reference;
-use super::{Body, Config, Expression, error_at, suggest};
+use super::{Body, Condition, ConditionKind, Config, Expression, error_at, suggest};
 
 /// Where an expression is written, which decides what it may refer to.
 #[derive(Default)]
@@ -35,6 +35,8 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
         for trigger in &r.lifecycle.replace_triggered_by {
             checker.expr(&trigger.expr, &inside, diags);
         }
+        checker.conditions(&r.lifecycle.preconditions, ConditionKind::ResourcePrecondition, &inside, diags);
+        checker.conditions(&r.lifecycle.postconditions, ConditionKind::ResourcePostcondition, &inside, diags);
         // count and for_each are decided before there are instances.
         let outside = Scope { resource: Some(&r.addr), ..Scope::default() };
         for expr in r.count.iter().chain(&r.for_each) {
@@ -47,8 +49,14 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
     for local in config.locals.values() {
         checker.expr(&local.expr, &Scope { local: Some(&local.name), ..Scope::default() }, diags);
     }
+    for rule in config.variables.values().flat_map(|v| &v.validations) {
+        for expr in [&rule.condition, &rule.error_message] {
+            checker.expr(expr, &Scope::default(), diags);
+        }
+    }
     for output in config.outputs.values() {
         checker.expr(&output.expr, &Scope::default(), diags);
+        checker.conditions(&output.preconditions, ConditionKind::OutputPrecondition, &Scope::default(), diags);
         for (reference, location) in &output.depends_on {
             checker.reference(reference, location, &Scope::default(), diags);
         }
@@ -99,8 +107,24 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Checks the references of condition blocks of `kind` (in a
+    /// postcondition, `self` is the object).
+    fn conditions(&self, conditions: &[Condition], kind: ConditionKind, scope: &Scope, diags: &mut Vec<Diagnostic>) {
+        let bound = kind.bound_names();
+        for c in conditions {
+            for expr in [&c.condition, &c.error_message] {
+                self.expr_within(expr, &bound, scope, diags);
+            }
+        }
+    }
+
     fn expr(&self, expr: &Expression, scope: &Scope, diags: &mut Vec<Diagnostic>) {
-        for found in expr.checked_references() {
+        self.expr_within(expr, &[], scope, diags);
+    }
+
+    /// Checks the references of `expr`, where the names `bound` are none.
+    fn expr_within(&self, expr: &Expression, bound: &[String], scope: &Scope, diags: &mut Vec<Diagnostic>) {
+        for found in expr.checked_references_within(bound) {
             match found {
                 Ok((reference, location)) => self.reference(&reference, &location, scope, diags),
                 Err(d) => diags.push(d),

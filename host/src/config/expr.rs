@@ -321,7 +321,15 @@ impl Reference {
                     ));
                 }
             },
-            "self" | "terraform" => {
+            "self" => {
+                return Err((
+                    "Invalid \"self\" reference",
+                    "The \"self\" object is not available in this context. This object can be used only in resource \
+                     provisioner, connection, and postcondition blocks."
+                        .into(),
+                ));
+            }
+            "terraform" => {
                 return Err(("Unsupported reference", format!("cairn configurations have no \"{root}\" object.")));
             }
             type_name => match attr(0) {

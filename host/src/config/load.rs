@@ -13,8 +13,8 @@ use super::blocks::{
 };
 use super::source::SourceFile;
 use super::{
-    Block, Body, Config, Local, Output, check, error_at, module, parse, provider, refactor, resource, suggest,
-    variables,
+    Block, Body, ConditionKind, Config, Local, Output, check, conditions, error_at, module, parse, provider, refactor,
+    resource, suggest, variables,
 };
 
 const TOP_LEVEL_BLOCKS: &[&str] = &[
@@ -291,6 +291,7 @@ impl Loader {
                     location: attr.location,
                     input: None,
                     depends_on: Vec::new(),
+                    preconditions: Vec::new(),
                 };
                 self.config.locals.insert(attr.name, local);
             }
@@ -323,6 +324,7 @@ impl Loader {
             sensitive: false,
             description: String::new(),
             depends_on,
+            preconditions: Vec::new(),
             location,
         };
         for attr in &body.attributes {
@@ -333,7 +335,14 @@ impl Loader {
             }
         }
         for nested in &body.blocks {
-            diags.push(unsupported_block(nested, "output", &[]));
+            match nested.type_name.as_str() {
+                "precondition" => output.preconditions.extend(conditions::condition_block(
+                    nested,
+                    ConditionKind::OutputPrecondition,
+                    diags,
+                )),
+                _ => diags.push(unsupported_block(nested, "output", &["precondition"])),
+            }
         }
         self.config.outputs.insert(name, output);
     }

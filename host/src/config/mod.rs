@@ -25,6 +25,7 @@ mod access;
 mod backend;
 mod blocks;
 mod check;
+mod conditions;
 mod decode;
 mod eval;
 mod expr;
@@ -56,6 +57,9 @@ use crate::runtime::Sandbox;
 use crate::value::{Path, Type, Value};
 
 pub use backend::{BACKEND_TYPES, BackendBlock, BackendKind};
+pub use conditions::{
+    Condition, ConditionKind, Verdict, check_all as check_conditions, evaluate as evaluate_condition,
+};
 pub use decode::decode_body;
 pub use eval::{EvalContext, eval};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
@@ -70,7 +74,7 @@ pub use provider::parse_constraint;
 pub use refactor::{Import, MoveAddr, Moved, Removed};
 pub use schema_refs::check_attribute_references;
 pub use var_files::automatic_files as automatic_var_files;
-pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables};
+pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables, unset_required};
 
 /// A whole configuration: every block of every `*.tf` file in a directory.
 #[derive(Debug, Clone, Default)]
@@ -161,13 +165,20 @@ pub struct Resource {
 
 impl Resource {
     /// Every reference the resource makes, wherever it is written: its body,
-    /// `count`, `for_each`, `depends_on` and `replace_triggered_by`. These are
-    /// the resource's dependencies in the graph.
+    /// `count`, `for_each`, `depends_on`, `replace_triggered_by` and its
+    /// conditions. These are the resource's dependencies in the graph.
     pub fn references(&self) -> Vec<(Reference, Location)> {
         let mut refs = self.body.references();
         let triggers = self.lifecycle.replace_triggered_by.iter().map(|t| &t.expr);
         for expr in self.count.as_deref().into_iter().chain(self.for_each.as_deref()).chain(triggers) {
             refs.extend(expr.references());
+        }
+        for c in &self.lifecycle.preconditions {
+            refs.extend(c.references_within(&[]));
+        }
+        let bound = ConditionKind::ResourcePostcondition.bound_names();
+        for c in &self.lifecycle.postconditions {
+            refs.extend(c.references_within(&bound));
         }
         refs.extend(self.depends_on.iter().cloned());
         refs
@@ -187,6 +198,12 @@ pub struct Lifecycle {
     pub ignore_changes: Vec<Path>,
     /// `replace_triggered_by = [random_id.x, local_file.y.content]`.
     pub replace_triggered_by: Vec<ReplaceTrigger>,
+    /// `precondition { … }` blocks: checked before each instance is planned
+    /// (and again before it is applied or read).
+    pub preconditions: Vec<Condition>,
+    /// `postcondition { … }` blocks: checked with `self` the planned object,
+    /// and after apply (or a read) with `self` the new object.
+    pub postconditions: Vec<Condition>,
     /// The `lifecycle` block, when there is one.
     pub location: Option<Location>,
 }
@@ -319,18 +336,25 @@ pub struct Local {
     /// Resources it waits for besides those it refers to: a module
     /// output's `depends_on`.
     pub depends_on: Vec<(Reference, Location)>,
+    /// For the local that stands for a module's output: the output's
+    /// `precondition` blocks, checked whenever its value is.
+    pub preconditions: Vec<Condition>,
 }
 
 impl Local {
-    /// Every reference the local makes: its expression and `depends_on`.
+    /// Every reference the local makes: its expression, `depends_on` and
+    /// preconditions.
     pub fn references(&self) -> Vec<(Reference, Location)> {
         let mut refs = self.expr.references();
         refs.extend(self.depends_on.iter().cloned());
+        refs.extend(self.preconditions.iter().flat_map(|c| c.references_within(&[])));
         refs
     }
 
-    /// The local's value in `ctx`.
+    /// The local's value in `ctx`, once its preconditions hold (or cannot
+    /// be decided yet).
     pub fn value(&self, ctx: &EvalContext) -> Result<Value, Vec<Diagnostic>> {
+        check_output_preconditions(&self.preconditions, ctx)?;
         self.check(eval(&self.expr, ctx)?)
     }
 
@@ -357,17 +381,34 @@ pub struct Output {
     pub description: String,
     /// `depends_on = [...]`: always resources.
     pub depends_on: Vec<(Reference, Location)>,
+    /// `precondition { … }` blocks, checked whenever the value is.
+    pub preconditions: Vec<Condition>,
     /// The block header.
     pub location: Location,
 }
 
 impl Output {
-    /// Every reference the output makes: its value and `depends_on`.
+    /// Every reference the output makes: its value, `depends_on` and
+    /// preconditions.
     pub fn references(&self) -> Vec<(Reference, Location)> {
         let mut refs = self.expr.references();
         refs.extend(self.depends_on.iter().cloned());
+        refs.extend(self.preconditions.iter().flat_map(|c| c.references_within(&[])));
         refs
     }
+
+    /// The output's value in `ctx`, once its preconditions hold (or cannot
+    /// be decided yet).
+    pub fn value(&self, ctx: &EvalContext) -> Result<Value, Vec<Diagnostic>> {
+        check_output_preconditions(&self.preconditions, ctx)?;
+        eval(&self.expr, ctx)
+    }
+}
+
+/// Checks an output's preconditions (see [`check_conditions`]).
+fn check_output_preconditions(preconditions: &[Condition], ctx: &EvalContext) -> Result<(), Vec<Diagnostic>> {
+    let errors = check_conditions(preconditions, ConditionKind::OutputPrecondition, ctx, &[]);
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
 }
 
 /// The contents of a block: attributes and nested blocks.

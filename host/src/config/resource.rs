@@ -9,8 +9,9 @@ use crate::diag::{Diagnostic, Location};
 use crate::value::{Path, Value};
 
 use super::blocks::{literal_bool, take_attribute, take_blocks, unsupported_argument, unsupported_block};
+use super::conditions::condition_block;
 use super::expr::{ExprKind, Expression, Reference, Step};
-use super::{Attribute, Block, Body, Lifecycle, ReplaceTrigger, Resource, error_at};
+use super::{Attribute, Block, Body, ConditionKind, Lifecycle, ReplaceTrigger, Resource, error_at};
 
 const LIFECYCLE_ARGUMENTS: &[&str] =
     &["create_before_destroy", "prevent_destroy", "ignore_changes", "replace_triggered_by"];
@@ -42,17 +43,13 @@ pub(super) fn resource(addr: ResourceAddr, block: Block, dir: &FsPath, diags: &m
         .unwrap_or_else(|| addr.implied_provider().to_string());
     let depends_on = take_attribute(&mut body, "depends_on").map(|a| depends_on(&a, diags)).unwrap_or_default();
     let mut lifecycles = take_blocks(&mut body, "lifecycle").into_iter();
-    let lifecycle = lifecycles.next().map(|b| lifecycle(b, dir, diags)).unwrap_or_default();
+    let lifecycle = lifecycles.next().map(|b| lifecycle(b, addr.mode, dir, diags)).unwrap_or_default();
     for extra in lifecycles {
         diags.push(error_at(
             "Duplicate lifecycle block",
             "A resource may have only one lifecycle block.",
             &extra.location,
         ));
-    }
-    if addr.mode == Mode::Data && lifecycle.location.is_some() {
-        let at = lifecycle.location.clone().unwrap_or_default();
-        diags.push(error_at("Unsupported lifecycle block", "Data resources do not have a lifecycle block.", &at));
     }
     let (count, for_each, lifecycle) = (count.map(Box::new), for_each.map(Box::new), Box::new(lifecycle));
     Resource { addr, provider, body, depends_on, count, for_each, lifecycle, location }
@@ -126,9 +123,23 @@ fn whole_resource(expr: &Expression) -> Result<(Reference, Location), Diagnostic
     }
 }
 
-fn lifecycle(block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Lifecycle {
+/// The `lifecycle` block of a resource or, with only conditions, of a
+/// data source.
+fn lifecycle(block: Block, mode: Mode, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Lifecycle {
     let mut lifecycle = Lifecycle { location: Some(block.location.clone()), ..Lifecycle::default() };
     for attr in &block.body.attributes {
+        if mode == Mode::Data && LIFECYCLE_ARGUMENTS.contains(&attr.name.as_str()) {
+            diags.push(error_at(
+                "Invalid data resource lifecycle argument",
+                format!(
+                    "The lifecycle argument \"{}\" is defined only for managed resources (\"resource\" blocks), and \
+                     is not valid for data resources.",
+                    attr.name
+                ),
+                &attr.location,
+            ));
+            continue;
+        }
         match attr.name.as_str() {
             "create_before_destroy" => lifecycle.create_before_destroy = literal_bool(attr, dir, diags),
             "prevent_destroy" => lifecycle.prevent_destroy = literal_bool(attr, dir, diags),
@@ -138,7 +149,15 @@ fn lifecycle(block: Block, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Lifecyc
         }
     }
     for nested in &block.body.blocks {
-        diags.push(unsupported_block(nested, "lifecycle", &[]));
+        match nested.type_name.as_str() {
+            "precondition" => {
+                lifecycle.preconditions.extend(condition_block(nested, ConditionKind::ResourcePrecondition, diags))
+            }
+            "postcondition" => {
+                lifecycle.postconditions.extend(condition_block(nested, ConditionKind::ResourcePostcondition, diags))
+            }
+            _ => diags.push(unsupported_block(nested, "lifecycle", &["precondition", "postcondition"])),
+        }
     }
     lifecycle
 }
@@ -372,11 +391,67 @@ variable "v" {}
     }
 
     #[test]
-    fn data_resources_have_no_lifecycle() {
-        let errors = load_errors("data \"local_file\" \"t\" {\n  lifecycle {}\n}\n");
+    fn data_resources_have_only_conditions_in_their_lifecycle() {
+        let errors = load_errors(
+            "data \"local_file\" \"t\" {\n  lifecycle {\n    create_before_destroy = true\n    postcondition {\n      condition = self.content != \"\"\n      error_message = \"empty\"\n    }\n  }\n}\n",
+        );
         assert_eq!(
             errors,
-            ["Error: main.tf:2: Unsupported lifecycle block\n  Data resources do not have a lifecycle block."]
+            [
+                "Error: main.tf:3: Invalid data resource lifecycle argument\n  The lifecycle argument \"create_before_destroy\" is defined only for managed resources (\"resource\" blocks), and is not valid for data resources."
+            ]
+        );
+    }
+
+    #[test]
+    fn conditions_are_read_from_the_lifecycle_block() {
+        let (_, config) = super::super::testutil::load_main(
+            r#"variable "n" {}
+resource "terraform_data" "a" {
+  input = var.n
+  lifecycle {
+    precondition {
+      condition     = var.n < 2
+      error_message = "n is too big."
+    }
+    postcondition {
+      condition     = self.output == terraform_data.b.id
+      error_message = "no."
+    }
+  }
+}
+resource "terraform_data" "b" {}
+"#,
+        );
+        let lifecycle = &config.resources[0].lifecycle;
+        assert_eq!((lifecycle.preconditions.len(), lifecycle.postconditions.len()), (1, 1));
+        let refs: Vec<String> = config.resources[0].references().iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(refs, ["var.n", "var.n", "terraform_data.b"], "self is no reference");
+    }
+
+    #[test]
+    fn a_condition_must_refer_to_something_and_self_only_in_a_postcondition() {
+        let errors = load_errors(
+            r#"resource "terraform_data" "a" {
+  lifecycle {
+    precondition {
+      condition     = false
+      error_message = "never"
+    }
+    precondition {
+      condition     = self.input == 1
+      error_message = "m"
+    }
+  }
+}
+"#,
+        );
+        assert_eq!(
+            errors,
+            [
+                "Error: main.tf:4: Invalid precondition expression\n  The condition expression must refer to at least one object from elsewhere in the configuration, or else its result would not be checking anything.",
+                "Error: main.tf:8: Invalid \"self\" reference\n  The \"self\" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks.",
+            ]
         );
     }
 }

@@ -45,9 +45,17 @@ pub fn check_attribute_references<'a>(
         for e in r.count.iter().chain(&r.for_each) {
             expr(e.as_ref());
         }
+        for c in r.lifecycle.preconditions.iter().chain(&r.lifecycle.postconditions) {
+            expr(&c.condition);
+            expr(&c.error_message);
+        }
     }
     for e in config.locals.values().map(|l| &l.expr).chain(config.outputs.values().map(|o| &o.expr)) {
         expr(e);
+    }
+    for c in config.outputs.values().flat_map(|o| &o.preconditions) {
+        expr(&c.condition);
+        expr(&c.error_message);
     }
     for call in &config.modules {
         for e in call.inputs.values().map(|i| &i.expr).chain(&call.count).chain(&call.for_each) {

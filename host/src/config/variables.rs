@@ -98,7 +98,7 @@ fn default_value(variable: &Variable, expr: &Expression, dir: &Path, diags: &mut
 }
 
 /// A `validation { condition = …, error_message = … }` block, whose
-/// condition may refer only to the variable itself.
+/// condition may refer to input variables: its own and others.
 fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<Validation> {
     let mut required = |key: &str| {
         let found = block.body.attribute(key).map(|a| a.expr.clone());
@@ -118,13 +118,16 @@ fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<
         }
     }
     let (condition, error_message) = (condition?, error_message?);
-    let own = Reference::Variable(name.to_string());
     for expr in [&condition, &error_message] {
         for (reference, location) in expr.references() {
-            if reference != own {
+            if !matches!(reference, Reference::Variable(_)) {
                 diags.push(error_at(
                     "Invalid reference in variable validation",
-                    format!("The validation of variable \"{name}\" may refer only to var.{name}, not to {reference}."),
+                    format!(
+                        "The validation of variable \"{name}\" may refer to input variables, not to {reference}: \
+                         cairn checks validations when the variables are decided, before any local value, \
+                         resource or data source has a value (Terraform 1.9 also allows those; cairn does not yet)."
+                    ),
                     &location,
                 ));
             }
@@ -384,9 +387,16 @@ pub fn resolve_variables(
             Err(d) => diags.push(d),
         }
     }
+    // Every variable's value is there for the validations: one may compare
+    // its variable with another (Terraform 1.9).
+    let mut ctx = EvalContext::new(&config.dir);
+    ctx.variables = resolved.values.clone();
+    ctx.sensitivity.variables = config.variables.values().filter(|v| v.sensitive).map(|v| v.name.clone()).collect();
     for variable in config.variables.values() {
-        if let Some(value) = resolved.values.get(&variable.name) {
-            validate(variable, value, &config.dir, &mut diags);
+        // One whose variables have no value is not checked: why is reported.
+        let all_known = validation_variables(variable).iter().all(|name| ctx.variables.contains_key(name));
+        if all_known {
+            validate(variable, &ctx, &mut diags);
         }
     }
     if diags.is_empty() { Ok(resolved) } else { Err(diags) }
@@ -517,7 +527,12 @@ pub(crate) fn check_input(variable: &Variable, value: Value) -> Result<Value, Ve
     let value = resolve_one(variable, Some(&given)).map_err(|d| vec![d])?;
     let mut diags = Vec::new();
     if value.is_wholly_known() {
-        validate(variable, &value, Path::new("."), &mut diags);
+        let mut ctx = EvalContext::new(".");
+        ctx.variables.insert(variable.name.clone(), value.clone());
+        if variable.sensitive {
+            ctx.sensitivity.variables.insert(variable.name.clone());
+        }
+        validate(variable, &ctx, &mut diags);
     }
     if diags.is_empty() { Ok(value) } else { Err(diags) }
 }
@@ -548,14 +563,25 @@ fn given_value(variable: &Variable, given: &Given) -> Result<Value, Diagnostic> 
     literal(&expr, Path::new("."), "value").map_err(problem)
 }
 
-/// Checks a variable's validation rules; the condition sees only the variable.
-fn validate(variable: &Variable, value: &Value, dir: &Path, diags: &mut Vec<Diagnostic>) {
-    let mut ctx = EvalContext::new(dir);
-    ctx.variables.insert(variable.name.clone(), value.clone());
+/// The variables a variable's validations refer to, itself included.
+fn validation_variables(variable: &Variable) -> Vec<String> {
+    let rules = variable.validations.iter().flat_map(|r| [&r.condition, &r.error_message]);
+    let references = rules.flat_map(|e| e.references());
+    references
+        .filter_map(|(r, _)| match r {
+            Reference::Variable(name) => Some(name),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks a variable's validation rules in `ctx`, which holds the value of
+/// every variable they refer to.
+fn validate(variable: &Variable, ctx: &EvalContext, diags: &mut Vec<Diagnostic>) {
     for rule in &variable.validations {
-        match eval(&rule.condition, &ctx) {
+        match eval(&rule.condition, ctx) {
             Ok(Value::Bool(true) | Value::Unknown(_)) => {}
-            Ok(Value::Bool(false)) => diags.push(validation_failure(variable, rule, &ctx)),
+            Ok(Value::Bool(false)) => diags.push(validation_failure(variable, rule, ctx)),
             Ok(other) => diags.push(error_at(
                 "Invalid validation condition",
                 format!("The condition must be true or false, got {}.", other.to_hcl()),
@@ -567,9 +593,13 @@ fn validate(variable: &Variable, value: &Value, dir: &Path, diags: &mut Vec<Diag
 }
 
 fn validation_failure(variable: &Variable, rule: &Validation, ctx: &EvalContext) -> Diagnostic {
-    let reads_secret = variable.sensitive && !rule.error_message.references().is_empty();
+    // Terraform hides a message that refers to a sensitive variable: it
+    // would show the value.
+    let reads_secret = rule.error_message.references().iter().any(|(r, _)| match r {
+        Reference::Variable(name) => ctx.sensitivity.variables.contains(name),
+        _ => false,
+    });
     let message = match eval(&rule.error_message, ctx) {
-        // Terraform's words: the message would show the value.
         _ if reads_secret => "The error message included a sensitive value, so it will not be displayed.".to_string(),
         Ok(Value::String(s)) => s,
         Ok(other) => other.to_hcl(),
@@ -775,14 +805,45 @@ variable "required" {
             ["Error: main.tf:2: Missing required argument\n  A validation block needs \"error_message\".",]
         );
         let errors = load_errors(
-            "variable \"a\" {\n  validation {\n    condition = var.b != \"\"\n    error_message = \"no\"\n  }\n}\nvariable \"b\" {}\n",
+            "locals {\n  l = 1\n}\nvariable \"a\" {\n  validation {\n    condition = var.a > local.l\n    error_message = \"no\"\n  }\n}\n",
         );
         assert_eq!(
             errors,
             [
-                "Error: main.tf:3: Invalid reference in variable validation\n  The validation of variable \"a\" may refer only to var.a, not to var.b."
+                "Error: main.tf:6: Invalid reference in variable validation\n  The validation of variable \"a\" may refer to input variables, not to local.l: cairn checks validations when the variables are decided, before any local value, resource or data source has a value (Terraform 1.9 also allows those; cairn does not yet)."
             ]
         );
+    }
+
+    #[test]
+    fn a_validation_may_compare_its_variable_with_others() {
+        let text = r#"variable "min" {
+  type = number
+  validation {
+    condition     = var.min < var.max
+    error_message = "min ${var.min} must be below max ${var.max}."
+  }
+}
+variable "max" {
+  type = number
+}
+"#;
+        let (_dir, config) = load_main(text);
+        let ok = resolve_variables(&config, &["min=1".into(), "max=3".into()], &[]).unwrap();
+        assert_eq!(ok.values["min"], Value::int(1));
+        let errors = shown(&resolve_variables(&config, &["min=5".into(), "max=3".into()], &[]).unwrap_err());
+        assert_eq!(
+            errors,
+            "Error: main.tf:3: Invalid value for variable\n  min 5 must be below max 3.\n  \n  This was checked by the validation rule of variable \"min\" declared at main.tf:1."
+        );
+        // Without max, only its own error: the validation waits for a value.
+        let errors = shown(&resolve_variables(&config, &["min=5".into()], &[]).unwrap_err());
+        assert!(errors.starts_with("Error: main.tf:8: No value for required variable"), "{errors}");
+        assert!(!errors.contains("validation rule"), "{errors}");
+        // A message reading another variable that is sensitive is hidden.
+        let (_dir, config) = load_main(&text.replace("type = number\n}", "type      = number\n  sensitive = true\n}"));
+        let errors = shown(&resolve_variables(&config, &["min=5".into(), "max=3".into()], &[]).unwrap_err());
+        assert!(errors.contains("sensitive value, so it will not be displayed"), "{errors}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use crate::addr::{AddrMap, AddrSet, InstanceAddr, InstanceKey, Mode, ResourceAddr};
-use crate::config::{self, Config, EvalContext};
+use crate::config::{self, ConditionKind, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
 use crate::graph::walk::{Limits, walk_limited};
@@ -895,7 +895,7 @@ impl Walk {
         if let Err(d) = sensitivity::check_output(output, &ctx) {
             return errors.push(d);
         }
-        match config::eval(&output.expr, &ctx) {
+        match output.value(&ctx) {
             Ok(value) => {
                 let prior = self.planner.state.outputs.get(name).and_then(|o| o.decode());
                 part.outputs.insert(name.to_string(), PlannedOutput { value, prior, sensitive: output.sensitive });
@@ -995,11 +995,22 @@ impl Walk {
                     forced,
                     import_id,
                 };
+                let checked = !self.planner.options.refresh_only;
+                if checked {
+                    let failed = preconditions_failed(resource, &inst_ctx);
+                    if !failed.is_empty() {
+                        return (addr, Err(failed), own);
+                    }
+                }
                 let result = if resource.addr.mode == Mode::Data {
                     planner.plan_data(&inst_ctx, upstream_changes, &mut own).await
                 } else {
                     planner.plan_managed(&inst_ctx, &mut own).await
                 };
+                let result = result.and_then(|value| match checked {
+                    true => postconditions_hold(resource, &inst_ctx, value),
+                    false => Ok(value),
+                });
                 let marks = result.as_ref().map_or_else(
                     |_| Vec::new(),
                     |value| {
@@ -1050,6 +1061,31 @@ impl Walk {
             self.walked().changed.insert(addr.clone());
         }
     }
+}
+
+/// The failures (and errors) of an instance's preconditions in `ctx`, its
+/// context; those not known yet are checked again before apply.
+pub fn preconditions_failed(resource: &config::Resource, ctx: &EvalContext) -> Vec<Diagnostic> {
+    config::check_conditions(&resource.lifecycle.preconditions, ConditionKind::ResourcePrecondition, ctx, &[])
+}
+
+/// `value`, the instance's planned (or read, or new) object, when its
+/// postconditions hold for it as `self`, or cannot be decided yet (they
+/// refer to values known only after apply, where they are checked again);
+/// else their failures.
+pub fn postconditions_hold(
+    resource: &config::Resource,
+    ctx: &EvalContext,
+    value: Value,
+) -> Result<Value, Vec<Diagnostic>> {
+    if resource.lifecycle.postconditions.is_empty() {
+        return Ok(value);
+    }
+    let bound = [("self".to_string(), value)];
+    let failed =
+        config::check_conditions(&resource.lifecycle.postconditions, ConditionKind::ResourcePostcondition, ctx, &bound);
+    let [(_, value)] = bound;
+    if failed.is_empty() { Ok(value) } else { Err(failed) }
 }
 
 /// Appends `more` to `to`, or moves it there whole when `to` is empty and

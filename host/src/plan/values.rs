@@ -115,6 +115,11 @@ impl ResourceValues {
         self.built.remove(&addr.resource);
     }
 
+    /// An instance's value, once recorded.
+    pub fn instance(&self, addr: &InstanceAddr) -> Option<&Value> {
+        self.instances.get(addr)
+    }
+
     /// The value a reference to the resource sees.
     pub fn resource_value(&mut self, addr: &ResourceAddr) -> Arc<Value> {
         if let Some(value) = self.built.get(addr) {

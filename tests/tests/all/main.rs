@@ -5,6 +5,7 @@
 mod check;
 mod commands;
 mod common_resources;
+mod conditions;
 mod contract_violations;
 mod diagnostics;
 mod distribution;

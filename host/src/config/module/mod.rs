@@ -41,7 +41,8 @@ use super::blocks::{literal_string, take_attribute, unsupported_block};
 use super::expr::{ExprKind, Expression, Reference, Step};
 use super::instances::{Instance, expand};
 use super::{
-    Attribute, Block, Config, EvalContext, Lifecycle, Local, ReplaceTrigger, Resource, error_at, eval, variables,
+    Attribute, Block, ConditionKind, Config, EvalContext, Lifecycle, Local, ReplaceTrigger, Resource, error_at, eval,
+    variables,
 };
 
 /// A `module "NAME" { … }` block and the configuration it calls.
@@ -310,7 +311,9 @@ pub fn expand_modules(mut config: Config, variables: &BTreeMap<String, Value>) -
     }
     for (name, output) in &config.outputs {
         let depends_on = output.depends_on.iter().map(|(d, l)| (rewriter.reference(d), l.clone())).collect();
-        let rewritten = super::Output { expr: rewriter.expr(&output.expr), depends_on, ..output.clone() };
+        let preconditions = output.preconditions.iter().map(|c| rewriter.condition(c, &[])).collect();
+        let rewritten =
+            super::Output { expr: rewriter.expr(&output.expr), depends_on, preconditions, ..output.clone() };
         expander.flat.outputs.insert(name.clone(), rewritten);
     }
     for call in &calls {
@@ -391,6 +394,13 @@ impl Expander<'_> {
                     expr: rewriter.expr(&t.expr),
                 })
                 .collect(),
+            preconditions: r.lifecycle.preconditions.iter().map(|c| rewriter.condition(c, &[])).collect(),
+            postconditions: r
+                .lifecycle
+                .postconditions
+                .iter()
+                .map(|c| rewriter.condition(c, &ConditionKind::ResourcePostcondition.bound_names()))
+                .collect(),
             ..(*r.lifecycle).clone()
         };
         self.flat.resources.push(Resource {
@@ -435,7 +445,14 @@ impl Expander<'_> {
             }
         };
         let name = parent.name("module", &call.name);
-        let local = Local { name: name.clone(), expr, location: location.clone(), input: None, depends_on: Vec::new() };
+        let local = Local {
+            name: name.clone(),
+            expr,
+            location: location.clone(),
+            input: None,
+            depends_on: Vec::new(),
+            preconditions: Vec::new(),
+        };
         self.flat.locals.insert(name, local);
     }
 
@@ -475,6 +492,26 @@ impl Expander<'_> {
         !name.contains('.') || self.flat.provider(name).is_some()
     }
 
+    /// An error for a module variable's validation that refers to another
+    /// variable: the module's variables become locals checked one by one,
+    /// so only the root module's validations may compare variables yet.
+    fn refuse_cross_variable_validation(&mut self, variable: &super::Variable) {
+        let rules = variable.validations.iter().flat_map(|r| [&r.condition, &r.error_message]);
+        for (reference, location) in rules.flat_map(|e| e.references()) {
+            if reference != Reference::Variable(variable.name.clone()) {
+                self.diags.push(error_at(
+                    "Invalid reference in variable validation",
+                    format!(
+                        "The validation of variable \"{}\" refers to {reference}: inside a module, cairn checks a \
+                         validation with its own variable only (the root module's may refer to other variables).",
+                        variable.name
+                    ),
+                    &location,
+                ));
+            }
+        }
+    }
+
     /// Adds one module instance: its inputs, locals, outputs, resources and
     /// nested calls. Returns the object of its outputs.
     fn instance(
@@ -492,6 +529,7 @@ impl Expander<'_> {
         instance.apply_to(&mut arg_ctx);
         let mut known = BTreeMap::new();
         for (name, variable) in &module.variables {
+            self.refuse_cross_variable_validation(variable);
             let (expr, static_value) = match call.inputs.get(name) {
                 Some(attr) => (arguments.expr(&attr.expr), eval(&attr.expr, &arg_ctx).ok()),
                 None => {
@@ -514,6 +552,7 @@ impl Expander<'_> {
                 location: variable.location.clone(),
                 input: Some(Box::new(variable.clone())),
                 depends_on: Vec::new(),
+                preconditions: Vec::new(),
             };
             self.flat.locals.insert(local_name, local);
         }
@@ -532,6 +571,7 @@ impl Expander<'_> {
                 location: output.location.clone(),
                 input: None,
                 depends_on,
+                preconditions: output.preconditions.iter().map(|c| inside.condition(c, &[])).collect(),
             };
             self.flat.locals.insert(local_name.clone(), local);
             let at = |kind: ExprKind| Expression { kind, location: call.location.clone() };

@@ -10,7 +10,7 @@ use crate::value::Value;
 
 use super::super::expr::{ExprKind, Expression, ForExpr, Reference, Step, TemplatePart};
 use super::super::instances::Instance;
-use super::super::{Attribute, Block, Body};
+use super::super::{Attribute, Block, Body, Condition};
 use super::Scope;
 
 /// Rewrites a module instance's expressions into the flat configuration's
@@ -26,6 +26,16 @@ pub(super) struct Rewriter<'a> {
 impl Rewriter<'_> {
     pub(super) fn expr(&self, expr: &Expression) -> Expression {
         self.expr_within(expr, &mut Vec::new())
+    }
+
+    /// Rewrites a condition block's expressions; the names `bound` (`self`
+    /// in a postcondition) are not references.
+    pub(super) fn condition(&self, condition: &Condition, bound: &[String]) -> Condition {
+        Condition {
+            condition: self.expr_within(&condition.condition, &mut bound.to_vec()),
+            error_message: self.expr_within(&condition.error_message, &mut bound.to_vec()),
+            location: condition.location.clone(),
+        }
     }
 
     /// Rewrites `expr`; the names `bound` (of `for` expressions and

@@ -1,0 +1,348 @@
+//! Custom conditions through the real binary, with configurations that
+//! Terraform 1.11 runs to the same outcome: resource preconditions and
+//! postconditions (a postcondition on a value known only after apply is
+//! checked then, and the object stays in the state), data source
+//! conditions, output preconditions, and variable validations that
+//! compare variables.
+
+use cairn_e2e::Workdir;
+
+/// The first diagnostic of `run` with this summary, from its `Error:` (or
+/// `Warning:`) line to the next blank line after the message.
+fn diagnostic<'a>(stderr: &'a str, summary: &str) -> Option<&'a str> {
+    let start = stderr.find(&format!(": {summary}\n"))?;
+    let start = stderr[..start].rfind("\n").map_or(0, |i| i + 1);
+    Some(&stderr[start..])
+}
+
+const PLAN_TIME: &str = r#"
+variable "n" {
+  default = 3
+}
+
+resource "terraform_data" "a" {
+  input = var.n
+  lifecycle {
+    precondition {
+      condition     = var.n < 2
+      error_message = "n is ${var.n}, too big."
+    }
+  }
+}
+
+resource "terraform_data" "c" {
+  input = "x"
+  lifecycle {
+    postcondition {
+      condition     = self.input == "y"
+      error_message = "input is not y."
+    }
+  }
+}
+
+output "o" {
+  value = var.n
+  precondition {
+    condition     = var.n < 1
+    error_message = "o bad."
+  }
+}
+"#;
+
+#[test]
+fn failed_conditions_fail_the_plan_with_their_messages_at_their_conditions() {
+    let w = Workdir::new();
+    w.write("main.tf", PLAN_TIME);
+    let plan = w.cairn(&["plan"]).failure();
+    let pre = diagnostic(&plan.stderr, "Resource precondition failed").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert!(pre.starts_with("Error: main.tf:10:23: Resource precondition failed"), "{}", plan.all());
+    assert!(pre.contains("n is 3, too big."), "{}", plan.all());
+    let post = diagnostic(&plan.stderr, "Resource postcondition failed").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert!(post.starts_with("Error: main.tf:20:23: Resource postcondition failed"), "{}", plan.all());
+    assert!(post.contains("input is not y."), "{}", plan.all());
+    let output =
+        diagnostic(&plan.stderr, "Module output value precondition failed").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert!(output.starts_with("Error: main.tf:29:21: Module output value precondition failed"), "{}", plan.all());
+    assert!(output.contains("o bad."), "{}", plan.all());
+
+    // With values that meet them, the same configuration applies.
+    let passing = PLAN_TIME.replace("default = 3", "default = 0").replace("\"y\"", "\"x\"");
+    w.write("main.tf", &passing);
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(apply.stdout.contains("Apply complete! Resources: 2 added"), "{}", apply.all());
+    assert_eq!(w.state().unwrap()["outputs"]["o"]["value"], 0);
+}
+
+#[test]
+fn a_postcondition_on_a_value_known_only_after_apply_is_checked_then_and_the_object_kept() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+resource "terraform_data" "b" {
+  input = "x"
+  lifecycle {
+    postcondition {
+      condition     = self.output == "y"
+      error_message = "output is ${self.output}, not y."
+    }
+  }
+}
+
+resource "terraform_data" "after" {
+  input = terraform_data.b.output
+}
+"#,
+    );
+    // Unknown while planning: the plan succeeds.
+    w.cairn(&["plan"]).success();
+    let apply = w.cairn(&["apply", "-auto-approve"]).failure();
+    let post = diagnostic(&apply.stderr, "Resource postcondition failed").unwrap_or_else(|| panic!("{}", apply.all()));
+    assert!(post.starts_with("Error: main.tf:6:23: Resource postcondition failed"), "{}", apply.all());
+    assert!(post.contains("output is x, not y."), "{}", apply.all());
+    // The object made is recorded; what depends on it was not applied.
+    assert_eq!(w.addresses(), ["terraform_data.b"], "{}", apply.all());
+    assert_eq!(w.attributes("terraform_data.b")["output"]["value"], "x");
+    // Known now, the postcondition fails the next plan, as Terraform's does.
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("Error: main.tf:6:23: Resource postcondition failed"), "{}", plan.all());
+}
+
+#[test]
+fn a_precondition_unknown_while_planning_is_checked_before_the_apply_makes_anything() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+resource "terraform_data" "first" {
+  input = "short"
+}
+
+resource "terraform_data" "second" {
+  input = "x"
+  lifecycle {
+    precondition {
+      condition     = length(terraform_data.first.output) > 10
+      error_message = "The first output is too short."
+    }
+  }
+}
+"#,
+    );
+    w.cairn(&["plan"]).success();
+    let apply = w.cairn(&["apply", "-auto-approve"]).failure();
+    let pre = diagnostic(&apply.stderr, "Resource precondition failed").unwrap_or_else(|| panic!("{}", apply.all()));
+    assert!(pre.starts_with("Error: main.tf:10:23: Resource precondition failed"), "{}", apply.all());
+    assert!(pre.contains("The first output is too short."), "{}", apply.all());
+    assert_eq!(w.addresses(), ["terraform_data.first"], "{}", apply.all());
+}
+
+#[test]
+fn counted_instances_see_count_index_in_preconditions() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+resource "terraform_data" "n" {
+  count = 3
+  input = count.index
+  lifecycle {
+    precondition {
+      condition     = count.index < 2
+      error_message = "Instance ${count.index} is one too many."
+    }
+  }
+}
+"#,
+    );
+    let plan = w.cairn(&["plan"]).failure();
+    let pre = diagnostic(&plan.stderr, "Resource precondition failed").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert!(pre.contains("Instance 2 is one too many."), "{}", plan.all());
+    assert_eq!(plan.stderr.matches("Resource precondition failed").count(), 1, "{}", plan.all());
+}
+
+#[test]
+fn misused_conditions_are_errors_where_terraform_reports_them() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+resource "terraform_data" "a" {
+  input = 1
+  lifecycle {
+    precondition {
+      condition     = self.input == 1
+      error_message = "m"
+    }
+  }
+}
+
+resource "terraform_data" "b" {
+  input = 1
+  lifecycle {
+    postcondition {
+      condition     = true
+      error_message = "never"
+    }
+  }
+}
+"#,
+    );
+    let validate = w.cairn(&["validate"]).failure();
+    assert!(validate.stderr.contains("Error: main.tf:6:23: Invalid \"self\" reference"), "{}", validate.all());
+    assert!(validate.stderr.contains("Error: main.tf:16:23: Invalid postcondition expression"), "{}", validate.all());
+
+    w.write(
+        "main.tf",
+        r#"
+variable "z" {
+  default = null
+}
+
+resource "terraform_data" "a" {
+  input = 1
+  lifecycle {
+    precondition {
+      condition     = var.z
+      error_message = "x"
+    }
+  }
+}
+
+resource "terraform_data" "b" {
+  input = 1
+  lifecycle {
+    precondition {
+      condition     = var.z == 2
+      error_message = var.z
+    }
+  }
+}
+"#,
+    );
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("Error: main.tf:10:23: Invalid condition result"), "{}", plan.all());
+    assert!(plan.stderr.contains("Condition expression must return either true or false, not null."), "{}", plan.all());
+    assert!(plan.stderr.contains("Error: main.tf:21:23: Invalid error message"), "{}", plan.all());
+    assert!(plan.stderr.contains("Unsuitable value for error message: must not be null."), "{}", plan.all());
+}
+
+#[test]
+fn data_source_conditions_are_checked_when_it_is_read() {
+    // local_file is a provider Terraform downloads; the conditions behave
+    // as with any data source (terraform_remote_state, built in, checks
+    // the same way).
+    let w = Workdir::new();
+    w.write("data/limit.txt", "1");
+    w.write(
+        "main.tf",
+        r#"
+provider "local" {
+  sandbox {
+    read_only = ["./data"]
+  }
+}
+
+variable "path" {
+  default = "data/limit.txt"
+}
+
+data "local_file" "limit" {
+  filename = var.path
+  lifecycle {
+    precondition {
+      condition     = endswith(var.path, ".txt")
+      error_message = "${var.path} is not a text file."
+    }
+    postcondition {
+      condition     = tonumber(self.content) == 2
+      error_message = "The limit is ${self.content}, not 2."
+    }
+  }
+}
+"#,
+    );
+    let plan = w.cairn(&["plan"]).failure();
+    let post = diagnostic(&plan.stderr, "Resource postcondition failed").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert!(post.starts_with("Error: main.tf:20:23: Resource postcondition failed"), "{}", plan.all());
+    assert!(post.contains("The limit is 1, not 2."), "{}", plan.all());
+    let plan = w.cairn(&["plan", "-var", "path=data/limit.json"]).failure();
+    let pre = diagnostic(&plan.stderr, "Resource precondition failed").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert!(pre.starts_with("Error: main.tf:16:23: Resource precondition failed"), "{}", plan.all());
+    assert!(pre.contains("data/limit.json is not a text file."), "{}", plan.all());
+    w.write("data/limit.txt", "2");
+    w.cairn(&["plan"]).success();
+}
+
+#[test]
+fn a_variable_validation_may_compare_variables() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+variable "min" {
+  default = 5
+  validation {
+    condition     = var.min < var.max
+    error_message = "min ${var.min} must be below max ${var.max}."
+  }
+}
+
+variable "max" {
+  default = 3
+}
+
+resource "terraform_data" "a" {
+  input = var.min
+}
+"#,
+    );
+    let plan = w.cairn(&["plan"]).failure();
+    let invalid = diagnostic(&plan.stderr, "Invalid value for variable").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert!(invalid.contains("min 5 must be below max 3."), "{}", plan.all());
+    w.cairn(&["plan", "-var", "max=10"]).success();
+}
+
+#[test]
+fn preconditions_of_a_module_output_and_resource_are_checked() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+module "m" {
+  source = "./m"
+  n      = 5
+}
+"#,
+    );
+    w.write(
+        "m/main.tf",
+        r#"
+variable "n" {}
+
+resource "terraform_data" "r" {
+  input = var.n
+  lifecycle {
+    postcondition {
+      condition     = self.input < 10
+      error_message = "input too big."
+    }
+  }
+}
+
+output "o" {
+  value = var.n
+  precondition {
+    condition     = var.n < 4
+    error_message = "n must be below 4."
+  }
+}
+"#,
+    );
+    let plan = w.cairn(&["plan"]).failure();
+    let output =
+        diagnostic(&plan.stderr, "Module output value precondition failed").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert!(output.starts_with("Error: m/main.tf:17:21: Module output value precondition failed"), "{}", plan.all());
+    assert!(output.contains("n must be below 4."), "{}", plan.all());
+    assert!(!plan.stderr.contains("input too big."), "{}", plan.all());
+}
