@@ -88,6 +88,8 @@ impl Access {
 /// One thing the sandbox refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Denial {
+    /// The path asked for and how, as shown; none for an HTTP request.
+    on: Option<(Access, String)>,
     /// What was asked: `write to out2/x.txt`, `HTTP request to http://…`.
     asked: String,
     /// What is granted, or why what is granted did not allow it.
@@ -234,6 +236,7 @@ impl Denials {
             origins => format!("granted HTTP: {}", origins.join(", ")),
         };
         self.record(Denial {
+            on: None,
             asked: format!("HTTP request to {origin}"),
             granted,
             remedy: Some(format!(
@@ -243,8 +246,16 @@ impl Denials {
     }
 
     /// The refusals of the call that just ended; the record starts afresh.
+    /// A look at a directory on the way to a refused write in it
+    /// (`create_dir_all` checks each directory first) is not told apart:
+    /// granting the write grants it too.
     pub(crate) fn take(&mut self) -> Denied {
-        let denied = Denied { denials: std::mem::take(&mut self.recorded), unrecorded: self.unrecorded };
+        let mut denials = std::mem::take(&mut self.recorded);
+        let written: Vec<String> =
+            denials.iter().filter_map(|d| d.on.clone()).filter(|(a, _)| a.writes()).map(|(_, p)| p).collect();
+        let on_the_way = |path: &str| written.iter().any(|w| w == path || w.starts_with(&format!("{path}/")));
+        denials.retain(|d| !matches!(&d.on, Some((access, path)) if !access.writes() && on_the_way(path)));
+        let denied = Denied { denials, unrecorded: self.unrecorded };
         self.unrecorded = 0;
         denied
     }
@@ -263,21 +274,22 @@ impl Denials {
 
     /// `access` to `shown` (as the provider named it), outside every grant.
     fn outside(&self, access: Access, shown: &str) -> Denial {
-        let asked = format!("{} {shown}", access.verb());
+        let (on, asked) = (Some((access, shown.to_string())), format!("{} {shown}", access.verb()));
         if let Some(held) = self.held_grant_of(shown) {
-            return Denial { asked, granted: held_read_only(&held), remedy: None };
+            return Denial { on, asked, granted: held_read_only(&held), remedy: None };
         }
-        Denial { asked, granted: self.granted_dirs(), remedy: Some(grant_remedy(access, shown)) }
+        Denial { on, asked, granted: self.granted_dirs(), remedy: Some(grant_remedy(access, shown)) }
     }
 
     /// A write to `shown`, inside the read-only grant `grant`.
     fn read_only_grant(&self, access: Access, shown: &str, grant: &str) -> Denial {
-        let asked = format!("{} {shown}", access.verb());
+        let (on, asked) = (Some((access, shown.to_string())), format!("{} {shown}", access.verb()));
         if self.held.iter().any(|g| g == grant) {
-            return Denial { asked, granted: held_read_only(grant), remedy: None };
+            return Denial { on, asked, granted: held_read_only(grant), remedy: None };
         }
         let written = written(grant);
         Denial {
+            on,
             asked,
             granted: format!("granted read-only: {written}"),
             remedy: Some(format!(
@@ -291,15 +303,15 @@ impl Denials {
     /// of it: through `..` (then the path it leads to can be granted), or
     /// through a symbolic link (whose target the host does not know).
     fn escaped(&self, access: Access, shown: &str, grant: &str) -> Denial {
-        let asked = format!("{} {shown}", access.verb());
+        let (on, asked) = (Some((access, shown.to_string())), format!("{} {shown}", access.verb()));
         let leads_out = format!("it leads out of the grant {}", written(grant));
         match normalized(shown) {
             Some(target) if !inside(&target, grant) => {
                 let target = if grant.starts_with('/') { format!("/{target}") } else { target };
-                Denial { asked, granted: leads_out, remedy: Some(grant_remedy(access, &target)) }
+                Denial { on, asked, granted: leads_out, remedy: Some(grant_remedy(access, &target)) }
             }
-            Some(_) => Denial { asked, granted: format!("{leads_out} through a symbolic link"), remedy: None },
-            None => Denial { asked, granted: leads_out, remedy: None },
+            Some(_) => Denial { on, asked, granted: format!("{leads_out} through a symbolic link"), remedy: None },
+            None => Denial { on, asked, granted: leads_out, remedy: None },
         }
     }
 
@@ -541,6 +553,23 @@ mod tests {
             )]
         );
         assert!(summaries(&mut denials).is_empty(), "taken once");
+    }
+
+    #[test]
+    fn a_look_at_a_directory_on_the_way_to_a_refused_write_is_not_told_apart() {
+        // `create_dir_all("out2/a")` looks at `out2` before creating it.
+        let mut denials = watched(&sandbox(&["out"], &[]));
+        denials.refuse_outside(1, "out2", Access::Read);
+        denials.refuse_outside(1, "out2/a", Access::CreateDir);
+        denials.refuse_outside(1, "other.txt", Access::Read);
+        let got: Vec<String> = summaries(&mut denials).into_iter().map(|(summary, _)| summary).collect();
+        assert_eq!(
+            got,
+            [
+                "the sandbox denied: create the directory out2/a (granted read-write: ./out)",
+                "the sandbox denied: read other.txt (granted read-write: ./out)",
+            ]
+        );
     }
 
     #[test]
