@@ -38,7 +38,7 @@ fn apply_saved(common: &Common, run: &RunFlags, path: &Path, events: &Arc<dyn Ev
     let saved = SavedPlan::read(path)?;
     let ws = Workspace::with_variables(&common.config_dir(), saved.variables.clone())?;
     let engine = Engine::new()?;
-    let planned = engine.load_plan(&ws, saved, path, run.parallelism)?;
+    let planned = engine.load_plan(&ws, saved, path, run.parallelism, run.lock.locking())?;
     finish(&engine, &ws, planned, common, run, "apply", events)
 }
 
@@ -53,7 +53,7 @@ fn apply_with(
     if run.json && !auto_approve {
         bail!("-json needs -auto-approve: there is no one to type 'yes' in a JSON stream");
     }
-    let ws = common.workspace()?;
+    let ws = common.workspace_asking(&run.input)?;
     let engine = Engine::new()?;
     super::plan::handle_interrupts(&engine, events, run.json)?;
     let mut planned = super::plan::plan_and_show(&engine, &ws, common, run, destroy, Intent::Change, events.as_ref())?;

@@ -5,18 +5,19 @@
 
 use anyhow::Result;
 
-use super::Common;
+use super::{Common, InputFlags, LockFlags};
 use crate::addr::InstanceAddr;
 use crate::engine::Engine;
 
-/// Runs `cairn import`.
-pub(super) fn run(common: &Common, addr: &str, id: &str) -> Result<i32> {
+/// Runs `cairn import`, locking the state as `lock` says and asking for
+/// missing variables as `input` allows.
+pub(super) fn run(common: &Common, addr: &str, id: &str, lock: &LockFlags, input: &InputFlags) -> Result<i32> {
     let addr: InstanceAddr = addr.parse()?;
-    let ws = common.workspace()?;
+    let ws = common.workspace_asking(input)?;
     let engine = Engine::new()?;
     let colors = common.colors();
     println!("{addr}: Importing from ID {}...", crate::value::quote(id));
-    let imported = engine.import(&ws, &addr, id)?;
+    let imported = engine.import(&ws, &addr, id, lock.locking())?;
     let shown = imported.object.get_attr("id");
     let id_note = shown.as_str().map(|i| format!(" [id={i}]")).unwrap_or_default();
     println!("{addr}: Import prepared!{id_note}");

@@ -9,6 +9,7 @@ mod force_unlock;
 mod graph;
 mod import;
 mod init;
+mod input;
 mod logging;
 mod new;
 mod output;
@@ -33,7 +34,7 @@ use crate::config::VariableInput;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{Event, EventSink, RunOptions, Workspace};
 pub use logging::init_logging;
-use output::{Human, JsonLines, Live};
+use output::{CompactWarnings, Human, JsonLines, Live};
 
 pub use crate::engine::STATE_FILE;
 pub use render::{Colors, Schemas, render_plan, schemas_of};
@@ -42,6 +43,11 @@ pub use render::{Colors, Schemas, render_plan, schemas_of};
 #[derive(Debug, Parser)]
 #[command(name = "cairn", version, about)]
 pub struct Cli {
+    /// Switch to this directory before anything else, as Terraform's
+    /// global `-chdir=DIR` does (`cairn -chdir=infra plan`): every path
+    /// given after it is read from there.
+    #[arg(long, value_name = "DIR")]
+    chdir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -124,8 +130,9 @@ enum Command {
         common: Common,
         #[command(flatten)]
         run: RunFlags,
-        /// Do not ask for confirmation.
-        #[arg(long)]
+        /// Do not ask for confirmation (`-auto-approve=false`: ask, as
+        /// without the flag).
+        #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
         auto_approve: bool,
         /// Destroy every object in the state, as `cairn destroy` does.
         #[arg(long)]
@@ -137,8 +144,9 @@ enum Command {
         common: Common,
         #[command(flatten)]
         run: RunFlags,
-        /// Do not ask for confirmation.
-        #[arg(long)]
+        /// Do not ask for confirmation (`-auto-approve=false`: ask, as
+        /// without the flag).
+        #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
         auto_approve: bool,
     },
     /// Adopt an existing object into the state at ADDR, which the
@@ -154,6 +162,10 @@ enum Command {
         // third positional argument.
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        lock: LockFlags,
+        #[command(flatten)]
+        input: InputFlags,
     },
     /// Show the current state, or a plan file (`cairn show FILE`).
     Show {
@@ -439,10 +451,48 @@ struct RunFlags {
     /// the human output (apply and destroy then need -auto-approve).
     #[arg(long)]
     json: bool,
+    /// Show warnings as one summary line each, at the end of the run (in
+    /// full when there are errors too), as Terraform's flag does.
+    #[arg(long)]
+    compact_warnings: bool,
+    #[command(flatten)]
+    lock: LockFlags,
+    #[command(flatten)]
+    input: InputFlags,
+}
+
+/// How a command that may change the state takes its lock.
+#[derive(Debug, Args)]
+struct LockFlags {
+    /// `-lock=false`: do not take the state's lock. Nothing then keeps
+    /// another run from changing the state at the same time, and one of
+    /// the two may lose what it did (the PostgreSQL backend refuses the
+    /// later write; the local file keeps the last one written): only for a
+    /// state no one else can be using.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
+    lock: bool,
     /// How long to wait for the state's lock while another run holds it
     /// (e.g. 30s, 5m; Terraform's syntax); 0s fails at once.
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
     lock_timeout: Duration,
+}
+
+impl LockFlags {
+    /// The engine's locking for these flags.
+    fn locking(&self) -> crate::state::Locking {
+        crate::state::Locking { enabled: self.lock, timeout: self.lock_timeout }
+    }
+}
+
+/// Whether a command may ask the user for input.
+#[derive(Debug, Args)]
+struct InputFlags {
+    /// Ask on the terminal for the value of a required variable nothing
+    /// gives (`-input=false`: never ask, fail naming it, as in CI; so
+    /// does a run whose standard input is not a terminal, or with
+    /// `TF_INPUT=0`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
+    input: bool,
 }
 
 impl RunFlags {
@@ -457,7 +507,7 @@ impl RunFlags {
             targets: addresses("-target", self.targets.iter().filter(|t| module_target(t).is_none()))?,
             target_modules: self.targets.iter().filter_map(|t| module_target(t)).collect(),
             intent,
-            lock_timeout: self.lock_timeout,
+            locking: self.lock.locking(),
         })
     }
 
@@ -514,6 +564,16 @@ impl Common {
     /// Loads the configuration.
     fn workspace(&self) -> Result<Workspace> {
         Workspace::load(&self.dir(), &self.variables.inputs(self.chdir.as_deref()))
+    }
+
+    /// Loads the configuration, asking on the terminal for required
+    /// variables nothing gives when `input` allows it.
+    fn workspace_asking(&self, input: &InputFlags) -> Result<Workspace> {
+        let inputs = self.variables.inputs(self.chdir.as_deref());
+        if !input::can_ask(input.input) {
+            return Workspace::load(&self.dir(), &inputs);
+        }
+        Workspace::load_asking(&self.dir(), &inputs, &mut input::ask_on_terminal)
     }
 
     /// Colours, unless disabled or not on a terminal.
@@ -623,6 +683,13 @@ fn parse(args: Vec<String>) -> Result<Cli, clap::Error> {
 /// events and a failed `summary` instead of text on standard error.
 fn json_run(command: &str, run: &RunFlags, body: impl FnOnce(&Arc<dyn EventSink>) -> Result<i32>) -> Result<i32> {
     let events = run.sink();
+    if run.compact_warnings && !run.json {
+        let compact = Arc::new(CompactWarnings::new(events));
+        let events: Arc<dyn EventSink> = compact.clone();
+        let result = body(&events);
+        compact.finish(!matches!(result, Ok(0 | 2)));
+        return result;
+    }
     if run.json {
         events.emit(Event::RunStart {
             command: command.to_string(),
@@ -669,6 +736,12 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
+    if let Some(dir) = &cli.chdir
+        && let Err(e) = std::env::set_current_dir(dir)
+    {
+        eprintln!("Error handling -chdir option: chdir {}: {e}", dir.display());
+        return 1;
+    }
     init_logging();
     exit_quietly_on_a_closed_stdout();
     // The process exits when the command ends (see `crate::release`).
@@ -773,7 +846,7 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Apply { common, run, auto_approve, destroy } => apply::run(&common, &run, auto_approve, destroy),
         Command::Destroy { common, run, auto_approve } => apply::run(&common, &run, auto_approve, true),
-        Command::Import { common, addr, id } => import::run(&common, &addr, &id),
+        Command::Import { common, addr, id, lock, input } => import::run(&common, &addr, &id, &lock, &input),
         Command::Show { common, json } => show::run(&common, json),
         Command::Output { flags, name, json, raw } => outputs::run(&flags, name.as_deref(), json, raw),
         Command::State { command } => state::run(&command),
@@ -825,6 +898,22 @@ mod tests {
             common.variables.inputs(Some(std::path::Path::new("here")))[2],
             VariableInput::File("here/b.tfvars".into())
         );
+    }
+
+    #[test]
+    fn terraform_flags_take_values_as_terraform_writes_them() {
+        let parsed = |args: &[&str]| parse(normalize_flags(args.iter().map(|a| a.to_string()))).unwrap();
+        let cli = parsed(&["cairn", "-chdir=infra", "apply", "-auto-approve=false", "-input=false", "-lock=false"]);
+        assert_eq!(cli.chdir, Some(PathBuf::from("infra")));
+        let Command::Apply { run, auto_approve, .. } = cli.command else { panic!("not an apply") };
+        assert!(!auto_approve && !run.input.input && !run.lock.lock && !run.compact_warnings);
+        let cli = parsed(&["cairn", "destroy", "-auto-approve", "-input", "-lock", "-compact-warnings"]);
+        let Command::Destroy { run, auto_approve, .. } = cli.command else { panic!("not a destroy") };
+        assert!(auto_approve && run.input.input && run.lock.lock && run.compact_warnings);
+        let cli = parsed(&["cairn", "import", "-lock-timeout=5s", "-input=false", "a.b", "id"]);
+        let Command::Import { lock, input, .. } = cli.command else { panic!("not an import") };
+        assert_eq!(lock.locking(), crate::state::Locking { enabled: true, timeout: Duration::from_secs(5) });
+        assert!(!input.input);
     }
 
     #[test]

@@ -85,6 +85,69 @@ impl EventSink for Human {
     }
 }
 
+/// `-compact-warnings`: passes everything on to another sink but the
+/// warnings, which it keeps for [`CompactWarnings::finish`] to show as
+/// one summary line each, as Terraform does.
+pub struct CompactWarnings {
+    inner: Arc<dyn EventSink>,
+    warnings: Mutex<Vec<Diagnostic>>,
+    /// Whether an error went by: then the warnings are shown in full at
+    /// the end, as Terraform does, since a warning can explain an error.
+    saw_error: std::sync::atomic::AtomicBool,
+}
+
+impl CompactWarnings {
+    /// Keeps the warnings meant for `inner`.
+    pub fn new(inner: Arc<dyn EventSink>) -> CompactWarnings {
+        CompactWarnings { inner, warnings: Mutex::new(Vec::new()), saw_error: Default::default() }
+    }
+
+    /// Shows the warnings kept, on standard error: as a compact summary,
+    /// or in full when the run `failed` or an error went by.
+    pub fn finish(&self, failed: bool) {
+        let warnings = std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+        if warnings.is_empty() {
+            return;
+        }
+        if failed || self.saw_error.load(std::sync::atomic::Ordering::SeqCst) {
+            for w in &warnings {
+                self.inner.diagnostic(w);
+            }
+        } else {
+            eprint!("{}", compact_summary(&warnings));
+        }
+    }
+}
+
+impl EventSink for CompactWarnings {
+    fn emit(&self, event: Event) {
+        self.inner.emit(event);
+    }
+
+    fn diagnostic(&self, d: &Diagnostic) {
+        if d.is_error() {
+            self.saw_error.store(true, std::sync::atomic::Ordering::SeqCst);
+            self.inner.diagnostic(d);
+        } else {
+            self.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(d.clone());
+        }
+    }
+}
+
+/// Warnings as Terraform's `-compact-warnings` shows them: each summary,
+/// with where it is when known, then how to see them in full.
+pub fn compact_summary(warnings: &[Diagnostic]) -> String {
+    let mut out = String::from("\nWarnings:\n\n");
+    for w in warnings {
+        out.push_str(&format!("- {}\n", w.summary));
+        if let Some(at) = &w.location {
+            out.push_str(&format!("  on {} line {}\n", at.file.display(), at.line));
+        }
+    }
+    out.push_str("\nTo see the full warning notes, run cairn without -compact-warnings.\n");
+    out
+}
+
 /// How often a long operation is reported as still running.
 const STILL_RUNNING_EVERY: Duration = Duration::from_secs(10);
 
@@ -221,6 +284,17 @@ fn deposed_suffix(key: &Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compact_warnings_are_one_line_each_with_where_they_are() {
+        let at = crate::diag::Location::new(std::path::Path::new("main.tf"), 3, 5);
+        let warnings = [Diagnostic::warning("First").with_detail("long"), Diagnostic::warning("Second").at(&at)];
+        assert_eq!(
+            compact_summary(&warnings),
+            "\nWarnings:\n\n- First\n- Second\n  on main.tf line 3\n\nTo see the full warning notes, run cairn \
+             without -compact-warnings.\n"
+        );
+    }
 
     #[test]
     fn the_status_line_names_what_runs_and_fits_the_terminal() {

@@ -50,7 +50,7 @@ pub(super) fn run(
     out: Option<&Path>,
 ) -> Result<i32> {
     json_run("plan", run, |events| {
-        let ws = common.workspace()?;
+        let ws = common.workspace_asking(&run.input)?;
         let engine = Engine::new()?;
         handle_interrupts(&engine, events, run.json)?;
         let planned = plan_and_show(&engine, &ws, common, run, destroy, Intent::Inspect, events.as_ref())?;

@@ -381,15 +381,26 @@ pub(crate) fn parse_origin(url: &str) -> Result<(String, String, u16), String> {
     Ok((scheme, host, port))
 }
 
+/// The version of the Terraform language cairn implements: what
+/// `terraform { required_version = … }` is checked against. cairn follows
+/// Terraform 1.11's documented language, and its tests compare it with
+/// `terraform` 1.11.4.
+pub const TERRAFORM_VERSION: &str = "1.11.4";
+
+/// cairn's own version: what `cairn { required_version = … }` is checked
+/// against.
+pub const CAIRN_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// A `terraform { … }` or `cairn { … }` block: `required_providers`
 /// entries, `trusted_keys` and the `backend` go into `config`;
-/// `required_version` is accepted and ignored.
+/// `required_version` is checked against [`TERRAFORM_VERSION`] or
+/// [`CAIRN_VERSION`].
 pub(super) fn settings(block: &Block, dir: &Path, config: &mut super::Config, diags: &mut Vec<Diagnostic>) {
     expect_no_labels(block, diags);
     let kind = block.type_name.as_str();
     for attr in &block.body.attributes {
         match attr.name.as_str() {
-            "required_version" => {}
+            "required_version" => required_version(attr, kind, dir, diags),
             "trusted_keys" => {
                 for (key, location) in literal_strings(attr, dir, diags) {
                     config.trusted_keys.push(super::TrustedKey { key, location });
@@ -425,6 +436,37 @@ pub(super) fn settings(block: &Block, dir: &Path, config: &mut super::Config, di
             }
             config.required_providers.insert(attr.name.clone(), requirement);
         }
+    }
+}
+
+/// Checks `required_version` in a `terraform` block (`kind`) against the
+/// language version cairn implements, or in a `cairn` block against
+/// cairn's own, with Terraform's messages.
+fn required_version(attr: &Attribute, kind: &str, dir: &Path, diags: &mut Vec<Diagnostic>) {
+    let Some(text) = super::blocks::literal_string(attr, dir, diags) else { return };
+    let Ok(constraint) = parse_constraint(&text) else {
+        diags.push(error_at(
+            "Invalid version constraint",
+            "This string does not use correct version constraint syntax.",
+            &attr.expr.location,
+        ));
+        return;
+    };
+    let (product, summary, version) = match kind {
+        "cairn" => ("cairn", "Unsupported cairn version", CAIRN_VERSION),
+        _ => ("Terraform", "Unsupported Terraform Core version", TERRAFORM_VERSION),
+    };
+    let current = semver::Version::parse(version).expect("the versions cairn states are valid");
+    if !constraint.matches(&current) {
+        diags.push(error_at(
+            summary,
+            format!(
+                "This configuration does not support {product} version {version}. To proceed, either choose another \
+                 supported {product} version or update this version constraint. Version constraints are normally set \
+                 for good reason, so updating the constraint may lead to other errors or unexpected behavior."
+            ),
+            &attr.location,
+        ));
     }
 }
 
@@ -551,6 +593,33 @@ mod tests {
     use super::super::testutil::{load_errors, load_main, write_dir};
     use super::*;
     use crate::config::load;
+
+    #[test]
+    fn required_version_is_checked_against_the_language_and_cairn() {
+        let errors = |text: &str| {
+            let dir = write_dir(&[("main.tf", text)]);
+            load(dir.path()).err().unwrap_or_default().iter().map(ToString::to_string).collect::<Vec<_>>()
+        };
+        let ok = [
+            "terraform {\n  required_version = \">= 1.5, < 2.0\"\n}\n",
+            "cairn {\n  required_version = \"~> 0.1\"\n}\n",
+        ];
+        for text in ok {
+            assert_eq!(errors(text), Vec::<String>::new(), "{text}");
+        }
+        let old = errors("terraform {\n  required_version = \"< 1.0\"\n}\n");
+        assert_eq!(old.len(), 1, "{old:?}");
+        assert!(old[0].contains("main.tf:2") && old[0].contains("Unsupported Terraform Core version"), "{old:?}");
+        assert!(old[0].contains("does not support Terraform version 1.11.4"), "{old:?}");
+        let new = errors("cairn {\n  required_version = \">= 99\"\n}\n");
+        assert!(new[0].contains("Unsupported cairn version") && new[0].contains(CAIRN_VERSION), "{new:?}");
+        let dir = write_dir(&[("main.tf", "terraform {\n  required_version = \"not a constraint\"\n}\n")]);
+        let bad = load(dir.path()).unwrap_err();
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(bad[0].summary, "Invalid version constraint");
+        let at = bad[0].location.as_ref().unwrap();
+        assert_eq!((at.file.to_str(), at.line, at.column), (Some("main.tf"), 2, 22));
+    }
 
     #[test]
     fn required_providers_in_terraform_and_cairn_blocks() {

@@ -1,8 +1,8 @@
 //! Input variables: `variable` blocks, type constraints, and deciding each
 //! variable's value from `-var` and `-var-file` (in the order given),
-//! `*.auto.tfvars`, `terraform.tfvars`, `CAIRN_VAR_<name>` and defaults (in
-//! that order of precedence), then checking it against its type and
-//! validations. Reading variable files is `var_files`' business.
+//! `*.auto.tfvars`, `terraform.tfvars`, `CAIRN_VAR_<name>`, `TF_VAR_<name>`
+//! and defaults (in that order of precedence), then checking it against its
+//! type and validations. Reading variable files is `var_files`' business.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,10 @@ const VARIABLE_ARGUMENTS: &[&str] = &["type", "default", "description", "sensiti
 
 /// The prefix of environment variables that set input variables.
 const ENV_PREFIX: &str = "CAIRN_VAR_";
+
+/// Terraform's prefix for the same, read too so that a Terraform user's
+/// scripts work unchanged; `CAIRN_VAR_name` wins over `TF_VAR_name`.
+const TF_ENV_PREFIX: &str = "TF_VAR_";
 
 /// A variable from its block; `name` is its checked label.
 pub(super) fn variable(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> Variable {
@@ -337,8 +341,8 @@ pub struct ResolvedVariables {
 }
 
 /// Decides every variable's value, from lowest to highest precedence as
-/// in Terraform: the default, the environment variable `CAIRN_VAR_name`,
-/// `terraform.tfvars`, each `*.auto.tfvars` in name order, then `-var` and
+/// in Terraform: the default, the environment variable `TF_VAR_name`, then
+/// `CAIRN_VAR_name`, `terraform.tfvars`, each `*.auto.tfvars` in name order, then `-var` and
 /// `-var-file` in the order given (`inputs`). A value given as text
 /// (`-var`, environment) is taken literally for a string variable (or one
 /// without a type) and parsed as an HCL expression otherwise, so
@@ -352,33 +356,7 @@ pub fn resolve_variables(
 ) -> Result<ResolvedVariables, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut resolved = ResolvedVariables::default();
-    let mut given: BTreeMap<&str, Given> = BTreeMap::new();
-    for (key, text) in env {
-        if let Some(name) = key.strip_prefix(ENV_PREFIX).filter(|n| config.variables.contains_key(*n)) {
-            given.insert(name, Given::text(text, format!("the environment variable {key}")));
-        }
-    }
-    for path in var_files::automatic_files(&config.dir) {
-        let shown = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        given_by_file(config, &path, &shown, &mut given, &mut resolved.warnings, &mut diags);
-        resolved.files.push(path);
-    }
-    for input in inputs {
-        match input {
-            VariableInput::Var(option) => given_by_option(config, option, &mut given, &mut diags),
-            VariableInput::File(path) => {
-                given_by_file(
-                    config,
-                    path,
-                    &path.display().to_string(),
-                    &mut given,
-                    &mut resolved.warnings,
-                    &mut diags,
-                );
-                resolved.files.push(path.clone());
-            }
-        }
-    }
+    let given = gather(config, inputs, env, &mut resolved, &mut diags);
     for (name, variable) in &config.variables {
         match resolve_one(variable, given.get(name.as_str())) {
             Ok(value) => {
@@ -400,6 +378,51 @@ pub fn resolve_variables(
         }
     }
     if diags.is_empty() { Ok(resolved) } else { Err(diags) }
+}
+
+/// The required variables (declared without a default) that nothing
+/// gives a value: neither `inputs`, nor a variable file beside the
+/// configuration, nor the environment. These are the ones a run on a
+/// terminal asks for, in name order, before [`resolve_variables`] (which
+/// reports any error in what is given).
+pub fn unset_required<'a>(config: &'a Config, inputs: &[VariableInput], env: &[(String, String)]) -> Vec<&'a Variable> {
+    let given = gather(config, inputs, env, &mut ResolvedVariables::default(), &mut Vec::new());
+    config.variables.values().filter(|v| v.default.is_none() && !given.contains_key(v.name.as_str())).collect()
+}
+
+/// What every source gives, later sources replacing earlier ones; the
+/// files read go into `resolved`, with their warnings.
+fn gather<'a>(
+    config: &'a Config,
+    inputs: &[VariableInput],
+    env: &[(String, String)],
+    resolved: &mut ResolvedVariables,
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<&'a str, Given> {
+    let mut given: BTreeMap<&str, Given> = BTreeMap::new();
+    // Terraform's prefix first, so that cairn's own wins for the same name.
+    for prefix in [TF_ENV_PREFIX, ENV_PREFIX] {
+        for (key, text) in env {
+            if let Some((name, _)) = key.strip_prefix(prefix).and_then(|n| config.variables.get_key_value(n)) {
+                given.insert(name, Given::text(text, format!("the environment variable {key}")));
+            }
+        }
+    }
+    for path in var_files::automatic_files(&config.dir) {
+        let shown = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        given_by_file(config, &path, &shown, &mut given, &mut resolved.warnings, diags);
+        resolved.files.push(path);
+    }
+    for input in inputs {
+        match input {
+            VariableInput::Var(option) => given_by_option(config, option, &mut given, diags),
+            VariableInput::File(path) => {
+                given_by_file(config, path, &path.display().to_string(), &mut given, &mut resolved.warnings, diags);
+                resolved.files.push(path.clone());
+            }
+        }
+    }
+    given
 }
 
 /// Records what one `-var name=value` option gives.
@@ -705,6 +728,34 @@ variable "required" {
                 "Error: main.tf:11: Invalid default value for variable\n  A null default value is not valid when nullable = false.",
             ]
         );
+    }
+
+    #[test]
+    fn terraform_environment_variables_are_read_and_cairn_ones_win() {
+        let tf = [("TF_VAR_name", "from-tf"), ("TF_VAR_required", "[]")];
+        let values = resolve(&[], &tf).unwrap();
+        assert_eq!(values["name"], Value::string("from-tf"));
+        // Either order in the environment: CAIRN_VAR_ wins.
+        for env in [
+            [("TF_VAR_name", "from-tf"), ("CAIRN_VAR_name", "from-cairn"), ("TF_VAR_required", "[]")],
+            [("CAIRN_VAR_name", "from-cairn"), ("TF_VAR_name", "from-tf"), ("TF_VAR_required", "[]")],
+        ] {
+            assert_eq!(resolve(&[], &env).unwrap()["name"], Value::string("from-cairn"));
+            assert_eq!(resolve(&["name=flag"], &env).unwrap()["name"], Value::string("flag"));
+        }
+    }
+
+    #[test]
+    fn unset_required_variables_are_those_nothing_gives() {
+        let (_dir, config) = load_main(VARIABLES);
+        let names = |cli: &[&str], env: &[(&str, &str)]| {
+            let cli: Vec<VariableInput> = cli.iter().map(|s| VariableInput::from(*s)).collect();
+            let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            unset_required(&config, &cli, &env).iter().map(|v| v.name.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(names(&[], &[]), ["required"]);
+        assert_eq!(names(&["required=[]"], &[]), Vec::<String>::new());
+        assert_eq!(names(&[], &[("TF_VAR_required", "[]")]), Vec::<String>::new());
     }
 
     #[test]

@@ -25,13 +25,20 @@ pub struct Imported {
 
 impl Engine {
     /// Adopts the existing object `id` as `addr`: asks the provider for
-    /// it, reads it back and writes it into the (locked) state. Refuses an
+    /// it, reads it back and writes it into the state (locked as `locking`
+    /// says). Refuses an
     /// address the state already holds an object at, or that the
     /// configuration does not declare.
-    pub fn import(&self, ws: &Workspace, addr: &InstanceAddr, id: &str) -> Result<Imported> {
+    pub fn import(
+        &self,
+        ws: &Workspace,
+        addr: &InstanceAddr,
+        id: &str,
+        locking: crate::state::Locking,
+    ) -> Result<Imported> {
         let resource = declared(ws, addr)?;
         let mut backend = ws.backend()?;
-        backend.lock()?;
+        backend.lock_as(locking)?;
         let mut state = backend.read()?;
         if state.get(addr).is_some_and(|i| !i.attributes.is_null()) {
             bail!(

@@ -22,7 +22,7 @@ mod signals;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 
@@ -46,7 +46,7 @@ use crate::graph::DependencyGraph;
 use crate::plan::{self, Plan, PlanOptions, Planner, Providers};
 use crate::runtime::Runtime;
 use crate::schema::ProviderSchema;
-use crate::state::{Backend, State};
+use crate::state::{Backend, Locking, State};
 use crate::value::Value;
 
 /// A loaded configuration: its files, dependency graph and variables.
@@ -74,10 +74,31 @@ impl Workspace {
     /// (`-var` and `-var-file`, in order), the variable files beside it,
     /// the environment (`CAIRN_VAR_name`) and defaults.
     pub fn load(dir: &Path, inputs: &[config::VariableInput]) -> Result<Workspace> {
+        Workspace::load_asking(dir, inputs, &mut |_| Ok(None))
+    }
+
+    /// [`Workspace::load`], asking `ask` for the value of each required
+    /// variable nothing else gives (as Terraform prompts on a terminal);
+    /// `None` from it leaves the variable unset, an error.
+    pub fn load_asking(
+        dir: &Path,
+        inputs: &[config::VariableInput],
+        ask: &mut dyn FnMut(&config::Variable) -> Result<Option<String>>,
+    ) -> Result<Workspace> {
         let started = Instant::now();
         let config = parse_config(dir)?;
         tracing::debug!(elapsed = ?started.elapsed(), "configuration parsed");
         let env: Vec<(String, String)> = std::env::vars().collect();
+        let mut inputs = inputs.to_vec();
+        let mut answers = Vec::new();
+        for variable in config::unset_required(&config, &inputs, &env) {
+            if let Some(value) = ask(variable)? {
+                // As if given with -var: nothing else gives it a value.
+                answers.push(config::VariableInput::Var(format!("{}={value}", variable.name)));
+            }
+        }
+        inputs.extend(answers);
+        let inputs = &inputs;
         let resolved = config::resolve_variables(&config, inputs, &env).map_err(diagnostics)?;
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
         let module_files = config::module_files(&config);
@@ -203,9 +224,9 @@ pub struct RunOptions {
     /// Whether the run may change things (locks the state, makes read-write
     /// grants writable).
     pub intent: Intent,
-    /// How long to wait for the state's lock while another run holds it
-    /// (`-lock-timeout`); zero fails at once.
-    pub lock_timeout: Duration,
+    /// Whether to take the state's lock (`-lock`), and how long to wait
+    /// for it while another run holds it (`-lock-timeout`).
+    pub locking: Locking,
 }
 
 impl Default for RunOptions {
@@ -219,7 +240,7 @@ impl Default for RunOptions {
             targets: Vec::new(),
             target_modules: Vec::new(),
             intent: Intent::Inspect,
-            lock_timeout: Duration::ZERO,
+            locking: Locking::default(),
         }
     }
 }
@@ -550,7 +571,7 @@ impl Engine {
     ) -> Result<Planned> {
         options.check()?;
         if lock {
-            backend.lock_waiting(options.lock_timeout)?;
+            backend.lock_as(options.locking)?;
         }
         let started = Instant::now();
         let mut state = backend.read()?;

@@ -168,13 +168,20 @@ impl Engine {
     /// The plan saved in `path` ready to apply over `ws` (loaded with the
     /// plan's variables, [`Workspace::with_variables`]), with at most
     /// `parallelism` operations at once: the state it was made from is
-    /// locked and read again, the providers are started again. Refused as
-    /// [`Stale`], naming every difference, when the state, the
+    /// locked (as `locking` says) and read again, the providers are started
+    /// again. Refused as [`Stale`], naming every difference, when the state, the
     /// configuration or a provider's component is not what it was. Nothing
     /// is planned again.
-    pub fn load_plan(&self, ws: &Workspace, saved: SavedPlan, path: &Path, parallelism: usize) -> Result<Planned> {
+    pub fn load_plan(
+        &self,
+        ws: &Workspace,
+        saved: SavedPlan,
+        path: &Path,
+        parallelism: usize,
+        locking: crate::state::Locking,
+    ) -> Result<Planned> {
         let mut backend = ws.backend()?;
-        backend.lock()?;
+        backend.lock_as(locking)?;
         let state = backend.read()?;
         let mut files = ws.files.clone();
         files.extend(saved.var_files.iter().cloned());

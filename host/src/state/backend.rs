@@ -12,6 +12,25 @@ use super::{Record, State, StateError, Unsynced};
 /// How often [`Backend::lock_waiting`] tries again.
 const LOCK_POLL: Duration = Duration::from_millis(250);
 
+/// How a run takes its state's lock: Terraform's `-lock` and
+/// `-lock-timeout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Locking {
+    /// Whether to take the lock at all; `false` (`-lock=false`) runs
+    /// without it, see [`Backend::proceed_unlocked`].
+    pub enabled: bool,
+    /// How long to wait for the lock while another run holds it; zero
+    /// tries once.
+    pub timeout: Duration,
+}
+
+impl Default for Locking {
+    /// Take the lock, failing at once when another run holds it.
+    fn default() -> Locking {
+        Locking { enabled: true, timeout: Duration::ZERO }
+    }
+}
+
 /// Where a configuration's state is kept.
 ///
 /// A backend is opened unlocked, which is enough to read; [`Backend::lock`]
@@ -39,6 +58,23 @@ pub trait Backend: Send {
                 other => return other,
             }
         }
+    }
+
+    /// Lets this run change the state without its lock (`-lock=false`):
+    /// nothing then keeps another run from changing it at the same time,
+    /// which the user takes upon themselves. Refused while the state has
+    /// the journal of an apply (which may be running now: only a run that
+    /// holds the lock may recover it), and by a backend that cannot write
+    /// without its lock.
+    fn proceed_unlocked(&mut self) -> Result<(), StateError> {
+        Err(StateError::Unsupported { backend: self.describe(), operation: "running without the state lock" })
+    }
+
+    /// Takes the lock as `locking` says: waiting up to its timeout
+    /// ([`Backend::lock_waiting`]), or not at all
+    /// ([`Backend::proceed_unlocked`]).
+    fn lock_as(&mut self, locking: Locking) -> Result<(), StateError> {
+        if locking.enabled { self.lock_waiting(locking.timeout) } else { self.proceed_unlocked() }
     }
 
     /// Releases the lock another run holds, whose lock ID is `id` (as the

@@ -49,6 +49,8 @@ pub struct LocalBackend {
     path: PathBuf,
     /// The lock, held until drop; `None` when opened read-only.
     lock: Option<StateLock>,
+    /// Writes allowed without the lock (`-lock=false`).
+    unlocked: bool,
     /// Whether this backend already wrote (and so already backed up the
     /// state as it was before): the backup keeps the state from before the
     /// run, not from before the last resource.
@@ -101,7 +103,13 @@ impl LocalBackend {
     /// another process writes: it sees the state before or after a write,
     /// never half of one. [`LocalBackend::write`] refuses.
     pub fn open_read_only(path: &Path) -> LocalBackend {
-        LocalBackend { path: path.to_path_buf(), lock: None, wrote: false }
+        LocalBackend { path: path.to_path_buf(), lock: None, unlocked: false, wrote: false }
+    }
+
+    /// Whether this backend may change the state: it holds the lock, or
+    /// was told to go without it.
+    fn may_write(&self) -> bool {
+        self.lock.is_some() || self.unlocked
     }
 
     /// The state file.
@@ -143,7 +151,7 @@ impl LocalBackend {
     /// Starts the journal of an apply over `state`, which must be the state
     /// as last written by this backend (or read, when it has not written).
     pub fn start_journal(&mut self, state: &State) -> Result<Journal, StateError> {
-        if self.lock.is_none() {
+        if !self.may_write() {
             return Err(StateError::ReadOnly { path: self.path.clone() });
         }
         Journal::start(&self.journal_path(), state)
@@ -193,7 +201,7 @@ impl LocalBackend {
         checks: Checks,
         write_content: &mut WriteContent<'_>,
     ) -> Result<(), StateError> {
-        if self.lock.is_none() {
+        if !self.may_write() {
             return Err(StateError::ReadOnly { path: self.path.clone() });
         }
         if let Some(previous) = read_file(&self.path)? {
@@ -246,6 +254,14 @@ impl Backend for LocalBackend {
 
     fn lock(&mut self) -> Result<(), StateError> {
         self.take_lock()
+    }
+
+    fn proceed_unlocked(&mut self) -> Result<(), StateError> {
+        if self.journal_path().exists() {
+            return Err(StateError::JournalWithoutLock { state: self.describe() });
+        }
+        self.unlocked = true;
+        Ok(())
     }
 
     fn read(&self) -> Result<State, StateError> {
@@ -863,6 +879,12 @@ mod tests {
         let mut reader = LocalBackend::open_read_only(&path);
         let mut state = reader.read().unwrap();
         assert!(matches!(reader.write(&mut state), Err(StateError::ReadOnly { .. })));
+
+        // Unless told to go without it (-lock=false), while the lock is held.
+        let mut unlocked = LocalBackend::open_read_only(&path);
+        unlocked.proceed_unlocked().unwrap();
+        let mut state = unlocked.read().unwrap();
+        unlocked.write(&mut state).unwrap();
 
         drop(first);
         LocalBackend::open(&path).unwrap();

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use crate::addr::{InstanceAddr, ResourceAddr};
 
 pub use attributes::Attributes;
-pub use backend::{Backend, StateJournal};
+pub use backend::{Backend, Locking, StateJournal};
 pub use edit::{MoveError, names};
 pub use journal::{Coming, Encoder, Journal, OnTheWay, Record, Stopped, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
@@ -615,6 +615,16 @@ pub enum StateError {
         line: usize,
         /// What is wrong.
         message: String,
+    },
+    /// `-lock=false` over a state with an apply's journal, which may be
+    /// the journal of an apply running now.
+    #[error(
+        "the state {state} has the journal of an apply that is running or was interrupted; run without -lock=false, \
+         so that cairn takes the lock and recovers what that apply did"
+    )]
+    JournalWithoutLock {
+        /// The state, as [`Backend::describe`] names it.
+        state: String,
     },
     /// The backend cannot do what was asked.
     #[error("the state backend {backend} does not support {operation}")]

@@ -75,6 +75,8 @@ pub struct PgBackend {
     worker: Option<Worker>,
     /// This run's lock, while held.
     holder: Option<LockHolder>,
+    /// Writes allowed without the lock (`-lock=false`).
+    unlocked: bool,
 }
 
 impl std::fmt::Debug for PgBackend {
@@ -108,6 +110,7 @@ impl PgBackend {
             describe,
             worker: None,
             holder: None,
+            unlocked: false,
         })
     }
 
@@ -248,12 +251,30 @@ impl Backend for PgBackend {
     fn force_unlock(&mut self, id: &str) -> Result<(), StateError> {
         self.break_lock(id)
     }
+
+    fn proceed_unlocked(&mut self) -> Result<(), StateError> {
+        let (_, rows) = self.worker()?.call(|s| Box::pin(s.read()))?;
+        if !rows.is_empty() {
+            return Err(StateError::JournalWithoutLock { state: self.describe.clone() });
+        }
+        self.worker()?.call(|s| {
+            Box::pin(async move {
+                s.unlocked = true;
+                Ok(())
+            })
+        })?;
+        self.unlocked = true;
+        Ok(())
+    }
 }
 
 impl PgBackend {
     /// Refuses to change the state without this run's lock, or once it was
     /// lost (another process forced it open).
     fn expect_lock(&mut self) -> Result<(), StateError> {
+        if self.unlocked {
+            return Ok(());
+        }
         if self.holder.is_none() {
             return Err(StateError::ReadOnly { path: self.describe.clone().into() });
         }
@@ -511,6 +532,9 @@ struct Session {
     lock: Option<Client>,
     /// The lock's ID, while held.
     lock_id: Option<String>,
+    /// Writes allowed without the lock (`-lock=false`); they still
+    /// compare and swap on the serial.
+    unlocked: bool,
     /// The statement appending a row to the journal, prepared when a
     /// journal starts: a flush is then one round trip.
     append_journal: Option<tokio_postgres::Statement>,
@@ -529,6 +553,7 @@ impl Session {
             data,
             lock: None,
             lock_id: None,
+            unlocked: false,
             append_journal: None,
             conn_str: conn_str.to_string(),
             schema: quote_identifier(schema),
@@ -618,8 +643,12 @@ impl Session {
         Ok(None)
     }
 
-    /// Fails unless this session still holds the lock.
+    /// Fails unless this session still holds the lock (or was told to go
+    /// without it).
     fn check_lock(&self, state: &str) -> Result<(), StateError> {
+        if self.unlocked {
+            return Ok(());
+        }
         match &self.lock {
             Some(client) if !client.is_closed() => Ok(()),
             _ => Err(StateError::LockLost { state: state.to_string() }),
@@ -718,7 +747,7 @@ impl Session {
             .query(&format!("SELECT 1 FROM {s}.cairn_lock WHERE lock_id = $1"), &[&self.lock_id])
             .await
             .map_err(err)?;
-        if held.is_empty() {
+        if held.is_empty() && !self.unlocked {
             return Err(StateError::LockLost { state });
         }
         let newest = tx
