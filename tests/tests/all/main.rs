@@ -30,6 +30,7 @@ mod sandbox;
 mod saved_plans;
 mod sensitive;
 mod state_commands;
+mod terraform_flags;
 mod terraform_state;
 mod values;
 mod var_files;
