@@ -19,6 +19,7 @@ mod plan_json;
 mod providers;
 mod render;
 mod show;
+mod state_json;
 mod state;
 mod validate;
 

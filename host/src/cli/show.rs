@@ -1,4 +1,5 @@
-//! `cairn show`: the current state, as configuration-like text or JSON;
+//! `cairn show`: the current state, as configuration-like text or, with
+//! `-json`, in the shape of `terraform show -json` (see `state_json`);
 //! or, given a plan file (`cairn show FILE`), the saved plan as `cairn
 //! plan` showed it, or with `-json` in the shape of `terraform show -json`
 //! (see `plan_json`).
@@ -8,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{Common, plan_json, render};
+use super::{Common, plan_json, render, state_json};
 use crate::engine::{Engine, SavedPlan, Workspace};
 use crate::schema::{ProviderSchema, Schema};
 use crate::state::{InstanceState, InstanceStatus, State};
@@ -22,14 +23,12 @@ pub(super) fn run(common: &Common, json: bool) -> Result<i32> {
     let ws = common.workspace()?;
     let engine = Engine::new()?;
     let Some(state) = engine.read_state(&ws)? else {
-        println!("No state.");
+        // As Terraform's: a document with only its format when there is
+        // no state.
+        println!("{}", if json { "{\"format_version\":\"1.0\"}" } else { "No state." });
         return Ok(0);
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&state)?);
-        return Ok(0);
-    }
-    if state.resources.is_empty() && state.outputs.is_empty() && state.pending.is_empty() {
+    if !json && state.resources.is_empty() && state.outputs.is_empty() && state.pending.is_empty() {
         println!("The state is empty.");
         return Ok(0);
     }
@@ -37,6 +36,10 @@ pub(super) fn run(common: &Common, json: bool) -> Result<i32> {
     // read the stored attributes and which ones are sensitive.
     let names = state.resources.iter().map(|r| r.provider.clone()).collect();
     let schemas = engine.schemas(&ws, &names)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&state_json::state_json(&state, &schemas))?);
+        return Ok(0);
+    }
     for inst in &state.resources {
         let schema = schemas.get(&inst.provider).and_then(|s| s.resources.get(&inst.addr.resource.type_name));
         println!("{}", render_instance(inst, schema));

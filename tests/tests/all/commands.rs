@@ -26,8 +26,13 @@ fn show_prints_the_state_with_sensitive_values_hidden() {
     assert!(!show.stdout.contains(&password), "show must not print a sensitive value:\n{}", show.all());
     assert!(show.stdout.contains("filename = \"out/hello.txt\""), "{}", show.all());
 
+    // `show -json` in Terraform's shape, `state pull` cairn's own file.
     let json = w.cairn(&["show", "-json"]).success();
-    let state: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let shown: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(shown["format_version"], "1.0");
+    assert_eq!(shown["values"]["root_module"]["resources"].as_array().unwrap().len(), 4, "{shown:#}");
+    let pulled = w.cairn_here(&["state", "pull"]).success();
+    let state: serde_json::Value = serde_json::from_str(&pulled.stdout).unwrap();
     assert_eq!(state["format_version"], cairn::state::FORMAT_VERSION);
     assert_eq!(state["resources"].as_array().unwrap().len(), 4);
 }

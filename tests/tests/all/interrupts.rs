@@ -115,9 +115,9 @@ fn wait_for_calls(w: &Workdir, run: &mut Running, n: usize) {
     }
 }
 
-/// The state as `cairn show -json` reads it (the journal replayed).
+/// The state as `cairn state pull` reads it (the journal replayed).
 pub fn shown_state(w: &Workdir) -> Value {
-    let run = w.cairn(&["show", "-json"]).success();
+    let run = w.cairn_here(&["state", "pull"]).success();
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.all()))
 }
 

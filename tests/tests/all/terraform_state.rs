@@ -153,3 +153,53 @@ fn a_state_terraform_keeps_in_postgresql_is_migrated_from_its_pg_backend() {
         .failure();
     assert!(missing.stderr.contains("there is no such state"), "{}", missing.all());
 }
+
+/// Issue 36, item 4 (in part): `cairn show -json` of a state is what
+/// tools written for Terraform read. HashiCorp's own reader,
+/// `hashicorp/terraform-json` (`tests/tfjson`, built with the machine's
+/// Go), finds every resource in it, module ones included, and in the JSON
+/// of a saved plan.
+#[test]
+fn terraform_json_readers_find_every_resource_in_show_json() {
+    let w = applied_by_terraform();
+    w.cairn_here(&["state", "migrate"]).success();
+    let shown = w.cairn(&["show", "-json"]).success();
+    w.write("state.json", &shown.stdout);
+    let json: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    let inner = &json["values"]["root_module"]["child_modules"][0];
+    assert_eq!(inner["address"], "module.inner", "{json:#}");
+    assert_eq!(inner["resources"][0]["values"]["input"], serde_json::json!(["l", 1, true]), "{json:#}");
+
+    let mut found: Vec<String> = tfjson(&["state", "state.json"], &w).lines().map(String::from).collect();
+    found.sort();
+    let mut expected = w.addresses();
+    expected.sort();
+    assert_eq!(found, expected);
+
+    w.write("more.tf", "resource \"terraform_data\" \"new\" {\n  input = 1\n}\n");
+    w.cairn_here(&["plan", "-out", "p.plan"]).success();
+    let plan = w.cairn_here(&["show", "-json", "p.plan"]).success();
+    w.write("plan.json", &plan.stdout);
+    assert!(tfjson(&["plan", "plan.json"], &w).lines().any(|l| l == "terraform_data.new"));
+}
+
+/// Runs `tests/tfjson` (built once per run into `target/`) in `w`.
+fn tfjson(args: &[&str], w: &Workdir) -> String {
+    static BINARY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let binary = BINARY.get_or_init(|| {
+        let root = cairn_e2e::repo_root();
+        let out = root.join("target/tfjson/tfjson");
+        let status = Command::new("go")
+            .args(["build", "-o"])
+            .arg(&out)
+            .arg(".")
+            .current_dir(root.join("tests/tfjson"))
+            .status()
+            .expect("go must be on PATH to build tests/tfjson");
+        assert!(status.success(), "building tests/tfjson failed");
+        out
+    });
+    let output = Command::new(binary).args(args).current_dir(w.path()).output().unwrap();
+    assert!(output.status.success(), "tfjson {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
