@@ -35,6 +35,11 @@ pub const TERRAFORM_STATE_VERSION: u64 = 4;
 /// The file Terraform's local backend keeps its state in.
 pub const TERRAFORM_STATE_FILE: &str = "terraform.tfstate";
 
+/// For each managed resource of Terraform's state, the local name of the
+/// cairn provider that manages it and that provider's schema of its type,
+/// or why there is none.
+pub type ProviderOf<'a> = dyn Fn(&TfResource) -> Result<(String, Schema), String> + 'a;
+
 /// Terraform's state file, as far as migrating reads it.
 #[derive(Deserialize)]
 pub struct TerraformState {
@@ -170,10 +175,7 @@ impl TerraformState {
     /// it and that provider's schema for its type, or says why there is
     /// none. Every problem is reported, one per line; on any, nothing is
     /// returned.
-    pub fn into_state(
-        self,
-        provider_of: &dyn Fn(&TfResource) -> Result<(String, Schema), String>,
-    ) -> Result<State, Vec<String>> {
+    pub fn into_state(self, provider_of: &ProviderOf<'_>) -> Result<State, Vec<String>> {
         let mut state = State::new();
         state.lineage = self.lineage.clone();
         state.serial = self.serial;
@@ -196,11 +198,7 @@ impl TerraformState {
 }
 
 /// Adds a managed resource's instances to `state`.
-fn convert_resource(
-    resource: &TfResource,
-    provider_of: &dyn Fn(&TfResource) -> Result<(String, Schema), String>,
-    state: &mut State,
-) -> Result<(), String> {
+fn convert_resource(resource: &TfResource, provider_of: &ProviderOf<'_>, state: &mut State) -> Result<(), String> {
     let addr = resource.address()?;
     let (provider, schema) = provider_of(resource).map_err(|e| format!("{addr}: {e}"))?;
     // Current objects first, so that a deposed object finds its instance.
