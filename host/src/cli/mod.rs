@@ -79,6 +79,11 @@ enum Command {
         /// migrating.
         #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
         lock_timeout: Duration,
+        /// Accepted as Terraform's `init -input=false` is in CI scripts:
+        /// cairn's init asks nothing on the terminal, so it never asks
+        /// whatever the value.
+        #[command(flatten)]
+        _input: InputFlags,
     },
     /// Check that the configuration is valid.
     Validate {
@@ -834,7 +839,7 @@ fn exit_quietly_on_a_closed_stdout() {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Init { common, upgrade, lockfile, migrate_state, reconfigure, lock_timeout } => {
+        Command::Init { common, upgrade, lockfile, migrate_state, reconfigure, lock_timeout, _input } => {
             let backend = init::BackendFlags { migrate_state, reconfigure, lock_timeout };
             init::run(&common, upgrade, lockfile.as_deref(), &backend)
         }
