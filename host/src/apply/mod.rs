@@ -339,6 +339,9 @@ impl Applier {
                 }
             }
         }
+        if !interrupted {
+            shared.check_blocks().await;
+        }
         shared.finish_outputs();
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
         let Shared { applier, values, ledger, report, current, deposed, blocks, .. } = shared;
@@ -1055,6 +1058,31 @@ impl Shared {
     /// The idempotency key of deleting `prior`, an object of a change.
     fn delete_key(&self, change: &ResourceChange, deposed: Option<&str>, prior: &Value) -> String {
         delete_key(&self.lineage, &change.addr, deposed, prior)
+    }
+
+    /// Checks the `check` blocks with the values the apply left, showing
+    /// what they find as warnings (Terraform checks them after apply too).
+    async fn check_blocks(&self) {
+        let applier = &self.applier;
+        if applier.plan.destroy || applier.config.checks.is_empty() {
+            return;
+        }
+        let (mut values, locals) = {
+            let known = lock(&self.values);
+            (known.0.clone(), known.1.clone())
+        };
+        let warnings = plan::check_blocks(
+            &applier.config,
+            &applier.providers,
+            &applier.variables,
+            &locals,
+            &mut values,
+            plan::CheckPhase::Apply,
+        )
+        .await;
+        for w in &warnings {
+            applier.events.diagnostic(w);
+        }
     }
 
     /// Evaluates outputs with the final values and records them.

@@ -10,7 +10,7 @@ use crate::addr::{AddrSet, Mode, ResourceAddr};
 use crate::diag::{Diagnostic, Location};
 
 use super::expr::Reference;
-use super::{Body, Condition, ConditionKind, Config, Expression, error_at, suggest};
+use super::{Body, Check, Condition, ConditionKind, Config, Expression, error_at, suggest};
 
 /// Where an expression is written, which decides what it may refer to.
 #[derive(Default)]
@@ -23,14 +23,21 @@ struct Scope<'a> {
     resource: Option<&'a ResourceAddr>,
     /// The local value being defined, which must not refer to itself.
     local: Option<&'a str>,
+    /// Inside a `check` block: its own data sources, which only it may
+    /// refer to.
+    check: Option<&'a Check>,
 }
 
 /// Adds a diagnostic for every bad reference in the configuration.
 pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
     let checker = Checker::new(config);
     for r in &config.resources {
-        let inside =
-            Scope { counted: r.count.is_some(), for_each: r.for_each.is_some(), resource: Some(&r.addr), local: None };
+        let inside = Scope {
+            counted: r.count.is_some(),
+            for_each: r.for_each.is_some(),
+            resource: Some(&r.addr),
+            ..Scope::default()
+        };
         checker.body(&r.body, &inside, diags);
         for trigger in &r.lifecycle.replace_triggered_by {
             checker.expr(&trigger.expr, &inside, diags);
@@ -61,6 +68,13 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
             checker.reference(reference, location, &Scope::default(), diags);
         }
     }
+    for c in &config.checks {
+        let inside = Scope { check: Some(c), ..Scope::default() };
+        for data in &c.data {
+            checker.body(&data.body, &Scope { resource: Some(&data.addr), ..Scope::default() }, diags);
+        }
+        checker.conditions(&c.asserts, ConditionKind::CheckAssertion, &inside, diags);
+    }
     for provider in &config.providers {
         checker.body(&provider.body, &Scope::default(), diags);
     }
@@ -86,6 +100,8 @@ struct Checker<'a> {
     /// no strings (in an ordered set each compares a dozen).
     resources: AddrSet<&'a ResourceAddr>,
     modules: BTreeSet<&'a str>,
+    /// The data sources of `check` blocks.
+    scoped: AddrSet<&'a ResourceAddr>,
 }
 
 impl<'a> Checker<'a> {
@@ -95,6 +111,7 @@ impl<'a> Checker<'a> {
             locals: config.locals.keys().map(String::as_str).collect(),
             resources: config.resources.iter().map(|r| &r.addr).collect(),
             modules: config.modules.iter().map(|m| m.name.as_str()).collect(),
+            scoped: config.checks.iter().flat_map(|c| &c.data).map(|d| &d.addr).collect(),
         }
     }
 
@@ -154,6 +171,14 @@ impl<'a> Checker<'a> {
             Reference::Local(name) if scope.local == Some(name.as_str()) => {
                 diags.push(error("Self-referencing local value", format!("local.{name} cannot refer to itself.")));
             }
+            Reference::Resource(addr) if scope.check.is_some_and(|c| c.scoped(addr)) => {}
+            Reference::Resource(addr) if self.scoped.contains(addr) => diags.push(error(
+                "Reference to scoped resource",
+                format!(
+                    "The referenced data resource \"{}\" \"{}\" is not available from this context.",
+                    addr.type_name, addr.name
+                ),
+            )),
             Reference::Resource(addr) if !self.resources.contains(addr) => {
                 let kind = if addr.mode == Mode::Data { "data" } else { "managed" };
                 let mut same_mode: Vec<String> =

@@ -13,8 +13,8 @@ use super::blocks::{
 };
 use super::source::SourceFile;
 use super::{
-    Block, Body, ConditionKind, Config, Local, Output, check, conditions, error_at, module, parse, provider, refactor,
-    resource, suggest, variables,
+    Block, Body, ConditionKind, Config, Local, Output, check, checks, conditions, error_at, module, parse, provider,
+    refactor, resource, suggest, variables,
 };
 
 const TOP_LEVEL_BLOCKS: &[&str] = &[
@@ -30,6 +30,7 @@ const TOP_LEVEL_BLOCKS: &[&str] = &[
     "terraform",
     "cairn",
     "module",
+    "check",
 ];
 const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depends_on"];
 
@@ -207,6 +208,7 @@ impl Loader {
                 }
             }
             "locals" => self.locals(block),
+            "check" => self.check(block),
             "output" => self.output(block),
             "moved" => self.config.moved.extend(refactor::moved(block, &mut self.diags)),
             "import" => self.config.imports.extend(refactor::import(block, &mut self.diags)),
@@ -276,6 +278,30 @@ impl Loader {
             let r = resource::resource(addr, block, &self.config.dir, &mut self.diags);
             self.config.resources.push(r);
         }
+    }
+
+    /// A `check` block; its data sources are declared with the others,
+    /// whose names they share.
+    fn check(&mut self, block: Block) {
+        if !self.module_dir.as_os_str().is_empty() {
+            self.diags.push(error_at(
+                "Unsupported block type",
+                "cairn does not yet support check blocks inside modules; move the check to the root module.",
+                &block.location,
+            ));
+            return;
+        }
+        let Some(name) = self.name_label(&block, "check") else {
+            return;
+        };
+        if !self.declare("check block", &format!("check \"{name}\""), &block.location) {
+            return;
+        }
+        let check = checks::check(name, block, &self.config.dir, &mut self.diags);
+        for data in &check.data {
+            self.declare("data resource", &data.addr.to_string(), &data.location);
+        }
+        self.config.checks.push(check);
     }
 
     fn locals(&mut self, block: Block) {

@@ -25,6 +25,7 @@ mod access;
 mod backend;
 mod blocks;
 mod check;
+mod checks;
 mod conditions;
 mod decode;
 mod eval;
@@ -57,6 +58,7 @@ use crate::runtime::Sandbox;
 use crate::value::{Path, Type, Value};
 
 pub use backend::{BACKEND_TYPES, BackendBlock, BackendKind};
+pub use checks::Check;
 pub use conditions::{
     Condition, ConditionKind, Verdict, check_all as check_conditions, evaluate as evaluate_condition,
 };
@@ -106,6 +108,8 @@ pub struct Config {
     pub imports: Vec<Import>,
     /// `removed` blocks, in file order.
     pub removed: Vec<Removed>,
+    /// `check` blocks, in file order.
+    pub checks: Vec<Check>,
     /// `module` blocks, in file order: empty once [`expand_modules`] has
     /// put what they call into the configuration itself.
     pub modules: Vec<ModuleCall>,

@@ -614,6 +614,12 @@ impl Engine {
         for w in &plan.warnings {
             events.diagnostic(w);
         }
+        // An apply checks the check blocks again once it is done.
+        if options.intent == Intent::Inspect {
+            for w in &plan.check_warnings {
+                events.diagnostic(w);
+            }
+        }
         Ok(Planned { plan, providers, state, recoveries, backend, options, provider_hashes })
     }
 

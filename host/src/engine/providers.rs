@@ -19,6 +19,7 @@ use crate::value::Value;
 /// `provider` blocks, and of everything in state (to destroy orphans).
 pub fn needed_providers(config: &Config, state: &State) -> BTreeSet<String> {
     let mut names: BTreeSet<String> = config.resources.iter().map(|r| r.provider.clone()).collect();
+    names.extend(config.checks.iter().flat_map(|c| &c.data).map(|d| d.provider.clone()));
     names.extend(config.providers.iter().map(|p| p.name.clone()));
     names.extend(state.resources.iter().map(|r| r.provider.clone()));
     names

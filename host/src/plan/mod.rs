@@ -8,6 +8,7 @@
 //! provider says cannot change in place, and read data sources as early as
 //! their configuration is known.
 
+mod checks;
 mod instance;
 mod moves;
 mod refresh_only;
@@ -34,6 +35,7 @@ use crate::provider::Provider;
 use crate::state::{InstanceState, State};
 use crate::value::{Path, Value};
 
+pub use checks::{CheckPhase, check_blocks};
 pub use instance::{decode_prior, ignoring_changes, with_value_at};
 pub use moves::{Move, apply_moves};
 pub use refresh_only::refreshed_state;
@@ -200,6 +202,10 @@ pub struct Plan {
     pub drift: Vec<Drift>,
     /// Warnings to show.
     pub warnings: Vec<Diagnostic>,
+    /// What the `check` blocks found after planning: warnings shown with a
+    /// plan, but not with an apply, which checks them again.
+    #[serde(default)]
+    pub check_warnings: Vec<Diagnostic>,
     /// Data source values read during planning, for apply's evaluation.
     pub data_values: BTreeMap<InstanceAddr, Value>,
     /// How each resource block expanded (count, for_each), for apply.
@@ -416,6 +422,7 @@ impl Gathered {
             removed_outputs,
             drift,
             warnings,
+            check_warnings: _,
             data_values,
             expansions,
             destroy: _,
@@ -627,7 +634,19 @@ impl Planner {
         )
         .await;
         let walked = std::mem::take(&mut *walk.walked.lock().unwrap_or_else(PoisonError::into_inner));
-        walked.gathered.into_plan(plan, errors);
+        let Walked { locals, mut values, gathered, .. } = walked;
+        gathered.into_plan(plan, errors);
+        if errors.is_empty() && !planner.options.refresh_only && !planner.config.checks.is_empty() {
+            plan.check_warnings = check_blocks(
+                &planner.config,
+                &planner.providers,
+                &planner.variables,
+                &locals,
+                &mut values,
+                CheckPhase::Plan,
+            )
+            .await;
+        }
         for name in planner.state.outputs.keys() {
             if !planner.config.outputs.contains_key(name) && targets.everything() {
                 plan.removed_outputs.push(name.clone());

@@ -3,6 +3,7 @@
 //! module per area.
 
 mod check;
+mod check_blocks;
 mod commands;
 mod common_resources;
 mod conditions;

@@ -316,6 +316,8 @@ pub fn expand_modules(mut config: Config, variables: &BTreeMap<String, Value>) -
             super::Output { expr: rewriter.expr(&output.expr), depends_on, preconditions, ..output.clone() };
         expander.flat.outputs.insert(name.clone(), rewritten);
     }
+    // The root's checks may refer to module outputs, which are locals now.
+    expander.flat.checks = config.checks.iter().map(|c| rewriter.check(c)).collect();
     for call in &calls {
         expander.call(call, &root, &ctx);
     }

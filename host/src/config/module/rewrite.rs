@@ -10,7 +10,7 @@ use crate::value::Value;
 
 use super::super::expr::{ExprKind, Expression, ForExpr, Reference, Step, TemplatePart};
 use super::super::instances::Instance;
-use super::super::{Attribute, Block, Body, Condition};
+use super::super::{Attribute, Block, Body, Check, Condition, Resource};
 use super::Scope;
 
 /// Rewrites a module instance's expressions into the flat configuration's
@@ -26,6 +26,19 @@ pub(super) struct Rewriter<'a> {
 impl Rewriter<'_> {
     pub(super) fn expr(&self, expr: &Expression) -> Expression {
         self.expr_within(expr, &mut Vec::new())
+    }
+
+    /// Rewrites a `check` block: its data sources' bodies and assertions.
+    pub(super) fn check(&self, check: &Check) -> Check {
+        Check {
+            data: check
+                .data
+                .iter()
+                .map(|d| Resource { body: self.body(&d.body, &mut Vec::new()), ..d.clone() })
+                .collect(),
+            asserts: check.asserts.iter().map(|a| self.condition(a, &[])).collect(),
+            ..check.clone()
+        }
     }
 
     /// Rewrites a condition block's expressions; the names `bound` (`self`

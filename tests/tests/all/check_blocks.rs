@@ -1,0 +1,142 @@
+//! `check` blocks through the real binary: assertions checked after plan
+//! and after apply, failing as warnings as Terraform's do, an assertion on
+//! values known only after apply reported as such while planning, and a
+//! scoped data source read inside its check, a failure to read it a
+//! warning too.
+
+use cairn_e2e::Workdir;
+
+/// terraform_data checks that Terraform 1.11 reports the same way.
+const CHECKS: &str = r#"
+resource "terraform_data" "a" {
+  input = "x"
+}
+
+check "known" {
+  assert {
+    condition     = terraform_data.a.input == "y"
+    error_message = "input is ${terraform_data.a.input}."
+  }
+}
+
+check "unknown" {
+  assert {
+    condition     = terraform_data.a.output == "y"
+    error_message = "output is not y."
+  }
+}
+"#;
+
+#[test]
+fn failed_assertions_are_warnings_after_plan_and_after_apply() {
+    let w = Workdir::new();
+    w.write("main.tf", CHECKS);
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stderr.contains("Warning: main.tf:8:21: Check block assertion failed"), "{}", plan.all());
+    assert!(plan.stderr.contains("input is x."), "{}", plan.all());
+    assert!(plan.stderr.contains("Warning: main.tf:15:21: Check block assertion known after apply"), "{}", plan.all());
+    assert!(
+        plan.stderr.contains(
+            "The condition could not be evaluated at this time, a result will be known when this plan is applied."
+        ),
+        "{}",
+        plan.all()
+    );
+    assert!(!plan.stderr.contains("Error"), "{}", plan.all());
+
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(apply.stdout.contains("Apply complete! Resources: 1 added"), "{}", apply.all());
+    // After apply, both are decided; the plan's notice is not repeated.
+    assert!(apply.stderr.contains("Warning: main.tf:8:21: Check block assertion failed"), "{}", apply.all());
+    assert!(apply.stderr.contains("Warning: main.tf:15:21: Check block assertion failed"), "{}", apply.all());
+    assert!(apply.stderr.contains("output is not y."), "{}", apply.all());
+    assert!(!apply.stderr.contains("known after apply"), "{}", apply.all());
+
+    // Passing checks say nothing.
+    w.write("main.tf", &CHECKS.replace("\"y\"", "\"x\""));
+    let plan = w.cairn(&["plan"]).success();
+    assert!(!plan.stderr.contains("Check block assertion"), "{}", plan.all());
+}
+
+#[test]
+fn a_scoped_data_source_is_read_inside_its_check_and_a_failed_read_is_a_warning() {
+    let w = Workdir::new();
+    w.write("data/limit.txt", "1");
+    w.write(
+        "main.tf",
+        r#"
+provider "local" {
+  sandbox {
+    read_only = ["./data"]
+  }
+}
+
+resource "terraform_data" "a" {
+  input = "x"
+}
+
+check "limit" {
+  data "local_file" "limit" {
+    filename = "data/limit.txt"
+  }
+  assert {
+    condition     = data.local_file.limit.content == "2"
+    error_message = "The limit is ${data.local_file.limit.content}, not 2."
+  }
+}
+
+check "missing" {
+  data "local_file" "missing" {
+    filename = "data/missing.txt"
+  }
+  assert {
+    condition     = data.local_file.missing.content != ""
+    error_message = "never shown: the read fails"
+  }
+}
+"#,
+    );
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(apply.stderr.contains("Warning: main.tf:17:21: Check block assertion failed"), "{}", apply.all());
+    assert!(apply.stderr.contains("The limit is 1, not 2."), "{}", apply.all());
+    assert!(apply.stderr.contains("Warning: main.tf:23:3: data.local_file.missing: Cannot read"), "{}", apply.all());
+    assert!(!apply.stderr.contains("never shown"), "{}", apply.all());
+    // A check's data source is no object of the state.
+    assert_eq!(w.addresses(), ["terraform_data.a"]);
+
+    w.write("data/limit.txt", "2");
+    let plan = w.cairn(&["plan"]).success();
+    assert!(!plan.stderr.contains("The limit is"), "{}", plan.all());
+}
+
+#[test]
+fn a_scoped_data_source_is_not_available_outside_its_check() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"
+check "c" {
+  data "local_file" "f" {
+    filename = "f.txt"
+  }
+  assert {
+    condition     = data.local_file.f.content != ""
+    error_message = "empty"
+  }
+}
+
+output "o" {
+  value = data.local_file.f.content
+}
+"#,
+    );
+    let validate = w.cairn(&["validate"]).failure();
+    assert!(validate.stderr.contains("Error: main.tf:13:11: Reference to scoped resource"), "{}", validate.all());
+    assert!(
+        validate
+            .stderr
+            .contains("The referenced data resource \"local_file\" \"f\" is not available from this context."),
+        "{}",
+        validate.all()
+    );
+}
