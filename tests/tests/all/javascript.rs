@@ -211,6 +211,11 @@ fn http_data_source_outside_the_grant_fails_saying_what_to_grant() {
         run.all()
     );
     assert!(run.stderr.contains(&format!("http {{ url = \"http://127.0.0.1:{other}\" }}")), "{}", run.all());
+    // Issue 32, item 6: cairn says what its sandbox refused, whatever the
+    // provider made of it ("NetworkError when attempting to fetch resource").
+    let denied =
+        format!("data.http.page: the sandbox denied: HTTP request to http://127.0.0.1:{other} (granted HTTP: ");
+    assert!(run.stderr.contains(&denied), "{}", run.all());
     ungranted.set_nonblocking(true).unwrap();
     assert!(ungranted.accept().is_err(), "the ungranted listener saw a connection");
 

@@ -159,6 +159,13 @@ fn archive_provider_errors_name_the_attribute() {
     assert!(run.stderr.contains("Cannot write elsewhere/page.zip"), "{}", run.all());
     assert!(run.stderr.contains("read_write = [\"./elsewhere\"]"), "{}", run.all());
     assert!(!w.addresses().contains(&"archive_file.page".to_string()), "a failed create records nothing");
+    // Issue 32, item 6: cairn says what its sandbox refused the provider,
+    // whatever the provider made of it; nothing else the interpreter did
+    // reads as a refusal.
+    let denied = "archive_file.page: the sandbox denied: create the directory elsewhere \
+                  (granted read-write: ./out; read-only: ./src)";
+    assert!(run.stderr.contains(denied), "{}", run.all());
+    assert_eq!(run.stderr.matches("the sandbox denied").count(), 1, "{}", run.all());
 }
 
 #[test]
