@@ -301,6 +301,7 @@ impl<'a> Evaluator<'a> {
             "templatefile" => return self.templatefile(args, location),
             "templatestring" => return self.templatestring(args, location),
             "sensitive" | "nonsensitive" => return self.mark_call(name, args, location),
+            "issensitive" => return self.issensitive(args, location),
             _ => {}
         }
         let mut values = self.eval_all(args)?;
@@ -335,6 +336,21 @@ impl<'a> Evaluator<'a> {
                 location,
             )]),
         }
+    }
+
+    /// `issensitive(x)` (Terraform 1.8): whether the value as a whole is
+    /// marked sensitive (a value with only some sensitive parts is not),
+    /// known even while the value itself is not.
+    fn issensitive(&mut self, args: &[Expression], location: &Location) -> EvalResult {
+        let [arg] = args else {
+            return Err(vec![error_at(
+                "Invalid function call",
+                format!("Function \"issensitive\" expects 1 argument, got {}.", args.len()),
+                location,
+            )]);
+        };
+        self.eval(arg)?;
+        Ok(Value::Bool(super::marks::marks(arg, self.ctx).iter().any(|p| p.is_root())))
     }
 
     /// `templatefile(path, vars)`: the file (inside the configuration

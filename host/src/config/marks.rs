@@ -262,7 +262,8 @@ impl Marker<'_> {
             },
             ExprKind::Call { name, args, .. } => match name.as_str() {
                 "sensitive" => vec![Path::root()],
-                "nonsensitive" => Vec::new(),
+                // Whether a value is sensitive is no secret.
+                "nonsensitive" | "issensitive" => Vec::new(),
                 _ => whole(self.any(args.iter())),
             },
             ExprKind::Unary { operand, .. } => whole(self.any([operand.as_ref()])),
@@ -479,6 +480,22 @@ mod tests {
         assert_eq!(shown("sensitive(\"x\")"), ["."]);
         assert!(shown("nonsensitive(var.secret)").is_empty());
         assert_eq!(shown("\"${nonsensitive(var.secret)}-${var.secret}\""), ["."]);
+        assert!(shown("issensitive(var.secret)").is_empty(), "whether a value is sensitive is no secret");
+    }
+
+    #[test]
+    fn issensitive_is_true_for_a_value_sensitive_as_a_whole() {
+        let mut ctx = ctx();
+        ctx.variables.insert("secret".into(), Value::string("hunter2"));
+        ctx.variables.insert("other".into(), Value::string("x"));
+        ctx.locals.insert("m".into(), Value::object([("a", Value::int(1))]));
+        let is = |text: &str| super::super::eval(&expr(text), &ctx).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(is("issensitive(var.secret)"), Value::Bool(true));
+        assert_eq!(is("issensitive(sensitive(1))"), Value::Bool(true));
+        assert_eq!(is("issensitive(var.other)"), Value::Bool(false));
+        assert_eq!(is("issensitive(nonsensitive(var.secret))"), Value::Bool(false));
+        // Only a part of it is sensitive: the value as a whole is not.
+        assert_eq!(is("issensitive(local.m)"), Value::Bool(false));
     }
 
     #[test]

@@ -94,6 +94,7 @@ fn all_names() -> impl Iterator<Item = &'static str> {
         "templatestring",
         "sensitive",
         "nonsensitive",
+        "issensitive",
     ])
 }
 
