@@ -199,13 +199,19 @@ impl Denials {
     /// Refuses (and records) `access` to `path` under the directory
     /// `under` when that is the root preopen: the path is outside every
     /// grant. The provider is told "no such file", as wasi-libc told it
-    /// when there was no root preopen.
+    /// when there was no root preopen. A look at the root itself is not
+    /// recorded: interpreters look at their working directory (`/`) as
+    /// they start (Python does), and no grant is about it.
     pub(crate) fn refuse_outside(&mut self, under: u32, path: &str, access: Access) -> Option<ErrorCode> {
         let dir = self.dirs.get(&under)?;
         if dir.grant.is_some() {
             return None;
         }
-        let shown = shown_outside(&join(&dir.path, path));
+        let joined = join(&dir.path, path);
+        if normalized(&joined).is_some_and(|p| p.is_empty()) {
+            return Some(ErrorCode::NoEntry);
+        }
+        let shown = shown_outside(&joined);
         let denial = self.outside(access, &shown);
         self.record(denial);
         Some(ErrorCode::NoEntry)
@@ -545,6 +551,7 @@ mod tests {
         let mut denials = watched(&sandbox(&["out"], &[]));
         assert_eq!(denials.refuse_outside(1, "out2/x.txt", Access::Write), Some(ErrorCode::NoEntry));
         assert_eq!(denials.refuse_outside(2, "x.txt", Access::Write), None, "inside a grant");
+        assert_eq!(denials.refuse_outside(1, ".", Access::Read), Some(ErrorCode::NoEntry), "refused, not told");
         assert_eq!(
             summaries(&mut denials),
             [(
