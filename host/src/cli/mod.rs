@@ -20,6 +20,7 @@ mod providers;
 mod render;
 mod show;
 mod state_json;
+mod ui_json;
 mod state;
 mod validate;
 

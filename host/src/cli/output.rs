@@ -30,11 +30,13 @@ impl<W: Write + Send> JsonLines<W> {
 
 impl<W: Write + Send> EventSink for JsonLines<W> {
     fn emit(&self, event: Event) {
-        let line = serde_json::to_string(&event).expect("events are plain data");
+        let lines = super::ui_json::lines(&event);
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         // A closed stdout is not worth failing an apply for: the state is
         // the record of what happened.
-        let _ = writeln!(out, "{line}");
+        for line in lines {
+            let _ = writeln!(out, "{line}");
+        }
         let _ = out.flush();
     }
 }
@@ -312,7 +314,9 @@ mod tests {
         sink.diagnostic(&Diagnostic::warning("careful"));
         let text = String::from_utf8(sink.into_inner()).unwrap();
         let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        assert_eq!(lines[0], serde_json::json!({"type": "change_summary", "add": 1, "change": 0, "destroy": 2}));
+        assert_eq!(lines[0]["type"], "change_summary");
+        assert_eq!((lines[0]["add"].as_u64(), lines[0]["destroy"].as_u64()), (Some(1), Some(2)));
+        assert_eq!(lines[0]["changes"], serde_json::json!({"add": 1, "change": 0, "import": 0, "remove": 2, "operation": "plan"}));
         assert_eq!(lines[1]["type"], "diagnostic");
         assert_eq!(lines[1]["severity"], "warning");
     }

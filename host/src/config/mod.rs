@@ -72,7 +72,7 @@ pub use load::load;
 pub use marks::{Sensitivity, body_marks, conform, is_marked, marks, object_marks};
 pub use module::{ModuleCall, ProviderPass, expand_modules, module_files};
 pub use parse::parse_expression;
-pub use provider::parse_constraint;
+pub use provider::{TERRAFORM_VERSION, parse_constraint};
 pub use refactor::{Import, MoveAddr, Moved, Removed};
 pub use schema_refs::check_attribute_references;
 pub use var_files::automatic_files as automatic_var_files;

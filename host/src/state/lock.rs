@@ -218,7 +218,7 @@ fn command_line() -> String {
 }
 
 /// A time as UTC in RFC 3339 form, to the second (`2026-11-22T10:31:05Z`).
-pub(super) fn format_utc(time: SystemTime) -> String {
+pub fn format_utc(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (year, month, day) = civil_from_days(days);

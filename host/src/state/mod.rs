@@ -37,7 +37,7 @@ pub use backend::{Backend, Locking, StateJournal};
 pub use edit::{MoveError, names};
 pub use journal::{Coming, Encoder, Journal, OnTheWay, Record, Stopped, Unsynced};
 pub use local::{DEFAULT_STATE_FILE, LocalBackend};
-pub use lock::LockHolder;
+pub use lock::{LockHolder, format_utc};
 pub use pg::{
     CONN_STR_VARIABLE, DEFAULT_SCHEMA, PgBackend, TERRAFORM_PG_SCHEMA, describe as pg_location,
     read_terraform_state as read_terraform_pg_state,

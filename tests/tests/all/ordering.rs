@@ -214,8 +214,12 @@ fn the_json_stream_has_a_start_a_summary_and_every_node() {
     let w = workdir(&pair("value", "", ""));
     let run = w.cairn(&["apply", "-auto-approve", "-json"]).success();
     let events = run.events();
-    assert_eq!(events[0]["type"], "run_start", "{}", run.all());
-    assert_eq!(events[0]["command"], "apply");
+    // Terraform's machine-readable UI: its version line first, and every
+    // line in its envelope.
+    assert_eq!((events[0]["type"].as_str(), events[0]["ui"].as_str()), (Some("version"), Some("1.2")), "{}", run.all());
+    assert!(events.iter().all(|e| e["@level"].is_string() && e["@message"].is_string() && e["@timestamp"].is_string()));
+    assert_eq!(events[1]["type"], "run_start", "{}", run.all());
+    assert_eq!(events[1]["command"], "apply");
     let last = events.last().unwrap();
     assert_eq!(
         (last["type"].as_str(), last["outcome"].as_str(), last["added"].as_u64()),
@@ -223,14 +227,24 @@ fn the_json_stream_has_a_start_a_summary_and_every_node() {
     );
     let planned: Vec<&Value> = events.iter().filter(|e| e["type"] == "planned_change").collect();
     assert_eq!(planned.len(), 2, "{}", run.all());
+    assert_eq!(planned[0]["change"]["action"], "create", "Terraform's change beside cairn's fields");
+    let complete = events.iter().find(|e| e["type"] == "apply_complete").unwrap();
+    assert!(complete["hook"]["resource"]["addr"].as_str().unwrap().starts_with("recorder_thing."), "{complete}");
+    let summaries: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "change_summary")
+        .map(|e| e["changes"]["operation"].as_str().unwrap())
+        .collect();
+    assert_eq!(summaries, ["plan", "apply"]);
     let finish = events.iter().find(|e| e["type"] == "node_finish" && e["address"] == "recorder_thing.b").unwrap();
     assert_eq!(finish["action"], "create");
     assert_eq!(finish["outcome"], "done");
     assert_eq!(finish["deposed"], false);
     assert!(finish["duration_ms"].is_u64());
     assert!(finish["id"].as_str().unwrap().starts_with("b-"));
-    // No human text in the stream.
-    assert!(!run.stdout.contains("Apply complete"), "{}", run.all());
+    // No human text in the stream: every line is an event (`events`
+    // parses each), the human words only as Terraform's `@message`.
+    assert!(run.stdout.lines().all(|l| l.starts_with('{')), "{}", run.all());
 
     let plan = w.cairn(&["plan", "-json"]).success();
     let last = plan.events().last().cloned().unwrap();
