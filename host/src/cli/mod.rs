@@ -385,6 +385,12 @@ enum ProvidersCommand {
 enum CacheCommand {
     /// Remove every compiled provider; the next run compiles them again.
     Clean,
+    /// Compile every provider the configuration uses into the cache now,
+    /// so that the first plan starts them at once (for CI images).
+    Warm {
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 /// Flags every command takes.
@@ -642,7 +648,11 @@ impl Command {
             | Command::Graph { common, .. }
             | Command::Import { common, .. }
             | Command::ForceUnlock { common, .. }
-            | Command::Providers { command: ProvidersCommand::Schema { common, .. } } => Some(&mut common.variables),
+            | Command::Providers {
+                command:
+                    ProvidersCommand::Schema { common, .. }
+                    | ProvidersCommand::Cache { command: CacheCommand::Warm { common } },
+            } => Some(&mut common.variables),
             Command::State { command: StateCommand::Show { variables, .. } | StateCommand::Migrate { variables, .. } } => {
                 Some(variables)
             }
@@ -871,6 +881,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Providers { command: ProvidersCommand::Push { file, target } } => providers::push(&file, &target),
         Command::Providers { command: ProvidersCommand::Cache { command: CacheCommand::Clean } } => {
             providers::cache_clean()
+        }
+        Command::Providers { command: ProvidersCommand::Cache { command: CacheCommand::Warm { common } } } => {
+            providers::cache_warm(&common)
         }
     }
 }

@@ -256,6 +256,22 @@ fn validate_finds_what_plan_would_refuse() {
     assert!(w.state().is_none(), "validate writes no state");
 }
 
+#[test]
+fn providers_cache_warm_compiles_ahead_so_the_first_plan_compiles_nothing() {
+    // Issue 38: a CI image warms the cache once; every run after it
+    // starts its providers without compiling.
+    let w = Workdir::new();
+    w.write("main.tf", "resource \"null_resource\" \"a\" {}\n\nresource \"random_id\" \"r\" {\n  byte_length = 2\n}\n");
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().join("cache").display().to_string();
+    let key = cache.path().join("cache.key").display().to_string();
+    let env = [("CAIRN_CACHE_DIR", dir.as_str()), ("CAIRN_CACHE_KEY_FILE", key.as_str())];
+    let warm = w.cairn_env(&["providers", "cache", "warm"], &env).success();
+    assert!(warm.stdout.contains("- null: ready (") && warm.stdout.contains("- random: ready ("), "{}", warm.all());
+    let plan = plan_with_cache(&w, cache.path(), &[("CAIRN_COMPILE_NOTICE_AFTER_MS", "0")]);
+    assert!(!plan.stderr.contains("compiling provider"), "the plan compiled again:\n{}", plan.all());
+}
+
 /// `cairn plan` in `w`, with a compiled-code cache of its own in `cache`
 /// (cold until a run fills it) and `env`.
 fn plan_with_cache(w: &Workdir, cache: &std::path::Path, env: &[(&str, &str)]) -> cairn_e2e::Run {
