@@ -23,6 +23,7 @@ mod state_json;
 mod ui_json;
 mod state;
 mod validate;
+mod workspace;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -202,6 +203,11 @@ enum Command {
         #[command(subcommand)]
         command: StateCommand,
     },
+    /// Several states for one configuration, as Terraform's workspaces.
+    Workspace {
+        #[command(subcommand)]
+        command: WorkspaceCommand,
+    },
     /// Print the dependency graph in Graphviz DOT.
     Graph {
         #[command(flatten)]
@@ -307,6 +313,46 @@ enum StateCommand {
         /// backend.
         #[arg(long, value_name = "NAME", default_value = "default")]
         workspace: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum WorkspaceCommand {
+    /// List the workspaces, the one in use marked `*`.
+    List {
+        #[command(flatten)]
+        flags: StateFlags,
+    },
+    /// Print the name of the workspace in use.
+    Show {
+        #[command(flatten)]
+        flags: StateFlags,
+    },
+    /// Create a workspace, with an empty state, and switch to it.
+    New {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// Letters, digits, `-` and `_`.
+        name: String,
+    },
+    /// Switch to a workspace.
+    Select {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// Create it first when it does not exist.
+        #[arg(long)]
+        or_create: bool,
+        name: String,
+    },
+    /// Delete a workspace and its state.
+    Delete {
+        #[command(flatten)]
+        flags: StateFlags,
+        /// Delete it even though its state still tracks objects, which
+        /// cairn then forgets without destroying them.
+        #[arg(long)]
+        force: bool,
+        name: String,
     },
 }
 
@@ -666,6 +712,7 @@ impl Command {
                     | StateCommand::History { .. },
             }
             | Command::Output { .. }
+            | Command::Workspace { .. }
             | Command::Fmt { .. }
             | Command::Providers {
                 command:
@@ -867,6 +914,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Show { common, json } => show::run(&common, json),
         Command::Output { flags, name, json, raw } => outputs::run(&flags, name.as_deref(), json, raw),
         Command::State { command } => state::run(&command),
+        Command::Workspace { command } => workspace::run(&command),
         Command::Graph { common, kind } => graph::run(&common, &kind),
         Command::ForceUnlock { lock_id, common, force } => force_unlock::run(&common, &lock_id, force),
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers::schema(&common, json),

@@ -250,6 +250,7 @@ impl<'a> Evaluator<'a> {
             Reference::PathCwd => std::env::current_dir()
                 .map(|d| Value::string(d.to_string_lossy()))
                 .map_err(|e| missing("Cannot read the working directory", e.to_string())),
+            Reference::TerraformWorkspace => Ok(Value::string(super::workspace::workspace_of(&ctx.dir))),
         }
     }
 

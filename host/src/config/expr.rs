@@ -233,6 +233,8 @@ pub enum Reference {
     PathRoot,
     /// `path.cwd`
     PathCwd,
+    /// `terraform.workspace`: the name of the workspace of the run.
+    TerraformWorkspace,
 }
 
 impl fmt::Display for Reference {
@@ -248,6 +250,7 @@ impl fmt::Display for Reference {
             Reference::PathModule => f.write_str("path.module"),
             Reference::PathRoot => f.write_str("path.root"),
             Reference::PathCwd => f.write_str("path.cwd"),
+            Reference::TerraformWorkspace => f.write_str("terraform.workspace"),
         }
     }
 }
@@ -329,9 +332,17 @@ impl Reference {
                         .into(),
                 ));
             }
-            "terraform" => {
-                return Err(("Unsupported reference", format!("cairn configurations have no \"{root}\" object.")));
-            }
+            "terraform" => match attr(0) {
+                Some("workspace") => Reference::TerraformWorkspace,
+                _ => {
+                    return Err((
+                        "Invalid \"terraform\" attribute",
+                        "The \"terraform\" object has only the attribute \"workspace\", the name of the workspace \
+                         in use."
+                            .into(),
+                    ));
+                }
+            },
             type_name => match attr(0) {
                 Some(name) => Reference::Resource(ResourceAddr::managed(type_name, name)),
                 None => {

@@ -34,8 +34,10 @@ pub enum BackendChoice {
     Pg {
         /// The connection string (may hold a password: never shown).
         conn_str: String,
-        /// The schema.
+        /// The schema of the `default` workspace's state.
         schema: String,
+        /// The workspace whose state to use (see [`workspace_schema`]).
+        workspace: String,
         /// Whether the connection string is written in the configuration
         /// (rather than taken from `PG_CONN_STR`): only then is it
         /// recorded, so that a later `init -migrate-state` can read this
@@ -48,11 +50,12 @@ impl BackendChoice {
     /// The backend `config` asks for. `conn_str` of a `pg` backend comes
     /// from the block or else from `PG_CONN_STR` (`env`), as Terraform's does.
     pub fn of(config: &Config, env: impl Fn(&str) -> Option<String>) -> Result<BackendChoice> {
+        let workspace = crate::config::current_workspace(&config.dir).map_err(anyhow::Error::msg)?;
         let Some(block) = &config.backend else {
-            return Ok(BackendChoice::Local(config.dir.join(STATE_FILE)));
+            return Ok(BackendChoice::Local(local_state_path(&config.dir, &workspace)));
         };
         Ok(match &block.kind {
-            BackendKind::Local => BackendChoice::Local(config.dir.join(STATE_FILE)),
+            BackendKind::Local => BackendChoice::Local(local_state_path(&config.dir, &workspace)),
             BackendKind::Pg { conn_str, schema_name } => {
                 let conn_str_in_config = conn_str.is_some();
                 let Some(conn_str) = conn_str.clone().or_else(|| env(CONN_STR_VARIABLE)) else {
@@ -62,7 +65,7 @@ impl BackendChoice {
                     );
                 };
                 let schema = schema_name.clone().unwrap_or_else(|| DEFAULT_SCHEMA.to_string());
-                BackendChoice::Pg { conn_str, schema, conn_str_in_config }
+                BackendChoice::Pg { conn_str, schema, workspace, conn_str_in_config }
             }
         })
     }
@@ -71,7 +74,9 @@ impl BackendChoice {
     pub fn open(&self) -> Result<Box<dyn Backend>> {
         Ok(match self {
             BackendChoice::Local(path) => Box::new(LocalBackend::open_read_only(path)),
-            BackendChoice::Pg { conn_str, schema, .. } => Box::new(PgBackend::new(conn_str, schema)?),
+            BackendChoice::Pg { conn_str, schema, workspace, .. } => {
+                Box::new(PgBackend::new(conn_str, &workspace_schema(schema, workspace)?)?)
+            }
         })
     }
 
@@ -85,7 +90,7 @@ impl BackendChoice {
                 schema: None,
                 conn_str: None,
             },
-            BackendChoice::Pg { conn_str, schema, conn_str_in_config } => BackendRecord {
+            BackendChoice::Pg { conn_str, schema, conn_str_in_config, .. } => BackendRecord {
                 kind: "pg".to_string(),
                 location: crate::state::pg_location(conn_str, schema),
                 schema: Some(schema.clone()),
@@ -165,15 +170,16 @@ impl BackendRecord {
     /// a `pg` connection string comes from the record or else from
     /// `PG_CONN_STR` (`env`), which must then name the same database.
     pub fn choice(&self, dir: &Path, env: impl Fn(&str) -> Option<String>) -> Result<BackendChoice> {
+        let workspace = crate::config::current_workspace(dir).map_err(anyhow::Error::msg)?;
         if self.kind == "local" {
-            return Ok(BackendChoice::Local(dir.join(STATE_FILE)));
+            return Ok(BackendChoice::Local(local_state_path(dir, &workspace)));
         }
         let schema = self.schema.clone().unwrap_or_else(|| DEFAULT_SCHEMA.to_string());
         let conn_str_in_config = self.conn_str.is_some();
         let Some(conn_str) = self.conn_str.clone().or_else(|| env(CONN_STR_VARIABLE)) else {
             bail!("the state is in {self}: set {CONN_STR_VARIABLE} to its connection string to read it");
         };
-        let choice = BackendChoice::Pg { conn_str, schema, conn_str_in_config };
+        let choice = BackendChoice::Pg { conn_str, schema, workspace, conn_str_in_config };
         if choice.record() != *self {
             bail!(
                 "the state is in {self}, but {CONN_STR_VARIABLE} names {}: set it to the connection string of the database holding the state",
@@ -188,6 +194,41 @@ impl BackendRecord {
         BackendChoice::Local(PathBuf::from(STATE_FILE)).record()
     }
 }
+
+/// Where the local backend keeps the state of `workspace` of the
+/// configuration in `dir`: `cairn.state.json` for `default`, and
+/// `cairn.state.d/NAME/cairn.state.json` for the others, as Terraform keeps
+/// `terraform.tfstate.d/NAME/terraform.tfstate`.
+pub fn local_state_path(dir: &Path, workspace: &str) -> PathBuf {
+    match workspace {
+        crate::config::DEFAULT_WORKSPACE => dir.join(STATE_FILE),
+        other => dir.join(WORKSPACES_DIR).join(other).join(STATE_FILE),
+    }
+}
+
+/// The directory of the local backend's workspaces other than `default`.
+pub const WORKSPACES_DIR: &str = "cairn.state.d";
+
+/// The PostgreSQL schema of `workspace`'s state, for a backend whose
+/// `default` state is in `schema`: `schema` itself, or `schema` and the
+/// workspace's name joined by `__` (`cairn__staging`). Refused when that
+/// is longer than the 63 bytes PostgreSQL keeps of a name.
+pub fn workspace_schema(schema: &str, workspace: &str) -> Result<String> {
+    if workspace == crate::config::DEFAULT_WORKSPACE {
+        return Ok(schema.to_string());
+    }
+    let name = format!("{schema}{WORKSPACE_SCHEMA_SEPARATOR}{workspace}");
+    if name.len() > 63 {
+        bail!(
+            "the workspace \"{workspace}\" of the pg backend's schema \"{schema}\" would be the schema \"{name}\", longer \
+             than the 63 characters PostgreSQL keeps: use a shorter workspace or schema name"
+        );
+    }
+    Ok(name)
+}
+
+/// What joins a schema's name and a workspace's in [`workspace_schema`].
+pub const WORKSPACE_SCHEMA_SEPARATOR: &str = "__";
 
 /// Refuses to run on `choice` unless `cairn init` set it up (or it is the
 /// local file, which needs no `init`).
@@ -229,13 +270,19 @@ mod tests {
             BackendChoice::Pg {
                 conn_str: "postgres://w/db".into(),
                 schema: "terraform_remote_state".into(),
+                workspace: "default".into(),
                 conn_str_in_config: true
             }
         );
         let from_env = config_with(Some(BackendKind::Pg { conn_str: None, schema_name: Some("s".into()) }));
         assert_eq!(
             BackendChoice::of(&from_env, env).unwrap(),
-            BackendChoice::Pg { conn_str: "postgres://env/db".into(), schema: "s".into(), conn_str_in_config: false }
+            BackendChoice::Pg {
+                conn_str: "postgres://env/db".into(),
+                schema: "s".into(),
+                workspace: "default".into(),
+                conn_str_in_config: false
+            }
         );
         let e = BackendChoice::of(&from_env, no_env).unwrap_err().to_string();
         assert!(e.contains("main.tf:2") && e.contains("PG_CONN_STR"), "{e}");
@@ -250,12 +297,24 @@ mod tests {
     }
 
     #[test]
+    fn each_workspace_has_a_state_of_its_own() {
+        let dir = Path::new("/cfg");
+        assert_eq!(local_state_path(dir, "default"), dir.join("cairn.state.json"));
+        assert_eq!(local_state_path(dir, "staging"), dir.join("cairn.state.d/staging/cairn.state.json"));
+        assert_eq!(workspace_schema("cairn", "default").unwrap(), "cairn");
+        assert_eq!(workspace_schema("cairn", "staging").unwrap(), "cairn__staging");
+        let e = workspace_schema(&"s".repeat(40), &"w".repeat(30)).unwrap_err().to_string();
+        assert!(e.contains("longer than the 63 characters"), "{e}");
+    }
+
+    #[test]
     fn a_backend_init_did_not_set_up_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let local = BackendChoice::Local(dir.path().join(STATE_FILE));
         let pg = BackendChoice::Pg {
             conn_str: "postgres://u:secret@h/db".into(),
             schema: "s".into(),
+            workspace: "default".into(),
             conn_str_in_config: false,
         };
         check_initialised(dir.path(), &local).unwrap();

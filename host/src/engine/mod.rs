@@ -31,7 +31,10 @@ pub use crate::apply::{ApplyReport, Outcome};
 pub use crate::apply::{Interrupt, Recovered, Recovery};
 pub use crate::runtime::BUILTIN_NAMES as BUILTIN_PROVIDERS;
 pub use crate::runtime::builtin as bundled;
-pub use backend::{BACKEND_RECORD, BackendChoice, BackendRecord, STATE_FILE, check_initialised};
+pub use backend::{
+    BACKEND_RECORD, BackendChoice, BackendRecord, STATE_FILE, WORKSPACE_SCHEMA_SEPARATOR, WORKSPACES_DIR,
+    check_initialised, local_state_path, workspace_schema,
+};
 pub use import::Imported;
 pub use providers::{Intent, ProviderHashes, needed_providers, provider_type};
 pub use saved::{Basis, SavedPlan, Stale};
@@ -191,6 +194,15 @@ fn open_backend(config: &Config) -> Result<Box<dyn Backend>> {
     let choice = BackendChoice::of(config, |name| std::env::var(name).ok())?;
     check_initialised(&config.dir, &choice)?;
     choice.open()
+}
+
+/// The backend the configuration in `dir` names, chosen for its current
+/// workspace but not opened (`cairn workspace`).
+pub fn backend_choice_at(dir: &Path) -> Result<BackendChoice> {
+    let config = parse_config(dir)?;
+    let choice = BackendChoice::of(&config, |name| std::env::var(name).ok())?;
+    check_initialised(&config.dir, &choice)?;
+    Ok(choice)
 }
 
 /// The backend of the state of the configuration in `dir`, unlocked, for

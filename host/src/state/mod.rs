@@ -40,7 +40,8 @@ pub use local::{DEFAULT_STATE_FILE, LocalBackend};
 pub use lock::{LockHolder, format_utc};
 pub use pg::{
     CONN_STR_VARIABLE, DEFAULT_SCHEMA, PgBackend, TERRAFORM_PG_SCHEMA, describe as pg_location,
-    read_terraform_state as read_terraform_pg_state,
+    drop_schema as drop_pg_schema, read_terraform_state as read_terraform_pg_state,
+    schemas_with_prefix as pg_schemas_with_prefix,
 };
 pub use terraform::{TERRAFORM_STATE_FILE, TerraformState, TfResource};
 

@@ -882,6 +882,45 @@ fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// The schemas of the database `conn_str` names whose names start with
+/// `prefix`: the workspaces of a state (`engine::workspace_schema`).
+pub fn schemas_with_prefix(conn_str: &str, prefix: &str) -> Result<Vec<String>, StateError> {
+    let place = describe(conn_str, prefix);
+    on_a_connection(conn_str, &place, |client| async move {
+        let rows = client
+            .query("SELECT schema_name::text FROM information_schema.schemata ORDER BY 1", &[])
+            .await
+            .map_err(|e| format!("cannot list its schemas: {e}"))?;
+        Ok(rows.iter().map(|r| r.get::<_, String>(0)).filter(|s| s.starts_with(prefix)).collect())
+    })
+}
+
+/// Drops the schema `schema` with the state it holds: a deleted workspace.
+pub fn drop_schema(conn_str: &str, schema: &str) -> Result<(), StateError> {
+    let place = describe(conn_str, schema);
+    let statement = format!("DROP SCHEMA IF EXISTS {} CASCADE", quote_identifier(schema));
+    on_a_connection(conn_str, &place, |client| async move {
+        client.batch_execute(&statement).await.map_err(|e| format!("cannot drop it: {e}"))
+    })
+}
+
+/// Runs `work` on a connection of its own, on a runtime of its own (for
+/// the commands that ask a database one thing outside a run).
+fn on_a_connection<T, F>(conn_str: &str, place: &str, work: impl FnOnce(Client) -> F) -> Result<T, StateError>
+where
+    F: std::future::Future<Output = Result<T, String>>,
+{
+    let err = |message: String| StateError::Database { state: place.to_string(), message };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| err(format!("cannot start the connection's runtime: {e}")))?;
+    runtime.block_on(async {
+        let client = connect(conn_str, place).await?;
+        work(client).await.map_err(err)
+    })
+}
+
 /// The schema Terraform's `pg` backend keeps its states in by default.
 pub const TERRAFORM_PG_SCHEMA: &str = "terraform_remote_state";
 

@@ -35,4 +35,5 @@ mod terraform_flags;
 mod terraform_state;
 mod values;
 mod var_files;
+mod workspaces;
 mod zoo;
