@@ -19,9 +19,9 @@ mod plan_json;
 mod providers;
 mod render;
 mod show;
+mod state;
 mod state_json;
 mod ui_json;
-mod state;
 mod validate;
 mod workspace;
 
@@ -699,9 +699,9 @@ impl Command {
                     ProvidersCommand::Schema { common, .. }
                     | ProvidersCommand::Cache { command: CacheCommand::Warm { common } },
             } => Some(&mut common.variables),
-            Command::State { command: StateCommand::Show { variables, .. } | StateCommand::Migrate { variables, .. } } => {
-                Some(variables)
-            }
+            Command::State {
+                command: StateCommand::Show { variables, .. } | StateCommand::Migrate { variables, .. },
+            } => Some(variables),
             Command::State {
                 command:
                     StateCommand::List { .. }

@@ -316,7 +316,10 @@ mod tests {
         let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines[0]["type"], "change_summary");
         assert_eq!((lines[0]["add"].as_u64(), lines[0]["destroy"].as_u64()), (Some(1), Some(2)));
-        assert_eq!(lines[0]["changes"], serde_json::json!({"add": 1, "change": 0, "import": 0, "remove": 2, "operation": "plan"}));
+        assert_eq!(
+            lines[0]["changes"],
+            serde_json::json!({"add": 1, "change": 0, "import": 0, "remove": 2, "operation": "plan"})
+        );
         assert_eq!(lines[1]["type"], "diagnostic");
         assert_eq!(lines[1]["severity"], "warning");
     }

@@ -77,11 +77,11 @@ pub use provider::{TERRAFORM_VERSION, parse_constraint};
 pub use refactor::{Import, MoveAddr, Moved, Removed};
 pub use schema_refs::check_attribute_references;
 pub use var_files::automatic_files as automatic_var_files;
+pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables, unset_required};
 pub use workspace::{
     DEFAULT_WORKSPACE, SELECTION_FILE as WORKSPACE_SELECTION_FILE, WORKSPACE_VARIABLES, check_workspace_name,
     current_workspace,
 };
-pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables, unset_required};
 
 /// A whole configuration: every block of every `*.tf` file in a directory.
 #[derive(Debug, Clone, Default)]

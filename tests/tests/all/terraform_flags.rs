@@ -63,7 +63,8 @@ fn input_false_is_accepted_and_a_missing_variable_without_a_terminal_is_an_error
         assert!(!run.stdout.contains("Enter a value"), "{}", run.all());
     }
     let run = w.cairn(&["plan", "-input=false", "-var", "a=1", "-var", "b=2", "-var", "c=3", "-var", "d=4"]).success();
-    assert_eq!(planned_input(&run), "1 2 3 4");    // CI scripts run `init -input=false` first: init asks nothing anyway.
+    assert_eq!(planned_input(&run), "1 2 3 4");
+    // CI scripts run `init -input=false` first: init asks nothing anyway.
     w.cairn(&["init", "-input=false"]).success();
 }
 
