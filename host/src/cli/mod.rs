@@ -483,6 +483,18 @@ struct StateFlags {
     /// another run holds it (e.g. 30s, 5m); 0s fails at once.
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
     lock_timeout: Duration,
+    /// `-lock=false`: change the state without its lock, as Terraform's
+    /// state commands allow (see the plan's `-lock`: only for a state no
+    /// one else can be using).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
+    lock: bool,
+}
+
+impl StateFlags {
+    /// The locking these flags ask for.
+    fn locking(&self) -> crate::state::Locking {
+        crate::state::Locking { enabled: self.lock, timeout: self.lock_timeout }
+    }
 }
 
 /// Flags of commands that plan.

@@ -217,7 +217,7 @@ impl StateFlags {
     /// The state's backend with its lock held, for a command that writes.
     fn locked_backend(&self) -> Result<Box<dyn Backend>> {
         let mut backend = self.backend()?;
-        backend.lock_waiting(self.lock_timeout)?;
+        backend.lock_as(self.locking())?;
         Ok(backend)
     }
 }

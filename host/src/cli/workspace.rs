@@ -52,7 +52,7 @@ fn new(flags: &StateFlags, name: &str) -> Result<i32> {
         bail!("Workspace \"{name}\" already exists");
     }
     let mut backend = workspace_backend(&dir, name)?;
-    backend.lock_waiting(flags.lock_timeout)?;
+    backend.lock_as(flags.locking())?;
     backend.write(&mut State::new())?;
     drop(backend);
     record_selection(&dir, name)?;
@@ -101,7 +101,7 @@ fn delete(flags: &StateFlags, name: &str, force: bool) -> Result<i32> {
         );
     }
     let mut backend = workspace_backend(&dir, name)?;
-    backend.lock_waiting(flags.lock_timeout)?;
+    backend.lock_as(flags.locking())?;
     let state = backend.read()?;
     if !state.resources.is_empty() && !force {
         bail!(

@@ -254,3 +254,30 @@ fn commands_that_change_the_state_wait_for_no_one_holding_its_lock() {
     assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
     assert!(!w.addresses().contains(&"null_data.a".to_string()), "{}", w.state_text());
 }
+
+#[test]
+fn lock_false_lets_a_state_command_run_while_another_run_holds_the_lock() {
+    use std::io::{Read, Write};
+    // As Terraform's state commands: `-lock=false` takes no lock (issue 36,
+    // item 2).
+    let w = applied();
+    w.write("main.tf", &CONFIG.replace("\"first\"", "\"second\""));
+    let mut apply = w
+        .command(&["apply"], &[])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = apply.stdout.take().unwrap();
+    let (mut seen, mut buf) = (String::new(), [0u8; 4096]);
+    while !seen.contains("Enter a value") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the apply ended early:\n{seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(w.cairn_here(&["state", "rm", "null_data.a"]).failure().stderr.contains("locked"));
+    w.cairn_here(&["state", "rm", "-lock=false", "null_data.a"]).success();
+    apply.stdin.take().unwrap().write_all(b"no\n").unwrap();
+    apply.wait().unwrap();
+    assert!(!w.addresses().contains(&"null_data.a".to_string()), "{}", w.state_text());
+}
