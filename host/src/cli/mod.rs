@@ -15,6 +15,7 @@ mod new;
 mod output;
 mod outputs;
 mod plan;
+mod plan_config_json;
 mod plan_json;
 mod providers;
 mod render;

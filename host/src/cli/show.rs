@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{Common, plan_json, render, state_json};
+use super::{Common, plan_config_json, plan_json, render, state_json};
 use crate::engine::{Engine, SavedPlan, Workspace};
 use crate::schema::{ProviderSchema, Schema};
 use crate::state::{InstanceState, InstanceStatus, State};
@@ -59,7 +59,12 @@ fn show_plan(common: &Common, path: &Path, json: bool) -> Result<i32> {
     let names: BTreeSet<String> = saved.plan.changes.iter().map(|c| c.provider.clone()).collect();
     let schemas: BTreeMap<String, ProviderSchema> = engine.schemas(&ws, &names)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&plan_json::plan_json(&saved.plan, &saved.variables, &schemas))?);
+        let mut document = plan_json::plan_json(&saved.plan, &saved.variables, &schemas);
+        // As written, module calls and all: the workspace holds the
+        // configuration with its modules expanded.
+        let written = crate::config::load(ws.dir()).map_err(crate::diag::Diagnostics)?;
+        document["configuration"] = plan_config_json::configuration_json(&written);
+        println!("{}", serde_json::to_string_pretty(&document)?);
     } else {
         print!("{}", render::render_plan(&saved.plan, &schemas, common.colors()));
     }

@@ -203,3 +203,56 @@ fn tfjson(args: &[&str], w: &Workdir) -> String {
     assert!(output.status.success(), "tfjson {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).unwrap()
 }
+
+/// Issue 36, item 4: a saved plan's `show -json` has Terraform's
+/// `configuration` section, with the same expressions (constants and
+/// references) Terraform 1.11.4 gives for the same configuration.
+#[test]
+fn a_saved_plan_s_configuration_section_is_terraform_s() {
+    let config = r#"
+variable "n" {
+  type    = number
+  default = 2
+}
+
+resource "terraform_data" "a" {
+  input = "x"
+}
+
+resource "terraform_data" "b" {
+  count = var.n
+  input = { a = terraform_data.a.output, k = count.index }
+}
+
+module "m" {
+  source = "./m"
+  v      = terraform_data.a.id
+}
+
+output "o" {
+  value = terraform_data.a.output
+}
+"#;
+    let inner = "variable \"v\" {}\n\nresource \"terraform_data\" \"inner\" {\n  input = var.v\n}\n";
+    let w = Workdir::new();
+    w.write("main.tf", config);
+    w.write("m/main.tf", inner);
+    terraform(&w, &["init", "-input=false", "-no-color"]);
+    terraform(&w, &["plan", "-out=tf.plan", "-input=false", "-no-color"]);
+    let tf: serde_json::Value = serde_json::from_str(&terraform(&w, &["show", "-json", "tf.plan"]).stdout).unwrap();
+    w.cairn_here(&["plan", "-out", "cairn.plan"]).success();
+    let ours: serde_json::Value =
+        serde_json::from_str(&w.cairn_here(&["show", "-json", "cairn.plan"]).success().stdout).unwrap();
+    let (theirs, mine) = (&tf["configuration"]["root_module"], &ours["configuration"]["root_module"]);
+    for (i, name) in ["terraform_data.a", "terraform_data.b"].iter().enumerate() {
+        assert_eq!(mine["resources"][i]["address"], *name, "{mine:#}");
+        assert_eq!(mine["resources"][i]["expressions"], theirs["resources"][i]["expressions"], "{name}");
+    }
+    assert_eq!(mine["resources"][1]["count_expression"], theirs["resources"][1]["count_expression"]);
+    assert_eq!(mine["outputs"], theirs["outputs"]);
+    assert_eq!(mine["variables"], theirs["variables"]);
+    let (their_call, my_call) = (&theirs["module_calls"]["m"], &mine["module_calls"]["m"]);
+    assert_eq!(my_call["source"], their_call["source"]);
+    assert_eq!(my_call["expressions"], their_call["expressions"]);
+    assert_eq!(my_call["module"]["resources"][0]["expressions"], their_call["module"]["resources"][0]["expressions"]);
+}
