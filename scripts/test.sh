@@ -13,6 +13,8 @@
 # - Debian's PostgreSQL, which the state backend tests start once per run
 #   on a free loopback port in a temporary directory (as `nobody` when run
 #   as root); the package's own cluster is not used.
+# - The real terraform (1.4 or later) and Go, which the machine must have
+#   (they come from no registry here): checked first.
 # Tests fail, rather than skip, when any of these is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +31,19 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     echo "Installing postgresql (for the state backend tests)..." >&2
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+fi
+
+# The Terraform compatibility tests run the real terraform (1.4 or later,
+# for the built-in terraform_data; machines of this project have 1.11.4)
+# and build tests/tfjson with Go: neither comes from a package registry
+# here, so say so at once rather than fail test by test.
+if ! terraform version 2>/dev/null | head -1 | grep -Eq 'Terraform v(1\.([4-9]|[1-9][0-9])|[2-9])'; then
+    echo "scripts/test.sh: the Terraform compatibility tests need terraform 1.4 or later on PATH" >&2
+    exit 1
+fi
+if ! command -v go >/dev/null 2>&1; then
+    echo "scripts/test.sh: the Terraform JSON tests build tests/tfjson and need Go on PATH" >&2
+    exit 1
 fi
 
 COMPONENTIZE_PY_VERSION=0.25.1
