@@ -163,6 +163,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
+    /// The root module's outputs after an apply, by name: `sensitive`,
+    /// and for one that is not, its `type` and `value` (Terraform's
+    /// `outputs` message).
+    Outputs {
+        /// Each output's description.
+        outputs: std::collections::BTreeMap<String, serde_json::Value>,
+    },
     /// The run ended.
     Summary {
         /// `plan`, `apply` or `destroy`.

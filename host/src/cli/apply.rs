@@ -115,6 +115,9 @@ fn finish(
             () if report.errors.is_empty() => "success",
             () => "failed",
         };
+        if !report.outputs.is_empty() {
+            events.emit(outputs_event(&report));
+        }
         events.emit(summary(command, outcome, Some(&report)));
         return Ok(if outcome == "success" { 0 } else { 1 });
     }
@@ -152,6 +155,26 @@ fn finish(
         }
     }
     Ok(0)
+}
+
+/// The outputs after an apply as Terraform's `outputs` message gives
+/// them: a sensitive one's value is left out.
+fn outputs_event(report: &ApplyReport) -> Event {
+    let outputs = report
+        .outputs
+        .iter()
+        .map(|(name, (v, sensitive))| {
+            let mut entry = serde_json::Map::new();
+            entry.insert("sensitive".into(), serde_json::json!(sensitive));
+            if !*sensitive {
+                let ty = crate::value::type_to_json(&crate::value::Type::of(v));
+                entry.insert("type".into(), ty);
+                entry.insert("value".into(), crate::value::to_json(v));
+            }
+            (name.clone(), serde_json::Value::Object(entry))
+        })
+        .collect();
+    Event::Outputs { outputs }
 }
 
 /// Says what an interrupted apply did and did not do.

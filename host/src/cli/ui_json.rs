@@ -10,7 +10,7 @@
 //! for are lines of their own: `version` first, `apply_start`,
 //! `apply_complete` and `apply_errored` beside cairn's `node_start` and
 //! `node_finish`, and the apply's `change_summary` before cairn's
-//! `summary`. cairn's other events (`run_start`, `recovered`, `summary`)
+//! `summary`; an apply's `outputs` is an event of cairn's too. cairn's other events (`run_start`, `recovered`, `summary`)
 //! stay as extra message types, which Terraform's readers skip.
 
 use serde_json::{Map, Value as Json, json};
@@ -114,6 +114,7 @@ fn message(event: &Event) -> String {
             format!("{}: {summary}", if severity == "error" { "Error" } else { "Warning" })
         }
         Event::Summary { command, outcome, .. } => format!("{command}: {outcome}"),
+        Event::Outputs { outputs } => format!("Outputs: {}", outputs.len()),
     }
 }
 

@@ -256,3 +256,21 @@ output "o" {
     assert_eq!(my_call["expressions"], their_call["expressions"]);
     assert_eq!(my_call["module"]["resources"][0]["expressions"], their_call["module"]["resources"][0]["expressions"]);
 }
+
+/// Issue 36, item 4: an apply's `-json` stream ends with Terraform's
+/// `outputs` message, a sensitive output's value left out.
+#[test]
+fn an_apply_json_stream_gives_the_outputs_as_terraform_s_does() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        "resource \"terraform_data\" \"a\" {\n  input = \"one\"\n}\n\noutput \"plain\" {\n  value = terraform_data.a.output\n}\n\noutput \"secret\" {\n  value     = \"hunter2\"\n  sensitive = true\n}\n",
+    );
+    let run = w.cairn(&["apply", "-auto-approve", "-json"]).success();
+    let events = run.events();
+    let outputs = events.iter().find(|e| e["type"] == "outputs").unwrap_or_else(|| panic!("{}", run.all()));
+    assert_eq!(outputs["@message"], "Outputs: 2");
+    assert_eq!(outputs["outputs"]["plain"], serde_json::json!({"sensitive": false, "type": "string", "value": "one"}));
+    assert_eq!(outputs["outputs"]["secret"], serde_json::json!({"sensitive": true}));
+    assert!(!run.stdout.contains("hunter2"), "{}", run.all());
+}
