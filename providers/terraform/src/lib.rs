@@ -6,7 +6,8 @@
 //! - `terraform_data`: `input` (any type), computed `output` (a copy of
 //!   `input`, unknown in a plan that changes `input`), `triggers_replace`
 //!   (any type; any change replaces the resource), computed `id` (a random
-//!   UUID).
+//!   UUID). Importable, as in Terraform: the object imported has the id
+//!   given.
 
 #![warn(missing_docs)]
 
@@ -51,6 +52,15 @@ impl Provider for Terraform {
         })
     }
 
+    /// As Terraform's: the object imported has the id given, and nothing
+    /// else yet (the plan then sets `input` from the configuration).
+    fn import(&self, type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
+        if type_name != "terraform_data" {
+            return Err(Diagnostic::error(format!("Resource type `{type_name}` does not support import")).into());
+        }
+        Ok(data_object(Value::Null, Value::Null, Value::Null, Value::from(id)))
+    }
+
     fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
         if req.is_delete() {
             return Ok(ApplyResponse::deleted());
@@ -62,6 +72,11 @@ impl Provider for Terraform {
         state.set_attr("id", req.planned_or("id", || Value::from(id)));
         Ok(ApplyResponse::new(state))
     }
+}
+
+/// A `terraform_data` object.
+fn data_object(input: Value, triggers: Value, output: Value, id: Value) -> Value {
+    Value::object([("input", input), ("triggers_replace", triggers), ("output", output), ("id", id)])
 }
 
 cairn_sdk::export_provider!(Terraform, name = "terraform");
@@ -76,7 +91,14 @@ mod tests {
     }
 
     fn data(input: Value, triggers: Value, output: Value, id: Value) -> Value {
-        Value::object([("input", input), ("triggers_replace", triggers), ("output", output), ("id", id)])
+        data_object(input, triggers, output, id)
+    }
+
+    #[test]
+    fn an_import_has_the_id_given_and_nothing_else() {
+        let imported = Terraform.import("terraform_data", "abc").unwrap();
+        assert_eq!(imported, data(Value::Null, Value::Null, Value::Null, Value::from("abc")));
+        assert!(Terraform.import("terraform_other", "abc").is_err());
     }
 
     #[test]

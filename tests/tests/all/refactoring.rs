@@ -154,3 +154,21 @@ fn a_removed_block_without_lifecycle_destroys() {
     assert!(run.stdout.contains("1 destroyed"), "{}", run.all());
     assert!(!w.exists("out/site.txt"));
 }
+
+/// Issue 37: `terraform_data` is importable as in Terraform 1.11: the
+/// object adopted has the id given, and the plan updates it to the
+/// configuration (Terraform plans the same: `1 to import, 0 to add, 1 to
+/// change`).
+#[test]
+fn terraform_data_is_imported_with_the_id_given() {
+    let w = cairn_e2e::Workdir::new();
+    w.write(
+        "main.tf",
+        "import {\n  to = terraform_data.x\n  id = \"abc\"\n}\n\nresource \"terraform_data\" \"x\" {\n  input = \"v\"\n}\n",
+    );
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("Plan: 1 to import, 0 to add, 1 to change, 0 to destroy."), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let attrs = w.attributes("terraform_data.x");
+    assert_eq!((attrs["id"].as_str(), attrs["output"]["value"].as_str()), (Some("abc"), Some("v")), "{attrs:#}");
+}
