@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use super::render::render_refreshing;
 use super::{Common, RunFlags, json_run, render_plan, schemas_of};
 use crate::apply::events::Importing;
 use crate::diag::Diagnostic;
@@ -17,6 +18,10 @@ use crate::plan::{Action, ResourceChange};
 /// What Terraform says on the first Ctrl-C, with cairn's name.
 const FIRST_INTERRUPT: &str =
     "Interrupt received.\nPlease wait for cairn to exit or data loss may occur.\nGracefully shutting down...";
+
+/// The line Terraform draws between a plan and what to do with it (its
+/// width when not on a terminal).
+const RULE: &str = "─────────────────────────────────────────────────────────────────────────────";
 
 /// What Terraform says on the second Ctrl-C.
 const SECOND_INTERRUPT: &str = "Two interrupts received. Exiting immediately. Note that data loss may have occurred.";
@@ -54,17 +59,22 @@ pub(super) fn run(
         let engine = Engine::new()?;
         handle_interrupts(&engine, events, run.json)?;
         let planned = plan_and_show(&engine, &ws, common, run, destroy, Intent::Inspect, events.as_ref())?;
+        let changes = planned.plan.has_changes();
         if let Some(out) = out {
             engine.save_plan(&ws, &planned, &common.resolve(out))?;
             if !run.json {
                 let shown = out.display();
                 println!(
-                    "\nSaved the plan to: {shown}\n\nTo perform exactly these actions, run the following command to \
-                     apply:\n    cairn apply \"{shown}\""
+                    "\n{RULE}\n\nSaved the plan to: {shown}\n\nTo perform exactly these actions, run the following \
+                     command to apply:\n    cairn apply \"{shown}\""
                 );
             }
+        } else if changes && !run.json {
+            println!(
+                "\n{RULE}\n\nNote: You didn't use the -out option to save this plan, so cairn can't\nguarantee to \
+                 take exactly these actions if you run \"cairn apply\" now."
+            );
         }
-        let changes = planned.plan.has_changes();
         if run.json {
             events.emit(Event::Summary {
                 command: "plan".to_string(),
@@ -127,6 +137,9 @@ pub(super) fn plan_and_show(
         });
     } else {
         let started = std::time::Instant::now();
+        if run.refresh {
+            print!("{}", render_refreshing(plan));
+        }
         print!("{}", render_plan(plan, &schemas_of(&planned.providers), common.colors()));
         tracing::debug!(elapsed = ?started.elapsed(), "plan shown");
     }

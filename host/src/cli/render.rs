@@ -1,6 +1,9 @@
-//! Human-readable plans in Terraform's style: `+` create, `~` update,
+//! Human-readable plans as Terraform renders them: `+` create, `~` update,
 //! `-/+` replace, `-` destroy, `<=` read, `(known after apply)`,
-//! `(sensitive value)`, coloured on a terminal.
+//! `(sensitive value)`; nested values over several lines with `=` aligned,
+//! multi-line strings as heredocs with a line diff, the legend of actions,
+//! coloured on a terminal. `tests/golden/plans/` holds Terraform's own text
+//! for the same configurations.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -84,12 +87,20 @@ pub fn render_plan(plan: &Plan, schemas: &Schemas, colors: Colors) -> String {
         );
     }
     if !plan.has_changes() {
-        out.push_str(&colors.green("No changes."));
-        out.push_str(" Your infrastructure matches the configuration.\n");
+        let _ = writeln!(
+            out,
+            "\n{} Your infrastructure matches the configuration.\n\ncairn has compared your real infrastructure \
+             against your configuration\nand found no differences, so no changes are needed.",
+            colors.green("No changes.")
+        );
         return out;
     }
-    let visible: Vec<&ResourceChange> = plan.changes.iter().filter(|c| is_shown(c)).collect();
+    let mut visible: Vec<&ResourceChange> = plan.changes.iter().filter(|c| is_shown(c)).collect();
+    // In address order, as Terraform lists them (the order planned in
+    // depends on the graph).
+    visible.sort_by(|a, b| a.addr.cmp(&b.addr));
     if !visible.is_empty() {
+        out.push_str(&legend(&visible, colors));
         out.push_str("cairn will perform the following actions:\n\n");
         // Shared out between the cores: a serial step between the plan and
         // the apply, about 4 µs a change.
@@ -103,8 +114,75 @@ pub fn render_plan(plan: &Plan, schemas: &Schemas, colors: Colors) -> String {
         });
         out.extend(runs);
     }
-    let _ = writeln!(out, "{} {}", colors.bold("Plan:"), summary_line(&plan.summary()));
+    if !visible.is_empty() {
+        let _ = writeln!(out, "{} {}", colors.bold("Plan:"), summary_line(&plan.summary()));
+    }
     out.push_str(&render_output_changes(plan, colors));
+    if visible.is_empty() {
+        out.push_str(
+            "\nYou can apply this plan to save these new output values to the cairn\nstate, without changing any \
+             real infrastructure.\n",
+        );
+    }
+    out
+}
+
+/// Terraform's legend: what each symbol in the plan means, for the
+/// actions the plan has, in Terraform's order.
+fn legend(changes: &[&ResourceChange], colors: Colors) -> String {
+    let has = |action: Action, cbd: bool| {
+        changes.iter().any(|c| c.action == action && (action != Action::Replace || c.create_before_destroy == cbd))
+    };
+    let mut out = String::from(
+        "\ncairn used the selected providers to generate the following execution\nplan. Resource actions are \
+         indicated with the following symbols:\n",
+    );
+    let symbols = [
+        (has(Action::Create, false), format!("  {} create", colors.green("+"))),
+        (has(Action::Update, false), format!("  {} update in-place", colors.yellow("~"))),
+        (has(Action::Delete, false), format!("  {} destroy", colors.red("-"))),
+        (
+            has(Action::Replace, false),
+            format!("{}/{} destroy and then create replacement", colors.red("-"), colors.green("+")),
+        ),
+        (
+            has(Action::Replace, true),
+            format!("{}/{} create replacement and then destroy", colors.green("+"), colors.red("-")),
+        ),
+        (has(Action::Read, false), format!(" {} read (data resources)", colors.cyan("<="))),
+        (has(Action::Forget, false), "  . forget".to_string()),
+    ];
+    for (_, line) in symbols.iter().filter(|(present, _)| *present) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    out
+}
+
+/// `ADDRESS: Refreshing state... [id=ID]` for each object refresh read, as
+/// Terraform says it while planning, in address order.
+pub fn render_refreshing(plan: &Plan) -> String {
+    let managed = |addr: &crate::addr::InstanceAddr| addr.resource.mode == crate::addr::Mode::Managed;
+    let mut read: Vec<(&crate::addr::InstanceAddr, &Value)> = plan
+        .changes
+        .iter()
+        .filter(|c| c.deposed.is_none() && managed(&c.addr) && !c.prior.is_null())
+        .map(|c| (&c.addr, &c.prior))
+        .chain(plan.drift.iter().filter(|d| d.deleted() && managed(&d.addr)).map(|d| (&d.addr, &d.prior)))
+        .collect();
+    read.sort_by(|a, b| a.0.cmp(b.0));
+    read.dedup_by(|a, b| a.0 == b.0);
+    let mut out = String::new();
+    for (addr, object) in read {
+        match object.get_attr("id") {
+            Value::String(id) => {
+                let _ = writeln!(out, "{addr}: Refreshing state... [id={id}]");
+            }
+            _ => {
+                let _ = writeln!(out, "{addr}: Refreshing state...");
+            }
+        }
+    }
     out
 }
 
@@ -129,7 +207,7 @@ fn render_drift(plan: &Plan, schemas: &Schemas, colors: Colors) -> String {
         return String::new();
     }
     let mut out = format!(
-        "{}\n\ncairn detected the following changes made outside of cairn since the last \"cairn apply\"{}:\n\n",
+        "\n{}\n\ncairn detected the following changes made outside of cairn since the last \"cairn apply\"{}:\n\n",
         colors.bold("Note: Objects have changed outside of cairn"),
         if plan.refresh_only { "" } else { " which may have affected this plan" }
     );
@@ -145,7 +223,7 @@ fn render_drift(plan: &Plan, schemas: &Schemas, colors: Colors) -> String {
         let empty = Block::default();
         let ctx =
             DiffContext { block: block.map_or(&empty, |s| &s.block), forcing: &[], marks: &drift.sensitive, colors };
-        out.push_str(&ctx.object_lines(&drift.prior, &drift.current, &Path::root(), 6));
+        out.push_str(&ctx.object_lines(&drift.prior, &drift.current, &Path::root(), 1));
         out.push_str("    }\n\n");
     }
     out
@@ -155,17 +233,25 @@ fn schema_of<'a>(schemas: &'a Schemas, change: &ResourceChange) -> Option<&'a Sc
     schemas.get(&change.provider)?.of(&change.addr.resource)
 }
 
+/// `Changes to Outputs:` as Terraform shows them: one line (or nested
+/// block) an output changed, the `=` of all of them aligned.
 fn render_output_changes(plan: &Plan, colors: Colors) -> String {
+    let names = plan.outputs.keys().chain(&plan.removed_outputs);
+    let width = names.map(|n| quote_key(n).len()).max().unwrap_or(0);
+    let empty = Block::default();
     let mut lines = Vec::new();
     for (name, o) in &plan.outputs {
-        let show = |v: &Value| if o.sensitive { "(sensitive value)".to_string() } else { v.to_hcl() };
-        match &o.prior {
-            None => lines.push(format!("  {} {name} = {}", colors.green("+"), show(&o.value))),
-            Some(p) if p != &o.value => {
-                lines.push(format!("  {} {name} = {} -> {}", colors.yellow("~"), show(p), show(&o.value)))
-            }
-            Some(_) => {}
+        let before = o.prior.as_ref();
+        if before == Some(&o.value) {
+            continue;
         }
+        // A sensitive output is sensitive as a whole.
+        let marks = if o.sensitive { vec![Path::root()] } else { Vec::new() };
+        let ctx = DiffContext { block: &empty, forcing: &[], marks: &marks, colors };
+        let act = Act::of(Some(before.unwrap_or(&Value::Null)), Some(&o.value));
+        let opts = Opts { dynamic: true, ..Opts::default() };
+        let text = ctx.value(Some(before.unwrap_or(&Value::Null)), Some(&o.value), &Path::root(), 0, opts);
+        lines.push(format!("  {}{:width$} = {text}", ctx.symbol(act), quote_key(name)));
     }
     for name in &plan.removed_outputs {
         lines.push(format!("  {} {name}", colors.red("-")));
@@ -195,11 +281,8 @@ fn headline(change: &ResourceChange, colors: Colors) -> (String, Vec<String>) {
                 Some(ReplaceReason::Triggered(_)) => "will be replaced due to changes in replace_triggered_by",
                 _ => "must be replaced",
             };
-            let mut lines = if change.create_before_destroy {
-                vec![format!("{addr} {why} (create before destroy)")]
-            } else {
-                vec![format!("{addr} {why}")]
-            };
+            // The symbol (`+/-`) says which goes first, as in Terraform.
+            let mut lines = vec![format!("{addr} {why}")];
             if let Some(ReplaceReason::Triggered(reference)) = &change.replace_reason {
                 lines.push(format!("(triggered by {reference})"));
             }
@@ -236,10 +319,11 @@ fn headline(change: &ResourceChange, colors: Colors) -> (String, Vec<String>) {
     (symbol, lines)
 }
 
-/// `~ resource "local_file" "a" {`.
+/// `~ resource "local_file" "a" {`: the resource's name as written, without
+/// an instance's key (the comment above it has the whole address).
 fn resource_header(symbol: &str, addr: &crate::addr::InstanceAddr) -> String {
     let kind = if addr.resource.mode == crate::addr::Mode::Data { "data" } else { "resource" };
-    format!("{symbol} {kind} \"{}\" \"{}\" {{\n", addr.resource.type_name, addr.label())
+    format!("{symbol} {kind} \"{}\" \"{}\" {{\n", addr.resource.type_name, addr.resource.name)
 }
 
 /// One resource's block of the plan.
@@ -264,7 +348,7 @@ pub fn render_change(change: &ResourceChange, schema: Option<&Schema>, colors: C
         Action::Forget => (change.prior.clone(), change.prior.clone()),
         _ => (change.prior.clone(), change.planned.clone()),
     };
-    out.push_str(&ctx.object_lines(&before, &after, &Path::root(), 6));
+    out.push_str(&ctx.object_lines(&before, &after, &Path::root(), 1));
     out.push_str("    }\n");
     out
 }
@@ -277,51 +361,99 @@ struct DiffContext<'a> {
     colors: Colors,
 }
 
+/// What one part of a change does, as its symbol says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Act {
+    Create,
+    Delete,
+    Update,
+    NoOp,
+}
+
+impl Act {
+    /// The action of a part whose parent may have been created (`before`
+    /// absent) or destroyed (`after` absent) as a whole.
+    fn of(before: Option<&Value>, after: Option<&Value>) -> Act {
+        match (before, after) {
+            (None, _) => Act::Create,
+            (_, None) => Act::Delete,
+            (Some(b), Some(a)) if b == a => Act::NoOp,
+            (Some(Value::Null), Some(_)) => Act::Create,
+            (Some(_), Some(Value::Null)) => Act::Delete,
+            _ => Act::Update,
+        }
+    }
+}
+
+/// How a value is rendered, as Terraform's renderer options.
+#[derive(Debug, Clone, Copy, Default)]
+struct Opts {
+    /// Unchanged parts shown in full rather than counted (an identifying
+    /// attribute, or a list element shown as context around a change).
+    show_unchanged: bool,
+    /// No ` -> null` after a deleted value: its container says it.
+    no_null_suffix: bool,
+    /// Inside an attribute of dynamic type: Terraform sees such values
+    /// through JSON, so a map shows as an object (keys unquoted).
+    dynamic: bool,
+    /// No ` # forces replacement`: the caller writes it.
+    no_forces: bool,
+}
+
+/// Attributes Terraform shows even when unchanged, to say which object it is.
+fn is_identifying(name: &str) -> bool {
+    matches!(name, "id" | "name" | "tags")
+}
+
+/// The indentation of a line at `depth` levels of nesting inside a change
+/// (the change's own two spaces, then four a level), before its symbol.
+fn indent(depth: usize) -> String {
+    format!("  {}", "    ".repeat(depth))
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 { format!("{n} unchanged {what}") } else { format!("{n} unchanged {what}s") }
+}
+
 impl DiffContext<'_> {
-    /// Lines for the attributes of an object, aligned, unchanged ones counted.
-    fn object_lines(&self, before: &Value, after: &Value, path: &Path, indent: usize) -> String {
+    /// The two-character symbol of a line: `+ `, `- `, `~ ` or blank.
+    fn symbol(&self, act: Act) -> String {
+        let c = self.colors;
+        match act {
+            Act::Create => format!("{} ", c.green("+")),
+            Act::Delete => format!("{} ", c.red("-")),
+            Act::Update => format!("{} ", c.yellow("~")),
+            Act::NoOp => "  ".to_string(),
+        }
+    }
+
+    /// The lines of a resource's attributes at `depth`: those null before
+    /// and after left out, `=` aligned, unchanged ones counted but the
+    /// identifying ones shown.
+    fn object_lines(&self, before: &Value, after: &Value, path: &Path, depth: usize) -> String {
         let mut names: Vec<&String> = attr_names(before).into_iter().chain(attr_names(after)).collect();
         names.sort();
         names.dedup();
-        let (shown, unchanged): (Vec<&String>, Vec<&String>) = names.into_iter().partition(|n| {
-            let (b, a) = (before.get_attr(n), after.get_attr(n));
-            b != a || (before.is_null() && !a.is_null()) || (after.is_null() && !b.is_null())
-        });
-        let width = shown.iter().map(|n| quote_key(n).len()).max().unwrap_or(0);
+        names.retain(|n| !before.get_attr(n).is_null() || !after.get_attr(n).is_null());
+        let width = names.iter().map(|n| quote_key(n).len()).max().unwrap_or(0);
         let mut out = String::new();
-        let is_map = matches!(before, Value::Map(_)) || matches!(after, Value::Map(_));
-        for name in &shown {
-            let p = if is_map { path.key(name) } else { path.attr(name) };
-            out.push_str(&self.line(&quote_key(name), width, before.get_attr(name), after.get_attr(name), &p, indent));
+        let mut unchanged = 0;
+        for name in names {
+            let (b, a) = (before.get_attr(name), after.get_attr(name));
+            let act = Act::of(Some(b), Some(a));
+            if act == Act::NoOp && !is_identifying(name) {
+                unchanged += 1;
+                continue;
+            }
+            let dynamic = self.block.attributes.get(name).is_some_and(|a| a.ty == crate::value::Type::Dynamic);
+            let opts = Opts { show_unchanged: act == Act::NoOp, dynamic, ..Opts::default() };
+            let text = self.value(Some(b), Some(a), &path.attr(name), depth, opts);
+            let _ = writeln!(out, "{}{}{:width$} = {text}", indent(depth), self.symbol(act), quote_key(name));
         }
-        let hidden = unchanged.iter().filter(|n| !before.get_attr(n).is_null()).count();
-        if hidden > 0 && !before.is_null() && !after.is_null() {
-            let s = if hidden == 1 { "" } else { "s" };
-            let _ = writeln!(out, "{}# ({hidden} unchanged attribute{s} hidden)", " ".repeat(indent + 2));
+        if unchanged > 0 {
+            let _ = writeln!(out, "{}  # ({} hidden)", indent(depth), plural(unchanged, "attribute"));
         }
         out
-    }
-
-    /// One attribute (or map element) line, recursing into maps and objects.
-    fn line(&self, name: &str, width: usize, before: &Value, after: &Value, path: &Path, indent: usize) -> String {
-        let pad = " ".repeat(indent);
-        let name = format!("{name:width$}");
-        let forces = if self.forcing.contains(path) { " # forces replacement" } else { "" };
-        let sensitive = self.is_sensitive(path);
-        let show = |v: &Value| self.show(v, path, indent);
-        let c = self.colors;
-        if before.is_null() {
-            return format!("{pad}{} {name} = {}{forces}\n", c.green("+"), show(after));
-        }
-        if after.is_null() {
-            return format!("{pad}{} {name} = {} -> null{forces}\n", c.red("-"), show(before));
-        }
-        let nested = matches!((before, after), (Value::Map(_) | Value::Object(_), Value::Map(_) | Value::Object(_)));
-        if nested && !sensitive {
-            let inner = self.object_lines(before, after, path, indent + 4);
-            return format!("{pad}{} {name} = {{{forces}\n{inner}{pad}  }}\n", c.yellow("~"));
-        }
-        format!("{pad}{} {name} = {} -> {}{forces}\n", c.yellow("~"), show(before), show(after))
     }
 
     /// Whether the value at `path` is sensitive: by the schema or a mark.
@@ -329,13 +461,357 @@ impl DiffContext<'_> {
         self.block.is_sensitive(path) || self.marks.iter().any(|m| path.starts_with(m))
     }
 
-    /// The value at `path`, its sensitive parts (or all of it) redacted.
-    fn show(&self, v: &Value, path: &Path, indent: usize) -> String {
-        match v {
-            Value::String(s) if s.contains('\n') && !self.is_sensitive(path) => heredoc(s, indent),
-            _ => v.to_hcl_redacted(&|p: &Path| self.is_sensitive(&path.join(p))),
+    /// ` # forces replacement` when the change at `path` forces it.
+    fn forces(&self, path: &Path, opts: Opts) -> &'static str {
+        if !opts.no_forces && self.forcing.contains(path) { " # forces replacement" } else { "" }
+    }
+
+    /// The text after `name = ` of a value at `depth` going from `before`
+    /// to `after` (absent when its container is created or destroyed as a
+    /// whole): nested values over several lines, as Terraform shows them.
+    fn value(&self, before: Option<&Value>, after: Option<&Value>, path: &Path, depth: usize, opts: Opts) -> String {
+        let act = Act::of(before, after);
+        let null_suffix = if act == Act::Delete && !opts.no_null_suffix { " -> null" } else { "" };
+        let forces = self.forces(path, opts);
+        let concrete = |v: Option<&Value>| v.is_some_and(|v| !v.is_null() && !v.is_unknown());
+        if self.is_sensitive(path) && (concrete(before) || concrete(after)) {
+            return format!("(sensitive value){null_suffix}{forces}");
+        }
+        let (b, a) = (before.filter(|v| !v.is_null()), after.filter(|v| !v.is_null()));
+        if let Some(Value::Unknown(_)) = a {
+            return match b {
+                None => format!("(known after apply){forces}"),
+                Some(b) => {
+                    let opts = Opts { no_null_suffix: true, no_forces: true, ..opts };
+                    format!("{} -> (known after apply){forces}", self.value(Some(b), None, path, depth, opts))
+                }
+            };
+        }
+        match (b, a) {
+            (Some(Value::Object(_) | Value::Map(_)) | None, Some(Value::Object(_) | Value::Map(_)) | None)
+            | (
+                Some(Value::List(_) | Value::Tuple(_) | Value::Set(_)) | None,
+                Some(Value::List(_) | Value::Tuple(_) | Value::Set(_)) | None,
+            ) if b.is_some() || a.is_some() => self.collection(before, after, b, a, path, depth, opts, act),
+            (Some(b), Some(a)) if !same_kind(b, a) => {
+                // A change of kind: the old value gone, the new one whole.
+                let old =
+                    self.value(Some(b), None, path, depth, Opts { no_null_suffix: true, no_forces: true, ..opts });
+                let new = self.value(None, Some(a), path, depth, Opts { no_forces: true, ..opts });
+                format!("{old} -> {new}{forces}")
+            }
+            _ => self.primitive(before, after, act, depth, null_suffix, forces),
         }
     }
+
+    /// An object, map, list, tuple or set.
+    #[allow(clippy::too_many_arguments)]
+    fn collection(
+        &self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        b: Option<&Value>,
+        a: Option<&Value>,
+        path: &Path,
+        depth: usize,
+        opts: Opts,
+        act: Act,
+    ) -> String {
+        // A whole collection created or destroyed: its parts are too.
+        let before = if before.is_none_or(Value::is_null) { None } else { b };
+        let after = if after.is_none_or(Value::is_null) { None } else { a };
+        match b.or(a) {
+            Some(Value::Object(_) | Value::Map(_)) => self.object(before, after, path, depth, opts, act),
+            _ => self.list(before, after, path, depth, opts, act),
+        }
+    }
+
+    /// `{`, one line an attribute or element, `}`.
+    fn object(
+        &self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        path: &Path,
+        depth: usize,
+        opts: Opts,
+        act: Act,
+    ) -> String {
+        let is_map = !opts.dynamic && matches!(before.or(after), Some(Value::Map(_)));
+        let null_suffix = if act == Act::Delete && !opts.no_null_suffix { " -> null" } else { "" };
+        let forces = self.forces(path, opts);
+        let mut keys: Vec<&String> = before
+            .map(attr_names)
+            .unwrap_or_default()
+            .into_iter()
+            .chain(after.map(attr_names).unwrap_or_default())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        if keys.is_empty() {
+            return format!("{{}}{null_suffix}{forces}");
+        }
+        let shown_key = |k: &str| if is_map { crate::value::quote(k) } else { quote_key(k) };
+        let width = keys.iter().map(|k| shown_key(k).len()).max().unwrap_or(0);
+        // A map's elements say ` -> null` unless the map itself goes; an
+        // object's never do.
+        let child_opts = Opts { no_null_suffix: !is_map || act == Act::Delete, no_forces: false, ..opts };
+        let mut out = format!("{{{forces}\n");
+        let mut unchanged = 0;
+        for key in keys {
+            let (b, a) = (before.map(|v| v.get_attr(key)), after.map(|v| v.get_attr(key)));
+            let (b, a) = (present(before, key).and(b), present(after, key).and(a));
+            let child_act = Act::of(b, a);
+            let identifying = !is_map && is_identifying(key);
+            if child_act == Act::NoOp && !opts.show_unchanged && !identifying {
+                unchanged += 1;
+                continue;
+            }
+            let child_path = if is_map { path.key(key) } else { path.attr(key) };
+            let opts = Opts { show_unchanged: opts.show_unchanged || identifying, ..child_opts };
+            let text = self.value(b, a, &child_path, depth + 1, opts);
+            let comma = if is_map && matches!(a.or(b), Some(Value::Object(_))) { "," } else { "" };
+            let _ = writeln!(
+                out,
+                "{}{}{:width$} = {text}{comma}",
+                indent(depth + 1),
+                self.symbol(child_act),
+                shown_key(key)
+            );
+        }
+        if unchanged > 0 {
+            let what = if is_map { "element" } else { "attribute" };
+            let _ = writeln!(out, "{}  # ({} hidden)", indent(depth + 1), plural(unchanged, what));
+        }
+        let _ = write!(out, "{}  }}{null_suffix}", indent(depth));
+        out
+    }
+
+    /// `[`, one line an element, `]`: elements matched by their longest
+    /// common run, unchanged ones counted, and beside each change of a list
+    /// the elements just before and after it as context.
+    fn list(
+        &self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        path: &Path,
+        depth: usize,
+        opts: Opts,
+        act: Act,
+    ) -> String {
+        let null_suffix = if act == Act::Delete && !opts.no_null_suffix { " -> null" } else { "" };
+        let forces = self.forces(path, opts);
+        let (b, a) = (elements(before), elements(after));
+        if b.is_empty() && a.is_empty() {
+            return format!("[]{null_suffix}{forces}");
+        }
+        let context = !matches!(before.or(after), Some(Value::Set(_)));
+        let child_opts = Opts { no_null_suffix: true, no_forces: false, ..opts };
+        let unchanged_opts = Opts { show_unchanged: true, ..child_opts };
+        let mut out = format!("[{forces}\n");
+        let pad = indent(depth + 1);
+        let line = |out: &mut String, pair: (Option<usize>, Option<usize>), opts: Opts| {
+            let (bv, av) = (pair.0.map(|i| &b[i]), pair.1.map(|i| &a[i]));
+            let p = path.index(pair.1.or(pair.0).unwrap_or(0));
+            let _ = writeln!(out, "{pad}{}{},", self.symbol(Act::of(bv, av)), self.value(bv, av, &p, depth + 1, opts));
+        };
+        let mut hidden: Vec<(Option<usize>, Option<usize>)> = Vec::new();
+        let mut next_too = false;
+        for pair in match_elements(b, a) {
+            let act = Act::of(pair.0.map(|i| &b[i]), pair.1.map(|i| &a[i]));
+            if act == Act::NoOp && !next_too && !opts.show_unchanged {
+                hidden.push(pair);
+                continue;
+            }
+            next_too = false;
+            let mut element_opts = child_opts;
+            if context {
+                if hidden.len() > 1 {
+                    let _ = writeln!(out, "{pad}  # ({} hidden)", plural(hidden.len() - 1, "element"));
+                }
+                if let Some(last) = hidden.last() {
+                    line(&mut out, *last, unchanged_opts);
+                }
+                hidden.clear();
+                if act == Act::NoOp {
+                    element_opts = unchanged_opts;
+                } else {
+                    next_too = true;
+                }
+            }
+            line(&mut out, pair, element_opts);
+        }
+        if !hidden.is_empty() {
+            let _ = writeln!(out, "{pad}  # ({} hidden)", plural(hidden.len(), "element"));
+        }
+        let _ = write!(out, "{}  ]{null_suffix}", indent(depth));
+        out
+    }
+
+    /// A number, bool, string or null; a multi-line string as a heredoc,
+    /// with a line diff when it changes.
+    fn primitive(
+        &self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        act: Act,
+        depth: usize,
+        null_suffix: &str,
+        forces: &str,
+    ) -> String {
+        let multiline = |v: Option<&Value>| matches!(v, Some(Value::String(s)) if s.contains('\n'));
+        if multiline(before) || multiline(after) {
+            return self.heredoc(before, after, act, depth, null_suffix, forces);
+        }
+        let show = |v: Option<&Value>| v.map_or_else(|| "null".to_string(), Value::to_hcl);
+        match act {
+            Act::Create => format!("{}{forces}", show(after)),
+            Act::Delete => format!("{}{null_suffix}{forces}", show(before)),
+            Act::NoOp => format!("{}{forces}", show(before)),
+            Act::Update => format!("{} -> {}{forces}", show(before), show(after)),
+        }
+    }
+
+    /// A multi-line string as Terraform shows one: `<<-EOT`, its lines, and
+    /// in an update a `-` or `+` beside each line removed or added.
+    fn heredoc(
+        &self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        act: Act,
+        depth: usize,
+        null_suffix: &str,
+        forces: &str,
+    ) -> String {
+        let lines = |v: Option<&Value>| match v {
+            Some(Value::String(s)) => text_lines(s),
+            Some(Value::Null) | None => Vec::new(),
+            Some(other) => vec![other.to_hcl()],
+        };
+        let (b, a) = (lines(before), lines(after));
+        let pad = indent(depth + 1);
+        let mut out = format!("<<-EOT{forces}\n");
+        if act == Act::Update {
+            for (i, j) in match_lines(&b, &a) {
+                let (text, act) = match (i, j) {
+                    (Some(i), Some(_)) => (&b[i], Act::NoOp),
+                    (Some(i), None) => (&b[i], Act::Delete),
+                    (None, Some(j)) => (&a[j], Act::Create),
+                    (None, None) => continue,
+                };
+                let _ = writeln!(out, "{pad}{}{text}", self.symbol(act));
+            }
+        } else {
+            for text in if act == Act::Delete { &b } else { &a } {
+                let _ = writeln!(out, "{pad}  {text}");
+            }
+        }
+        let _ = write!(out, "{}  EOT{null_suffix}", indent(depth));
+        out
+    }
+}
+
+/// The elements of a list, tuple or set; none of anything else.
+fn elements(v: Option<&Value>) -> &[Value] {
+    match v {
+        Some(Value::List(e) | Value::Tuple(e) | Value::Set(e)) => e,
+        _ => &[],
+    }
+}
+
+/// Whether `key` is in the object or map `v`.
+fn present<'v>(v: Option<&'v Value>, key: &str) -> Option<&'v Value> {
+    match v {
+        Some(Value::Object(m) | Value::Map(m)) if m.contains_key(key) => v,
+        _ => None,
+    }
+}
+
+/// Whether two values are of one kind: both collections of one shape, or
+/// both primitives.
+fn same_kind(b: &Value, a: &Value) -> bool {
+    let kind = |v: &Value| match v {
+        Value::Object(_) | Value::Map(_) => 1,
+        Value::List(_) | Value::Tuple(_) | Value::Set(_) => 2,
+        _ => 0,
+    };
+    kind(b) == kind(a)
+}
+
+/// The lines of a multi-line string, one final newline not making a line.
+fn text_lines(s: &str) -> Vec<String> {
+    s.strip_suffix('\n').unwrap_or(s).split('\n').map(str::to_string).collect()
+}
+
+/// The lines of two texts matched as a line diff: both indexes for a line
+/// kept, one for a line removed or added.
+fn match_lines(b: &[String], a: &[String]) -> Vec<(Option<usize>, Option<usize>)> {
+    let common = longest_common(b, a);
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    for (ci, cj) in common {
+        out.extend((i..ci).map(|i| (Some(i), None)));
+        out.extend((j..cj).map(|j| (None, Some(j))));
+        out.push((Some(ci), Some(cj)));
+        (i, j) = (ci + 1, cj + 1);
+    }
+    out.extend((i..b.len()).map(|i| (Some(i), None)));
+    out.extend((j..a.len()).map(|j| (None, Some(j))));
+    out
+}
+
+/// The elements of two lists matched as Terraform matches them: along
+/// their longest common run, and an element outside it paired with the
+/// one at the same place on the other side (shown as `~`) while both
+/// sides have such elements.
+fn match_elements(b: &[Value], a: &[Value]) -> Vec<(Option<usize>, Option<usize>)> {
+    let common = longest_common(b, a);
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    for next in common.into_iter().map(Some).chain([None]) {
+        let (bi_end, aj_end) = next.unwrap_or((b.len(), a.len()));
+        while i < bi_end {
+            if j < aj_end {
+                out.push((Some(i), Some(j)));
+                j += 1;
+            } else {
+                out.push((Some(i), None));
+            }
+            i += 1;
+        }
+        out.extend((j..aj_end).map(|j| (None, Some(j))));
+        j = aj_end;
+        if next.is_some() {
+            out.push((Some(i), Some(j)));
+            (i, j) = (i + 1, j + 1);
+        }
+    }
+    out
+}
+
+/// The index pairs of a longest common subsequence of `b` and `a`.
+fn longest_common<T: PartialEq>(b: &[T], a: &[T]) -> Vec<(usize, usize)> {
+    let (n, m) = (b.len(), a.len());
+    // lengths[i][j]: the longest common subsequence of b[i..] and a[j..].
+    let mut lengths = vec![vec![0usize; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lengths[i][j] =
+                if b[i] == a[j] { lengths[i + 1][j + 1] + 1 } else { lengths[i + 1][j].max(lengths[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < n && j < m {
+        if b[i] == a[j] {
+            out.push((i, j));
+            (i, j) = (i + 1, j + 1);
+        } else if lengths[i + 1][j] >= lengths[i][j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
 }
 
 fn attr_names(v: &Value) -> Vec<&String> {
@@ -343,17 +819,6 @@ fn attr_names(v: &Value) -> Vec<&String> {
         Value::Object(m) | Value::Map(m) => m.keys().collect(),
         _ => Vec::new(),
     }
-}
-
-/// A multi-line string the way Terraform shows one.
-fn heredoc(s: &str, indent: usize) -> String {
-    let pad = " ".repeat(indent + 4);
-    let mut out = String::from("<<-EOT\n");
-    for line in s.lines() {
-        let _ = writeln!(out, "{pad}{line}");
-    }
-    let _ = write!(out, "{}EOT", " ".repeat(indent + 2));
-    out
 }
 
 /// The value of an output or state attribute for display.
@@ -365,4 +830,79 @@ pub fn show_value(v: &Value, sensitive: bool) -> String {
 /// `sensitive` says is sensitive (by the schema or a mark) redacted.
 pub fn show_redacted(v: &Value, path: &Path, sensitive: &dyn Fn(&Path) -> bool) -> String {
     v.to_hcl_redacted(&|p: &Path| sensitive(&path.join(p)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Number;
+
+    fn n(i: i64) -> Value {
+        Value::Number(Number::Int(i))
+    }
+
+    fn ctx<'a>(block: &'a Block) -> DiffContext<'a> {
+        DiffContext { block, forcing: &[], marks: &[], colors: Colors::new(false) }
+    }
+
+    #[test]
+    fn list_elements_pair_outside_the_common_run() {
+        // [1, 2, 3] -> [1, 30, 3]: 2 becomes 30 in its place.
+        let pairs = match_elements(&[n(1), n(2), n(3)], &[n(1), n(30), n(3)]);
+        assert_eq!(pairs, vec![(Some(0), Some(0)), (Some(1), Some(1)), (Some(2), Some(2))]);
+        // [1, 2, 3] -> [1, 3]: 2 is removed.
+        let pairs = match_elements(&[n(1), n(2), n(3)], &[n(1), n(3)]);
+        assert_eq!(pairs, vec![(Some(0), Some(0)), (Some(1), None), (Some(2), Some(1))]);
+        // [1] -> [0, 1]: 0 is added.
+        let pairs = match_elements(&[n(1)], &[n(0), n(1)]);
+        assert_eq!(pairs, vec![(None, Some(0)), (Some(0), Some(1))]);
+    }
+
+    #[test]
+    fn a_changed_list_shows_its_neighbours_and_counts_the_rest() {
+        let block = Block::default();
+        let before = Value::List((1..=6).map(n).collect());
+        let after = Value::List([1, 2, 30, 4, 5, 6].into_iter().map(n).collect());
+        let text = ctx(&block).value(Some(&before), Some(&after), &Path::root(), 1, Opts::default());
+        let expected = "[\n            # (1 unchanged element hidden)\n            2,\n          ~ 3 -> 30,\n            \
+                        4,\n            # (2 unchanged elements hidden)\n        ]";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn a_deleted_object_says_null_once_after_its_brace() {
+        let block = Block::default();
+        let object = Value::Object([("a".to_string(), n(1)), ("key x".to_string(), n(2))].into_iter().collect());
+        let text = ctx(&block).value(Some(&object), Some(&Value::Null), &Path::root(), 1, Opts::default());
+        assert_eq!(text, "{\n          - a       = 1\n          - \"key x\" = 2\n        } -> null");
+    }
+
+    #[test]
+    fn map_keys_are_quoted_and_removed_elements_say_null() {
+        let block = Block::default();
+        let before = Value::Map([("a".to_string(), n(1)), ("b".to_string(), n(2))].into_iter().collect());
+        let after = Value::Map([("a".to_string(), n(1))].into_iter().collect());
+        let text = ctx(&block).value(Some(&before), Some(&after), &Path::root(), 0, Opts::default());
+        assert_eq!(text, "{\n      - \"b\" = 2 -> null\n        # (1 unchanged element hidden)\n    }");
+    }
+
+    #[test]
+    fn a_changed_multi_line_string_is_a_line_diff() {
+        let block = Block::default();
+        let before = Value::String("one\ntwo\nthree\n".to_string());
+        let after = Value::String("one\n2\nthree\n".to_string());
+        let text = ctx(&block).value(Some(&before), Some(&after), &Path::root(), 1, Opts::default());
+        let expected = "<<-EOT\n            one\n          - two\n          + 2\n            three\n        EOT";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn a_sensitive_value_is_redacted_whole_however_it_nests() {
+        let marks = [Path::root().attr("pw")];
+        let block = Block::default();
+        let c = DiffContext { block: &block, forcing: &[], marks: &marks, colors: Colors::new(false) };
+        let secret = Value::Object([("k".to_string(), Value::String("hunter2".to_string()))].into_iter().collect());
+        let text = c.value(None, Some(&secret), &Path::root().attr("pw"), 1, Opts::default());
+        assert_eq!(text, "(sensitive value)");
+    }
 }

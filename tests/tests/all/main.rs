@@ -20,6 +20,7 @@ mod javascript;
 mod lifecycle;
 mod modules;
 mod ordering;
+mod plan_rendering;
 mod planning;
 mod postgres;
 mod providers_new;

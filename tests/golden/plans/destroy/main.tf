@@ -1,0 +1,12 @@
+resource "terraform_data" "a" {
+  input = { a = 1, list = ["x", "y"], obj = { k = "v" } }
+}
+
+resource "terraform_data" "many" {
+  count = 2
+  input = "n${count.index}"
+}
+
+resource "terraform_data" "text" {
+  input = "one\ntwo\n"
+}
