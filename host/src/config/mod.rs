@@ -74,7 +74,7 @@ pub use marks::{Sensitivity, body_marks, conform, is_marked, marks, object_marks
 pub use module::{ModuleCall, ProviderPass, expand_modules, module_files};
 pub use parse::parse_expression;
 pub use provider::{TERRAFORM_VERSION, parse_constraint};
-pub use refactor::{Import, MoveAddr, Moved, Removed};
+pub use refactor::{Import, ImportForEach, MoveAddr, Moved, Removed, expand_imports};
 pub use schema_refs::check_attribute_references;
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables, unset_required};

@@ -86,15 +86,32 @@ impl Moved {
     }
 }
 
-/// An `import { to = ADDR  id = "…" }` block.
+/// An `import { to = ADDR  id = "…" }` block; with `for_each`, one per
+/// element once the configuration is loaded ([`expand_imports`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Import {
-    /// The instance that adopts the object.
+    /// The instance that adopts the object (with `for_each`, its resource
+    /// until expanded).
     pub to: InstanceAddr,
-    /// The object's id, as the provider knows it; may use input variables.
+    /// The object's id, as the provider knows it; may use input variables
+    /// (and `each`, with `for_each`).
     pub id: Expression,
+    /// `for_each = …` and the key of `to` (`terraform_data.x[each.key]`),
+    /// until expanded.
+    pub for_each: Option<Box<ImportForEach>>,
     /// The block header.
     pub location: Location,
+}
+
+/// The `for_each` of an `import` block and the instance key its `to`
+/// names for each element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportForEach {
+    /// `for_each = …`: a map, or a set of strings, known from input
+    /// variables.
+    pub collection: Expression,
+    /// The expression in brackets after `to`'s resource.
+    pub key: Expression,
 }
 
 /// A `removed { from = ADDR  lifecycle { destroy = false } }` block.
@@ -150,23 +167,142 @@ pub(super) fn moved(block: Block, diags: &mut Vec<Diagnostic>) -> Option<Moved> 
 pub(super) fn import(block: Block, diags: &mut Vec<Diagnostic>) -> Option<Import> {
     expect_no_labels(&block, diags);
     let Block { mut body, location, .. } = block;
-    let to = required_address(&mut body, "to", "import", &location, diags);
+    let collection = take_attribute(&mut body, "for_each").map(|a| a.expr);
+    let (to, key) = match &collection {
+        None => (required_address(&mut body, "to", "import", &location, diags), None),
+        Some(_) => match required_keyed_address(&mut body, &location, diags) {
+            Some((to, key)) => (Some(to), Some(key)),
+            None => (None, None),
+        },
+    };
     let id = take_attribute(&mut body, "id");
-    reject_rest(&body, "import", &["to", "id"], diags);
+    reject_rest(&body, "import", &["to", "id", "for_each"], diags);
     let Some(id) = id else {
         diags.push(missing_argument("id", "import", &location));
         return None;
     };
-    for (reference, at) in id.expr.references() {
-        if !matches!(reference, Reference::Variable(_)) {
+    let each_allowed = collection.is_some();
+    let refs = id.expr.references().into_iter().chain(key.iter().flat_map(Expression::references));
+    let collection_refs = collection.iter().flat_map(Expression::references);
+    for (reference, at) in refs.chain(collection_refs) {
+        let each = matches!(reference, Reference::EachKey | Reference::EachValue);
+        if !matches!(reference, Reference::Variable(_)) && !(each && each_allowed) {
             diags.push(error_at(
-                "Invalid import id argument",
-                format!("The import ID may refer only to input variables, not to {reference}."),
+                "Invalid import argument",
+                format!(
+                    "An import block's id, for_each and target key may refer only to input variables{}, not to \
+                     {reference}.",
+                    if each_allowed { " and each.key or each.value" } else { "" }
+                ),
                 &at,
             ));
         }
     }
-    Some(Import { to: to?, id: id.expr, location })
+    let for_each = match (collection, key) {
+        (Some(collection), Some(key)) => Some(Box::new(ImportForEach { collection, key })),
+        _ => None,
+    };
+    Some(Import { to: to?, id: id.expr, for_each, location })
+}
+
+/// The `to` of an `import` block with `for_each`: a resource and the
+/// expression of its instance key (`terraform_data.x[each.key]`).
+fn required_keyed_address(
+    body: &mut super::Body,
+    location: &Location,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(InstanceAddr, Expression)> {
+    let Some(attr) = take_attribute(body, "to") else {
+        diags.push(missing_argument("to", "import", location));
+        return None;
+    };
+    if let super::ExprKind::Traversal { source, steps } = &attr.expr.kind
+        && let (super::ExprKind::Variable(root), Some((super::Step::Index(key), head))) =
+            (&source.kind, steps.split_last())
+        && let Ok((Reference::Resource(resource), consumed)) = Reference::from_traversal(root, head)
+        && consumed == head.len()
+    {
+        return Some((resource.instance(), (**key).clone()));
+    }
+    diags.push(error_at(
+        "Invalid import address",
+        "With for_each, an import block's to names a resource and the key of each instance, like \
+         terraform_data.x[each.key].",
+        &attr.expr.location,
+    ));
+    None
+}
+
+/// The `import` blocks with `for_each`, one for each element of the
+/// collection (which may refer only to input variables, `variables`):
+/// `each.key` and `each.value` bound, the target key and the id
+/// evaluated. Run once variables are known, before planning.
+pub fn expand_imports(
+    imports: &mut Vec<Import>,
+    variables: &BTreeMap<String, Value>,
+    dir: &FsPath,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut expanded = Vec::with_capacity(imports.len());
+    let mut errors = Vec::new();
+    for import in std::mem::take(imports) {
+        let Some(for_each) = import.for_each.as_deref() else {
+            expanded.push(import);
+            continue;
+        };
+        let ctx = super::EvalContext { variables: variables.clone(), ..super::EvalContext::new(dir) };
+        let elements = match super::eval(&for_each.collection, &ctx).map(|v| import_elements(&v)) {
+            Ok(Ok(elements)) => elements,
+            Ok(Err(detail)) => {
+                errors.push(error_at("Invalid for_each argument", detail, &for_each.collection.location));
+                continue;
+            }
+            Err(d) => {
+                errors.extend(d);
+                continue;
+            }
+        };
+        for (key, value) in elements {
+            let each = super::EvalContext { each: Some((Value::string(key), value)), ..ctx.clone() };
+            match one_import(&import, for_each, &each) {
+                Ok(one) => expanded.push(one),
+                Err(d) => errors.extend(d),
+            }
+        }
+    }
+    *imports = expanded;
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}
+
+/// The elements of an import's `for_each`, as `(each.key, each.value)`.
+fn import_elements(collection: &Value) -> Result<Vec<(String, Value)>, String> {
+    match collection {
+        Value::Map(m) | Value::Object(m) => Ok(m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        Value::Set(items) => items
+            .iter()
+            .map(|v| v.as_str().map(|s| (s.to_string(), v.clone())).ok_or(()))
+            .collect::<Result<_, _>>()
+            .map_err(|()| "The for_each of an import block must be a map, or a set of strings.".to_string()),
+        _ => Err("The for_each of an import block must be a map, or a set of strings.".to_string()),
+    }
+}
+
+/// One element's import: its target instance and its id as a constant.
+fn one_import(import: &Import, for_each: &ImportForEach, ctx: &super::EvalContext) -> Result<Import, Vec<Diagnostic>> {
+    let key = match super::eval(&for_each.key, ctx)? {
+        Value::String(s) => crate::addr::InstanceKey::String(s),
+        Value::Number(n) if n.as_i64().is_some() => crate::addr::InstanceKey::Int(n.as_i64().unwrap_or_default()),
+        _ => {
+            return Err(vec![error_at(
+                "Invalid import address",
+                "The key of an import's target must be a string or a whole number.",
+                &for_each.key.location,
+            )]);
+        }
+    };
+    let id = super::eval(&import.id, ctx)?;
+    let id = Expression { kind: super::ExprKind::Literal(id), location: import.id.location.clone() };
+    let to = InstanceAddr { resource: import.to.resource.clone(), key: Some(key) };
+    Ok(Import { to, id, for_each: None, location: import.location.clone() })
 }
 
 /// Reads a `removed` block.

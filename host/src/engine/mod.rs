@@ -175,7 +175,9 @@ impl Workspace {
 /// The configuration with its module calls expanded (which needs the
 /// root module's `variables`), and its dependency graph.
 fn expand_config(config: Config, variables: &BTreeMap<String, Value>) -> Result<(Config, DependencyGraph)> {
-    let config = config::expand_modules(config, variables).map_err(diagnostics)?;
+    let mut config = config::expand_modules(config, variables).map_err(diagnostics)?;
+    let dir = config.dir.clone();
+    config::expand_imports(&mut config.imports, variables, &dir).map_err(diagnostics)?;
     let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
     Ok((config, graph))
 }

@@ -172,3 +172,55 @@ fn terraform_data_is_imported_with_the_id_given() {
     let attrs = w.attributes("terraform_data.x");
     assert_eq!((attrs["id"].as_str(), attrs["output"]["value"].as_str()), (Some("abc"), Some("v")), "{attrs:#}");
 }
+
+/// Issue 37: an `import` block with `for_each` (Terraform 1.7) adopts one
+/// object per element, its key and id from `each`; the plan is the one
+/// Terraform 1.11.4 makes of the same configuration.
+#[test]
+fn an_import_with_for_each_adopts_one_object_per_element_as_terraform_does() {
+    let config = r#"variable "ids" {
+  default = { a = "id-a", b = "id-b" }
+}
+
+import {
+  for_each = var.ids
+  to       = terraform_data.x[each.key]
+  id       = each.value
+}
+
+resource "terraform_data" "x" {
+  for_each = var.ids
+  input    = each.key
+}
+"#;
+    let w = cairn_e2e::Workdir::new();
+    w.write("main.tf", config);
+    let summary = "Plan: 2 to import, 0 to add, 2 to change, 0 to destroy.";
+    let terraform = |args: &[&str]| {
+        let out = std::process::Command::new("terraform")
+            .args(args)
+            .current_dir(w.path())
+            .env("CHECKPOINT_DISABLE", "1")
+            .output()
+            .expect("terraform (1.7 or later) must be on PATH");
+        assert!(out.status.success(), "terraform {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    terraform(&["init", "-input=false", "-no-color"]);
+    assert!(terraform(&["plan", "-input=false", "-no-color"]).contains(summary));
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains(summary), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.attributes("terraform_data.x[\"a\"]")["id"], "id-a");
+    assert_eq!(w.attributes("terraform_data.x[\"b\"]")["id"], "id-b");
+
+    // A reference to anything but input variables and each is refused,
+    // where it is written.
+    w.write("main.tf", &config.replace("id       = each.value", "id       = terraform_data.x[\"a\"].id"));
+    let refused = w.cairn(&["plan"]).failure();
+    assert!(
+        refused.stderr.contains("may refer only to input variables and each.key or each.value"),
+        "{}",
+        refused.all()
+    );
+}
