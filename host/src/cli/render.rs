@@ -254,7 +254,17 @@ fn render_output_changes(plan: &Plan, colors: Colors) -> String {
         lines.push(format!("  {}{:width$} = {text}", ctx.symbol(act), quote_key(name)));
     }
     for name in &plan.removed_outputs {
-        lines.push(format!("  {} {name}", colors.red("-")));
+        let Some(o) = plan.removed_output_values.get(name) else {
+            // A plan saved before the values were kept: only the name.
+            lines.push(format!("  {} {name}", colors.red("-")));
+            continue;
+        };
+        let marks = if o.sensitive { vec![Path::root()] } else { Vec::new() };
+        let ctx = DiffContext { block: &empty, forcing: &[], marks: &marks, colors };
+        let before = o.prior.as_ref().unwrap_or(&Value::Null);
+        let opts = Opts { dynamic: true, ..Opts::default() };
+        let text = ctx.value(Some(before), Some(&Value::Null), &Path::root(), 0, opts);
+        lines.push(format!("  {}{:width$} = {text}", ctx.symbol(Act::Delete), quote_key(name)));
     }
     if lines.is_empty() { String::new() } else { format!("\nChanges to Outputs:\n{}\n", lines.join("\n")) }
 }

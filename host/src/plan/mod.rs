@@ -198,6 +198,10 @@ pub struct Plan {
     pub outputs: BTreeMap<String, PlannedOutput>,
     /// Outputs in the state that the configuration no longer declares.
     pub removed_outputs: Vec<String>,
+    /// What each of [`Plan::removed_outputs`] holds in the state (its
+    /// `value` null), for the plan to show what goes, as Terraform does.
+    #[serde(default)]
+    pub removed_output_values: BTreeMap<String, PlannedOutput>,
     /// Changes found outside cairn.
     pub drift: Vec<Drift>,
     /// Warnings to show.
@@ -277,6 +281,7 @@ impl Plan {
         append(&mut self.changes, part.changes);
         merge(&mut self.outputs, part.outputs);
         append(&mut self.removed_outputs, part.removed_outputs);
+        merge(&mut self.removed_output_values, part.removed_output_values);
         append(&mut self.drift, part.drift);
         append(&mut self.warnings, part.warnings);
         merge(&mut self.data_values, part.data_values);
@@ -420,6 +425,8 @@ impl Gathered {
             changes,
             outputs,
             removed_outputs,
+            // Set only on the whole plan, after its parts are gathered.
+            removed_output_values: _,
             drift,
             warnings,
             check_warnings: _,
@@ -519,6 +526,7 @@ impl Planner {
         let mut errors = Vec::new();
         if planner.options.destroy {
             plan.removed_outputs = planner.state.outputs.keys().cloned().collect();
+            plan.removed_output_values = planner.state.outputs.iter().map(removed_output).collect();
         } else {
             Planner::plan_configuration(&planner, &blocks, &targets, &mut plan, &mut errors).await;
             if errors.is_empty() && !planner.options.refresh_only {
@@ -650,6 +658,8 @@ impl Planner {
         for name in planner.state.outputs.keys() {
             if !planner.config.outputs.contains_key(name) && targets.everything() {
                 plan.removed_outputs.push(name.clone());
+                let (name, removed) = removed_output((name, &planner.state.outputs[name]));
+                plan.removed_output_values.insert(name, removed);
             }
         }
     }
@@ -1168,3 +1178,10 @@ pub fn key_value(key: &InstanceKey) -> Value {
 
 #[cfg(test)]
 mod tests;
+
+/// An output of the state that the plan removes: its stored value before,
+/// null after.
+fn removed_output((name, stored): (&String, &crate::state::OutputState)) -> (String, PlannedOutput) {
+    let prior = stored.decode().unwrap_or(Value::Null);
+    (name.clone(), PlannedOutput { value: Value::Null, prior: Some(prior), sensitive: stored.sensitive })
+}

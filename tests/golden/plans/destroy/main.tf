@@ -10,3 +10,11 @@ resource "terraform_data" "many" {
 resource "terraform_data" "text" {
   input = "one\ntwo\n"
 }
+
+output "gone" {
+  value = "here"
+}
+
+output "object" {
+  value = { a = 1, list = ["x"] }
+}
