@@ -798,9 +798,21 @@ fn match_elements(b: &[Value], a: &[Value]) -> Vec<(Option<usize>, Option<usize>
     out
 }
 
-/// The index pairs of a longest common subsequence of `b` and `a`.
+/// Beyond this many cells (lengths multiplied) the table of a longest
+/// common subsequence would take too much memory for a plan (32 MiB here):
+/// only a common start and end are matched then.
+const MOST_CELLS: usize = 1 << 22;
+
+/// The index pairs of a longest common subsequence of `b` and `a`; of their
+/// common start and end only, for very long sequences.
 fn longest_common<T: PartialEq>(b: &[T], a: &[T]) -> Vec<(usize, usize)> {
     let (n, m) = (b.len(), a.len());
+    if n.saturating_mul(m) > MOST_CELLS {
+        let start = b.iter().zip(a).take_while(|(x, y)| x == y).count();
+        let end = b[start..].iter().rev().zip(a[start..].iter().rev()).take_while(|(x, y)| x == y).count();
+        let head = (0..start).map(|i| (i, i));
+        return head.chain((0..end).rev().map(|k| (n - 1 - k, m - 1 - k))).collect();
+    }
     // lengths[i][j]: the longest common subsequence of b[i..] and a[j..].
     let mut lengths = vec![vec![0usize; m + 1]; n + 1];
     for i in (0..n).rev() {
@@ -866,6 +878,16 @@ mod tests {
         // [1] -> [0, 1]: 0 is added.
         let pairs = match_elements(&[n(1)], &[n(0), n(1)]);
         assert_eq!(pairs, vec![(None, Some(0)), (Some(0), Some(1))]);
+    }
+
+    #[test]
+    fn very_long_sequences_match_their_common_start_and_end() {
+        let b: Vec<u32> = (0..3000).collect();
+        let mut a = b.clone();
+        a[1500] = 99_999;
+        let common = longest_common(&b, &a);
+        assert_eq!(common.len(), 2999);
+        assert!(common.iter().all(|&(i, j)| i == j && i != 1500));
     }
 
     #[test]
