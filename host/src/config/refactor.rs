@@ -185,8 +185,12 @@ pub(super) fn import(block: Block, diags: &mut Vec<Diagnostic>) -> Option<Import
     let refs = id.expr.references().into_iter().chain(key.iter().flat_map(Expression::references));
     let collection_refs = collection.iter().flat_map(Expression::references);
     for (reference, at) in refs.chain(collection_refs) {
-        let each = matches!(reference, Reference::EachKey | Reference::EachValue);
-        if !matches!(reference, Reference::Variable(_)) && !(each && each_allowed) {
+        let allowed = match reference {
+            Reference::Variable(_) => true,
+            Reference::EachKey | Reference::EachValue => each_allowed,
+            _ => false,
+        };
+        if !allowed {
             diags.push(error_at(
                 "Invalid import argument",
                 format!(
