@@ -163,9 +163,10 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
-    /// The root module's outputs after an apply, by name: `sensitive`,
-    /// and for one that is not, its `type` and `value` (Terraform's
-    /// `outputs` message).
+    /// The root module's outputs, by name (Terraform's `outputs`
+    /// message): after a plan, `sensitive` and the `action`; after an
+    /// apply, `sensitive` and, for one that is not, its `type` and
+    /// `value`.
     Outputs {
         /// Each output's description.
         outputs: std::collections::BTreeMap<String, serde_json::Value>,

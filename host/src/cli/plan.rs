@@ -135,6 +135,9 @@ pub(super) fn plan_and_show(
             import: s.import,
             forget: s.forget,
         });
+        if !plan.outputs.is_empty() || !plan.removed_outputs.is_empty() {
+            events.emit(planned_outputs_event(plan));
+        }
     } else {
         let started = std::time::Instant::now();
         if run.refresh {
@@ -144,4 +147,24 @@ pub(super) fn plan_and_show(
         tracing::debug!(elapsed = ?started.elapsed(), "plan shown");
     }
     Ok(planned)
+}
+
+/// The plan's outputs as Terraform's `outputs` message of a plan gives
+/// them: each one's sensitivity and what happens to it (`create`,
+/// `update`, `no-op`, `delete`).
+fn planned_outputs_event(plan: &crate::plan::Plan) -> Event {
+    let mut outputs = std::collections::BTreeMap::new();
+    for (name, o) in &plan.outputs {
+        let action = match &o.prior {
+            None => "create",
+            Some(prior) if *prior != o.value => "update",
+            Some(_) => "noop",
+        };
+        outputs.insert(name.clone(), serde_json::json!({"sensitive": o.sensitive, "action": action}));
+    }
+    for name in &plan.removed_outputs {
+        let sensitive = plan.removed_output_values.get(name).is_some_and(|o| o.sensitive);
+        outputs.insert(name.clone(), serde_json::json!({"sensitive": sensitive, "action": "delete"}));
+    }
+    Event::Outputs { outputs }
 }

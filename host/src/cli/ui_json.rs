@@ -10,7 +10,8 @@
 //! for are lines of their own: `version` first, `apply_start`,
 //! `apply_complete` and `apply_errored` beside cairn's `node_start` and
 //! `node_finish`, and the apply's `change_summary` before cairn's
-//! `summary`; an apply's `outputs` is an event of cairn's too. cairn's other events (`run_start`, `recovered`, `summary`)
+//! `summary`; the plan's and the apply's `outputs` are events of cairn's
+//! too. cairn's other events (`run_start`, `recovered`, `summary`)
 //! stay as extra message types, which Terraform's readers skip.
 
 use serde_json::{Map, Value as Json, json};

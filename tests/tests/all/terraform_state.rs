@@ -268,9 +268,24 @@ fn an_apply_json_stream_gives_the_outputs_as_terraform_s_does() {
     );
     let run = w.cairn(&["apply", "-auto-approve", "-json"]).success();
     let events = run.events();
-    let outputs = events.iter().find(|e| e["type"] == "outputs").unwrap_or_else(|| panic!("{}", run.all()));
+    // As Terraform's, the plan's outputs message comes first, and the
+    // apply's, with the values, last.
+    let messages: Vec<&serde_json::Value> = events.iter().filter(|e| e["type"] == "outputs").collect();
+    assert_eq!(messages.len(), 2, "{}", run.all());
+    assert_eq!(messages[0]["outputs"]["plain"]["action"], "create");
+    let outputs = messages[1];
     assert_eq!(outputs["@message"], "Outputs: 2");
     assert_eq!(outputs["outputs"]["plain"], serde_json::json!({"sensitive": false, "type": "string", "value": "one"}));
     assert_eq!(outputs["outputs"]["secret"], serde_json::json!({"sensitive": true}));
     assert!(!run.stdout.contains("hunter2"), "{}", run.all());
+
+    // A plan's `outputs` message says what happens to each, as Terraform's.
+    w.write("main.tf", &w.read("main.tf").replace("\"one\"", "\"two\""));
+    let plan = w.cairn(&["plan", "-json"]).success();
+    let events = plan.events();
+    let planned = events.iter().find(|e| e["type"] == "outputs").unwrap_or_else(|| panic!("{}", plan.all()));
+    assert_eq!(
+        planned["outputs"],
+        serde_json::json!({"plain": {"sensitive": false, "action": "update"}, "secret": {"sensitive": true, "action": "noop"}})
+    );
 }
