@@ -150,8 +150,9 @@ fn finish(
     }
     if !report.outputs.is_empty() {
         println!("\nOutputs:\n");
-        for (name, (v, sensitive)) in &report.outputs {
-            println!("{name} = {}", render::show_value(v, *sensitive));
+        // As Terraform's: a null output is not listed.
+        for (name, (v, sensitive)) in report.outputs.iter().filter(|(_, (v, _))| !v.is_null()) {
+            println!("{name} = {}", render::output_value(v, *sensitive));
         }
     }
     Ok(0)

@@ -37,8 +37,7 @@ pub(super) fn run(flags: &StateFlags, name: Option<&str>, json: bool, raw: bool)
                 );
             }
             for (name, o) in &state.outputs {
-                let shown = if o.sensitive { "<sensitive>".to_string() } else { decoded(o).to_hcl() };
-                println!("{name} = {shown}");
+                println!("{name} = {}", super::render::output_value(&decoded(o), o.sensitive));
             }
             Ok(0)
         }
@@ -65,7 +64,7 @@ fn one(state: &State, name: &str, json: bool, raw: bool) -> Result<i32> {
         stdout.flush()?;
         return Ok(0);
     }
-    println!("{}", value.to_hcl());
+    println!("{}", super::render::output_value(&value, false));
     Ok(0)
 }
 

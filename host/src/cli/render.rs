@@ -848,6 +848,41 @@ pub fn show_value(v: &Value, sensitive: bool) -> String {
     if sensitive { "(sensitive value)".to_string() } else { v.to_hcl() }
 }
 
+/// An output after an apply, as Terraform prints it under `Outputs:`:
+/// `<sensitive>`, or the value over several lines, collections one element
+/// a line (lists with a comma after each), keys quoted, a multi-line
+/// string as a heredoc.
+pub fn output_value(v: &Value, sensitive: bool) -> String {
+    if sensitive { "<sensitive>".to_string() } else { output_text(v, 0) }
+}
+
+/// [`output_value`]'s text of `v`, whose lines after the first are
+/// indented by `depth` levels.
+fn output_text(v: &Value, depth: usize) -> String {
+    let pad = "  ".repeat(depth + 1);
+    let close = "  ".repeat(depth);
+    match v {
+        Value::String(s) if s.contains('\n') => {
+            let body = s.strip_suffix('\n').unwrap_or(s);
+            format!("<<EOT\n{body}\nEOT")
+        }
+        Value::List(items) | Value::Set(items) | Value::Tuple(items) if !items.is_empty() => {
+            let lines: String = items.iter().map(|i| format!("{pad}{},\n", output_text(i, depth + 1))).collect();
+            format!("[\n{lines}{close}]")
+        }
+        Value::Map(m) | Value::Object(m) if !m.is_empty() => {
+            let lines: String = m
+                .iter()
+                .map(|(k, i)| format!("{pad}{} = {}\n", crate::value::quote(k), output_text(i, depth + 1)))
+                .collect();
+            format!("{{\n{lines}{close}}}")
+        }
+        Value::List(_) | Value::Set(_) | Value::Tuple(_) => "[]".to_string(),
+        Value::Map(_) | Value::Object(_) => "{}".to_string(),
+        other => other.to_hcl(),
+    }
+}
+
 /// The value at `path` of a stored object for display, every part that
 /// `sensitive` says is sensitive (by the schema or a mark) redacted.
 pub fn show_redacted(v: &Value, path: &Path, sensitive: &dyn Fn(&Path) -> bool) -> String {
@@ -857,6 +892,22 @@ pub fn show_redacted(v: &Value, path: &Path, sensitive: &dyn Fn(&Path) -> bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outputs_read_as_terraform_prints_them_after_an_apply() {
+        let v = Value::object([
+            ("k", Value::string("v")),
+            ("longer", Value::List(vec![])),
+            ("mid", Value::object([("x", Value::int(1)), ("yyyy", Value::List(vec![Value::int(1), Value::int(2)]))])),
+        ]);
+        assert_eq!(
+            output_value(&v, false),
+            "{\n  \"k\" = \"v\"\n  \"longer\" = []\n  \"mid\" = {\n    \"x\" = 1\n    \"yyyy\" = [\n      1,\n      2,\n    ]\n  }\n}"
+        );
+        assert_eq!(output_value(&Value::string("multi\nline"), false), "<<EOT\nmulti\nline\nEOT");
+        assert_eq!(output_value(&Value::string("x"), true), "<sensitive>");
+        assert_eq!(output_value(&Value::object::<&str>([]), false), "{}");
+    }
     use crate::value::Number;
 
     fn n(i: i64) -> Value {

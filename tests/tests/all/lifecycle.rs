@@ -160,7 +160,7 @@ fn the_quickstart_example_applies() {
     let hello = w.read("out/hello.txt");
     let run_id = w.attributes("random_id.run")["hex"].as_str().unwrap().to_string();
     assert!(hello.contains(&format!("Run id: {run_id}")), "{hello}");
-    assert!(run.stdout.contains("password = (sensitive value)"), "{}", run.all());
+    assert!(run.stdout.contains("\npassword = <sensitive>\n"), "{}", run.all());
     let summary = &w.state().unwrap()["outputs"]["summary"]["value"];
     assert_eq!(summary["run_id"], run_id.as_str());
     w.cairn(&["plan", "-detailed-exitcode"]).success();

@@ -185,7 +185,7 @@ fn output_lists_shows_one_in_clear_and_prints_json_and_raw() {
     let all = w.cairn_here(&["output"]).success();
     assert_eq!(
         lines(&all.stdout),
-        ["list = [1, 2]", "name = \"first\"", "port = 8080", "secret = <sensitive>"],
+        ["list = [", "  1,", "  2,", "]", "name = \"first\"", "port = 8080", "secret = <sensitive>"],
         "{}",
         all.all()
     );
