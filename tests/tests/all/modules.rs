@@ -70,7 +70,9 @@ fn a_two_level_configuration_plans_applies_and_destroys() {
 
     let apply = w.cairn(&["apply", "-auto-approve"]).success();
     assert!(
-        apply.stdout.contains(r#"indexes = { blog = "out/blog/index.txt", docs = "out/docs/index.txt" }"#),
+        apply
+            .stdout
+            .contains("indexes = {\n  \"blog\" = \"out/blog/index.txt\"\n  \"docs\" = \"out/docs/index.txt\"\n}"),
         "{}",
         apply.all()
     );
