@@ -210,13 +210,10 @@ fn output_lists_shows_one_in_clear_and_prints_json_and_raw() {
     assert!(run.stderr.contains("output \"nope\" not found"), "{}", run.all());
 }
 
-#[test]
-fn commands_that_change_the_state_wait_for_no_one_holding_its_lock() {
-    use std::io::{Read, Write};
-    let w = applied();
-    w.write("main.tf", &CONFIG.replace("\"first\"", "\"second\""));
-    let before = w.state_text();
-    // An apply waits at its confirmation prompt, holding the lock.
+/// `cairn apply` in `w`, started and waiting at its confirmation prompt,
+/// and so holding the state's lock until it is answered.
+fn apply_waiting_at_its_prompt(w: &Workdir) -> std::process::Child {
+    use std::io::Read;
     let mut apply = w
         .command(&["apply"], &[])
         .stdin(std::process::Stdio::piped())
@@ -230,6 +227,20 @@ fn commands_that_change_the_state_wait_for_no_one_holding_its_lock() {
         assert!(n > 0, "the apply ended early:\n{seen}");
         seen.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
+    // Kept open, so that what the apply prints after the answer has a
+    // reader.
+    apply.stdout = Some(stdout);
+    apply
+}
+
+#[test]
+fn commands_that_change_the_state_wait_for_no_one_holding_its_lock() {
+    use std::io::Write;
+    let w = applied();
+    w.write("main.tf", &CONFIG.replace("\"first\"", "\"second\""));
+    let before = w.state_text();
+    // An apply waits at its confirmation prompt, holding the lock.
+    let mut apply = apply_waiting_at_its_prompt(&w);
     for args in [
         &["state", "rm", "null_data.a"][..],
         &["state", "mv", "null_data.a", "null_data.z"],
@@ -257,24 +268,12 @@ fn commands_that_change_the_state_wait_for_no_one_holding_its_lock() {
 
 #[test]
 fn lock_false_lets_a_state_command_run_while_another_run_holds_the_lock() {
-    use std::io::{Read, Write};
+    use std::io::Write;
     // As Terraform's state commands: `-lock=false` takes no lock (issue 36,
     // item 2).
     let w = applied();
     w.write("main.tf", &CONFIG.replace("\"first\"", "\"second\""));
-    let mut apply = w
-        .command(&["apply"], &[])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = apply.stdout.take().unwrap();
-    let (mut seen, mut buf) = (String::new(), [0u8; 4096]);
-    while !seen.contains("Enter a value") {
-        let n = stdout.read(&mut buf).unwrap();
-        assert!(n > 0, "the apply ended early:\n{seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    let mut apply = apply_waiting_at_its_prompt(&w);
     assert!(w.cairn_here(&["state", "rm", "null_data.a"]).failure().stderr.contains("locked"));
     w.cairn_here(&["state", "rm", "-lock=false", "null_data.a"]).success();
     apply.stdin.take().unwrap().write_all(b"no\n").unwrap();
