@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::addr::{InstanceKey, Mode};
+use crate::addr::{InstanceAddr, InstanceKey, Mode};
 use crate::plan::{Action, Plan, ResourceChange};
 use crate::schema::{Block, ProviderSchema};
 use crate::value::{Path, PathStep, Value};
@@ -86,22 +86,30 @@ pub fn actions(change: &ResourceChange) -> Vec<&'static str> {
 
 /// The address fields every resource entry starts with.
 fn address_fields(change: &ResourceChange) -> Map<String, Json> {
-    let r = &change.addr.resource;
-    let mut fields = Map::new();
-    fields.insert("address".into(), json!(change.addr.to_string()));
+    let mut fields = instance_fields(&change.addr, &change.provider);
     // As Terraform's: only for a resource inside a module.
-    if !r.module.is_root() {
-        fields.insert("module_address".into(), json!(r.module.to_string()));
+    if !change.addr.resource.module.is_root() {
+        fields.insert("module_address".into(), json!(change.addr.resource.module.to_string()));
     }
+    fields
+}
+
+/// The fields that name a resource instance in Terraform's JSON, in a
+/// plan and in a state: `address`, `mode`, `type`, `name`, `index` and
+/// `provider_name`.
+pub fn instance_fields(addr: &InstanceAddr, provider: &str) -> Map<String, Json> {
+    let r = &addr.resource;
+    let mut fields = Map::new();
+    fields.insert("address".into(), json!(addr.to_string()));
     fields.insert("mode".into(), json!(if r.mode == Mode::Data { "data" } else { "managed" }));
     fields.insert("type".into(), json!(r.type_name));
     fields.insert("name".into(), json!(r.name));
-    match &change.addr.key {
+    match &addr.key {
         Some(InstanceKey::Int(i)) => fields.insert("index".into(), json!(i)),
         Some(InstanceKey::String(s)) => fields.insert("index".into(), json!(s)),
         None => None,
     };
-    fields.insert("provider_name".into(), json!(change.provider));
+    fields.insert("provider_name".into(), json!(provider));
     fields
 }
 

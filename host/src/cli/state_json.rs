@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json, json};
 
-use super::plan_json::{known_json, sensitive_mask};
-use crate::addr::{InstanceKey, Mode, ModuleInstance};
+use super::plan_json::{instance_fields, known_json, sensitive_mask};
+use crate::addr::ModuleInstance;
 use crate::schema::ProviderSchema;
 use crate::state::{InstanceState, InstanceStatus, State};
 use crate::value::{self, Path, Type, Value};
@@ -83,7 +83,6 @@ fn child_towards(parent: &ModuleInstance, descendant: &ModuleInstance) -> Option
 
 /// One object: the current object of an instance, or a deposed one.
 fn resource(inst: &InstanceState, schema: Option<&crate::schema::Schema>, deposed: Option<&str>) -> Json {
-    let r = &inst.addr.resource;
     let value = match schema {
         Some(s) if s.version == inst.schema_version => {
             inst.attributes.decode(&s.block.implied_type()).unwrap_or(Value::Null)
@@ -95,17 +94,7 @@ fn resource(inst: &InstanceState, schema: Option<&crate::schema::Schema>, depose
         !p.is_root()
             && (inst.sensitive_attributes.iter().any(|m| p.starts_with(m)) || block.is_some_and(|b| b.is_sensitive(p)))
     };
-    let mut entry = Map::new();
-    entry.insert("address".into(), json!(inst.addr.to_string()));
-    entry.insert("mode".into(), json!(if r.mode == Mode::Data { "data" } else { "managed" }));
-    entry.insert("type".into(), json!(r.type_name));
-    entry.insert("name".into(), json!(r.name));
-    match &inst.addr.key {
-        Some(InstanceKey::Int(i)) => entry.insert("index".into(), json!(i)),
-        Some(InstanceKey::String(s)) => entry.insert("index".into(), json!(s)),
-        None => None,
-    };
-    entry.insert("provider_name".into(), json!(inst.provider));
+    let mut entry = instance_fields(&inst.addr, &inst.provider);
     entry.insert("schema_version".into(), json!(inst.schema_version));
     entry.insert("values".into(), known_json(&value));
     entry.insert("sensitive_values".into(), sensitive_mask(&value, &Path::root(), &sensitive));

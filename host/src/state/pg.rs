@@ -929,18 +929,12 @@ pub const TERRAFORM_PG_SCHEMA: &str = "terraform_remote_state";
 /// `name`, `data`), as its JSON text. For `cairn state migrate`.
 pub fn read_terraform_state(conn_str: &str, schema: &str, workspace: &str) -> Result<Vec<u8>, StateError> {
     let place = format!("Terraform's state \"{workspace}\" in {}", describe(conn_str, schema));
-    let err = |message: String| StateError::Database { state: place.clone(), message };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| err(format!("cannot start the connection's runtime: {e}")))?;
-    runtime.block_on(async {
-        let client = connect(conn_str, &place).await?;
-        let query = format!("SELECT data FROM {}.states WHERE name = $1", quote_identifier(schema));
-        let rows = client.query(&query, &[&workspace]).await.map_err(|e| err(format!("cannot read it: {e}")))?;
+    let query = format!("SELECT data FROM {}.states WHERE name = $1", quote_identifier(schema));
+    on_a_connection(conn_str, &place, |client| async move {
+        let rows = client.query(&query, &[&workspace]).await.map_err(|e| format!("cannot read it: {e}"))?;
         match rows.first() {
             Some(row) => Ok(row.get::<_, String>(0).into_bytes()),
-            None => Err(err("there is no such state".to_string())),
+            None => Err("there is no such state".to_string()),
         }
     })
 }
