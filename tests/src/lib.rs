@@ -54,6 +54,18 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the repository").to_path_buf()
 }
 
+/// The case directories of `tests/golden/KIND`, sorted by name.
+pub fn golden_cases(kind: &str) -> Vec<PathBuf> {
+    let root = repo_root().join("tests/golden").join(kind);
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    cases
+}
+
 /// A temporary configuration directory, removed when dropped.
 pub struct Workdir {
     dir: tempfile::TempDir,

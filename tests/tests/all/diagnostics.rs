@@ -11,17 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_e2e::{Workdir, repo_root};
+use cairn_e2e::Workdir;
 
 fn cases() -> Vec<PathBuf> {
-    let root = repo_root().join("tests/golden/diagnostics");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    cases.sort();
-    cases
+    cairn_e2e::golden_cases("diagnostics")
 }
 
 /// The case's command: the words of its `args` file, or `validate`.

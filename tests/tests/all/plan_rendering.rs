@@ -12,17 +12,10 @@
 
 use std::path::PathBuf;
 
-use cairn_e2e::{Workdir, repo_root};
+use cairn_e2e::Workdir;
 
 fn cases() -> Vec<PathBuf> {
-    let root = repo_root().join("tests/golden/plans");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    cases.sort();
-    cases
+    cairn_e2e::golden_cases("plans")
 }
 
 /// Whether `word` is an id as `terraform_data` makes them: a UUID.
