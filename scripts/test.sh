@@ -13,6 +13,9 @@
 # - Debian's PostgreSQL, which the state backend tests start once per run
 #   on a free loopback port in a temporary directory (as `nobody` when run
 #   as root); the package's own cluster is not used.
+# - Debian's rabbitmq-server, which the rabbitmq provider's tests start
+#   once per run on free loopback ports in a temporary directory; the
+#   package's own service is not used (and is stopped if it runs).
 # - The real terraform (1.4 or later) and Go, which the machine must have
 #   (they come from no registry here): checked first.
 # Tests fail, rather than skip, when any of these is missing.
@@ -31,6 +34,19 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     echo "Installing postgresql (for the state backend tests)..." >&2
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+fi
+
+if [ ! -x /usr/lib/rabbitmq/bin/rabbitmq-server ]; then
+    if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+    echo "Installing rabbitmq-server (for the rabbitmq provider's tests)..." >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq rabbitmq-server >/dev/null
+    # The tests start a server of their own on free ports; the package's
+    # service (started on install where the machine allows it) is not
+    # needed: stop it and keep it from starting at boot.
+    if [ -d /run/systemd/system ]; then
+        $sudo systemctl disable --now rabbitmq-server >/dev/null 2>&1 || true
+    fi
 fi
 
 # The Terraform compatibility tests run the real terraform (1.4 or later,
