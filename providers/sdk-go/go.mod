@@ -1,0 +1,3 @@
+module cairn.dev/sdk-go
+
+go 1.26

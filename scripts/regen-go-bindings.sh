@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Regenerates the Go SDK's committed bindings (providers/sdk-go/internal/wit)
+# from its WIT (providers/sdk-go/wit, which links cairn's wit/provider.wit):
+# run it after changing wit/. Neither provider authors nor CI run it; they
+# build against the committed bindings, and a test fails (saying to run
+# this) when the WIT no longer matches what they were generated from.
+#
+# Needs wit-bindgen-cli 0.63 (`wit-bindgen go`): $WIT_BINDGEN, or one
+# installed into target/tools/wit-bindgen on first use (cargo install, about
+# ten minutes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version=0.63.0
+sdk=providers/sdk-go
+out="$sdk/internal/wit"
+bindgen="${WIT_BINDGEN:-$PWD/target/tools/wit-bindgen/bin/wit-bindgen}"
+if [[ "$("$bindgen" --version 2>/dev/null || true)" != "wit-bindgen-cli $version"* ]]; then
+    echo "regen-go-bindings.sh: installing wit-bindgen-cli $version into target/tools/wit-bindgen" >&2
+    cargo install --locked --quiet wit-bindgen-cli --version "$version" --root "$PWD/target/tools/wit-bindgen"
+    bindgen="$PWD/target/tools/wit-bindgen/bin/wit-bindgen"
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+"$bindgen" go "$sdk/wit" --world go-provider --pkg-name cairn.dev/sdk-go/internal/wit --out-dir "$tmp" --quiet
+# The generated code imports the component-model runtime package
+# go.bytecodealliance.org/pkg, which the SDK vendors under internal/gopkg
+# (see its README): point the imports there, so that a provider's go.mod
+# needs only the SDK.
+find "$tmp" -name '*.go' -exec sed -i 's#"go.bytecodealliance.org/pkg/wit/#"cairn.dev/sdk-go/internal/gopkg/wit/#' {} +
+# The one hand-written file among them: the exported functions, which hand
+# each call to the SDK (wit-bindgen would write stubs there).
+handler=exports/export_cairn_provider_provider/handler.go
+cp "$out/$handler" "$tmp/handler.go.kept"
+rm -rf "$out"
+mkdir -p "$out"
+cp -r "$tmp"/. "$out"/
+mkdir -p "$(dirname "$out/$handler")"
+mv "$out/handler.go.kept" "$out/$handler"
+# What the bindings were made from, for the staleness test.
+(cd "$sdk" && go run ./internal/withash wit) > "$out/WIT_SHA256"
+# The rewritten imports sort differently.
+gofmt -w "$out"
+echo "regenerated $out from $sdk/wit (wit-bindgen $version)"
