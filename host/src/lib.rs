@@ -13,6 +13,7 @@
 pub mod addr;
 pub mod apply;
 pub mod cli;
+pub mod componentize;
 pub mod config;
 pub mod contract;
 pub mod diag;

@@ -393,6 +393,26 @@ enum ProvidersCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Make a provider component of a core WebAssembly module built for
+    /// WASI preview 1 (Go, C): embed the WIT world it was built against and
+    /// adapt its WASI imports, as `wasm-tools component embed` and
+    /// `component new --adapt` do.
+    Componentize {
+        /// The core module the compiler wrote.
+        module: PathBuf,
+        /// Where to write the component.
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
+        /// A WIT file or directory with the world the module was built
+        /// against (default: cairn's own provider WIT). Not needed when the
+        /// module already carries its world, as wit-bindgen's C glue does.
+        #[arg(long)]
+        wit: Option<PathBuf>,
+        /// The world's name in that WIT (default: its only world, or
+        /// provider-world for cairn's own WIT).
+        #[arg(long)]
+        world: Option<String>,
+    },
     /// Make a minisign key pair for signing providers: PREFIX.key, PREFIX.pub.
     Keygen {
         /// Where to write the keys, without extension.
@@ -732,6 +752,7 @@ impl Command {
                     ProvidersCommand::Inspect { .. }
                     | ProvidersCommand::Check { .. }
                     | ProvidersCommand::New { .. }
+                    | ProvidersCommand::Componentize { .. }
                     | ProvidersCommand::Keygen { .. }
                     | ProvidersCommand::Sign { .. }
                     | ProvidersCommand::Verify { .. }
@@ -935,6 +956,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Providers { command: ProvidersCommand::Check { provider } } => check::run(&provider),
         Command::Providers { command: ProvidersCommand::New { name, lang, dir } } => {
             new::run(&name, &lang, dir.as_deref())
+        }
+        Command::Providers { command: ProvidersCommand::Componentize { module, output, wit, world } } => {
+            providers::componentize(&module, &output, wit.as_deref(), world.as_deref())
         }
         Command::Providers { command: ProvidersCommand::Keygen { prefix } } => providers::keygen(&prefix),
         Command::Providers { command: ProvidersCommand::Sign { key, file } } => providers::sign(&key, &file),

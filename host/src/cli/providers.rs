@@ -71,6 +71,21 @@ pub(super) fn inspect(file: &std::path::Path) -> Result<i32> {
     Ok(0)
 }
 
+/// Runs `cairn providers componentize MODULE -o OUT [--wit PATH] [--world NAME]`.
+pub(super) fn componentize(
+    module: &std::path::Path,
+    output: &std::path::Path,
+    wit: Option<&std::path::Path>,
+    world: Option<&str>,
+) -> Result<i32> {
+    let bytes = std::fs::read(module).with_context(|| format!("cannot read {}", module.display()))?;
+    let component = crate::componentize::componentize(&bytes, crate::componentize::WorldSource { wit, world })
+        .with_context(|| format!("cannot make a provider component of {}", module.display()))?;
+    std::fs::write(output, &component).with_context(|| format!("cannot write {}", output.display()))?;
+    println!("Wrote {} ({} bytes).", output.display(), component.len());
+    Ok(0)
+}
+
 /// Runs `cairn providers keygen PREFIX`: a minisign key pair in
 /// `PREFIX.key` and `PREFIX.pub`.
 pub(super) fn keygen(prefix: &std::path::Path) -> Result<i32> {
