@@ -139,7 +139,8 @@ mod tests {
                  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) i32.const 0))"#,
         );
         let component = componentize(&module, WorldSource { wit: Some(&wit), world: Some("tiny") }).unwrap();
-        let Some(Ok(wasmparser::Payload::Version { encoding, .. })) = wasmparser::Parser::new(0).parse_all(&component).next()
+        let Some(Ok(wasmparser::Payload::Version { encoding, .. })) =
+            wasmparser::Parser::new(0).parse_all(&component).next()
         else {
             panic!("no header");
         };
