@@ -8,6 +8,9 @@
 #   CAIRN_LANG_TOOLCHAINS); the end-to-end tests build the Python and
 #   JavaScript providers with them once per run (cached in
 #   target/lang-providers by a hash of their sources).
+# - Debian's clang, lld, wasi-libc and libclang-rt-dev-wasm32, with which
+#   the end-to-end tests build the C providers (once per run, cached like
+#   the Python and JavaScript ones).
 # - Debian's `docker-registry` (the CNCF distribution registry), which the
 #   OCI registry tests start on a free loopback port.
 # - Debian's PostgreSQL, which the state backend tests start once per run
@@ -47,6 +50,18 @@ if [ ! -x /usr/lib/rabbitmq/bin/rabbitmq-server ]; then
     if [ -d /run/systemd/system ]; then
         $sudo systemctl disable --now rabbitmq-server >/dev/null 2>&1 || true
     fi
+fi
+
+# The C provider toolchain: Debian's clang with the wasm32-wasi sysroot
+# (wasi-libc), the wasm linker (lld) and the wasm32 compiler runtime; the
+# e2e tests build the C providers (providers/kv) with it.
+if ! command -v clang >/dev/null 2>&1 || ! command -v wasm-ld >/dev/null 2>&1 \
+    || [ ! -e /usr/include/wasm32-wasi/stdlib.h ] \
+    || ! ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+    echo "Installing clang, lld, wasi-libc and libclang-rt-dev-wasm32 (for the C providers)..." >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang lld wasi-libc libclang-rt-dev-wasm32 >/dev/null
 fi
 
 # The Terraform compatibility tests run the real terraform (1.4 or later,

@@ -1,5 +1,9 @@
-//! Building the Python and JavaScript providers (`providers/archive`,
-//! `providers/http`) from source, once per test run.
+//! Building the Python, JavaScript and C providers (`providers/archive`,
+//! `providers/http`, `providers/kv`) from source, once per test run.
+//!
+//! C needs Debian's clang with the wasm32-wasi sysroot (`scripts/test.sh`
+//! installs it with apt) and the cairn binary under test, whose `providers
+//! componentize` turns clang's core module into a component.
 //!
 //! Their toolchains come from PyPI and npm, not from cargo: `scripts/test.sh`
 //! installs the pinned versions under `target/lang-toolchains` and exports
@@ -26,6 +30,9 @@ pub const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
 /// The componentize-js release the JavaScript providers are built with.
 pub const COMPONENTIZE_JS_VERSION: &str = "0.23.0";
 
+/// What installs the C toolchain (Debian 12), as `scripts/test.sh` does.
+pub const C_TOOLCHAIN_INSTALL: &str = "apt-get install clang lld wasi-libc libclang-rt-dev-wasm32";
+
 /// A provider written in another language than Rust.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lang {
@@ -33,6 +40,10 @@ pub enum Lang {
     Python,
     /// `providers/<name>/app.js` with `providers/sdk-js`.
     JavaScript,
+    /// `providers/<name>/*.c` with `providers/sdk-c`, compiled by clang
+    /// into a core module that `cairn providers componentize` makes a
+    /// component.
+    C,
 }
 
 impl Lang {
@@ -40,6 +51,7 @@ impl Lang {
         match self {
             Lang::Python => "providers/sdk-python",
             Lang::JavaScript => "providers/sdk-js",
+            Lang::C => "providers/sdk-c",
         }
     }
 
@@ -60,6 +72,9 @@ impl Lang {
                 COMPONENTIZE_JS_VERSION,
                 format!("npm install @bytecodealliance/componentize-js@{COMPONENTIZE_JS_VERSION}"),
             ),
+            // Debian's clang 14 with its wasm32-wasi sysroot (any version
+            // that targets wasm32-wasi will do).
+            Lang::C => ("CAIRN_CLANG", PathBuf::from("clang"), "", C_TOOLCHAIN_INSTALL.to_string()),
         }
     }
 }
@@ -78,7 +93,9 @@ pub fn toolchain(lang: Lang) -> PathBuf {
     let tool = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
     let output = Command::new(&tool).arg("--version").output();
     let shown = match &output {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        Ok(o) if o.status.success() => {
+            String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string()
+        }
         Ok(o) => format!("`--version` failed: {}", String::from_utf8_lossy(&o.stderr).trim()),
         Err(e) => e.to_string(),
     };
@@ -155,14 +172,16 @@ fn build(lang: Lang, name: &str) -> PathBuf {
     }
     let digest: String = hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
     let out_dir = target_dir().join("lang-providers");
-    let out = out_dir.join(format!("{name}-{digest}.wasm"));
+    // `testing/ctrap` → `testing-ctrap-<digest>.wasm`.
+    let file_name = name.replace('/', "-");
+    let out = out_dir.join(format!("{file_name}-{digest}.wasm"));
     if out.is_file() {
         return out;
     }
     std::fs::create_dir_all(&out_dir).expect("target/lang-providers can be created");
     // Built under a temporary name and renamed: another test process never
     // sees half a component.
-    let partial = out_dir.join(format!("{name}-{digest}.{}.partial", std::process::id()));
+    let partial = out_dir.join(format!("{file_name}-{digest}.{}.partial", std::process::id()));
     let mut command = Command::new(&tool);
     let shown = match lang {
         Lang::Python => {
@@ -181,6 +200,13 @@ fn build(lang: Lang, name: &str) -> PathBuf {
                 "componentize-js --wit wit --world-name provider-world -d fetch-event -o OUT providers/{name}/app.js"
             )
         }
+        Lang::C => {
+            let core = partial.with_extension("core.wasm");
+            compile_c(&tool, &provider_dir, &core);
+            command = crate::cairn_command(&["providers", "componentize"], &[]);
+            command.arg(&core).arg("-o").arg(&partial);
+            format!("cairn providers componentize {}.core.wasm -o OUT", name.replace('/', "-"))
+        }
     };
     let output = command.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", tool.display()));
     assert!(
@@ -190,18 +216,53 @@ fn build(lang: Lang, name: &str) -> PathBuf {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    stamp_identity(lang, &partial, name);
+    // A C provider declares its identity in its source (CAIRN_PROVIDER).
+    if lang != Lang::C {
+        stamp_identity(lang, &partial, name);
+    }
+    let _ = std::fs::remove_file(partial.with_extension("core.wasm"));
     std::fs::rename(&partial, &out).expect("the built component can be moved into place");
     // Builds of older sources are never used again: keep the directory from
     // growing by a 12-20 MB component per edit.
     for entry in std::fs::read_dir(&out_dir).into_iter().flatten().flatten() {
         let file = entry.file_name();
         let file = file.to_string_lossy();
-        if file.starts_with(&format!("{name}-")) && file.ends_with(".wasm") && entry.path() != out {
+        if file.starts_with(&format!("{file_name}-")) && file.ends_with(".wasm") && entry.path() != out {
             let _ = std::fs::remove_file(entry.path());
         }
     }
     out
+}
+
+/// Compiles the C provider in `provider_dir` (every `.c` file there) with
+/// the SDK and its glue into the WASI reactor module `core`, as a C
+/// project's `build.sh` does.
+fn compile_c(clang: &Path, provider_dir: &Path, core: &Path) {
+    let root = repo_root();
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(provider_dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", provider_dir.display()))
+        .map(|e| e.expect("a directory entry can be read").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    sources.sort();
+    let sdk = root.join("providers/sdk-c");
+    let output = Command::new(clang)
+        .args(["--target=wasm32-wasi", "--sysroot=/usr", "-mexec-model=reactor", "-O2", "-Wall", "-Werror"])
+        .args(["-Wl,--strip-debug", "-I"])
+        .arg(&sdk)
+        .arg("-o")
+        .arg(core)
+        .arg(sdk.join("cairn.c"))
+        .arg(sdk.join("glue/provider_world.c"))
+        .args(&sources)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", clang.display()));
+    assert!(
+        output.status.success(),
+        "compiling the C provider {} failed (the toolchain: `{C_TOOLCHAIN_INSTALL}`, which scripts/test.sh runs):\n{}",
+        provider_dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// The version the repository's Python and JavaScript providers declare.
@@ -214,6 +275,7 @@ fn stamp_identity(lang: Lang, wasm: &Path, name: &str) {
     let (program, script) = match lang {
         Lang::Python => ("python3", root.join("providers/sdk-python/stamp_identity.py")),
         Lang::JavaScript => ("node", root.join("providers/sdk-js/stamp-identity.mjs")),
+        Lang::C => unreachable!("a C provider declares its identity in its source"),
     };
     let output = Command::new(program)
         .arg(&script)

@@ -2,6 +2,7 @@
 //! components. One test binary (one link of the engine and wasmtime), one
 //! module per area.
 
+mod c;
 mod check;
 mod check_blocks;
 mod commands;
