@@ -15,13 +15,29 @@ use crate::config::{Body, Config, EvalContext, Expression, Reference, Step};
 /// (`config::load`: its module calls not expanded).
 pub fn configuration_json(config: &Config) -> Json {
     let mut providers = Map::new();
-    for r in &config.resources {
-        providers.entry(r.provider.clone()).or_insert_with(|| json!({"name": r.provider}));
-    }
-    for p in &config.providers {
-        providers.entry(p.name.clone()).or_insert_with(|| json!({"name": p.name}));
+    let names = config.resources.iter().map(|r| &r.provider).chain(config.providers.iter().map(|p| &p.name));
+    for name in names {
+        let entry = || json!({"name": name, "full_name": provider_full_name(name, config)});
+        providers.entry(name.clone()).or_insert_with(entry);
     }
     json!({"provider_config": providers, "root_module": module_json(config)})
+}
+
+/// The provider's address as Terraform writes it in `full_name`
+/// (`registry.terraform.io/hashicorp/random`): the registry address its
+/// `required_providers` entry gives, or else the one Terraform implies for
+/// the local name, `terraform.io/builtin/terraform` for the built-in one.
+/// Tools written for Terraform key providers by it.
+pub fn provider_full_name(name: &str, config: &Config) -> String {
+    let local = name.split('.').next().unwrap_or(name);
+    let written = config.required_providers.get(local).and_then(|r| r.source.as_deref());
+    if let Some((host, namespace, type_name)) = written.and_then(crate::registry::registry_address) {
+        return format!("{host}/{namespace}/{type_name}");
+    }
+    match local {
+        "terraform" => "terraform.io/builtin/terraform".to_string(),
+        _ => format!("registry.terraform.io/hashicorp/{local}"),
+    }
 }
 
 /// One module, as written: its resources, outputs, variables and module

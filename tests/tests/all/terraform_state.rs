@@ -205,8 +205,9 @@ fn tfjson(args: &[&str], w: &Workdir) -> String {
 }
 
 /// Issue 36, item 4: a saved plan's `show -json` has Terraform's
-/// `configuration` section, with the same expressions (constants and
-/// references) Terraform 1.11.4 gives for the same configuration.
+/// `configuration` section, with the same provider configurations (their
+/// `full_name` too) and expressions (constants and references) Terraform
+/// 1.11.4 gives for the same configuration.
 #[test]
 fn a_saved_plan_s_configuration_section_is_terraform_s() {
     let config = r#"
@@ -243,6 +244,9 @@ output "o" {
     w.cairn_here(&["plan", "-out", "cairn.plan"]).success();
     let ours: serde_json::Value =
         serde_json::from_str(&w.cairn_here(&["show", "-json", "cairn.plan"]).success().stdout).unwrap();
+    // `full_name` is how tools key providers (terraform-json's
+    // ProviderConfig.FullName).
+    assert_eq!(ours["configuration"]["provider_config"], tf["configuration"]["provider_config"]);
     let (theirs, mine) = (&tf["configuration"]["root_module"], &ours["configuration"]["root_module"]);
     for (i, name) in ["terraform_data.a", "terraform_data.b"].iter().enumerate() {
         assert_eq!(mine["resources"][i]["address"], *name, "{mine:#}");
