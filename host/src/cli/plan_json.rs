@@ -147,14 +147,25 @@ fn resource_change(change: &ResourceChange, block: Option<&Block>) -> Json {
     Json::Object(entry)
 }
 
-/// Terraform's `action_reason` for a replace.
+/// Terraform's `action_reason` for a replace, a destroy or a read during
+/// apply.
 fn action_reason(change: &ResourceChange) -> Option<&'static str> {
     use crate::plan::ReplaceReason;
-    match (&change.action, &change.replace_reason) {
-        (Action::Replace, Some(ReplaceReason::Tainted | ReplaceReason::Destroying)) => Some("replace_because_tainted"),
-        (Action::Replace, Some(ReplaceReason::RequiresReplace(_))) => Some("replace_because_cannot_update"),
-        _ => None,
-    }
+    let reason = change.replace_reason.as_ref()?;
+    Some(match (&change.action, reason) {
+        (Action::Replace, ReplaceReason::Tainted | ReplaceReason::Destroying) => "replace_because_tainted",
+        (Action::Replace, ReplaceReason::RequiresReplace(_)) => "replace_because_cannot_update",
+        (Action::Replace, ReplaceReason::Requested) => "replace_by_request",
+        (Action::Replace, ReplaceReason::Triggered(_)) => "replace_by_triggers",
+        (Action::Delete, ReplaceReason::DeleteNoResourceConfig) => "delete_because_no_resource_config",
+        (Action::Delete, ReplaceReason::DeleteNoModule(_)) => "delete_because_no_module",
+        (Action::Delete, ReplaceReason::DeleteCountIndex) => "delete_because_count_index",
+        (Action::Delete, ReplaceReason::DeleteEachKey) => "delete_because_each_key",
+        (Action::Delete, ReplaceReason::DeleteWrongRepetition) => "delete_because_wrong_repetition",
+        (Action::Read, ReplaceReason::ReadConfigUnknown) => "read_because_config_unknown",
+        (Action::Read, ReplaceReason::ReadDependencyPending) => "read_because_dependency_pending",
+        _ => return None,
+    })
 }
 
 /// A resource as `planned_values` and `prior_state` list it.

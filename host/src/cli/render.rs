@@ -186,6 +186,29 @@ pub fn render_refreshing(plan: &Plan) -> String {
     out
 }
 
+/// `ADDRESS: Reading...` and `ADDRESS: Read complete after Ns [id=ID]`
+/// for each data source read while planning, as Terraform prints them
+/// (whether or not refresh is on: a data source is always read), in
+/// address order.
+pub fn render_data_reads(plan: &Plan) -> String {
+    let mut out = String::new();
+    for (addr, object) in &plan.data_values {
+        let seconds = plan.data_read_ms.get(addr).copied().unwrap_or(0) / 1000;
+        let _ = writeln!(out, "{addr}: Reading...");
+        let _ = writeln!(out, "{addr}: Read complete after {seconds}s{}", id_suffix(object));
+    }
+    out
+}
+
+/// ` [id=ID]` when the object has a known string `id`, as Terraform ends
+/// its progress lines; nothing otherwise.
+fn id_suffix(object: &Value) -> String {
+    match object.get_attr("id") {
+        Value::String(id) => format!(" [id={id}]"),
+        _ => String::new(),
+    }
+}
+
 /// Whether a change shows in the plan: anything but a no-op, and a no-op
 /// that imports or moves an object.
 fn is_shown(change: &ResourceChange) -> bool {
@@ -280,9 +303,23 @@ fn headline(change: &ResourceChange, colors: Colors) -> (String, Vec<String>) {
             None if change.replace_reason == Some(ReplaceReason::Destroying) => {
                 (colors.red("  -"), vec![format!("{addr} will be destroyed (again: its delete failed)")])
             }
-            None => (colors.red("  -"), vec![format!("{addr} will be destroyed")]),
+            None => {
+                let mut lines = vec![format!("{addr} will be destroyed")];
+                lines.extend(delete_because(change));
+                (colors.red("  -"), lines)
+            }
         },
-        Action::Read => (colors.cyan(" <="), vec![format!("{addr} will be read during apply")]),
+        Action::Read => {
+            let mut lines = vec![format!("{addr} will be read during apply")];
+            match change.replace_reason {
+                Some(ReplaceReason::ReadConfigUnknown) => lines.push("(config refers to values not yet known)".into()),
+                Some(ReplaceReason::ReadDependencyPending) => {
+                    lines.push("(depends on a resource or a module with changes pending)".into())
+                }
+                _ => {}
+            }
+            (colors.cyan(" <="), lines)
+        }
         Action::Replace => {
             let why = match &change.replace_reason {
                 Some(ReplaceReason::Tainted) => "is tainted, so must be replaced",
@@ -327,6 +364,29 @@ fn headline(change: &ResourceChange, colors: Colors) -> (String, Vec<String>) {
         lines.push(format!("(moved from {from})"));
     }
     (symbol, lines)
+}
+
+/// The `(because ...)` line Terraform writes under a destroyed object's
+/// heading, saying why the configuration no longer has it.
+fn delete_because(change: &ResourceChange) -> Option<String> {
+    let addr = &change.addr;
+    let key = || addr.key.as_ref().map(ToString::to_string).unwrap_or_default();
+    Some(match change.replace_reason.as_ref()? {
+        ReplaceReason::DeleteNoResourceConfig => {
+            let r = &addr.resource;
+            let data = if r.mode == crate::addr::Mode::Data { "data." } else { "" };
+            format!("(because {data}{}.{} is not in configuration)", r.type_name, r.name)
+        }
+        ReplaceReason::DeleteNoModule(module) => format!("(because {module} is not in configuration)"),
+        ReplaceReason::DeleteCountIndex => format!("(because index {} is out of range for count)", key()),
+        ReplaceReason::DeleteEachKey => format!("(because key {} is not in for_each map)", key()),
+        ReplaceReason::DeleteWrongRepetition => match addr.key {
+            Some(crate::addr::InstanceKey::Int(_)) => "(because resource does not use count)".to_string(),
+            Some(crate::addr::InstanceKey::String(_)) => "(because resource does not use for_each)".to_string(),
+            None => "(because resource uses count or for_each)".to_string(),
+        },
+        _ => return None,
+    })
 }
 
 /// `~ resource "local_file" "a" {`: the resource's name as written, without
@@ -668,6 +728,10 @@ impl DiffContext<'_> {
         null_suffix: &str,
         forces: &str,
     ) -> String {
+        let (json_before, json_after) = (json_of(before), json_of(after));
+        if json_before.is_some() || json_after.is_some() {
+            return self.json_string(before, after, json_before, json_after, act, depth, null_suffix, forces);
+        }
         let multiline = |v: Option<&Value>| matches!(v, Some(Value::String(s)) if s.contains('\n'));
         if multiline(before) || multiline(after) {
             return self.heredoc(before, after, act, depth, null_suffix, forces);
@@ -679,6 +743,58 @@ impl DiffContext<'_> {
             Act::NoOp => format!("{}{forces}", show(before)),
             Act::Update => format!("{} -> {}{forces}", show(before), show(after)),
         }
+    }
+
+    /// A string holding JSON as Terraform shows one: `jsonencode(`, the
+    /// decoded value's diff over several lines, `)`. A change that is only
+    /// of whitespace says so; a string that becomes JSON, or stops being
+    /// JSON, shows the old value, `->`, and the new one.
+    #[allow(clippy::too_many_arguments)]
+    fn json_string(
+        &self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        json_before: Option<Value>,
+        json_after: Option<Value>,
+        act: Act,
+        depth: usize,
+        null_suffix: &str,
+        forces: &str,
+    ) -> String {
+        if act == Act::Update && (json_before.is_none() || json_after.is_none()) {
+            // One side is JSON, the other not: the old value gone, the new whole.
+            let old = self.primitive(before, None, Act::Delete, depth, "", "");
+            let new = self.primitive(None, after, Act::Create, depth, "", "");
+            return format!("{old} -> {new}{forces}");
+        }
+        let (b, a) = match act {
+            Act::Create => (None, json_after.as_ref()),
+            Act::Delete => (json_before.as_ref(), None),
+            _ => (json_before.as_ref(), json_after.as_ref()),
+        };
+        let whitespace_only = act == Act::Update && b == a;
+        // Inside the JSON nothing is sensitive or forces replacement by
+        // itself, and no part says ` -> null`: the string as a whole does.
+        let inner = DiffContext { block: &Block::default(), forcing: &[], marks: &[], colors: self.colors };
+        let opts = Opts { no_null_suffix: true, no_forces: true, show_unchanged: whitespace_only, dynamic: true };
+        let rendered = inner.value(b, a, &Path::root(), depth + 1, opts);
+        let (note, forces) = match (whitespace_only, forces.is_empty()) {
+            (true, true) => (" # whitespace changes", ""),
+            (true, false) => (" # whitespace changes force replacement", ""),
+            (false, _) => ("", forces),
+        };
+        // The `+` or `-` of a whole create or delete is the attribute's; an
+        // update's `~` is the JSON's own.
+        let inner_act = if act == Act::Update && !whitespace_only { Act::of(b, a) } else { Act::NoOp };
+        if !rendered.contains('\n') {
+            return format!("jsonencode({rendered}){note}{forces}");
+        }
+        format!(
+            "jsonencode({note}\n{}{}{rendered}{forces}\n{}  ){null_suffix}",
+            indent(depth + 1),
+            self.symbol(inner_act),
+            indent(depth)
+        )
     }
 
     /// A multi-line string as Terraform shows one: `<<-EOT`, its lines, and
@@ -718,6 +834,18 @@ impl DiffContext<'_> {
         let _ = write!(out, "{}  EOT{null_suffix}", indent(depth));
         out
     }
+}
+
+/// The value a string holds when it is JSON of an object or an array, as
+/// Terraform tells such strings (starting `{` or `[`) to show them
+/// decoded.
+fn json_of(v: Option<&Value>) -> Option<Value> {
+    let Some(Value::String(s)) = v else { return None };
+    if !s.starts_with('{') && !s.starts_with('[') {
+        return None;
+    }
+    let json: serde_json::Value = serde_json::from_str(s).ok()?;
+    Some(crate::value::from_json_untyped(&json))
 }
 
 /// The elements of a list, tuple or set; none of anything else.

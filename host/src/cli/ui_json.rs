@@ -110,7 +110,7 @@ fn message(event: &Event) -> String {
         Event::ChangeSummary { add, change, destroy, .. } => {
             format!("Plan: {add} to add, {change} to change, {destroy} to destroy.")
         }
-        Event::NodeStart { .. } | Event::NodeFinish { .. } => human_line(event).unwrap_or_default(),
+        Event::NodeStart { .. } | Event::NodeFinish { .. } => hook_message(event),
         Event::Diagnostic { severity, summary, .. } => {
             format!("{}: {summary}", if severity == "error" { "Error" } else { "Warning" })
         }
@@ -150,7 +150,20 @@ fn hook_line(event: &Event) -> Option<(Map<String, Json>, &'static str, String)>
     line.insert("hook".into(), Json::Object(hook));
     line.insert("type".into(), json!(kind));
     let level = if kind == "apply_errored" { "error" } else { "info" };
-    Some((line, level, human_line(event).unwrap_or_default()))
+    Some((line, level, hook_message(event)))
+}
+
+/// The `@message` of a hook: the human progress line, except for a data
+/// source's read, which Terraform's JSON words as a refresh
+/// (`Refreshing...`, `Refresh complete after 0s`) where its human output
+/// says `Reading...`.
+fn hook_message(event: &Event) -> String {
+    let line = human_line(event).unwrap_or_default();
+    match event {
+        Event::NodeStart { action, .. } if action == "read" => line.replace(": Reading...", ": Refreshing..."),
+        Event::NodeFinish { action, .. } if action == "read" => line.replace(": Read complete", ": Refresh complete"),
+        _ => line,
+    }
 }
 
 /// Terraform's closing `change_summary` of an apply or a destroy, from

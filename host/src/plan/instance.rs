@@ -202,16 +202,24 @@ impl InstancePlanner<'_> {
     ) -> Result<Value, Vec<Diagnostic>> {
         let config = config::decode_body(&self.resource.body, &self.schema.block, ctx)?;
         if config.is_wholly_known() && !upstream_changes {
+            let started = std::time::Instant::now();
             let (state, warnings) =
                 self.gate.read_data(self.schema, self.addr, &config).await.map_err(|e| self.failed(e))?;
             self.keep_warnings(warnings, plan);
+            let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            plan.data_read_ms.insert(self.addr.clone(), elapsed_ms);
             plan.data_values.insert(self.addr.clone(), state.clone());
             return Ok(state);
         }
         let planned = unknown_computed(&self.schema.block, &config);
+        let reason = match config.is_wholly_known() {
+            true => ReplaceReason::ReadDependencyPending,
+            false => ReplaceReason::ReadConfigUnknown,
+        };
         plan.changes.push(ResourceChange {
             // A read depends on what it depends on now, never on an earlier read.
             prior_dependencies: Vec::new(),
+            replace_reason: Some(reason),
             ..self.change(Action::Read, Value::Null, planned.clone(), config)
         });
         Ok(planned)

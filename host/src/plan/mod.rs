@@ -80,7 +80,9 @@ impl fmt::Display for Action {
     }
 }
 
-/// Why an object is replaced, for the plan output.
+/// Why an object is replaced (or, for the variants so named, destroyed
+/// or read during apply), for the plan output's `because` lines and the
+/// JSON plan's `action_reason`, as Terraform gives them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ReplaceReason {
     /// An earlier create failed part-way.
@@ -94,6 +96,25 @@ pub enum ReplaceReason {
     /// A `replace_triggered_by` reference changes: the reference, as
     /// `local_file.a` or `local_file.a.content`.
     Triggered(String),
+    /// Destroyed: its resource block is no longer in the configuration.
+    DeleteNoResourceConfig,
+    /// Destroyed: its module instance (as `module.a["x"]`) is no longer in
+    /// the configuration.
+    DeleteNoModule(String),
+    /// Destroyed: its index is at or past the resource's `count`.
+    DeleteCountIndex,
+    /// Destroyed: its key is not in the resource's `for_each`.
+    DeleteEachKey,
+    /// Destroyed: its key is of another kind than the resource's
+    /// repetition (an index where there is no `count`, a string key where
+    /// there is no `for_each`).
+    DeleteWrongRepetition,
+    /// A data source read during apply: its configuration refers to
+    /// values not known until then.
+    ReadConfigUnknown,
+    /// A data source read during apply: something it depends on has
+    /// changes pending.
+    ReadDependencyPending,
 }
 
 /// The planned change of one resource instance.
@@ -212,6 +233,11 @@ pub struct Plan {
     pub check_warnings: Vec<Diagnostic>,
     /// Data source values read during planning, for apply's evaluation.
     pub data_values: BTreeMap<InstanceAddr, Value>,
+    /// How long each of [`Plan::data_values`] took to read, in
+    /// milliseconds, for the `Read complete after Ns` line Terraform
+    /// prints; not saved with a plan.
+    #[serde(skip)]
+    pub data_read_ms: BTreeMap<InstanceAddr, u64>,
     /// How each resource block expanded (count, for_each), for apply.
     pub expansions: BTreeMap<ResourceAddr, Expansion>,
     /// Whether this plan destroys everything.
@@ -285,6 +311,7 @@ impl Plan {
         append(&mut self.drift, part.drift);
         append(&mut self.warnings, part.warnings);
         merge(&mut self.data_values, part.data_values);
+        merge(&mut self.data_read_ms, part.data_read_ms);
         merge(&mut self.expansions, part.expansions);
     }
 
@@ -401,6 +428,7 @@ struct Gathered {
     errors: Vec<(Place, Diagnostic)>,
     outputs: BTreeMap<String, PlannedOutput>,
     data_values: BTreeMap<InstanceAddr, Value>,
+    data_read_ms: BTreeMap<InstanceAddr, u64>,
     /// Each resource's expansion, in the order the nodes finished: a map
     /// ordered by address compared a dozen addresses for each, under the
     /// walk's lock; they are put in order once, at the end.
@@ -431,6 +459,7 @@ impl Gathered {
             warnings,
             check_warnings: _,
             data_values,
+            data_read_ms,
             expansions,
             destroy: _,
             refresh_only: _,
@@ -444,6 +473,7 @@ impl Gathered {
         tag(&mut self.errors, at, errors);
         merge(&mut self.outputs, outputs);
         merge(&mut self.data_values, data_values);
+        merge(&mut self.data_read_ms, data_read_ms);
         self.expansions.extend(expansions);
     }
 
@@ -458,6 +488,7 @@ impl Gathered {
         append(errors, in_order(self.errors));
         merge(&mut plan.outputs, self.outputs);
         merge(&mut plan.data_values, self.data_values);
+        merge(&mut plan.data_read_ms, self.data_read_ms);
         // Collecting sorts the list once and builds the map in bulk.
         merge(&mut plan.expansions, self.expansions.into_iter().collect());
     }
@@ -675,6 +706,9 @@ impl Planner {
     /// longer declares (or everything, for destroy), or, for a resource a
     /// `removed` block with `destroy = false` names, forgetting it.
     async fn plan_orphans(&self, blocks: &Blocks, targets: &Targets, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        // The module instances that declare blocks, gathered at the first
+        // orphan: whether an orphan's module is gone too.
+        let mut modules: Option<std::collections::HashSet<crate::addr::ModuleInstance>> = None;
         for inst in &self.state.resources {
             let declared = !self.options.destroy && blocks.contains_key(&inst.addr.resource);
             if declared || inst.addr.resource.mode != Mode::Managed || !targets.includes_instance(&inst.addr) {
@@ -682,7 +716,11 @@ impl Planner {
             }
             match self.config.removed_of(&inst.addr.resource) {
                 Some(removed) if !removed.destroy => self.plan_forget(inst, plan, errors).await,
-                _ => self.plan_delete(inst, blocks, plan, errors).await,
+                _ => {
+                    let modules = modules.get_or_insert_with(|| blocks.keys().map(|r| r.module.clone()).collect());
+                    let reason = (!self.options.destroy).then(|| gone_reason(inst, modules));
+                    self.plan_delete(inst, blocks, reason, plan, errors).await
+                }
             }
         }
     }
@@ -788,7 +826,16 @@ impl Planner {
         }
     }
 
-    async fn plan_delete(&self, inst: &InstanceState, blocks: &Blocks, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+    /// Plans the delete of `inst`'s current object, for `reason` (none in
+    /// a destroy plan, which says no `because`).
+    async fn plan_delete(
+        &self,
+        inst: &InstanceState,
+        blocks: &Blocks,
+        reason: Option<ReplaceReason>,
+        plan: &mut Plan,
+        errors: &mut Vec<Diagnostic>,
+    ) {
         if inst.attributes.is_null() {
             // No current object: only deposed ones, planned apart.
             return;
@@ -809,14 +856,41 @@ impl Planner {
                 }
                 plan.changes.push(ResourceChange {
                     // Not a replace: for the plan output, a delete retried.
-                    replace_reason: (inst.status == crate::state::InstanceStatus::Destroying)
-                        .then_some(ReplaceReason::Destroying),
+                    replace_reason: match inst.status {
+                        crate::state::InstanceStatus::Destroying => Some(ReplaceReason::Destroying),
+                        _ => reason,
+                    },
                     location: resource.map(|r| r.location.clone()),
                     ..stored_change(inst, Action::Delete, prior, Value::Null)
                 })
             }
             Err(d) => errors.push(d),
         }
+    }
+}
+
+/// Why an object whose resource block is gone is destroyed: its module
+/// instance is gone too (none of `modules` declares a block), or only the
+/// block.
+fn gone_reason(
+    inst: &InstanceState,
+    modules: &std::collections::HashSet<crate::addr::ModuleInstance>,
+) -> ReplaceReason {
+    let module = &inst.addr.resource.module;
+    if module.is_root() || modules.contains(module) {
+        ReplaceReason::DeleteNoResourceConfig
+    } else {
+        ReplaceReason::DeleteNoModule(module.to_string())
+    }
+}
+
+/// Why an instance the resource's `count` or `for_each` no longer has is
+/// destroyed, as Terraform tells the three cases apart.
+fn stale_key_reason(expansion: &Expansion, key: Option<&InstanceKey>) -> ReplaceReason {
+    match (expansion, key) {
+        (Expansion::Count(_), Some(InstanceKey::Int(_))) => ReplaceReason::DeleteCountIndex,
+        (Expansion::ForEach(_), Some(InstanceKey::String(_))) => ReplaceReason::DeleteEachKey,
+        _ => ReplaceReason::DeleteWrongRepetition,
     }
 }
 
@@ -1080,7 +1154,8 @@ impl Walk {
         if addr.mode == Mode::Managed && !planner.options.refresh_only {
             for inst in planner.state.resources.of_resource(addr) {
                 if !keys.contains(inst.addr.key.as_ref()) && targets.includes_instance(&inst.addr) {
-                    planner.plan_delete(inst, &self.blocks, part, errors).await;
+                    let reason = stale_key_reason(&keys, inst.addr.key.as_ref());
+                    planner.plan_delete(inst, &self.blocks, Some(reason), part, errors).await;
                 }
             }
         }

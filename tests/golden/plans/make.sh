@@ -4,8 +4,9 @@
 #     tests/golden/plans/make.sh            (all cases)
 #     tests/golden/plans/make.sh destroy    (one)
 # Each case's `steps` holds one command a line: `apply ARGS` (run with
-# -auto-approve, its output ignored), and last the `plan ARGS` whose output
-# is the golden text. The text is normalized as the test normalizes
+# -auto-approve, its output ignored), `config FILE` (FILE, in the case's
+# folder, becomes main.tf: the configuration changes), and last the
+# `plan ARGS` whose output is the golden text. The text is normalized as the test normalizes
 # cairn's: every object id (random) becomes <id>, the tool's name becomes
 # cairn, and the `Refreshing state...` lines (printed in no fixed order by
 # Terraform) are sorted.
@@ -22,7 +23,10 @@ for case in "${cases[@]}"; do
     terraform init -no-color >/dev/null
     out=""
     while read -r command args; do
-      if [ "$command" = apply ]; then
+      if [ "$command" = config ]; then
+        # The configuration changes: FILE becomes main.tf.
+        cp "$here/$case/$args" main.tf
+      elif [ "$command" = apply ]; then
         # shellcheck disable=SC2086
         terraform apply -auto-approve -no-color $args >/dev/null
       else
