@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 /// The languages a project can be made in.
-pub const LANGUAGES: &[&str] = &["rust", "python", "js"];
+pub const LANGUAGES: &[&str] = &["rust", "python", "js", "c"];
 
 /// One file of a project: where, what, and whether it is a script to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +89,27 @@ const JS_SDK: Files = &[
     ("wit/provider.wit", include_str!("../../wit/provider.wit")),
 ];
 
+/// The templates of a C project (clang wasm32-wasi + `cairn providers
+/// componentize`).
+const C: Files = &[
+    ("provider.c", include_str!("../templates/c/provider.c.tmpl")),
+    ("test_provider.c", include_str!("../templates/c/test_provider.c.tmpl")),
+    ("build.sh", include_str!("../templates/c/build.sh")),
+    ("test.sh", include_str!("../templates/c/test.sh")),
+    ("example/main.tf", include_str!("../templates/c/example/main.tf.tmpl")),
+    ("README.md", include_str!("../templates/c/README.md.tmpl")),
+];
+
+/// The C SDK, its wit-bindgen glue, and the WIT it is built against.
+const C_SDK: Files = &[
+    ("sdk/cairn.h", include_str!("../../providers/sdk-c/cairn.h")),
+    ("sdk/cairn.c", include_str!("../../providers/sdk-c/cairn.c")),
+    ("sdk/glue/provider_world.h", include_str!("../../providers/sdk-c/glue/provider_world.h")),
+    ("sdk/glue/provider_world.c", include_str!("../../providers/sdk-c/glue/provider_world.c")),
+    ("sdk/glue/WIT_SHA256", include_str!("../../providers/sdk-c/glue/WIT_SHA256")),
+    ("wit/provider.wit", include_str!("../../wit/provider.wit")),
+];
+
 /// The SDK's manifest outside cairn's workspace: the same crate, with the
 /// versions the workspace would give it written out.
 const RUST_SDK_MANIFEST: &str = r#"[package]
@@ -121,6 +142,7 @@ pub fn project(name: &str, lang: &str) -> Result<Vec<ProjectFile>, String> {
         "rust" => (RUST, [RUST_SDK, &[("sdk/Cargo.toml", RUST_SDK_MANIFEST)]].concat()),
         "python" => (PYTHON, PYTHON_SDK.to_vec()),
         "js" => (JS, JS_SDK.to_vec()),
+        "c" => (C, C_SDK.to_vec()),
         other => return Err(format!("no template for the language {other:?}; there are: {}", LANGUAGES.join(", "))),
     };
     let filled = templates.iter().map(|(path, text)| (*path, text.replace("__NAME__", name)));
@@ -177,6 +199,8 @@ mod tests {
             (PYTHON_SDK, "providers/sdk-python/cairn_provider", "sdk/cairn_provider"),
             (PYTHON_SDK, "providers/sdk-python", "sdk"),
             (JS_SDK, "providers/sdk-js", "sdk"),
+            (C_SDK, "providers/sdk-c", "sdk"),
+            (C_SDK, "providers/sdk-c/glue", "sdk/glue"),
         ] {
             let sources = std::fs::read_dir(format!("{}/../{dir}", env!("CARGO_MANIFEST_DIR"))).unwrap();
             for source in sources.map(Result::unwrap).filter(|s| s.path().is_file()) {

@@ -98,3 +98,10 @@ fn a_new_javascript_provider_builds_and_passes_check() {
     let tool = toolchain(Lang::JavaScript);
     new_project_works("js", &["node", "--test", "test/"], &[("CAIRN_COMPONENTIZE_JS", &tool)]);
 }
+
+#[test]
+fn a_new_c_provider_builds_and_passes_check() {
+    let clang = toolchain(Lang::C);
+    // build.sh runs `cairn providers componentize`: the cairn under test.
+    new_project_works("c", &["./test.sh"], &[("CC", &clang), ("CAIRN", cairn_binary())]);
+}
