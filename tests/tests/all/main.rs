@@ -16,6 +16,7 @@ mod failures;
 mod file_permissions;
 mod fmt;
 mod functions;
+mod go;
 mod interrupts;
 mod javascript;
 mod lifecycle;

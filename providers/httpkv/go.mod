@@ -1,0 +1,7 @@
+module cairn.dev/provider-httpkv
+
+go 1.26
+
+require cairn.dev/sdk-go v0.2.0
+
+replace cairn.dev/sdk-go => ../sdk-go
