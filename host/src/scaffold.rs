@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 /// The languages a project can be made in.
-pub const LANGUAGES: &[&str] = &["rust", "python", "js", "c"];
+pub const LANGUAGES: &[&str] = &["rust", "python", "js", "c", "go"];
 
 /// One file of a project: where, what, and whether it is a script to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +110,172 @@ const C_SDK: Files = &[
     ("wit/provider.wit", include_str!("../../wit/provider.wit")),
 ];
 
+/// The templates of a Go project (standard Go, wasip1 + `cairn providers
+/// componentize`).
+const GO: Files = &[
+    ("main.go", include_str!("../templates/go/main.go.tmpl")),
+    ("main_test.go", include_str!("../templates/go/main_test.go.tmpl")),
+    ("go.mod", include_str!("../templates/go/go.mod.tmpl")),
+    ("build.sh", include_str!("../templates/go/build.sh")),
+    ("example/main.tf", include_str!("../templates/go/example/main.tf.tmpl")),
+    ("README.md", include_str!("../templates/go/README.md.tmpl")),
+];
+
+/// The Go SDK (module `cairn.dev/sdk-go`): its sources, the generated
+/// bindings and the runtime they import, and the WIT it is built against
+/// (`wit/deps/provider` is cairn's own `wit/provider.wit`). Every file of
+/// `providers/sdk-go` but its tests.
+const GO_SDK: Files = &[
+    ("sdk/README.md", include_str!("../../providers/sdk-go/README.md")),
+    ("sdk/cairnhttp/doc.go", include_str!("../../providers/sdk-go/cairnhttp/doc.go")),
+    ("sdk/cairnhttp/transport_native.go", include_str!("../../providers/sdk-go/cairnhttp/transport_native.go")),
+    ("sdk/cairnhttp/transport_wasip1.go", include_str!("../../providers/sdk-go/cairnhttp/transport_wasip1.go")),
+    ("sdk/cmd/stamp-identity/main.go", include_str!("../../providers/sdk-go/cmd/stamp-identity/main.go")),
+    ("sdk/diag.go", include_str!("../../providers/sdk-go/diag.go")),
+    ("sdk/glue.go", include_str!("../../providers/sdk-go/glue.go")),
+    ("sdk/go.mod", include_str!("../../providers/sdk-go/go.mod")),
+    ("sdk/internal/gopkg/LICENSE", include_str!("../../providers/sdk-go/internal/gopkg/LICENSE")),
+    ("sdk/internal/gopkg/README.md", include_str!("../../providers/sdk-go/internal/gopkg/README.md")),
+    ("sdk/internal/gopkg/wit/async/async.go", include_str!("../../providers/sdk-go/internal/gopkg/wit/async/async.go")),
+    ("sdk/internal/gopkg/wit/async/empty.s", include_str!("../../providers/sdk-go/internal/gopkg/wit/async/empty.s")),
+    (
+        "sdk/internal/gopkg/wit/runtime/empty.s",
+        include_str!("../../providers/sdk-go/internal/gopkg/wit/runtime/empty.s"),
+    ),
+    (
+        "sdk/internal/gopkg/wit/runtime/runtime.go",
+        include_str!("../../providers/sdk-go/internal/gopkg/wit/runtime/runtime.go"),
+    ),
+    (
+        "sdk/internal/gopkg/wit/types/future.go",
+        include_str!("../../providers/sdk-go/internal/gopkg/wit/types/future.go"),
+    ),
+    (
+        "sdk/internal/gopkg/wit/types/option.go",
+        include_str!("../../providers/sdk-go/internal/gopkg/wit/types/option.go"),
+    ),
+    (
+        "sdk/internal/gopkg/wit/types/result.go",
+        include_str!("../../providers/sdk-go/internal/gopkg/wit/types/result.go"),
+    ),
+    (
+        "sdk/internal/gopkg/wit/types/stream.go",
+        include_str!("../../providers/sdk-go/internal/gopkg/wit/types/stream.go"),
+    ),
+    ("sdk/internal/gopkg/wit/types/tuple.go", include_str!("../../providers/sdk-go/internal/gopkg/wit/types/tuple.go")),
+    ("sdk/internal/gopkg/wit/types/unit.go", include_str!("../../providers/sdk-go/internal/gopkg/wit/types/unit.go")),
+    ("sdk/internal/wit/WIT_SHA256", include_str!("../../providers/sdk-go/internal/wit/WIT_SHA256")),
+    (
+        "sdk/internal/wit/exports/export_cairn_provider_provider/handler.go",
+        include_str!("../../providers/sdk-go/internal/wit/exports/export_cairn_provider_provider/handler.go"),
+    ),
+    (
+        "sdk/internal/wit/exports/wit_exports/wit_exports.go",
+        include_str!("../../providers/sdk-go/internal/wit/exports/wit_exports/wit_exports.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_files/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_files/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_files/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_files/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_log/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_log/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_log/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_log/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_provider/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_provider/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_provider/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_provider/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_types/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_types/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_types/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_types/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_clocks_monotonic_clock/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_clocks_monotonic_clock/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_clocks_monotonic_clock/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_clocks_monotonic_clock/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_http_outgoing_handler/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_http_outgoing_handler/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_http_outgoing_handler/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_http_outgoing_handler/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_http_types/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_http_types/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_http_types/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_http_types/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_io_error/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_io_error/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_io_error/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_io_error/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_io_poll/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_io_poll/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_io_poll/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_io_poll/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_io_streams/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_io_streams/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/wasi_io_streams/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/wasi_io_streams/wit_bindings.go"),
+    ),
+    ("sdk/internal/withash/main.go", include_str!("../../providers/sdk-go/internal/withash/main.go")),
+    ("sdk/json.go", include_str!("../../providers/sdk-go/json.go")),
+    ("sdk/log.go", include_str!("../../providers/sdk-go/log.go")),
+    ("sdk/log_native.go", include_str!("../../providers/sdk-go/log_native.go")),
+    ("sdk/log_wasip1.go", include_str!("../../providers/sdk-go/log_wasip1.go")),
+    ("sdk/provider.go", include_str!("../../providers/sdk-go/provider.go")),
+    ("sdk/schema.go", include_str!("../../providers/sdk-go/schema.go")),
+    ("sdk/value.go", include_str!("../../providers/sdk-go/value.go")),
+    ("sdk/wire.go", include_str!("../../providers/sdk-go/wire.go")),
+    ("sdk/wit/deps/cli/cli.wit", include_str!("../../providers/sdk-go/wit/deps/cli/cli.wit")),
+    ("sdk/wit/deps/clocks/clocks.wit", include_str!("../../providers/sdk-go/wit/deps/clocks/clocks.wit")),
+    (
+        "sdk/wit/deps/filesystem/filesystem.wit",
+        include_str!("../../providers/sdk-go/wit/deps/filesystem/filesystem.wit"),
+    ),
+    ("sdk/wit/deps/http/http.wit", include_str!("../../providers/sdk-go/wit/deps/http/http.wit")),
+    ("sdk/wit/deps/io/io.wit", include_str!("../../providers/sdk-go/wit/deps/io/io.wit")),
+    ("sdk/wit/deps/provider/provider.wit", include_str!("../../wit/provider.wit")),
+    ("sdk/wit/deps/random/random.wit", include_str!("../../providers/sdk-go/wit/deps/random/random.wit")),
+    ("sdk/wit/deps/sockets/sockets.wit", include_str!("../../providers/sdk-go/wit/deps/sockets/sockets.wit")),
+    ("sdk/wit/world.wit", include_str!("../../providers/sdk-go/wit/world.wit")),
+];
+
 /// The SDK's manifest outside cairn's workspace: the same crate, with the
 /// versions the workspace would give it written out.
 const RUST_SDK_MANIFEST: &str = r#"[package]
@@ -142,6 +308,7 @@ pub fn project(name: &str, lang: &str) -> Result<Vec<ProjectFile>, String> {
         "rust" => (RUST, [RUST_SDK, &[("sdk/Cargo.toml", RUST_SDK_MANIFEST)]].concat()),
         "python" => (PYTHON, PYTHON_SDK.to_vec()),
         "js" => (JS, JS_SDK.to_vec()),
+        "go" => (GO, GO_SDK.to_vec()),
         "c" => (C, C_SDK.to_vec()),
         other => return Err(format!("no template for the language {other:?}; there are: {}", LANGUAGES.join(", "))),
     };
@@ -221,6 +388,30 @@ mod tests {
             let app = &files.iter().find(|f| f.path == std::path::Path::new(app)).unwrap().text;
             assert!(app.contains("hello_greeting"), "{lang}");
             assert!(files.iter().all(|f| !f.text.contains("__NAME__")), "{lang}: a placeholder is left");
+        }
+    }
+
+    #[test]
+    fn a_go_project_carries_the_whole_go_sdk() {
+        let files = project("hello", "go").unwrap();
+        let has = |path: &str| files.iter().any(|f| f.path == std::path::Path::new(path));
+        assert!(has("main.go") && has("go.mod") && has("sdk/go.mod") && has("sdk/wit/world.wit"));
+        assert!(files.iter().all(|f| !f.text.contains("__NAME__")), "a placeholder is left");
+        // Every file of the SDK but its tests, in every directory.
+        let root = std::path::PathBuf::from(format!("{}/../providers/sdk-go", env!("CARGO_MANIFEST_DIR")));
+        let mut dirs = vec![root.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if !path.to_string_lossy().ends_with("_test.go") {
+                    let name = format!("sdk/{}", path.strip_prefix(&root).unwrap().to_string_lossy());
+                    let copy = GO_SDK.iter().find(|(p, _)| *p == name);
+                    let copy = copy.unwrap_or_else(|| panic!("{name} is not copied into new Go projects"));
+                    assert_eq!(copy.1, std::fs::read_to_string(&path).unwrap(), "{name}");
+                }
+            }
         }
     }
 

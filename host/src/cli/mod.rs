@@ -386,7 +386,7 @@ enum ProvidersCommand {
     New {
         /// The provider's name, the prefix of its resource types.
         name: String,
-        /// The language: rust, python, js or c.
+        /// The language: rust, python, js, c or go.
         #[arg(long, default_value = "rust")]
         lang: String,
         /// Where to make it (default: ./NAME); it must not exist or be empty.

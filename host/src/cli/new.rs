@@ -1,4 +1,4 @@
-//! `cairn providers new NAME --lang rust|python|js|c`: writes a provider project (see
+//! `cairn providers new NAME --lang rust|python|js|c|go`: writes a provider project (see
 //! `scaffold`) into a new directory.
 
 use std::path::Path;

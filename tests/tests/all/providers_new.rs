@@ -100,6 +100,14 @@ fn a_new_javascript_provider_builds_and_passes_check() {
 }
 
 #[test]
+fn a_new_go_provider_builds_and_passes_check() {
+    // Go on PATH (checked here, so that a missing one says what to install);
+    // the project's build.sh runs `go` and the cairn binary under test.
+    toolchain(Lang::Go);
+    new_project_works("go", &["go", "test", "./..."], &[("CAIRN", cairn_binary())]);
+}
+
+#[test]
 fn a_new_c_provider_builds_and_passes_check() {
     let clang = toolchain(Lang::C);
     // build.sh runs `cairn providers componentize`: the cairn under test.
