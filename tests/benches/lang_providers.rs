@@ -1,4 +1,4 @@
-//! What a Python or JavaScript provider costs the host, next to a Rust one:
+//! What a Python, JavaScript or C provider costs the host, next to a Rust one:
 //! component size, cold compile (Cranelift, nothing cached), warm start
 //! (the compiled code loaded back from the cache, then the first instance:
 //! instantiate, `schema`, `configure`), and the round trip of a no-op call
@@ -53,6 +53,20 @@ fn main() {
         // `http` has no resource type: the call is answered with one
         // diagnostic, after the same decoding and lookup.
         ("javascript (http)", built_component(Lang::JavaScript, "http"), "http", Value::Null),
+        (
+            "c (kv)",
+            built_component(Lang::C, "kv"),
+            "kv_entry",
+            Value::object([
+                ("path", Value::string("store/a")),
+                ("value", Value::string("a")),
+                ("labels", Value::Null),
+                ("secret", Value::Null),
+                ("id", Value::Null),
+                ("revision", Value::Null),
+                ("size", Value::Null),
+            ]),
+        ),
     ];
     let tokio = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     println!(
