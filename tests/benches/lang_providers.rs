@@ -53,6 +53,14 @@ fn main() {
         // `http` has no resource type: the call is answered with one
         // diagnostic, after the same decoding and lookup.
         ("javascript (http)", built_component(Lang::JavaScript, "http"), "http", Value::Null),
+        // The smallest Go provider here (no net/http): the Go runtime's own
+        // cost.
+        (
+            "go (gomisbehave)",
+            built_component(Lang::Go, "testing/gomisbehave"),
+            "gomisbehave_ok",
+            Value::object([("id", Value::Null)]),
+        ),
         (
             "c (kv)",
             built_component(Lang::C, "kv"),
