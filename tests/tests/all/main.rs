@@ -27,6 +27,7 @@ mod planning;
 mod postgres;
 mod providers_new;
 mod python;
+mod rabbitmq;
 mod recovery;
 mod refactoring;
 mod registry;
