@@ -205,3 +205,81 @@ fn the_c_glue_matches_the_wit() {
          its output"
     );
 }
+
+/// `ctrap_ok` declares every kind of schema item the C SDK has: object,
+/// tuple and set types, a write-only sensitive attribute, a list of nested
+/// attributes and a nested block. Each travels to the host and back, and a
+/// diagnostic's path into a nested block reaches the user.
+#[test]
+fn c_sdk_schemas_values_and_paths_travel_whole() {
+    let w = Workdir::new();
+    std::fs::copy(lang_component(Lang::C, "testing/ctrap"), w.path().join("ctrap.wasm")).unwrap();
+    let config = r#"
+terraform {
+  required_providers {
+    ctrap = { source = "./ctrap.wasm" }
+  }
+}
+
+resource "ctrap_ok" "all" {
+  password = "hunter2"
+  point    = { x = 1, y = 2.5 }
+  pair     = ["a", true]
+  tags     = ["b", "a"]
+  owners   = [{ name = "ann" }]
+  rule {
+    port = 80
+  }
+  rule {
+    port = 443
+  }
+}
+"#;
+    w.write("main.tf", config);
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(!run.stdout.contains("hunter2"), "{}", run.all());
+    let attrs = w.attributes("ctrap_ok.all");
+    assert_eq!(attrs["password"], serde_json::Value::Null, "write-only values are never stored: {attrs:#}");
+    assert_eq!(attrs["password_length"], 7, "apply saw the write-only value: {attrs:#}");
+    assert_eq!(attrs["point"], serde_json::json!({"x": 1, "y": 2.5}), "{attrs:#}");
+    assert_eq!(attrs["pair"], serde_json::json!(["a", true]), "{attrs:#}");
+    assert_eq!(attrs["owners"], serde_json::json!([{"name": "ann"}]), "{attrs:#}");
+    assert_eq!(attrs["rule"], serde_json::json!([{"port": 80}, {"port": 443}]), "{attrs:#}");
+    let mut tags: Vec<_> = attrs["tags"].as_array().unwrap().iter().filter_map(|t| t.as_str()).collect();
+    tags.sort();
+    assert_eq!(tags, ["a", "b"], "{attrs:#}");
+    assert_eq!(w.cairn(&["plan", "-detailed-exitcode"]).code, 0, "nothing changed");
+
+    w.write("main.tf", &config.replace("port = 443", "port = 0"));
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("ctrap_ok.all: Port 0 is not a port"), "{}", run.all());
+    assert!(run.stderr.contains("at attribute .rule[1].port"), "{}", run.all());
+}
+
+/// The C SDK's own unit tests (`providers/sdk-c/test/sdk_test.c`), built
+/// natively with the machine's C compiler (the SDK leaves its glue out
+/// there) and run.
+#[test]
+fn c_sdk_unit_tests_pass() {
+    let sdk = repo_root().join("providers/sdk-c");
+    let bin = tempfile::tempdir().unwrap();
+    let test = bin.path().join("sdk_test");
+    let built = std::process::Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Werror", "-g", "-I"])
+        .arg(&sdk)
+        .arg("-o")
+        .arg(&test)
+        .arg(sdk.join("test/sdk_test.c"))
+        .arg(sdk.join("cairn.c"))
+        .arg("-lm")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cc (the C compiler Rust links with): {e}"));
+    assert!(built.status.success(), "building the C SDK's tests failed:\n{}", String::from_utf8_lossy(&built.stderr));
+    let ran = std::process::Command::new(&test).output().unwrap();
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        ran.status.success() && stdout.starts_with("ok: "),
+        "the C SDK's unit tests failed:\n{stdout}{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}
