@@ -458,6 +458,18 @@ enum CacheCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// The background half of a tiered first run (see `runtime::tiers`):
+    /// reads the cache key and a provider's `.wasm` from standard input and
+    /// stores its optimised code in DIR.
+    #[command(hide = true)]
+    CompileBackground {
+        /// The provider's name, for messages.
+        #[arg(long)]
+        name: String,
+        /// The cache's components directory.
+        #[arg(long)]
+        dir: PathBuf,
+    },
 }
 
 /// Flags every command takes.
@@ -841,6 +853,11 @@ pub fn main() -> i32 {
         return 1;
     }
     init_logging();
+    // A tiered first run compiles optimised code in a process of this
+    // executable that outlives the run (see `runtime::tiers`).
+    if let Ok(exe) = std::env::current_exe() {
+        crate::runtime::compile_in_background_with(exe);
+    }
     exit_quietly_on_a_closed_stdout();
     // The process exits when the command ends (see `crate::release`).
     crate::release::exit_reclaims();
@@ -964,6 +981,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Providers { command: ProvidersCommand::Sign { key, file } } => providers::sign(&key, &file),
         Command::Providers { command: ProvidersCommand::Verify { keys, file } } => providers::verify(&keys, &file),
         Command::Providers { command: ProvidersCommand::Push { file, target } } => providers::push(&file, &target),
+        Command::Providers {
+            command: ProvidersCommand::Cache { command: CacheCommand::CompileBackground { name, dir } },
+        } => providers::cache_compile_background(&name, &dir),
         Command::Providers { command: ProvidersCommand::Cache { command: CacheCommand::Clean } } => {
             providers::cache_clean()
         }

@@ -176,13 +176,22 @@ pub(super) fn cache_warm(common: &Common) -> Result<i32> {
         bail!("there is no compiled-code cache to warm: set CAIRN_CACHE_DIR (or HOME)");
     };
     let ws = common.workspace()?;
-    let engine = Engine::new()?;
+    let engine = Engine::with_optimized_code()?;
     for name in ws.provider_names() {
         let started = std::time::Instant::now();
         engine.schemas(&ws, &[name.clone()].into())?;
         println!("- {name}: ready ({:.1} s)", started.elapsed().as_secs_f64());
     }
     println!("The compiled providers are in {}.", root.join("components").display());
+    Ok(0)
+}
+
+/// Runs the hidden `cairn providers cache compile-background --name NAME
+/// --dir DIR`: the optimised compile a tiered first run started, reading
+/// the cache key and the `.wasm` from standard input.
+pub(super) fn cache_compile_background(name: &str, dir: &std::path::Path) -> Result<i32> {
+    crate::runtime::compile_into_cache(std::io::stdin().lock(), dir)
+        .with_context(|| format!("cannot compile provider {name:?} into {}", dir.display()))?;
     Ok(0)
 }
 

@@ -363,6 +363,17 @@ impl Engine {
         Engine::with_source(ProviderSource::Components(Runtime::new()?))
     }
 
+    /// An engine that compiles every provider without cached code to
+    /// optimised code before its first call, whatever `CAIRN_COMPILE` says:
+    /// `cairn providers cache warm`.
+    pub fn with_optimized_code() -> Result<Engine> {
+        let runtime = Runtime::with_cache_dir_and_mode(
+            crate::runtime::default_cache_root(),
+            crate::runtime::CompileMode::Optimized,
+        )?;
+        Engine::with_source(ProviderSource::Components(runtime))
+    }
+
     /// An engine whose providers are `providers`, already started in this
     /// process, whatever the configuration says about their sources.
     pub fn in_process(providers: Providers) -> Result<Engine> {

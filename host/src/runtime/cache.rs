@@ -23,7 +23,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::compile_notice::Notice;
+use super::compile_notice::{Compile, Notice};
+use super::engine::Tier;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -31,7 +32,7 @@ type HmacSha256 = Hmac<Sha256>;
 const MAC_LEN: usize = 32;
 
 /// Bytes of a cache key.
-const KEY_LEN: usize = 32;
+pub(crate) const KEY_LEN: usize = 32;
 
 /// Domain separation: a MAC made for anything else under the same key (or
 /// by an older entry format) never verifies as an entry.
@@ -52,10 +53,22 @@ impl std::fmt::Debug for ComponentCache {
     }
 }
 
+/// The engines a component may be compiled with.
+#[derive(Clone, Copy)]
+pub(crate) struct Compilers<'a> {
+    /// Cranelift's: what the cache keeps.
+    pub optimized: &'a Engine,
+    /// Winch's, for tiered compilation (see `tiers`); `None` compiles
+    /// optimised code before the first call.
+    pub baseline: Option<&'a Engine>,
+}
+
 /// A component ready to instantiate, and whether it came from the cache.
 pub(crate) struct Loaded {
     pub component: Component,
     pub from_cache: bool,
+    /// The compiler of its code (and so the engine it runs in).
+    pub tier: Tier,
 }
 
 impl ComponentCache {
@@ -74,32 +87,81 @@ impl ComponentCache {
         }
     }
 
+    /// A cache in the components directory `dir` with the key `key`: the
+    /// background compile's view of its parent's cache.
+    pub(crate) fn with_key(dir: PathBuf, key: [u8; KEY_LEN]) -> ComponentCache {
+        ComponentCache { store: Some((dir, key)) }
+    }
+
     /// The directory of compiled components, if caching.
     pub(crate) fn dir(&self) -> Option<&Path> {
         self.store.as_ref().map(|(dir, _)| dir.as_path())
     }
 
+    /// The key entries are signed with, if caching.
+    pub(crate) fn key(&self) -> Option<&[u8; KEY_LEN]> {
+        self.store.as_ref().map(|(_, key)| key)
+    }
+
+    /// The file the entry of `wasm` compiled by `engine` lives in, if caching.
+    pub(crate) fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
+        Some(EntryContext::new(engine, wasm).entry_path(self.dir()?))
+    }
+
     /// The component of `wasm`, the provider `name`: from the cache when
-    /// an entry this user's cairn wrote exists, else compiled (and then
-    /// stored, if possible). A slow compile is announced (`compile_notice`).
-    pub(crate) fn load(&self, engine: &Engine, name: &str, wasm: &[u8]) -> anyhow::Result<Loaded> {
+    /// an entry this user's cairn wrote exists; else, with a baseline
+    /// compiler, baseline code now and optimised code into the cache in the
+    /// background; else optimised code, compiled now (and stored, if
+    /// possible). A slow compile is announced (`compile_notice`).
+    pub(crate) fn load(&self, compilers: Compilers<'_>, name: &str, wasm: &[u8]) -> anyhow::Result<Loaded> {
+        let engine = compilers.optimized;
         let Some((dir, key)) = &self.store else {
-            return Ok(Loaded { component: compile(engine, name, wasm, false)?, from_cache: false });
+            let component = compile(engine, name, wasm, Compile::Uncached)?;
+            return Ok(Loaded { component, from_cache: false, tier: Tier::Optimized });
         };
         // Hashed once: a provider's `.wasm` is hundreds of kilobytes, and
         // every run loads it.
         let context = EntryContext::new(engine, wasm);
         let path = context.entry_path(dir);
         if let Some(component) = read_entry(engine, key, &context, &path) {
-            return Ok(Loaded { component, from_cache: true });
+            return Ok(Loaded { component, from_cache: true, tier: Tier::Optimized });
         }
-        let component = compile(engine, name, wasm, true)?;
+        if let Some(baseline) = compilers.baseline {
+            match compile(baseline, name, wasm, Compile::Baseline) {
+                Ok(component) => {
+                    super::tiers::compile_in_background(self, engine, name, wasm, &path);
+                    return Ok(Loaded { component, from_cache: false, tier: Tier::Baseline });
+                }
+                // Winch lacks some proposals (tail calls, exceptions, GC,
+                // parts of SIMD) and some architectures: say so, then do
+                // what cairn did before tiers.
+                Err(e) => eprintln!(
+                    "provider {name} starts on optimised code: the baseline compiler (Winch) cannot compile it: {}",
+                    error_chain(&e)
+                ),
+            }
+        }
+        let component = compile(engine, name, wasm, Compile::ForCache)?;
         if let Err(e) = write_entry(&component, key, &context, &path) {
             // A read-only or full disk costs speed, not correctness.
             tracing::warn!(path = %path.display(), "cannot cache the compiled provider: {e:#}");
         }
-        Ok(Loaded { component, from_cache: false })
+        Ok(Loaded { component, from_cache: false, tier: Tier::Optimized })
     }
+
+    /// Compiles `wasm` with `engine` (Cranelift) and stores the entry: the
+    /// background half of a tiered load.
+    pub(crate) fn compile_and_store(&self, engine: &Engine, wasm: &[u8]) -> anyhow::Result<()> {
+        let Some((dir, key)) = &self.store else { return Ok(()) };
+        let context = EntryContext::new(engine, wasm);
+        let component = Component::new(engine, wasm).map_err(super::to_anyhow)?;
+        write_entry(&component, key, &context, &context.entry_path(dir))
+    }
+}
+
+/// An error and its causes on one line.
+fn error_chain(e: &anyhow::Error) -> String {
+    e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ")
 }
 
 /// Removes every compiled component under the cairn cache directory
@@ -149,10 +211,10 @@ impl EntryContext {
     }
 }
 
-/// Cranelift compiles a component to machine code; `cached` says whether
-/// the code will be kept for later runs.
-fn compile(engine: &Engine, name: &str, wasm: &[u8], cached: bool) -> anyhow::Result<Component> {
-    let _notice = Notice::start(name, wasm.len(), cached);
+/// `engine`'s compiler makes machine code of a component; `what` says
+/// which compiler and whether the code is kept for later runs.
+fn compile(engine: &Engine, name: &str, wasm: &[u8], what: Compile) -> anyhow::Result<Component> {
+    let _notice = Notice::start(name, wasm.len(), what);
     Component::new(engine, wasm).map_err(super::to_anyhow)
 }
 
@@ -295,7 +357,7 @@ mod tests {
 
     /// The file `cache` keeps an entry for `wasm` in, if it keeps any.
     fn entry_path(cache: &ComponentCache, engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
-        Some(EntryContext::new(engine, wasm).entry_path(cache.dir()?))
+        cache.entry_path(engine, wasm)
     }
 
     fn wasm() -> &'static [u8] {
@@ -305,15 +367,55 @@ mod tests {
     /// Loads `null` and checks it came from the cache as `expected`, and
     /// that it works (it links).
     fn load(cache: &ComponentCache, engine: &Engine, from_cache: bool) {
-        let loaded = cache.load(engine, "null", wasm()).unwrap();
+        let loaded = cache.load(Compilers { optimized: engine, baseline: None }, "null", wasm()).unwrap();
         assert_eq!(loaded.from_cache, from_cache);
         assert!(loaded.component.component_type().exports(engine).count() > 0);
+    }
+
+    /// Waits for the background compile of `entry` to end (its lock to go).
+    fn wait_for_background_compile(entry: &Path) {
+        let lock = entry.with_extension("compiling");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        while lock.exists() {
+            assert!(std::time::Instant::now() < deadline, "the background compile of {} never ended", entry.display());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_first_load_runs_baseline_code_and_optimised_code_is_cached_in_the_background() {
+        let optimized = super::super::engine::new_engine(Tier::Optimized).unwrap();
+        let baseline = super::super::engine::new_engine(Tier::Baseline).unwrap();
+        let compilers = Compilers { optimized: &optimized, baseline: Some(&baseline) };
+        let t = test_cache();
+        let first = t.cache.load(compilers, "null", wasm()).unwrap();
+        assert_eq!((first.tier, first.from_cache), (Tier::Baseline, false));
+        assert!(first.component.component_type().exports(&baseline).count() > 0);
+        let entry = entry_path(&t.cache, &optimized, wasm()).unwrap();
+        wait_for_background_compile(&entry);
+        assert!(entry.exists(), "the background compile stored no entry");
+        let second = t.cache.load(compilers, "null", wasm()).unwrap();
+        assert_eq!((second.tier, second.from_cache), (Tier::Optimized, true));
+    }
+
+    #[test]
+    fn a_component_winch_cannot_compile_starts_on_optimised_code() {
+        // Winch has no tail calls; Cranelift has.
+        let wasm =
+            wat::parse_str(r#"(component (core module (func $spin (export "spin") return_call $spin)))"#).unwrap();
+        let optimized = super::super::engine::new_engine(Tier::Optimized).unwrap();
+        let baseline = super::super::engine::new_engine(Tier::Baseline).unwrap();
+        let compilers = Compilers { optimized: &optimized, baseline: Some(&baseline) };
+        let t = test_cache();
+        let loaded = t.cache.load(compilers, "tail", &wasm).unwrap();
+        assert_eq!((loaded.tier, loaded.from_cache), (Tier::Optimized, false));
+        assert!(entry_path(&t.cache, &optimized, &wasm).unwrap().exists(), "stored at once, as before tiers");
     }
 
     #[test]
     fn entries_are_authenticated() {
         let key = [7u8; KEY_LEN];
-        let engine = super::super::engine::new_engine().unwrap();
+        let engine = super::super::engine::new_engine(Tier::Optimized).unwrap();
         let context = EntryContext::new(&engine, b"wasm");
         let mut entry = b"code".to_vec();
         entry.extend_from_slice(&context.mac(&key, b"code").finalize().into_bytes());
@@ -327,7 +429,7 @@ mod tests {
 
     #[test]
     fn entry_names_depend_on_the_wasm() {
-        let engine = super::super::engine::new_engine().unwrap();
+        let engine = super::super::engine::new_engine(Tier::Optimized).unwrap();
         let t = test_cache();
         let a = entry_path(&t.cache, &engine, b"a").unwrap();
         assert!(a.starts_with(t.root.path().join("components")) && a.extension().unwrap() == "cwasm");
@@ -338,7 +440,7 @@ mod tests {
 
     #[test]
     fn a_flipped_byte_is_recompiled_not_run() {
-        let engine = super::super::engine::new_engine().unwrap();
+        let engine = super::super::engine::new_engine(Tier::Optimized).unwrap();
         let t = test_cache();
         load(&t.cache, &engine, false);
         load(&t.cache, &engine, true);
@@ -355,7 +457,7 @@ mod tests {
 
     #[test]
     fn an_entry_from_another_users_cache_is_recompiled_not_run() {
-        let engine = super::super::engine::new_engine().unwrap();
+        let engine = super::super::engine::new_engine(Tier::Optimized).unwrap();
         let theirs = test_cache();
         let ours = test_cache();
         load(&theirs.cache, &engine, false);
@@ -369,7 +471,7 @@ mod tests {
 
     #[test]
     fn an_entry_made_by_another_engine_configuration_is_recompiled_not_run() {
-        let engine = super::super::engine::new_engine().unwrap();
+        let engine = super::super::engine::new_engine(Tier::Optimized).unwrap();
         // Another configuration: no epoch interruption, so its code has no
         // epoch checks and would never stop a looping provider.
         let other = wasmtime::Engine::new(&wasmtime::Config::new()).unwrap();
@@ -403,7 +505,7 @@ mod tests {
 
     #[test]
     fn clean_removes_the_entries() {
-        let engine = super::super::engine::new_engine().unwrap();
+        let engine = super::super::engine::new_engine(Tier::Optimized).unwrap();
         let t = test_cache();
         load(&t.cache, &engine, false);
         assert_eq!(clean(t.root.path()).unwrap(), 1);

@@ -27,12 +27,23 @@ pub(crate) struct Notice {
     waiter: Option<JoinHandle<()>>,
 }
 
+/// What a compile makes, for the line that announces it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compile {
+    /// Optimised code that later runs load from the cache.
+    ForCache,
+    /// Optimised code for this run only (no cache).
+    Uncached,
+    /// Baseline code for this run, while optimised code is compiled into
+    /// the cache in the background.
+    Baseline,
+}
+
 impl Notice {
     /// Starts the wait for the compile of the provider `name` from `size`
-    /// bytes of WebAssembly, printing to standard error; `cached` says
-    /// whether later runs will load it from the compiled-code cache.
-    pub(crate) fn start(name: &str, size: usize, cached: bool) -> Notice {
-        let line = line(name, size, cached);
+    /// bytes of WebAssembly, printing to standard error.
+    pub(crate) fn start(name: &str, size: usize, what: Compile) -> Notice {
+        let line = line(name, size, what);
         Notice::with(after_from(std::env::var(AFTER_VARIABLE).ok().as_deref()), move || eprintln!("{line}"))
     }
 
@@ -72,9 +83,15 @@ fn after_from(value: Option<&str>) -> Duration {
 }
 
 /// `compiling provider archive (18.3 MB) for the first run…`.
-fn line(name: &str, size: usize, cached: bool) -> String {
+fn line(name: &str, size: usize, what: Compile) -> String {
     let megabytes = size as f64 / 1e6;
-    let when = if cached { " for the first run" } else { " (compiled code is not cached)" };
+    let when = match what {
+        Compile::ForCache => " for the first run",
+        Compile::Uncached => " (compiled code is not cached)",
+        Compile::Baseline => {
+            " for the first run, with the baseline compiler (optimised code follows in the background)"
+        }
+    };
     format!("compiling provider {name} ({megabytes:.1} MB){when}…")
 }
 
@@ -84,8 +101,19 @@ mod tests {
 
     #[test]
     fn the_line_names_the_provider_and_its_size() {
-        assert_eq!(line("archive", 18_300_000, true), "compiling provider archive (18.3 MB) for the first run…");
-        assert_eq!(line("null", 700_000, false), "compiling provider null (0.7 MB) (compiled code is not cached)…");
+        assert_eq!(
+            line("archive", 18_300_000, Compile::ForCache),
+            "compiling provider archive (18.3 MB) for the first run…"
+        );
+        assert_eq!(
+            line("null", 700_000, Compile::Uncached),
+            "compiling provider null (0.7 MB) (compiled code is not cached)…"
+        );
+        assert_eq!(
+            line("archive", 18_300_000, Compile::Baseline),
+            "compiling provider archive (18.3 MB) for the first run, with the baseline compiler \
+             (optimised code follows in the background)…"
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The one wasmtime [`Engine`] of a runtime and its epoch ticker: the clock
-//! that per-call deadlines are measured in.
+//! The wasmtime [`Engine`]s of a runtime (one per compiler tier) and their
+//! epoch ticker: the clock that per-call deadlines are measured in.
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -11,9 +11,22 @@ use wasmtime::{Config, Engine};
 /// long a computing provider runs before it lets other calls have its thread.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
-/// The engine every provider of a runtime is compiled for and runs in.
-pub(crate) fn new_engine() -> wasmtime::Result<Engine> {
+/// Which compiler makes a provider's machine code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tier {
+    /// Cranelift: optimised code, what the compiled-code cache keeps.
+    Optimized,
+    /// Winch: a single-pass compiler, several times faster to compile and
+    /// slower to run, for a first run that has no cached code.
+    Baseline,
+}
+
+/// An engine providers of `tier` are compiled for and run in.
+pub(crate) fn new_engine(tier: Tier) -> wasmtime::Result<Engine> {
     let mut config = Config::new();
+    if tier == Tier::Baseline {
+        config.strategy(wasmtime::Strategy::Winch);
+    }
     // Every epoch tick interrupts running WebAssembly: the store's callback
     // then yields to the executor, or traps past the call's deadline, so a
     // provider stuck in a loop is stopped without cooperating.
@@ -28,22 +41,22 @@ pub(crate) fn new_engine() -> wasmtime::Result<Engine> {
     Engine::new(&config)
 }
 
-/// A thread that advances the engine's epoch every [`EPOCH_TICK`] until the
-/// ticker is dropped.
+/// A thread that advances the engines' epochs every [`EPOCH_TICK`] until
+/// the ticker is dropped.
 pub(crate) struct EpochTicker {
     stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl EpochTicker {
-    /// Starts ticking `engine`.
-    pub(crate) fn start(engine: &Engine) -> std::io::Result<EpochTicker> {
+    /// Starts ticking `engines`.
+    pub(crate) fn start(engines: &[&Engine]) -> std::io::Result<EpochTicker> {
         let (stop, stopped) = mpsc::channel::<()>();
-        let engine = engine.clone();
+        let engines: Vec<Engine> = engines.iter().map(|&engine| engine.clone()).collect();
         let thread = std::thread::Builder::new().name("cairn-epoch".into()).spawn(move || {
             // Wakes every tick; ends when the sender is dropped.
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EPOCH_TICK) {
-                engine.increment_epoch();
+                engines.iter().for_each(Engine::increment_epoch);
             }
         })?;
         Ok(EpochTicker { stop: Some(stop), thread: Some(thread) })
@@ -66,8 +79,8 @@ mod tests {
 
     #[test]
     fn the_ticker_stops_when_dropped() {
-        let engine = new_engine().unwrap();
-        let ticker = EpochTicker::start(&engine).unwrap();
+        let engine = new_engine(Tier::Optimized).unwrap();
+        let ticker = EpochTicker::start(&[&engine]).unwrap();
         drop(ticker); // joins the thread: returning at all means it stopped
     }
 }

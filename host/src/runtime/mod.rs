@@ -1,7 +1,9 @@
 //! The WebAssembly runtime: providers are components run by wasmtime, each
 //! in its own sandbox, behind the [`Provider`] trait.
 //!
-//! This module owns the engine and its epoch ticker (`engine`), a WASI clock
+//! This module owns the engines and their epoch ticker (`engine`), tiered
+//! compilation (`tiers`: baseline code first, optimised code in the
+//! background), a WASI clock
 //! whose sleeps end at the call deadline (`clock`), the on-disk cache of
 //! compiled components (`cache`) and the notice of a slow compile
 //! (`compile_notice`), the sandbox policy and limits ([`Sandbox`], which
@@ -43,6 +45,7 @@ mod pool;
 pub mod sandbox;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod tiers;
 // Shared with the build script, which uses the parts the library does not.
 mod wasi;
 #[allow(dead_code)]
@@ -50,7 +53,7 @@ mod wasm_build;
 mod wire;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::Context as _;
 use wasmtime::Engine;
@@ -61,10 +64,11 @@ pub use cache::{clean as clean_component_cache, default_cache_root, default_key_
 pub use engine::EPOCH_TICK;
 pub use imports::describe_import;
 pub use sandbox::{Grant, HttpGrant, Sandbox};
+pub use tiers::{CompileMode, MODE_VARIABLE as COMPILE_MODE_VARIABLE, compile_in_background_with, compile_into_cache};
 
 use self::bindings::ProviderWorldPre;
-use self::cache::ComponentCache;
-use self::engine::EpochTicker;
+use self::cache::{Compilers, ComponentCache};
+use self::engine::{EpochTicker, Tier};
 use self::instance::{Instance, StoreState, answer_decodes_too_large};
 use self::pool::{Parts, WasmProvider};
 use crate::diag::{Diagnostic, Diagnostics};
@@ -82,8 +86,11 @@ pub struct Runtime {
 /// stops when the last holder (runtime, loaded or configured provider) is
 /// dropped, so a provider never outlives the clock of its deadlines.
 pub(crate) struct Shared {
+    /// Cranelift's engine, and the linker of components it compiled.
     engine: Engine,
     linker: Linker<StoreState>,
+    /// Winch's, when compiling tiered; its linker is made on first use.
+    baseline: Option<(Engine, OnceLock<Linker<StoreState>>)>,
     cache: ComponentCache,
     _ticker: EpochTicker,
 }
@@ -141,20 +148,38 @@ impl Runtime {
     /// A runtime caching compiled components in the default cache directory:
     /// `$CAIRN_CACHE_DIR`, else `$XDG_CACHE_HOME/cairn`, else
     /// `$HOME/.cache/cairn` (in its `components/` subdirectory).
+    /// A provider without cached code is compiled as `CAIRN_COMPILE` says
+    /// ([`CompileMode::from_env`]).
     pub fn new() -> anyhow::Result<Runtime> {
-        Runtime::with_cache_dir(cache::default_cache_root())
+        Runtime::with_cache_dir_and_mode(cache::default_cache_root(), CompileMode::from_env()?)
     }
 
     /// A runtime caching compiled components under the cairn cache
     /// directory `dir` (in `dir/components`), or not at all for `None`.
     /// Entries are authenticated with this user's cache key
     /// ([`default_key_file`]); without one nothing is cached.
+    /// Code is compiled optimised before the first call.
     pub fn with_cache_dir(dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
-        let engine = engine::new_engine().map_err(to_anyhow)?;
+        Runtime::with_cache_dir_and_mode(dir, CompileMode::Optimized)
+    }
+
+    /// A runtime caching under `dir` (see [`Runtime::with_cache_dir`])
+    /// that compiles a provider without cached code as `mode` says. Without
+    /// a cache, code is always optimised: no later run would use the
+    /// background's work.
+    pub fn with_cache_dir_and_mode(dir: Option<PathBuf>, mode: CompileMode) -> anyhow::Result<Runtime> {
+        let engine = engine::new_engine(Tier::Optimized).map_err(to_anyhow)?;
         let linker = instance::linker(&engine).map_err(to_anyhow)?;
-        let ticker = EpochTicker::start(&engine).context("cannot start the epoch ticker thread")?;
-        let shared =
-            Shared { engine, linker, cache: ComponentCache::new(dir, cache::default_key_file()), _ticker: ticker };
+        let cache = ComponentCache::new(dir, cache::default_key_file());
+        let baseline = match mode {
+            CompileMode::Tiered if cache.dir().is_some() => {
+                Some((engine::new_engine(Tier::Baseline).map_err(to_anyhow)?, OnceLock::new()))
+            }
+            _ => None,
+        };
+        let engines: Vec<&Engine> = std::iter::once(&engine).chain(baseline.as_ref().map(|(e, _)| e)).collect();
+        let ticker = EpochTicker::start(&engines).context("cannot start the epoch ticker thread")?;
+        let shared = Shared { engine, linker, baseline, cache, _ticker: ticker };
         Ok(Runtime { shared: Arc::new(shared) })
     }
 
@@ -167,19 +192,41 @@ impl Runtime {
     /// the provider named `name`. Fails if it is not a component, or imports
     /// something the host does not provide.
     pub fn load(&self, name: &str, wasm: &[u8]) -> anyhow::Result<LoadedProvider> {
-        let engine = &self.shared.engine;
-        let loaded =
-            self.shared.cache.load(engine, name, wasm).with_context(|| format!("cannot compile provider {name:?}"))?;
+        let compilers =
+            Compilers { optimized: &self.shared.engine, baseline: self.shared.baseline.as_ref().map(|(e, _)| e) };
+        let loaded = self
+            .shared
+            .cache
+            .load(compilers, name, wasm)
+            .with_context(|| format!("cannot compile provider {name:?}"))?;
+        let engine = loaded.component.engine();
         let exports: Vec<String> =
             loaded.component.component_type().exports(engine).map(|(name, _)| name.to_string()).collect();
         check_abi(&exports).map_err(|e| anyhow::anyhow!("provider {name:?}: {e}"))?;
+        let linker = self.shared.linker_of(loaded.tier).map_err(to_anyhow)?;
         let link = || -> wasmtime::Result<ProviderWorldPre<StoreState>> {
-            ProviderWorldPre::new(self.shared.linker.instantiate_pre(&loaded.component)?)
+            ProviderWorldPre::new(linker.instantiate_pre(&loaded.component)?)
         };
         let pre = link()
             .map_err(to_anyhow)
             .with_context(|| format!("provider {name:?} does not fit the {PROVIDER_INTERFACE} world"))?;
         Ok(LoadedProvider { name: name.into(), pre, from_cache: loaded.from_cache, shared: self.shared.clone() })
+    }
+}
+
+impl Shared {
+    /// The linker of components compiled by the engine of `tier`.
+    fn linker_of(&self, tier: Tier) -> wasmtime::Result<&Linker<StoreState>> {
+        match (tier, &self.baseline) {
+            (Tier::Baseline, Some((engine, linker))) => {
+                if let Some(linker) = linker.get() {
+                    return Ok(linker);
+                }
+                let made = instance::linker(engine)?;
+                Ok(linker.get_or_init(|| made))
+            }
+            _ => Ok(&self.linker),
+        }
     }
 }
 
@@ -195,12 +242,12 @@ impl LoadedProvider {
     pub fn imports(&self) -> Vec<String> {
         let component = self.pre.instance_pre().component();
         let mut names: Vec<String> =
-            component.component_type().imports(&self.shared.engine).map(|(name, _)| name.to_string()).collect();
+            component.component_type().imports(component.engine()).map(|(name, _)| name.to_string()).collect();
         names.sort();
         names
     }
 
-    /// Whether the compiled code came from the cache (rather than Cranelift).
+    /// Whether the compiled code came from the cache (rather than a compiler).
     pub fn from_cache(&self) -> bool {
         self.from_cache
     }

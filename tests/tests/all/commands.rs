@@ -265,7 +265,9 @@ fn providers_cache_warm_compiles_ahead_so_the_first_plan_compiles_nothing() {
     let cache = tempfile::tempdir().unwrap();
     let dir = cache.path().join("cache").display().to_string();
     let key = cache.path().join("cache.key").display().to_string();
-    let env = [("CAIRN_CACHE_DIR", dir.as_str()), ("CAIRN_CACHE_KEY_FILE", key.as_str())];
+    // Tiered (the default outside the tests): warm compiles optimised code
+    // all the same, which is what a CI image wants.
+    let env = [("CAIRN_CACHE_DIR", dir.as_str()), ("CAIRN_CACHE_KEY_FILE", key.as_str()), ("CAIRN_COMPILE", "tiered")];
     let warm = w.cairn_env(&["providers", "cache", "warm"], &env).success();
     assert!(warm.stdout.contains("- null: ready (") && warm.stdout.contains("- random: ready ("), "{}", warm.all());
     let plan = plan_with_cache(&w, cache.path(), &[("CAIRN_COMPILE_NOTICE_AFTER_MS", "0")]);
@@ -280,6 +282,61 @@ fn plan_with_cache(w: &Workdir, cache: &std::path::Path, env: &[(&str, &str)]) -
     let mut all = vec![("CAIRN_CACHE_DIR", dir.as_str()), ("CAIRN_CACHE_KEY_FILE", key.as_str())];
     all.extend_from_slice(env);
     w.cairn_env(&["plan"], &all).success()
+}
+
+#[test]
+fn a_first_run_starts_on_baseline_code_and_the_next_run_loads_optimised_code() {
+    // Issue 38: with an empty cache a provider starts on Winch's code at
+    // once; a process of its own compiles the optimised code into the
+    // cache, which the next run loads.
+    let w = Workdir::new();
+    w.write("main.tf", "resource \"null_resource\" \"a\" {}\n");
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("CAIRN_COMPILE", "tiered"), ("CAIRN_COMPILE_NOTICE_AFTER_MS", "0")];
+    let cold = plan_with_cache(&w, cache.path(), &env);
+    assert!(cold.stdout.contains("1 to add"), "{}", cold.all());
+    let notice: Vec<&str> = cold.stderr.lines().filter(|l| l.starts_with("compiling provider ")).collect();
+    assert_eq!(notice.len(), 1, "{}", cold.all());
+    assert!(
+        notice[0].ends_with(
+            " MB) for the first run, with the baseline compiler (optimised code follows in the background)…"
+        ),
+        "{}",
+        notice[0]
+    );
+    let components = cache.path().join("cache").join("components");
+    wait_for_background_compiles(&components);
+    let entries: Vec<_> = std::fs::read_dir(&components).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(entries.len(), 1, "one optimised entry, no lock left: {entries:?}");
+    let warm = plan_with_cache(&w, cache.path(), &env);
+    assert!(!warm.stderr.contains("compiling provider"), "loaded from the cache:\n{}", warm.all());
+}
+
+#[test]
+fn an_unknown_compile_mode_is_refused_with_the_modes_there_are() {
+    let w = Workdir::new();
+    w.write("main.tf", "resource \"null_resource\" \"a\" {}\n");
+    let run = w.cairn_env(&["plan"], &[("CAIRN_COMPILE", "fast")]).failure();
+    assert!(
+        run.stderr.contains("CAIRN_COMPILE=\"fast\" is not a compile mode: use tiered or optimized"),
+        "{}",
+        run.all()
+    );
+}
+
+/// Waits until no background compile holds a lock in `components`.
+fn wait_for_background_compiles(components: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    loop {
+        let locked = std::fs::read_dir(components)
+            .map(|entries| entries.flatten().any(|e| e.path().extension().is_some_and(|x| x == "compiling")))
+            .unwrap_or(true);
+        if !locked {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "a background compile in {} never ended", components.display());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
