@@ -19,6 +19,7 @@ const SANDBOX_ARGUMENTS: &[&str] = &[
     "read_write",
     "read_only",
     "env",
+    "connect",
     "memory",
     "timeout",
     "max_concurrency",
@@ -68,6 +69,7 @@ pub(super) fn provider(name: String, block: Block, dir: &Path, diags: &mut Vec<D
 /// The `sandbox { … }` grants (literal values only), checked as they are
 /// read: directories resolved against the configuration directory `dir`
 /// (read-only ones must exist), environment variables given cairn's values,
+/// connect targets as `host:port` (names are resolved when a run starts),
 /// budgets within their ceilings. Header expressions of `http` grants come
 /// back apart, to be evaluated when the provider starts.
 fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> (Sandbox, Vec<HttpHeaders>) {
@@ -105,6 +107,11 @@ fn sandbox(block: &Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> (Sandbox, 
                     if let Err(e) = policy.grant_env(&name) {
                         diags.push(error_at("Invalid environment variable name", format!("{e}."), &location));
                     }
+                }
+            }
+            "connect" => {
+                for (target, location) in literal_strings(attr, dir, diags) {
+                    grant(policy.grant_connect(&target), &location, diags);
                 }
             }
             // Refused rather than ignored: an operator who grants a host
@@ -818,6 +825,68 @@ provider "local" {
         {
             assert!(parse_origin(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn connect_grants() {
+        let (_dir, config) = load_main(
+            r#"provider "postgresql" {
+  sandbox {
+    connect = ["127.0.0.1:5432", "DB.internal:5432", "[::1]:5432"]
+  }
+}
+"#,
+        );
+        let s = &config.provider("postgresql").unwrap().sandbox;
+        let targets: Vec<String> = s.connect.iter().map(|g| g.target()).collect();
+        assert_eq!(targets, ["127.0.0.1:5432", "db.internal:5432", "[::1]:5432"]);
+        assert_eq!(s.connect[1].pinned, crate::runtime::sandbox::Pinned::Pending, "resolved when a run starts");
+    }
+
+    #[test]
+    fn connect_grant_errors_point_at_the_entry() {
+        let text = r#"provider "postgresql" {
+  sandbox {
+    connect = [
+      "db.internal",
+      "db.internal:0",
+      "postgres://db.internal:5432",
+      "127.0.0.1:5432",
+        "127.0.0.1:5432",
+    ]
+  }
+}
+"#;
+        let dir = crate::config::testutil::write_dir(&[("main.tf", text)]);
+        let diags = load(dir.path()).err().expect("the bad entries are errors");
+        let got: Vec<(usize, usize, &str, &str)> = diags
+            .iter()
+            .map(|d| {
+                let at = d.location.as_ref().expect("each error has its place");
+                (at.line, at.column, d.summary.as_str(), d.detail.as_str())
+            })
+            .collect();
+        let invalid = "Invalid sandbox grant";
+        assert_eq!(
+            got,
+            [
+                (4, 7, invalid, "\"db.internal\" has no port; write host:port, such as \"db.internal:5432\"."),
+                (
+                    5,
+                    7,
+                    invalid,
+                    "The port of \"db.internal:0\" is 0, which no server listens on; grant the server's port."
+                ),
+                (
+                    6,
+                    7,
+                    invalid,
+                    "\"postgres://db.internal:5432\" is a URL; a connect target is host:port, such as \"db.internal:5432\"."
+                ),
+                (8, 9, invalid, "The connect target 127.0.0.1:5432 is granted twice."),
+            ]
+        );
+        assert!(diags[0].to_string().starts_with("Error: main.tf:4: Invalid sandbox grant"), "{}", diags[0]);
     }
 
     #[test]

@@ -137,6 +137,9 @@ pub async fn start(
         return Err(errors);
     }
     for (name, mut sandbox) in policies {
+        // Granted names are resolved once for the run, here, and every
+        // instance of the provider reaches them at those addresses only.
+        sandbox.pin_connect_targets().await;
         let started = match prepare_sandbox(&name, &mut sandbox, intent) {
             Ok(()) => match load(runtime, config, &name, sandbox).await {
                 Ok(loaded) => {

@@ -21,7 +21,9 @@
 //! - a write into a read-only grant (wasmtime-wasi's check: "not permitted");
 //! - a path that leads out of its grant through `..` or a symbolic link
 //!   (cap-std's check: "not permitted");
-//! - an HTTP request to an origin not granted (`http`).
+//! - an HTTP request to an origin not granted (`http`);
+//! - a TCP connection to an address not granted, a bind, a listen, a UDP
+//!   socket, a lookup of a name not granted (`sockets`).
 //!
 //! What does not: an environment variable that was not granted. The provider
 //! is handed its whole (granted) environment and looks names up in its own
@@ -34,7 +36,8 @@ use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 
 use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider as api;
-use super::sandbox::{Grant, Sandbox};
+use super::sandbox::{ConnectGrant, Grant, Pinned, Sandbox};
+use super::sockets::Refused;
 use crate::provider::CallError;
 
 /// The guest name of the root preopen that stands for everything outside
@@ -127,6 +130,8 @@ pub(crate) struct Denials {
     held: Vec<String>,
     /// The granted HTTP origins.
     http: Vec<String>,
+    /// The granted connect targets, with what they are pinned to.
+    connect: Vec<ConnectGrant>,
     /// Whether the instance has the root preopen.
     watches_root: bool,
     /// Every directory descriptor the provider was given or opened, by its
@@ -160,6 +165,7 @@ impl Denials {
             read_only,
             held,
             http: sandbox.http.iter().map(|g| g.origin()).collect(),
+            connect: sandbox.connect.clone(),
             watches_root: watches_root(sandbox),
             dirs: HashMap::new(),
             recorded: Vec::new(),
@@ -249,6 +255,76 @@ impl Denials {
                 "To grant it, add to the provider's block: sandbox {{ http {{ url = {origin:?} }} }}"
             )),
         });
+    }
+
+    /// Records what the sandbox refused the provider's sockets.
+    pub(crate) fn socket_refused(&mut self, refused: &Refused) {
+        let no_server = "a provider may only connect out; it may not bind, listen or accept".to_string();
+        let denial = match refused {
+            Refused::Connect(addr) => Denial {
+                on: None,
+                asked: format!("connect to {addr}"),
+                granted: self.granted_targets(),
+                remedy: Some(self.connect_remedy(*addr)),
+            },
+            Refused::Bind(addr) => {
+                Denial { on: None, asked: format!("bind to {addr}"), granted: no_server, remedy: None }
+            }
+            Refused::Listen => {
+                Denial { on: None, asked: "listen for connections".to_string(), granted: no_server, remedy: None }
+            }
+            Refused::Udp(family) => Denial {
+                on: None,
+                asked: format!("open a UDP socket ({family})"),
+                granted: "UDP is never granted; a provider may only open TCP connections to granted targets"
+                    .to_string(),
+                remedy: None,
+            },
+            Refused::Lookup(name) => self.lookup_refused(name),
+        };
+        self.record(denial);
+    }
+
+    /// A lookup of `name`: not granted, or granted and not resolved.
+    fn lookup_refused(&self, name: &str) -> Denial {
+        let asked = format!("look up the name {name}");
+        let unresolved = self.connect.iter().find(|g| g.names(name));
+        if let Some(ConnectGrant { pinned: Pinned::Failed(why), .. }) = unresolved {
+            let granted = format!("granted connect: {name}, which did not resolve when the run started: {why}");
+            return Denial { on: None, asked, granted, remedy: None };
+        }
+        let granted = match self.connect.as_slice() {
+            [] => "no connect target is granted; only granted names are looked up".to_string(),
+            _ => format!("{}; only granted names are looked up", self.granted_targets()),
+        };
+        let remedy = format!(
+            "To grant it, add to the provider's block its target: sandbox {{ connect = [\"{}:PORT\"] }}",
+            name.trim_end_matches('.')
+        );
+        Denial { on: None, asked, granted, remedy: Some(remedy) }
+    }
+
+    /// `granted connect: 127.0.0.1:5432, localhost:5432 (pinned to 127.0.0.1, ::1)`.
+    fn granted_targets(&self) -> String {
+        if self.connect.is_empty() {
+            return "no connect target is granted".to_string();
+        }
+        let shown: Vec<String> = self.connect.iter().map(shown_target).collect();
+        format!("granted connect: {}", shown.join(", "))
+    }
+
+    /// How to grant a connection to `addr`; for a port granted under a
+    /// name, why the name does not reach it.
+    fn connect_remedy(&self, addr: std::net::SocketAddr) -> String {
+        let line = format!("sandbox {{ connect = [\"{addr}\"] }}");
+        match self.connect.iter().find(|g| g.port == addr.port() && matches!(g.pinned, Pinned::Resolved(_))) {
+            Some(named) => format!(
+                "{} is pinned to the addresses the host resolved when the run started, so that the DNS cannot \
+                 redirect it. To grant {addr} too, add to the provider's block: {line}",
+                named.target()
+            ),
+            None => format!("To grant it, add to the provider's block: {line}"),
+        }
     }
 
     /// The refusals of the call that just ended; the record starts afresh.
@@ -445,6 +521,17 @@ fn grant_remedy(access: Access, shown: &str) -> String {
     let dir = if access.names_a_directory() { shown.to_string() } else { parent(shown) };
     let dir = written(&dir);
     format!("To grant it, add to the provider's block: sandbox {{ {} = [{dir:?}] }}", access.attribute())
+}
+
+/// `localhost:5432 (pinned to 127.0.0.1, ::1)`, `127.0.0.1:5432`.
+fn shown_target(grant: &ConnectGrant) -> String {
+    let list = |ips: &[std::net::IpAddr]| ips.iter().map(|ip| ip.to_string()).collect::<Vec<_>>().join(", ");
+    match &grant.pinned {
+        Pinned::Address(_) => grant.target(),
+        Pinned::Resolved(ips) => format!("{} (pinned to {})", grant.target(), list(ips)),
+        Pinned::Pending => format!("{} (not resolved)", grant.target()),
+        Pinned::Failed(_) => format!("{} (did not resolve)", grant.target()),
+    }
 }
 
 /// What a refused write inside a held read-write grant is told.
@@ -654,6 +741,53 @@ mod tests {
                 "To grant it, add to the provider's block: sandbox { http { url = \"http://127.0.0.1:9\" } }"
                     .to_string()
             )]
+        );
+    }
+
+    #[test]
+    fn socket_refusals_say_what_was_asked_and_what_is_granted() {
+        let mut sandbox = Sandbox::default();
+        sandbox.grant_connect("127.0.0.1:5432").unwrap();
+        sandbox.grant_connect("localhost:6432").unwrap();
+        sandbox.connect[1].pinned = Pinned::Resolved(vec![[127, 0, 0, 1].into()]);
+        let mut denials = watched(&sandbox);
+        for refused in [
+            Refused::Connect("127.0.0.1:5433".parse().unwrap()),
+            Refused::Connect("127.0.0.2:6432".parse().unwrap()),
+            Refused::Bind("127.0.0.1:0".parse().unwrap()),
+            Refused::Listen,
+            Refused::Udp("IPv4"),
+            Refused::Lookup("evil.example".into()),
+        ] {
+            denials.socket_refused(&refused);
+        }
+        let granted = "granted connect: 127.0.0.1:5432, localhost:6432 (pinned to 127.0.0.1)";
+        let got = summaries(&mut denials);
+        let expected = [
+            format!("the sandbox denied: connect to 127.0.0.1:5433 ({granted})"),
+            format!("the sandbox denied: connect to 127.0.0.2:6432 ({granted})"),
+            "the sandbox denied: bind to 127.0.0.1:0 (a provider may only connect out; it may not bind, listen or accept)"
+                .to_string(),
+            "the sandbox denied: listen for connections (a provider may only connect out; it may not bind, listen or accept)"
+                .to_string(),
+            "the sandbox denied: open a UDP socket (IPv4) (UDP is never granted; a provider may only open TCP \
+             connections to granted targets)"
+                .to_string(),
+            format!("the sandbox denied: look up the name evil.example ({granted}; only granted names are looked up)"),
+        ];
+        assert_eq!(got.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>(), expected);
+        assert_eq!(got[0].1, "To grant it, add to the provider's block: sandbox { connect = [\"127.0.0.1:5433\"] }");
+        assert!(got[1].1.starts_with("localhost:6432 is pinned to the addresses the host resolved"), "{}", got[1].1);
+        assert!(got[1].1.ends_with("sandbox { connect = [\"127.0.0.2:6432\"] }"), "{}", got[1].1);
+        assert_eq!(
+            got[5].1,
+            "To grant it, add to the provider's block its target: sandbox { connect = [\"evil.example:PORT\"] }"
+        );
+        let mut none = watched(&Sandbox::default());
+        none.socket_refused(&Refused::Connect("10.0.0.1:80".parse().unwrap()));
+        assert_eq!(
+            summaries(&mut none)[0].0,
+            "the sandbox denied: connect to 10.0.0.1:80 (no connect target is granted)"
         );
     }
 

@@ -15,12 +15,15 @@ pub fn describe_import(import: &str) -> &'static str {
         "wasi:cli/environment" => "environment variables: only those granted with env",
         "wasi:http/outgoing-handler" => "outgoing HTTP: only the origins granted with http { url = … }",
         "wasi:http/types" => "HTTP requests and responses (see outgoing-handler)",
-        "wasi:sockets/tcp"
-        | "wasi:sockets/udp"
-        | "wasi:sockets/tcp-create-socket"
-        | "wasi:sockets/udp-create-socket" => "raw sockets: always denied",
-        "wasi:sockets/ip-name-lookup" => "name lookup: always denied",
-        "wasi:sockets/network" | "wasi:sockets/instance-network" => "networks: none granted, ever",
+        "wasi:sockets/tcp" | "wasi:sockets/tcp-create-socket" => {
+            "TCP: outgoing connections only to the targets granted with connect = [\"host:port\"] \
+             (no bind, no listen; sockets count against max_descriptors)"
+        }
+        "wasi:sockets/udp" | "wasi:sockets/udp-create-socket" => "UDP: always denied",
+        "wasi:sockets/ip-name-lookup" => {
+            "name lookup: only the names granted with connect, answered with the addresses the host pinned"
+        }
+        "wasi:sockets/network" | "wasi:sockets/instance-network" => "the network handle of the TCP and lookup calls",
         "wasi:cli/stdout" | "wasi:cli/stderr" => "output: to the host's log, rate-limited",
         "wasi:cli/stdin" => "standard input: always empty",
         "wasi:cli/exit" => "exit: ends the call as a crash",

@@ -19,7 +19,11 @@ use wasmtime::{
 };
 use wasmtime_wasi::clocks::WasiClocksCtxView;
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::p2::TcpSocket;
 use wasmtime_wasi::p2::bindings::filesystem::types as wasi_fs;
+use wasmtime_wasi::p2::bindings::sockets::network::{ErrorCode as SocketErrorCode, IpAddressFamily};
+use wasmtime_wasi::p2::bindings::sockets::tcp_create_socket::Host as _;
+use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -35,6 +39,7 @@ use super::fs_watch::{self, FsWatch};
 use super::http::HttpPolicy;
 use super::output::{GuestOutput, MAX_LINE};
 use super::sandbox::Sandbox;
+use super::sockets::{self, SocketPolicy, SocketsView};
 use super::wire;
 use crate::diag::Diagnostic;
 use crate::provider::CallError;
@@ -59,33 +64,63 @@ pub(crate) struct StoreState {
     /// Whether the clock shortened a wait to end at the deadline in this
     /// call: if the call then ends past its deadline, that wait is why.
     sleep_cut_short: bool,
-    /// The files and directories the provider opened and may still hold.
+    /// The files, directories and sockets the provider opened and may
+    /// still hold.
     files: FileBudget,
+    /// The `connect` grants, and what the provider's sockets were refused.
+    sockets: SocketPolicy,
     /// What the sandbox refused the call in progress.
     denials: Denials,
     /// What the `files` import may change: the sandbox's directory grants.
     file_grants: FileGrants,
 }
 
-/// The files and directories an instance opened (`open-at`), counted
-/// against the sandbox's `max_descriptors`: each is a descriptor of the
-/// cairn process, whose limit cairn and every provider share.
+/// The files and directories an instance opened (`open-at`) and the TCP
+/// sockets it created, counted together against the sandbox's
+/// `max_descriptors`: each is a descriptor of the cairn process, whose
+/// limit cairn and every provider share. (A socket's streams are children
+/// of the socket in the table: the socket lives as long as they do.)
 struct FileBudget {
     /// The table handles of descriptors opened; some may be closed since.
     opened: HashSet<u32>,
+    /// The table handles of sockets created; some may be closed since.
+    sockets: HashSet<u32>,
     limit: usize,
-    /// Set when an open was refused for the limit.
-    hit: bool,
+    /// Set when an open was refused for the limit: what it counted
+    /// (`open files`, or `open files and sockets` once sockets were in it).
+    hit: Option<&'static str>,
 }
 
 impl FileBudget {
-    /// How many opened descriptors are still open (forgetting the others).
-    /// A handle reused since for something else is no longer counted; one
-    /// reused for a granted directory's handle still is, which errs on the
-    /// side of the limit.
+    /// How many opened descriptors and sockets are still open (forgetting
+    /// the others). A handle reused since for something else is no longer
+    /// counted; one reused for a granted directory's handle still is, which
+    /// errs on the side of the limit.
     fn held(&mut self, table: &mut ResourceTable) -> usize {
+        self.held_files(table) + self.held_sockets(table)
+    }
+
+    /// How many opened files and directories are still open.
+    fn held_files(&mut self, table: &mut ResourceTable) -> usize {
         self.opened.retain(|&rep| table.get_any_mut(rep).is_ok_and(|entry| entry.is::<Descriptor>()));
         self.opened.len()
+    }
+
+    /// How many created sockets are still open.
+    fn held_sockets(&mut self, table: &mut ResourceTable) -> usize {
+        self.sockets.retain(|&rep| table.get_any_mut(rep).is_ok_and(|entry| entry.is::<TcpSocket>()));
+        self.sockets.len()
+    }
+
+    /// Whether one more file (or socket, `socket`) would be over the limit;
+    /// if so, records what the limit was hit with.
+    fn refuses_one_more(&mut self, table: &mut ResourceTable, socket: bool) -> bool {
+        if self.held(table) < self.limit {
+            return false;
+        }
+        let sockets = socket || !self.sockets.is_empty();
+        self.hit = Some(if sockets { "open files and sockets" } else { "open files" });
+        true
     }
 }
 
@@ -99,12 +134,21 @@ impl StoreState {
         }
     }
 
-    /// What the sandbox refused the call that just ended, HTTP included.
+    /// What the sandbox refused the call that just ended, HTTP and
+    /// sockets included.
     fn take_denials(&mut self) -> Denied {
         for origin in self.http_policy.refused.drain(..) {
             self.denials.http_refused(&origin);
         }
+        for refused in self.sockets.take_refused() {
+            self.denials.socket_refused(&refused);
+        }
         self.denials.take()
+    }
+
+    /// What the socket functions of `sockets` work with.
+    fn sockets_view(&mut self) -> SocketsView<'_> {
+        SocketsView { table: &mut self.table, policy: &self.sockets }
     }
 
     /// What the watched filesystem calls work with (`fs_watch`).
@@ -223,6 +267,8 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     clock::shadow_monotonic_clock(&mut linker, StoreState::clock_view)?;
     fs_watch::watch_filesystem(&mut linker, StoreState::fs_watch)?;
     shadow_open_at(&mut linker)?;
+    sockets::shadow_sockets(&mut linker, StoreState::sockets_view)?;
+    shadow_create_tcp_socket(&mut linker)?;
     ProviderWorld::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |state| state)?;
     Ok(linker)
 }
@@ -246,8 +292,7 @@ fn shadow_open_at(linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
         |mut store: StoreContextMut<'_, StoreState>, (dir, path_flags, path, open_flags, flags): Args| {
             Box::new(async move {
                 let StoreState { wasi, table, files, denials, .. } = store.data_mut();
-                if files.held(table) >= files.limit {
-                    files.hit = true;
+                if files.refuses_one_more(table, false) {
                     return Err(wasmtime::Error::msg(format!("the limit of {} open files was reached", files.limit)));
                 }
                 let mut watch = FsWatch { fs: WasiFilesystemCtxView { ctx: wasi.filesystem(), table }, denials };
@@ -257,6 +302,38 @@ fn shadow_open_at(linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
                 }
                 Ok((opened,))
             })
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// Replaces wasmtime-wasi's `create-tcp-socket` by one that counts the
+/// sockets the instance holds with its files, and refuses one more than the
+/// sandbox's `max_descriptors`, trapping with a message that says so: every
+/// socket is a descriptor of the cairn process, and a provider that opens
+/// connections without end would take them all. (Where a socket may
+/// connect is `sockets`' business.)
+fn shadow_create_tcp_socket(linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
+    type Created = Result<Resource<TcpSocket>, SocketErrorCode>;
+    linker.allow_shadowing(true);
+    linker.instance(sockets::WASI_SOCKETS_TCP_CREATE)?.func_wrap(
+        "create-tcp-socket",
+        |mut store: StoreContextMut<'_, StoreState>, (family,): (IpAddressFamily,)| {
+            let StoreState { wasi, table, files, .. } = store.data_mut();
+            if files.refuses_one_more(table, true) {
+                let message = format!("the limit of {} open files and sockets was reached", files.limit);
+                return Err(wasmtime::Error::msg(message));
+            }
+            let mut view = WasiSocketsCtxView { ctx: wasi.sockets(), table };
+            let created: Created = match view.create_tcp_socket(family) {
+                Ok(socket) => Ok(socket),
+                Err(e) => Err(e.downcast()?),
+            };
+            if let Ok(socket) = &created {
+                files.sockets.insert(socket.rep());
+            }
+            Ok((created,))
         },
     )?;
     linker.allow_shadowing(false);
@@ -291,7 +368,9 @@ impl Instance {
     ) -> Result<Instance, CallError> {
         let error = |message: String| CallError::new(&**provider, "instantiate", message);
         let output = GuestOutput::new(provider.clone(), sandbox.max_log_lines);
-        let wasi = super::wasi::context(sandbox, &output).map_err(|e| error(format!("could not be started: {e}")))?;
+        let sockets = SocketPolicy::new(sandbox);
+        let wasi = super::wasi::context(sandbox, &output, &sockets)
+            .map_err(|e| error(format!("could not be started: {e}")))?;
         let memory_limit = usize::try_from(sandbox.memory_limit).unwrap_or(usize::MAX);
         let limits = StoreLimitsBuilder::new()
             .memory_size(memory_limit)
@@ -314,7 +393,13 @@ impl Instance {
             output,
             call_deadline: deadline,
             sleep_cut_short: false,
-            files: FileBudget { opened: HashSet::new(), limit: sandbox.max_descriptors, hit: false },
+            files: FileBudget {
+                opened: HashSet::new(),
+                sockets: HashSet::new(),
+                limit: sandbox.max_descriptors,
+                hit: None,
+            },
+            sockets,
             denials: Denials::new(sandbox),
             file_grants: FileGrants::new(provider.clone(), sandbox),
         };
@@ -366,7 +451,7 @@ impl Instance {
         state.http_policy.refused.clear();
         state.limits.hit_memory_limit = false;
         state.sleep_cut_short = false;
-        state.files.hit = false;
+        state.files.hit = None;
         state.call_deadline = clock::deadline_after(self.timeout);
         state.http_policy.deadline = state.call_deadline;
         self.store.set_epoch_deadline(1);
@@ -424,9 +509,11 @@ impl Instance {
 
     /// How many files and directories the provider holds open: an instance
     /// that still holds some after its call is not kept for the next one.
+    /// (Its connections are not counted here: a provider may keep one open
+    /// from call to call, as a database client keeps its session.)
     pub(crate) fn held_descriptors(&mut self) -> usize {
         let StoreState { table, files, .. } = self.store.data_mut();
-        files.held(table)
+        files.held_files(table)
     }
 
     /// How many handles the host's table holds for the provider (files,
@@ -487,8 +574,8 @@ fn failure(
         time_limit(timeout)
     } else if state.limits.hit_memory_limit {
         format!("exceeded its memory limit of {}", human_bytes(state.limits.memory_limit))
-    } else if state.files.hit {
-        format!("exceeded its limit of {} open files", state.files.limit)
+    } else if let Some(what) = state.files.hit {
+        format!("exceeded its limit of {} {what}", state.files.limit)
     } else if TOO_MANY_HANDLES.iter().any(|m| chain.contains(m)) {
         format!("exceeded its limit of {max_handles} handles")
     } else if chain.contains(TOO_MUCH_DATA) {

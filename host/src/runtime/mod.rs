@@ -7,7 +7,8 @@
 //! whose sleeps end at the call deadline (`clock`), the on-disk cache of
 //! compiled components (`cache`) and the notice of a slow compile
 //! (`compile_notice`), the sandbox policy and limits ([`Sandbox`], which
-//! the configuration fills), its mapping to WASI (`wasi`), the record of
+//! the configuration fills), its mapping to WASI (`wasi`, and `sockets` for
+//! the `connect` grants), the record of
 //! what it refused a call, told with the call's error (`denials`, and
 //! `fs_watch` for the filesystem calls), the host's `files` import, which changes permission bits within
 //! read-write grants (`files`), provider output (`output`), the conversion of host data to
@@ -43,6 +44,7 @@ mod instance;
 mod output;
 mod pool;
 pub mod sandbox;
+mod sockets;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod tiers;
@@ -280,8 +282,10 @@ impl LoadedProvider {
 
     /// Configures the provider with its `provider` block `config` (null when
     /// there is none), to run in `sandbox`. Warnings the provider gives are
-    /// logged.
-    pub async fn configure(&self, sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
+    /// logged. Granted names the sandbox has not pinned yet are resolved
+    /// and pinned now, for every instance of the provider.
+    pub async fn configure(&self, mut sandbox: Sandbox, config: Value) -> Result<Arc<dyn Provider>, ConfigureError> {
+        sandbox.pin_connect_targets().await;
         let mut first = Instance::new(&self.pre, &self.name, &sandbox).await?;
         let schema = self.fetch_schema(&mut first, sandbox.max_answer_bytes).await?;
         let config = wire::value_to_wire(&config);

@@ -1,6 +1,6 @@
 //! The sandbox policy of a provider: what it may touch (granted directories,
-//! environment variables, HTTP origins) and how much it may use (memory, time
-//! per call, answer size, handles…).
+//! environment variables, HTTP origins, TCP connection targets) and how much
+//! it may use (memory, time per call, answer size, handles…).
 //!
 //! This is the one policy type: the configuration's `sandbox` block is read
 //! into it (and checked there, with the block's locations), the engine adds
@@ -12,6 +12,7 @@
 //! no standard input, no network. Its standard output and error go to the
 //! host's log (see `output`), never to the host's own terminal.
 
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -32,9 +33,10 @@ pub const MAX_ANSWER_DEPTH: usize = 256;
 /// that run at once.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 8;
 
-/// The default number of files and directories one instance may hold open
-/// (besides its granted directories). Every open file is a descriptor of
-/// the cairn process, whose limit all providers and cairn itself share.
+/// The default number of files, directories and sockets one instance may
+/// hold open (besides its granted directories). Every open file and socket
+/// is a descriptor of the cairn process, whose limit all providers and
+/// cairn itself share.
 pub const DEFAULT_MAX_DESCRIPTORS: usize = 64;
 
 /// The default number of handles (resources: files, streams, pollables,
@@ -61,7 +63,7 @@ pub const BUDGETS: &[(&str, &str, &str)] = &[
     ("memory", "512 MiB", "exceeded its memory limit of …"),
     ("timeout", "60s", "exceeded its time limit of …"),
     ("max_concurrency", "8", "(calls wait for a free instance)"),
-    ("max_descriptors", "64", "exceeded its limit of … open files"),
+    ("max_descriptors", "64", "exceeded its limit of … open files (… open files and sockets)"),
     ("max_handles", "10000", "exceeded its limit of … handles"),
     ("max_table_elements", "1048576", "(the growth fails inside the provider, which decides what to do)"),
     ("max_instances", "64", "(the provider cannot be started)"),
@@ -124,10 +126,15 @@ pub struct Sandbox {
     /// at once.
     pub max_concurrency: Option<usize>,
     /// The origins the provider may send HTTP requests to (wasi:http), with
-    /// the headers the host adds to them. No raw sockets, no name lookup.
+    /// the headers the host adds to them.
     pub http: Vec<HttpGrant>,
-    /// The most files and directories one instance may hold open at once
-    /// (`max_descriptors`).
+    /// The targets the provider may open TCP connections to (wasi:sockets),
+    /// each pinned to the addresses the host resolved for it once per run
+    /// ([`Sandbox::pin_connect_targets`]). Nothing else: no listening, no
+    /// UDP, no name lookup but of a granted name.
+    pub connect: Vec<ConnectGrant>,
+    /// The most files, directories and sockets one instance may hold open
+    /// at once (`max_descriptors`).
     pub max_descriptors: usize,
     /// The most resource handles one instance may hold (`max_handles`).
     pub max_handles: usize,
@@ -187,6 +194,116 @@ impl std::fmt::Debug for HttpGrant {
     }
 }
 
+/// Outgoing TCP granted to one target, `host:port`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectGrant {
+    /// A lower-case host name without a final dot, or an IP address as
+    /// Rust writes it (`127.0.0.1`, `::1`: no brackets).
+    pub host: String,
+    /// The port (never 0).
+    pub port: u16,
+    /// The addresses the provider may reach the target at.
+    pub pinned: Pinned,
+}
+
+/// The addresses a connect target is pinned to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pinned {
+    /// The target is an address: itself.
+    Address(IpAddr),
+    /// A name the host has not resolved yet (see
+    /// [`Sandbox::pin_connect_targets`]); until then, nothing.
+    Pending,
+    /// A name, and what the host resolved it to when the run started.
+    Resolved(Vec<IpAddr>),
+    /// A name the host could not resolve, and why: nothing.
+    Failed(String),
+}
+
+impl ConnectGrant {
+    /// The grant of `written`: `db.internal:5432`, `127.0.0.1:5432` or
+    /// `[::1]:5432`. Only that: no scheme, user, path, wildcard or
+    /// unspecified address, and a port from 1 to 65535.
+    pub fn parse(written: &str) -> Result<ConnectGrant, String> {
+        let example = "such as \"db.internal:5432\"";
+        if written.contains("://") {
+            return Err(format!("{written:?} is a URL; a connect target is host:port, {example}"));
+        }
+        if written.contains(['/', '@', '?', '#', '*']) || written.trim() != written || written.is_empty() {
+            return Err(format!("{written:?} is not host:port, {example}"));
+        }
+        let (host, port) = if let Some(rest) = written.strip_prefix('[') {
+            let (ip, port) = rest.split_once(']').ok_or_else(|| {
+                format!("{written:?} opens a bracket it does not close; write an IPv6 target as \"[::1]:5432\"")
+            })?;
+            let ip: std::net::Ipv6Addr =
+                ip.parse().map_err(|_| format!("{ip:?} in {written:?} is not an IPv6 address"))?;
+            let port = port.strip_prefix(':').ok_or_else(|| no_port(written))?;
+            (IpAddr::V6(ip).to_string(), port)
+        } else {
+            let (host, port) = written.rsplit_once(':').ok_or_else(|| no_port(written))?;
+            if host.contains(':') {
+                return Err(format!("{written:?}: an IPv6 address is written in brackets, as \"[::1]:5432\""));
+            }
+            (host.trim_end_matches('.').to_ascii_lowercase(), port)
+        };
+        let port: u16 =
+            port.parse().map_err(|_| format!("the port {port:?} of {written:?} is not a number from 1 to 65535"))?;
+        if port == 0 {
+            return Err(format!("the port of {written:?} is 0, which no server listens on; grant the server's port"));
+        }
+        let pinned = match host.parse::<IpAddr>() {
+            Ok(ip) if ip.is_unspecified() || ip.is_multicast() || ip == IpAddr::from([255, 255, 255, 255]) => {
+                return Err(format!("{written:?} is not the address of one server"));
+            }
+            Ok(ip) => Pinned::Address(ip.to_canonical()),
+            Err(_) => {
+                let label_ok = |l: &str| {
+                    !l.is_empty() && !l.starts_with('-') && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                };
+                if host.is_empty() || !host.split('.').all(label_ok) {
+                    return Err(format!("{host:?} in {written:?} is not a host name or IP address"));
+                }
+                Pinned::Pending
+            }
+        };
+        Ok(ConnectGrant { host, port, pinned })
+    }
+
+    /// The target as it is granted: `db.internal:5432`, `[::1]:5432`.
+    pub fn target(&self) -> String {
+        match self.host.parse::<IpAddr>() {
+            Ok(ip) => SocketAddr::new(ip, self.port).to_string(),
+            Err(_) => format!("{}:{}", self.host, self.port),
+        }
+    }
+
+    /// The addresses the provider may reach the target at.
+    pub fn addresses(&self) -> &[IpAddr] {
+        match &self.pinned {
+            Pinned::Address(ip) => std::slice::from_ref(ip),
+            Pinned::Resolved(addresses) => addresses,
+            Pinned::Pending | Pinned::Failed(_) => &[],
+        }
+    }
+
+    /// Whether a connection to `addr` is granted by this.
+    pub fn allows(&self, addr: SocketAddr) -> bool {
+        addr.port() == self.port && self.addresses().contains(&addr.ip().to_canonical())
+    }
+
+    /// Whether this grants the name `name` (as a provider may write it:
+    /// any case, a final dot).
+    pub fn names(&self, name: &str) -> bool {
+        !matches!(self.pinned, Pinned::Address(_)) && name.trim_end_matches('.').eq_ignore_ascii_case(&self.host)
+    }
+}
+
+/// What a connect target without a port is told.
+fn no_port(written: &str) -> String {
+    format!("{written:?} has no port; write host:port, such as \"db.internal:5432\"")
+}
+
 /// One directory granted to a provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
@@ -212,6 +329,7 @@ impl Default for Sandbox {
             max_answer_depth: MAX_ANSWER_DEPTH,
             max_concurrency: None,
             http: Vec::new(),
+            connect: Vec::new(),
             max_descriptors: DEFAULT_MAX_DESCRIPTORS,
             max_handles: DEFAULT_MAX_HANDLES,
             max_table_elements: DEFAULT_MAX_TABLE_ELEMENTS,
@@ -272,6 +390,40 @@ impl Sandbox {
             self.env.push((name.to_string(), value));
         }
         Ok(())
+    }
+
+    /// Grants outgoing TCP connections to `written`, `host:port` (an IPv6
+    /// address in brackets: `[::1]:5432`). A target granted twice is an
+    /// error: the operator meant something else by one of them.
+    pub fn grant_connect(&mut self, written: &str) -> Result<(), String> {
+        let grant = ConnectGrant::parse(written)?;
+        if self.connect.iter().any(|g| g.host == grant.host && g.port == grant.port) {
+            return Err(format!("the connect target {} is granted twice", grant.target()));
+        }
+        self.connect.push(grant);
+        Ok(())
+    }
+
+    /// Resolves every granted name not resolved yet, and pins it to the
+    /// addresses found: the provider reaches the name only at those, for
+    /// the whole run, whatever the DNS says later. A name that does not
+    /// resolve is pinned to nothing, with the reason, which a refused
+    /// connection or lookup tells.
+    pub async fn pin_connect_targets(&mut self) {
+        for grant in self.connect.iter_mut().filter(|g| g.pinned == Pinned::Pending) {
+            grant.pinned = match tokio::net::lookup_host((grant.host.as_str(), grant.port)).await {
+                Ok(found) => {
+                    let mut addresses: Vec<IpAddr> = Vec::new();
+                    for ip in found.map(|a| a.ip().to_canonical()) {
+                        if !addresses.contains(&ip) {
+                            addresses.push(ip);
+                        }
+                    }
+                    Pinned::Resolved(addresses)
+                }
+                Err(e) => Pinned::Failed(e.to_string()),
+            };
+        }
     }
 
     /// How many instances of the provider may run at once.
@@ -451,6 +603,65 @@ mod tests {
         assert!(valid_header("Authorization", "Bearer x").is_ok());
         assert!(valid_header("bad header", "x").is_err());
         assert!(valid_header("x", "line\nbreak").is_err());
+    }
+
+    #[test]
+    fn connect_targets_are_host_and_port() {
+        let grant = ConnectGrant::parse("DB.Internal.:5432").unwrap();
+        assert_eq!((grant.host.as_str(), grant.port, &grant.pinned), ("db.internal", 5432, &Pinned::Pending));
+        assert_eq!(grant.target(), "db.internal:5432");
+        assert!(grant.names("db.internal.") && grant.names("DB.INTERNAL") && !grant.names("db"));
+        assert!(grant.addresses().is_empty(), "a name not resolved yet reaches nothing");
+        let v6 = ConnectGrant::parse("[::1]:5432").unwrap();
+        assert_eq!((v6.host.as_str(), v6.target()), ("::1", "[::1]:5432".to_string()));
+        assert!(v6.allows("[::1]:5432".parse().unwrap()) && !v6.allows("[::1]:5433".parse().unwrap()));
+        let v4 = ConnectGrant::parse("127.0.0.1:5432").unwrap();
+        assert!(v4.allows("127.0.0.1:5432".parse().unwrap()));
+        assert!(v4.allows("[::ffff:127.0.0.1]:5432".parse().unwrap()), "an IPv4-mapped address is the address");
+        assert!(!v4.allows("127.0.0.2:5432".parse().unwrap()) && !v4.names("127.0.0.1"));
+        for (bad, why) in [
+            ("db.internal", "has no port"),
+            ("db.internal:", "is not a number"),
+            ("db.internal:0", "is 0"),
+            ("db.internal:65536", "is not a number"),
+            ("postgres://db.internal:5432", "is a URL"),
+            ("db.internal:5432/app", "is not host:port"),
+            ("*.internal:5432", "is not host:port"),
+            ("::1:5432", "in brackets"),
+            ("[::1]", "has no port"),
+            ("[db]:5432", "is not an IPv6 address"),
+            ("0.0.0.0:5432", "not the address of one server"),
+            ("db_1:5432", "is not a host name"),
+            ("", "is not host:port"),
+        ] {
+            let err = ConnectGrant::parse(bad).unwrap_err();
+            assert!(err.contains(why), "{bad:?}: {err}");
+        }
+        let mut sandbox = Sandbox::default();
+        sandbox.grant_connect("localhost:5432").unwrap();
+        let err = sandbox.grant_connect("LOCALHOST:5432").unwrap_err();
+        assert_eq!(err, "the connect target localhost:5432 is granted twice");
+        sandbox.grant_connect("localhost:5433").unwrap();
+    }
+
+    #[tokio::test]
+    async fn granted_names_are_pinned_once() {
+        let mut sandbox = Sandbox::default();
+        sandbox.grant_connect("localhost:5432").unwrap();
+        sandbox.grant_connect("127.0.0.1:5433").unwrap();
+        sandbox.grant_connect("cairn-test.invalid:5432").unwrap();
+        sandbox.pin_connect_targets().await;
+        let localhost = &sandbox.connect[0];
+        assert!(localhost.addresses().contains(&IpAddr::from([127, 0, 0, 1])), "{localhost:?}");
+        assert!(localhost.allows("127.0.0.1:5432".parse().unwrap()));
+        assert_eq!(sandbox.connect[1].pinned, Pinned::Address(IpAddr::from([127, 0, 0, 1])));
+        assert!(matches!(sandbox.connect[2].pinned, Pinned::Failed(_)), "{:?}", sandbox.connect[2]);
+        // Pinned stays pinned: a second pass resolves nothing again.
+        let before = sandbox.clone();
+        sandbox.connect[0].pinned = Pinned::Resolved(vec![IpAddr::from([10, 0, 0, 1])]);
+        sandbox.pin_connect_targets().await;
+        assert_eq!(sandbox.connect[0].addresses(), [IpAddr::from([10, 0, 0, 1])]);
+        assert_eq!(sandbox.connect[1..], before.connect[1..]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The sandbox policy mapped to WASI: the one place a [`Sandbox`] becomes
 //! what a provider instance can reach — preopened directories, environment
-//! variables, its output, and no network.
+//! variables, its output, and TCP connections to the granted targets only
+//! (`sockets`).
 
 use std::path::{Path, PathBuf};
 
@@ -9,19 +10,23 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use super::denials::ROOT;
 use super::output::GuestOutput;
 use super::sandbox::{Grant, Sandbox};
+use super::sockets::SocketPolicy;
 
 /// The WASI context of one instance of a provider in `sandbox`: the
 /// granted directories preopened, the granted environment, output into
-/// `output`, nothing else.
-pub(crate) fn context(sandbox: &Sandbox, output: &GuestOutput) -> Result<WasiCtx, String> {
+/// `output`, TCP connections only where `sockets` allows, nothing else.
+pub(crate) fn context(sandbox: &Sandbox, output: &GuestOutput, sockets: &SocketPolicy) -> Result<WasiCtx, String> {
     let mut builder = WasiCtxBuilder::new();
     builder
         .envs(&sandbox.env)
         .stdout(output.stdout())
         .stderr(output.stderr())
-        // No network: every address is denied and the protocols are off.
-        .socket_addr_check(|_, _| Box::pin(async { false }))
-        .allow_tcp(false)
+        // TCP sockets may be created (they count as descriptors), so that
+        // a refused connect is refused, and told, with its address; every
+        // address use is checked. UDP and wasmtime-wasi's own name lookup
+        // stay off: `sockets` refuses the one and answers the other.
+        .socket_addr_check(sockets.check())
+        .allow_tcp(true)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
     // First, so that a grant's own preopen wins where both match.
@@ -159,14 +164,15 @@ mod tests {
         std::fs::create_dir_all(config.path().join("out/ro")).unwrap();
         let sandbox = Sandbox::resolve(config.path(), &["./out".into()], &["./out/ro".into()]).unwrap();
         let output = GuestOutput::new("p".into(), 10);
-        assert!(context(&sandbox, &output).is_ok(), "the grants open while nothing is planted");
+        let sockets = SocketPolicy::new(&sandbox);
+        assert!(context(&sandbox, &output, &sockets).is_ok(), "the grants open while nothing is planted");
         std::fs::remove_dir(config.path().join("out/ro")).unwrap();
         std::os::unix::fs::symlink(secret.path(), config.path().join("out/ro")).unwrap();
-        let err = context(&sandbox, &output).err().expect("a planted link is refused");
+        let err = context(&sandbox, &output, &sockets).err().expect("a planted link is refused");
         assert!(err.contains("\"ro\" is a symbolic link or not a directory"), "{err}");
         // The outer grant itself is the operator's path, and still opens.
         let outer = Sandbox::resolve(config.path(), &["./out".into()], &[]).unwrap();
-        assert!(context(&outer, &output).is_ok());
+        assert!(context(&outer, &output, &sockets).is_ok());
     }
 
     #[test]
@@ -174,7 +180,7 @@ mod tests {
         let config = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(config.path().join("out/a/b")).unwrap();
         let sandbox = Sandbox::resolve(config.path(), &["./out".into(), "./out/a/./b".into()], &[]).unwrap();
-        assert!(context(&sandbox, &GuestOutput::new("p".into(), 10)).is_ok());
+        assert!(context(&sandbox, &GuestOutput::new("p".into(), 10), &SocketPolicy::new(&sandbox)).is_ok());
         assert_eq!(normalize(Path::new("/a/./b/../c")), Path::new("/a/c"));
     }
 }

@@ -507,3 +507,200 @@ fn permission_changes_are_made_only_inside_read_write_grants() {
     assert_eq!(logged.matches("the sandbox denied: chmod of").count(), 4, "each refusal is logged:\n{logged}");
     assert_eq!((mode("out/x.txt"), mode("secret.txt"), mode("data/f.txt")), (0o600, 0o644, 0o644));
 }
+
+/// A loopback TCP server that echoes what each connection sends until the
+/// client shuts its side, then closes; or, `silent`, holds every connection
+/// and never writes. Counts the connections it accepted.
+struct EchoServer {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+}
+
+impl EchoServer {
+    fn start(silent: bool) -> EchoServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                if silent {
+                    held.push(stream);
+                    continue;
+                }
+                std::thread::spawn(move || {
+                    let mut received = Vec::new();
+                    if stream.read_to_end(&mut received).is_ok() {
+                        let _ = stream.write_all(&received);
+                    }
+                });
+            }
+        });
+        EchoServer { port, accepted }
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+/// A sandbox granting `targets`, pinned as a run pins them.
+fn connecting(targets: &[String], sandbox: Sandbox) -> Sandbox {
+    let mut sandbox = sandbox;
+    for target in targets {
+        sandbox.grant_connect(target).unwrap();
+    }
+    block_on(sandbox.pin_connect_targets());
+    sandbox
+}
+
+fn strings(items: &[String]) -> Value {
+    Value::List(items.iter().map(Value::string).collect())
+}
+
+#[test]
+fn a_granted_target_connects_and_round_trips_bytes() {
+    let server = EchoServer::start(false);
+    let port = server.port;
+    let targets = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+    let sandbox = connecting(&targets, Sandbox::default());
+    let pinned: Vec<String> = sandbox.connect[1].addresses().iter().map(|ip| ip.to_string()).collect();
+    let provider = zoo(sandbox);
+    let config = Value::object([
+        ("connect", strings(&targets)),
+        ("lookup", strings(&["localhost".to_string(), "LOCALHOST.".to_string()])),
+    ]);
+    let answer = plan(&*provider, "zoo_probe", config).unwrap();
+    let found = format!("[{}]", pinned.join(", "));
+    assert_eq!(
+        summaries(&answer),
+        [
+            format!("connect 127.0.0.1:{port}: ok (echoed \"zoo\\n\")"),
+            format!("connect localhost:{port}: ok (echoed \"zoo\\n\")"),
+            format!("lookup localhost: ok {found}"),
+            format!("lookup LOCALHOST.: ok {found}"),
+        ]
+    );
+    assert!(pinned.contains(&"127.0.0.1".to_string()), "{pinned:?}");
+    assert_eq!(server.accepted(), 2);
+}
+
+#[test]
+fn a_granted_name_is_reached_at_its_pinned_addresses_only() {
+    // The host pins the name once for the run; the provider's lookups are
+    // answered from the pin, never from the DNS (which knows nothing of
+    // this name), and an address the name does not pin is refused.
+    let server = EchoServer::start(false);
+    let port = server.port;
+    let name = "db.cairn-test.invalid";
+    let mut sandbox = Sandbox::default();
+    sandbox.grant_connect(&format!("{name}:{port}")).unwrap();
+    sandbox.connect[0].pinned = sandbox::Pinned::Resolved(vec![[127, 0, 0, 1].into()]);
+    let provider = zoo(sandbox);
+    let config = Value::object([
+        ("connect", strings(&[format!("{name}:{port}"), format!("127.0.0.2:{port}")])),
+        ("lookup", strings(&[name.to_string()])),
+        ("on_failure", Value::string("error")),
+    ]);
+    let answer = plan(&*provider, "zoo_probe", config).unwrap();
+    let granted = format!("granted connect: {name}:{port} (pinned to 127.0.0.1)");
+    assert_eq!(
+        summaries(&answer),
+        [
+            format!("connect {name}:{port}: ok (echoed \"zoo\\n\")"),
+            format!("connect 127.0.0.2:{port}: failed: Permission denied (os error 2)"),
+            format!("lookup {name}: ok [127.0.0.1]"),
+            format!("the sandbox denied: connect to 127.0.0.2:{port} ({granted})"),
+        ]
+    );
+    let detail = &answer.diagnostics[3].detail;
+    assert!(detail.starts_with(&format!("{name}:{port} is pinned to the addresses the host resolved")), "{detail}");
+    assert_eq!(server.accepted(), 1);
+}
+
+#[test]
+fn connects_binds_listens_udp_and_lookups_not_granted_are_refused_and_told() {
+    let granted_server = EchoServer::start(false);
+    let other_server = EchoServer::start(false);
+    let (port, other) = (granted_server.port, other_server.port);
+    let provider = zoo(connecting(&[format!("127.0.0.1:{port}")], Sandbox::default()));
+    let config = Value::object([
+        ("connect", strings(&[format!("127.0.0.1:{other}")])),
+        ("lookup", strings(&["example.com".to_string()])),
+        ("bind", strings(&["127.0.0.1:0".to_string()])),
+        ("listen", strings(&["unbound".to_string()])),
+        ("udp", strings(&["127.0.0.1:0".to_string()])),
+        ("on_failure", Value::string("error")),
+    ]);
+    let answer = plan(&*provider, "zoo_probe", config).unwrap();
+    let said = summaries(&answer);
+    let (outcomes, denied) = said.split_at(5);
+    for (outcome, probe) in outcomes.iter().zip([
+        format!("connect 127.0.0.1:{other}"),
+        "lookup example.com".to_string(),
+        "bind 127.0.0.1:0".to_string(),
+        "listen unbound".to_string(),
+        "udp 127.0.0.1:0".to_string(),
+    ]) {
+        assert!(outcome.starts_with(&format!("{probe}: failed: ")), "{said:#?}");
+    }
+    let granted = format!("granted connect: 127.0.0.1:{port}");
+    let no_server = "a provider may only connect out; it may not bind, listen or accept";
+    assert_eq!(
+        denied,
+        [
+            format!("the sandbox denied: connect to 127.0.0.1:{other} ({granted})"),
+            format!("the sandbox denied: look up the name example.com ({granted}; only granted names are looked up)"),
+            format!("the sandbox denied: bind to 127.0.0.1:0 ({no_server})"),
+            format!("the sandbox denied: listen for connections ({no_server})"),
+            "the sandbox denied: open a UDP socket (IPv4) (UDP is never granted; a provider may only open TCP \
+             connections to granted targets)"
+                .to_string(),
+        ]
+    );
+    let remedy = &answer.diagnostics[5].detail;
+    assert_eq!(
+        remedy,
+        &format!("To grant it, add to the provider's block: sandbox {{ connect = [\"127.0.0.1:{other}\"] }}")
+    );
+    assert_eq!(other_server.accepted() + granted_server.accepted(), 0, "nothing was reached");
+}
+
+#[test]
+fn connections_count_against_the_descriptor_budget() {
+    let server = EchoServer::start(false);
+    let target = format!("127.0.0.1:{}", server.port);
+    let sandbox = Sandbox { max_descriptors: 4, max_concurrency: Some(1), ..Sandbox::default() };
+    let provider = zoo(connecting(std::slice::from_ref(&target), sandbox));
+    let sockets = |count: Option<&str>| {
+        let mut attrs = vec![("connect", strings(std::slice::from_ref(&target)))];
+        attrs.extend(count.map(|n| ("payload", Value::string(n))));
+        Value::object(attrs)
+    };
+    let err = plan(&*provider, "zoo_sockets", sockets(None)).unwrap_err();
+    assert_eq!(err.message, "exceeded its limit of 4 open files and sockets");
+    assert_eq!(server.accepted(), 4);
+    assert_healthy(&*provider);
+    // Within the budget, connections open and stay open while the call runs.
+    plan(&*provider, "zoo_sockets", sockets(Some("3"))).unwrap();
+    assert_eq!(server.accepted(), 7);
+}
+
+#[test]
+fn a_read_that_never_ends_stops_at_the_call_timeout() {
+    let server = EchoServer::start(true);
+    let target = format!("127.0.0.1:{}", server.port);
+    let sandbox = Sandbox { call_timeout: Duration::from_secs(2), ..Sandbox::default() };
+    let provider = zoo(connecting(std::slice::from_ref(&target), sandbox));
+    let config = Value::object([("connect", strings(&[target]))]);
+    let err = within_guard("the silent read", move || {
+        let err = plan(&*provider, "zoo_silent", config).unwrap_err();
+        assert_healthy(&*provider);
+        err
+    });
+    assert_eq!(err.message, "exceeded its time limit of 2s");
+    assert_eq!(server.accepted(), 1, "the provider connected, then waited");
+}

@@ -8,7 +8,11 @@
 //!   order) plans it after them;
 //! - `zoo_probe` tries to get out of its sandbox, as its configuration says:
 //!   `read`, `write` and `list` (paths), `env` (variable names), `connect`
-//!   (`host:port`, raw TCP) and `http` (URLs, GET through wasi:http), and
+//!   (`host:port`, raw TCP: once connected it sends `zoo\n`, shuts its side
+//!   and reads until the server closes), `lookup` (names), `bind`
+//!   (`host:port`, a TCP listener), `listen` (any text: a TCP socket that
+//!   listens without binding first), `udp` (`host:port`, a UDP socket bound
+//!   there) and `http` (URLs, GET through wasi:http), and
 //!   with `needle` set, searches its own linear memory for a secret (the
 //!   `needle`'s bytes each shifted up by one, so that the needle itself is
 //!   not what it finds). Each outcome is a warning, `"<op> <what>: ok…"` or
@@ -41,7 +45,11 @@
 //! - `zoo_files` opens the first `read` path again and again, holding every
 //!   descriptor, `payload` times (a number) or until an open fails;
 //! - `zoo_handles` creates timers (resource handles) and holds them,
-//!   `payload` times or without end.
+//!   `payload` times or without end;
+//! - `zoo_sockets` connects to its first `connect` target again and again,
+//!   holding every connection, `payload` times or until a connect fails;
+//! - `zoo_silent` connects to its first `connect` target and reads: from a
+//!   server that never writes, forever, without CPU.
 //!
 //! `zoo_probe` also takes `symlink`: `"<dir>/<name>-><target>"` entries
 //! that replace the directory `<dir>/<name>` by a link to `<target>`, as a
@@ -83,10 +91,13 @@ const RESOURCE_TYPES: &[&str] = &[
     "zoo_timers",
     "zoo_files",
     "zoo_handles",
+    "zoo_sockets",
+    "zoo_silent",
 ];
 
 /// The lists of things `zoo_probe` tries.
-const PROBES: &[&str] = &["read", "write", "list", "env", "connect", "http", "symlink", "chmod"];
+const PROBES: &[&str] =
+    &["read", "write", "list", "env", "connect", "lookup", "bind", "listen", "udp", "http", "symlink", "chmod"];
 
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 struct Zoo;
@@ -203,6 +214,16 @@ fn misbehave(type_name: &str, config: &Value) -> Option<Value> {
         }
         "zoo_handles" => {
             hold_handles(count(config));
+            None
+        }
+        "zoo_sockets" => {
+            let target = strings(config, "connect").into_iter().next().unwrap_or_default();
+            hold_connections(&target, count(config));
+            None
+        }
+        "zoo_silent" => {
+            let target = strings(config, "connect").into_iter().next().unwrap_or_default();
+            read_silence(&target);
             None
         }
         _ => None,
@@ -367,6 +388,59 @@ fn hold_handles(count: u64) {
     std::mem::forget(held);
 }
 
+/// Connects to `target` `count` times (or until a connect fails), and never
+/// closes.
+fn hold_connections(target: &str, count: u64) {
+    let mut held = Vec::new();
+    while (held.len() as u64) < count {
+        match std::net::TcpStream::connect(target) {
+            Ok(stream) => held.push(stream),
+            Err(e) => panic!("zoo: connection {} to {target} failed: {e}", held.len() + 1),
+        }
+    }
+    std::mem::forget(held);
+}
+
+/// Connects to `target` and reads what it never sends.
+fn read_silence(target: &str) {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(target).expect("zoo: the silent server accepts");
+    let mut byte = [0u8; 1];
+    let read = stream.read(&mut byte);
+    panic!("zoo: the silent server answered: {read:?}");
+}
+
+/// Connects to `target`, sends `zoo\n`, shuts its side, and reads until the
+/// server closes: `" (echoed \"zoo\\n\")"`.
+fn connect(target: &str) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(target)?;
+    stream.write_all(b"zoo\n")?;
+    stream.shutdown(std::net::Shutdown::Write)?;
+    let mut echoed = Vec::new();
+    stream.read_to_end(&mut echoed)?;
+    Ok(format!(" (echoed {:?})", String::from_utf8_lossy(&echoed)))
+}
+
+/// The addresses `name` resolves to: `" [127.0.0.1, ::1]"`.
+fn lookup(name: &str) -> std::io::Result<String> {
+    use std::net::ToSocketAddrs;
+    let found: Vec<String> = (name, 0).to_socket_addrs()?.map(|a| a.ip().to_string()).collect();
+    Ok(format!(" [{}]", found.join(", ")))
+}
+
+/// Listens on a TCP socket that was never bound (so that only the listen
+/// can be refused), through wasi:sockets directly.
+fn listen_unbound() -> std::io::Result<String> {
+    use wasi::sockets::network::IpAddressFamily;
+    let failed = |e| std::io::Error::other(format!("{e:?}"));
+    let socket = wasi::sockets::tcp_create_socket::create_tcp_socket(IpAddressFamily::Ipv4).map_err(failed)?;
+    socket.start_listen().map_err(failed)?;
+    socket.subscribe().block();
+    socket.finish_listen().map_err(failed)?;
+    Ok(String::new())
+}
+
 /// Replaces the directory `<dir>/<name>` by a link to `target`, through the
 /// preopen named `<dir>`.
 fn plant_link(entry: &str) -> std::io::Result<String> {
@@ -425,8 +499,21 @@ fn probe(config: &Value) -> Vec<Diagnostic> {
         report.push(outcome("env", &name, seen));
     }
     for address in strings(config, "connect") {
-        let connected = std::net::TcpStream::connect(address.as_str()).map(|_| String::new());
-        report.push(outcome("connect", &address, connected));
+        report.push(outcome("connect", &address, connect(&address)));
+    }
+    for name in strings(config, "lookup") {
+        report.push(outcome("lookup", &name, lookup(&name)));
+    }
+    for address in strings(config, "bind") {
+        let bound = std::net::TcpListener::bind(address.as_str()).map(|_| String::new());
+        report.push(outcome("bind", &address, bound));
+    }
+    for what in strings(config, "listen") {
+        report.push(outcome("listen", &what, listen_unbound()));
+    }
+    for address in strings(config, "udp") {
+        let bound = std::net::UdpSocket::bind(address.as_str()).map(|_| String::new());
+        report.push(outcome("udp", &address, bound));
     }
     for url in strings(config, "http") {
         report.push(outcome("http", &url, http_get(&url).map_err(std::io::Error::other)));
