@@ -114,6 +114,7 @@ func (p *httpkv) Apply(req *cairn.ApplyRequest) (*cairn.ApplyResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	cairn.Infof("httpkv: wrote %s (revision %d)", key, e.Revision)
 	state := e.state()
 	// `labels` null and labels {} are the same to the store: keep what was
 	// planned.

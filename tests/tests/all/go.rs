@@ -209,8 +209,10 @@ fn go_provider_lives_through_plan_apply_update_replace_drift_import_and_destroy(
     assert!(plan.stdout.contains("Plan: 1 to add, 0 to change, 0 to destroy."), "{}", plan.all());
     assert!(plan.stdout.contains("id       = (known after apply)"), "{}", plan.all());
 
-    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    let run = w.cairn_env(&["apply", "-auto-approve"], &[("CAIRN_LOG", "info")]).success();
     assert!(run.stdout.contains("Apply complete! Resources: 1 added, 0 changed, 0 destroyed."), "{}", run.all());
+    // The provider's log line (cairn.Infof) reached the host's log.
+    assert!(run.stderr.contains("httpkv: wrote greeting (revision 1)"), "{}", run.all());
     let attrs = w.attributes("httpkv_entry.greeting");
     assert_eq!((attrs["id"].as_str(), attrs["revision"].as_i64()), (Some("e1"), Some(1)), "{attrs:#}");
     assert_eq!(attrs["labels"], json!({"team": "web"}), "{attrs:#}");
@@ -374,9 +376,9 @@ fn a_go_provider_past_its_memory_limit_fails_that_resource_and_never_the_host() 
     assert!(w.addresses().is_empty());
 }
 
-/// The SDK's own tests (`go test ./...` in providers/sdk-go): values,
+/// The SDK's own tests (`go test ./...` in providers/sdk-go: values,
 /// schemas, plan helpers, the glue, and that the committed bindings match
-/// the WIT.
+/// the WIT) and httpkv's (against an httptest store), run natively.
 #[test]
 fn go_sdk_unit_tests_pass() {
     let go = toolchain(Lang::Go);
