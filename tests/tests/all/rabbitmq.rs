@@ -13,10 +13,11 @@
 //! them back).
 
 use std::net::TcpListener;
+use std::process::Command;
 
-use cairn_e2e::Workdir;
-use cairn_e2e::languages::{Lang, lang_component};
+use cairn_e2e::languages::{Lang, lang_component, toolchain};
 use cairn_e2e::rabbitmq::{ADMIN_PASSWORD, ADMIN_USER, RabbitMq, basic_auth, segment};
+use cairn_e2e::{Workdir, repo_root};
 use serde_json::json;
 
 /// `terraform` and `provider "rabbitmq"` blocks for the API at `endpoint`,
@@ -459,4 +460,28 @@ fn the_rabbitmq_example_applies_and_destroys() {
     w.cairn(&["destroy", "-auto-approve"]).success();
     assert!(server.get("/api/vhosts/orders").is_none());
     assert!(server.get("/api/users/orders-service").is_none());
+}
+
+/// The provider's own tests (`go test ./...` in providers/rabbitmq: the
+/// plan's defaults and replacements, typed arguments, password hashes,
+/// ids, a delete answered 404), run natively, and `go vet`.
+#[test]
+fn rabbitmq_provider_unit_tests_pass() {
+    let go = toolchain(Lang::Go);
+    for args in [["vet", "./..."], ["test", "./..."]] {
+        let out = Command::new(&go)
+            .current_dir(repo_root().join("providers/rabbitmq"))
+            .args(args)
+            .env("GOTOOLCHAIN", "local")
+            .env("GOPROXY", "off")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", go.display()));
+        assert!(
+            out.status.success(),
+            "`go {}` in providers/rabbitmq failed:\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
