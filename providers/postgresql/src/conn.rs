@@ -229,10 +229,7 @@ impl Connection {
                     let mut values = Vec::new();
                     let mut ranges = body.ranges();
                     while let Some(range) = ranges.next().map_err(|e| self.io("read a row", e))? {
-                        values.push(match range {
-                            None => None,
-                            Some(r) => Some(String::from_utf8_lossy(&body.buffer()[r]).into_owned()),
-                        });
+                        values.push(range.map(|r| String::from_utf8_lossy(&body.buffer()[r]).into_owned()));
                     }
                     rows.push(values);
                 }

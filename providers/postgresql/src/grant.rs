@@ -160,10 +160,18 @@ fn target(state: &Value) -> String {
     }
 }
 
-/// Revokes everything the role holds on the target.
+/// Revokes everything the role holds on the target. The transaction first
+/// takes an advisory lock on the target's name: grants to several roles on
+/// one object, made at once, would otherwise fail with "tuple concurrently
+/// updated" (each rewrites the object's access list).
 pub fn revoke(state: &Value) -> Vec<String> {
     let role = text(state, "role").unwrap_or_default();
-    vec![format!("REVOKE ALL PRIVILEGES ON {} FROM {}", target(state), grantee(&role))]
+    let target = target(state);
+    let key = format!("cairn grant {} {target}", text(state, "database").unwrap_or_default());
+    vec![
+        format!("SELECT pg_advisory_xact_lock(hashtext({}))", literal(&key)),
+        format!("REVOKE ALL PRIVILEGES ON {target} FROM {}", grantee(&role)),
+    ]
 }
 
 /// Makes the role hold exactly the planned privileges: revoke all, grant.
@@ -386,7 +394,7 @@ mod tests {
         let p = planned(config(&[]));
         assert_eq!(p.get_attr("id").as_str(), Some("app_appdb_public_table"));
         assert_eq!(
-            apply(&p),
+            apply(&p)[1..],
             [
                 r#"REVOKE ALL PRIVILEGES ON ALL TABLES IN SCHEMA "public" FROM "app""#,
                 r#"GRANT INSERT, SELECT ON ALL TABLES IN SCHEMA "public" TO "app""#,
@@ -403,7 +411,7 @@ mod tests {
             ("with_grant_option", true.into()),
         ]));
         assert_eq!(
-            apply(&p)[1],
+            apply(&p)[2],
             r#"GRANT INSERT, SELECT ON TABLE "my schema"."a""b", "my schema"."c" TO "r""; DROP TABLE t; --" WITH GRANT OPTION"#
         );
         assert!(read_sql(&p).contains("o.relname IN ('a\"b', 'c')"), "{}", read_sql(&p));
@@ -417,12 +425,13 @@ mod tests {
             ("role", "public".into()),
             ("privileges", Value::set(["CONNECT", "temp"])),
         ]));
-        assert_eq!(apply(&db)[1], r#"GRANT CONNECT, TEMPORARY ON DATABASE "appdb" TO PUBLIC"#);
+        assert_eq!(apply(&db)[2], r#"GRANT CONNECT, TEMPORARY ON DATABASE "appdb" TO PUBLIC"#);
         assert_eq!(db.get_attr("id").as_str(), Some("public_appdb_database"));
         let schema = planned(config(&[("object_type", "schema".into()), ("privileges", Value::set(["USAGE"]))]));
-        assert_eq!(apply(&schema)[1], r#"GRANT USAGE ON SCHEMA "public" TO "app""#);
+        assert_eq!(apply(&schema)[2], r#"GRANT USAGE ON SCHEMA "public" TO "app""#);
         let none = planned(config(&[("privileges", Value::set(Vec::<Value>::new()))]));
-        assert_eq!(apply(&none).len(), 1, "an empty set only revokes");
+        assert_eq!(apply(&none).len(), 2, "an empty set only revokes");
+        assert!(apply(&none)[0].starts_with("SELECT pg_advisory_xact_lock(hashtext('cairn grant appdb ALL TABLES"));
     }
 
     #[test]

@@ -11,11 +11,11 @@
 //! `allow` and `prefer` connect without it, `require` and `verify-*` are
 //! refused with a message saying so.
 //!
-//! - [`role`]: `postgresql_role`
-//! - [`database`]: `postgresql_database`
-//! - [`schema`]: `postgresql_schema`
-//! - [`grant`]: `postgresql_grant`
-//! - [`extension`]: `postgresql_extension`
+//! - `postgresql_role`: [`role`]
+//! - `postgresql_database`: [`database`]
+//! - `postgresql_schema`: [`mod@schema`]
+//! - `postgresql_grant`: [`grant`]
+//! - `postgresql_extension`: [`extension`]
 //!
 //! Each resource module builds SQL and reads catalog rows (pure functions,
 //! unit-tested natively); this file holds the provider's configuration,
@@ -202,6 +202,11 @@ impl Provider for Postgresql {
             // One simple query: one transaction, all or nothing.
             self.execute(&db, &statements.join(";\n"))?;
         }
+        // Nothing left to learn: the statements made exactly the plan (one
+        // round trip instead of two).
+        if planned.find_unknown().is_none() {
+            return Ok(ApplyResponse::new(planned.clone()));
+        }
         let Some(read) = self.read_object(kind, planned)? else {
             return Err(Diagnostic::error(format!("{} was not found right after it was written", req.type_name))
                 .detail("Something else dropped it at the same time, or the server did not keep it.")
@@ -316,8 +321,9 @@ impl Postgresql {
     }
 
     /// Runs `sql` on this instance's connection to `database`, opening one
-    /// when there is none. A connection found broken (the server restarted,
-    /// or ended the session) is replaced once.
+    /// when there is none. A kept connection found broken (the server
+    /// restarted, or ended the idle session) is replaced once, so that the
+    /// error a user sees is about the server now, not about an old session.
     fn query(&self, database: &str, sql: &str) -> Result<Vec<conn::Row>, PgError> {
         let reused = self.take_connection(database);
         let was_reused = reused.is_some();
@@ -326,7 +332,7 @@ impl Postgresql {
             None => Connection::open(&self.params, database)?,
         };
         let mut result = conn.query(sql);
-        if was_reused && matches!(result, Err(PgError::Io { .. })) {
+        if was_reused && result.as_ref().is_err_and(PgError::breaks_connection) {
             conn = Connection::open(&self.params, database)?;
             result = conn.query(sql);
         }
