@@ -170,11 +170,18 @@ pub(crate) fn registry_address(source: &str) -> Option<(&str, &str, &str)> {
     (word(namespace) && word(type_name)).then_some((host, namespace, type_name))
 }
 
-/// A configuration written for Terraform (`source = "hashicorp/local"`)
-/// runs on the bundled provider of that name. A version constraint there
-/// counts hashicorp's releases, not cairn's: it is said, not applied. Any
-/// other registry address is an error naming what cairn can use instead:
-/// nothing is downloaded from a Terraform registry.
+/// Community providers a bundled provider stands in for, with the same
+/// resource and attribute names: `(namespace, type)` on a Terraform
+/// registry.
+const COMMUNITY_BUNDLED: &[(&str, &str)] = &[("cyrilgdn", "postgresql")];
+
+/// A configuration written for Terraform (`source = "hashicorp/local"`,
+/// or a community provider of [`COMMUNITY_BUNDLED`] such as
+/// `cyrilgdn/postgresql`) runs on the bundled provider of that name. A
+/// version constraint there counts the other project's releases, not
+/// cairn's: it is said, not applied. Any other registry address is an error
+/// naming what cairn can use instead: nothing is downloaded from a
+/// Terraform registry.
 fn bundled_for_terraform(
     name: &str,
     requirement: &ProviderRequirement,
@@ -184,8 +191,10 @@ fn bundled_for_terraform(
     // `terraform.io/builtin/terraform` is Terraform's own address for the
     // provider of `terraform_data`, which cairn bundles too.
     let builtin = (host, namespace, type_name) == ("terraform.io", "builtin", "terraform");
-    let hashicorp = builtin || (namespace.eq_ignore_ascii_case("hashicorp") && TERRAFORM_REGISTRIES.contains(&host));
-    let found = bundled(type_name).filter(|_| hashicorp);
+    let community = COMMUNITY_BUNDLED.iter().any(|(ns, t)| namespace.eq_ignore_ascii_case(ns) && type_name == *t);
+    let hashicorp = namespace.eq_ignore_ascii_case("hashicorp");
+    let stands_in = builtin || ((hashicorp || community) && TERRAFORM_REGISTRIES.contains(&host));
+    let found = bundled(type_name).filter(|_| stands_in);
     let is_bundled = found.is_some();
     let Some(verified) = found.filter(|_| type_name == name) else {
         let renamed = if is_bundled { format!(" (under its own name, {type_name:?})") } else { String::new() };
@@ -194,9 +203,10 @@ fn bundled_for_terraform(
              Terraform registry{renamed}"
         ))
         .with_detail(format!(
-            "hashicorp/{} run as cairn's bundled providers of those names. Any other provider is a .wasm \
+            "hashicorp/{} and {} run as cairn's bundled providers of those names. Any other provider is a .wasm \
              component: source = \"./path/{name}.wasm\", a directory, or \"oci://HOST/REPOSITORY:TAG\".",
-            runtime::BUILTIN_NAMES.join(", hashicorp/")
+            runtime::BUILTIN_NAMES.join(", hashicorp/"),
+            COMMUNITY_BUNDLED.iter().map(|(ns, t)| format!("{ns}/{t}")).collect::<Vec<_>>().join(", ")
         )));
     };
     if let Some(constraint) = &requirement.version_text {
