@@ -22,6 +22,7 @@ mod render;
 mod show;
 mod state;
 mod state_json;
+mod test;
 mod ui_json;
 mod validate;
 mod workspace;
@@ -175,6 +176,22 @@ enum Command {
         lock: LockFlags,
         #[command(flatten)]
         input: InputFlags,
+    },
+    /// Run the configuration's tests: the `*.tftest.hcl` files beside it
+    /// and in its `tests/` folder, as `terraform test` does.
+    Test {
+        #[command(flatten)]
+        common: Common,
+        /// Run only this test file, a path relative to the configuration
+        /// directory (repeatable).
+        #[arg(long, value_name = "FILE")]
+        filter: Vec<String>,
+        /// Print each run's plan, or its state after an apply.
+        #[arg(long)]
+        verbose: bool,
+        /// Also write the results to FILE as JUnit XML.
+        #[arg(long = "junit-xml", value_name = "FILE")]
+        junit_xml: Option<PathBuf>,
     },
     /// Show the current state, or a plan file (`cairn show FILE`).
     Show {
@@ -736,6 +753,7 @@ impl Command {
             | Command::Apply { common, .. }
             | Command::Destroy { common, .. }
             | Command::Show { common, .. }
+            | Command::Test { common, .. }
             | Command::Graph { common, .. }
             | Command::Import { common, .. }
             | Command::ForceUnlock { common, .. }
@@ -963,6 +981,14 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Destroy { common, run, auto_approve } => apply::run(&common, &run, auto_approve, true),
         Command::Import { common, addr, id, lock, input } => import::run(&common, &addr, &id, &lock, &input),
         Command::Show { common, json } => show::run(&common, json),
+        Command::Test { common, filter, verbose, junit_xml } => test::run(&test::TestOptions {
+            dir: common.dir(),
+            inputs: common.variables.inputs(common.chdir.as_deref()),
+            filter: &filter,
+            verbose,
+            junit_xml: junit_xml.map(|p| common.resolve(&p)),
+            colors: common.colors(),
+        }),
         Command::Output { flags, name, json, raw } => outputs::run(&flags, name.as_deref(), json, raw),
         Command::State { command } => state::run(&command),
         Command::Workspace { command } => workspace::run(&command),

@@ -43,6 +43,7 @@ mod resource;
 mod schema_refs;
 mod source;
 mod suggest;
+mod test_file;
 mod var_files;
 mod variables;
 mod workspace;
@@ -64,7 +65,7 @@ pub use conditions::{
     Condition, ConditionKind, Verdict, check_all as check_conditions, evaluate as evaluate_condition,
 };
 pub use decode::decode_body;
-pub use eval::{EvalContext, eval};
+pub use eval::{EvalContext, eval, eval_within};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
 pub use functions::Phase;
 pub use instances::{Instance, instances};
@@ -76,6 +77,7 @@ pub use parse::parse_expression;
 pub use provider::{TERRAFORM_VERSION, parse_constraint};
 pub use refactor::{Import, ImportForEach, MoveAddr, Moved, Removed, expand_imports};
 pub use schema_refs::check_attribute_references;
+pub use test_file::{TestCommand, TestFile, TestRun, address_text, load_test_file};
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables, unset_required};
 pub use workspace::{

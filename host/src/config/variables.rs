@@ -311,12 +311,25 @@ fn object_attribute_type(expr: &Expression) -> Result<(Type, Option<Value>, Defa
 
 /// A value for input variables given on the command line. They apply in
 /// the order given, a later one winning over an earlier one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum VariableInput {
     /// `-var 'name=value'`.
     Var(String),
     /// `-var-file=FILE`: a `.tfvars` (or `.tfvars.json`) file.
     File(PathBuf),
+    /// A value already evaluated for the variable `name`: a `cairn test`
+    /// run's `variables`; `source` says where it was written, for
+    /// messages. A name the configuration does not declare is passed over,
+    /// as Terraform's test runner does: a test file's variables may be
+    /// meant for other runs.
+    Value {
+        /// The variable's name.
+        name: String,
+        /// Its value.
+        value: Value,
+        /// Where it was given (`main.tftest.hcl:3:3`).
+        source: String,
+    },
 }
 
 impl From<&str> for VariableInput {
@@ -419,6 +432,11 @@ fn gather<'a>(
             VariableInput::File(path) => {
                 given_by_file(config, path, &path.display().to_string(), &mut given, &mut resolved.warnings, diags);
                 resolved.files.push(path.clone());
+            }
+            VariableInput::Value { name, value, source } => {
+                if let Some((declared, _)) = config.variables.get_key_value(name) {
+                    given.insert(declared, Given { value: GivenValue::Value(value.clone()), source: source.clone() });
+                }
             }
         }
     }

@@ -3,6 +3,7 @@
 //! module per area.
 
 mod c;
+mod cairn_test;
 mod check;
 mod check_blocks;
 mod commands;

@@ -1,0 +1,546 @@
+//! `cairn test`: runs the `*.tftest.hcl` files of the configuration
+//! directory and of its `tests/` folder, as `terraform test` does.
+//!
+//! Each file's `run` blocks go in order over one state kept in memory
+//! ([`memory::Memory`]): `command = apply` (the default) plans and applies
+//! with the configuration's real providers and sandbox grants, `command =
+//! plan` only plans. After each run its `assert` blocks are checked
+//! against what it planned or applied (resources, `output.NAME`, `var.NAME`
+//! and the outputs of earlier runs as `run.NAME.OUTPUT`); `expect_failures`
+//! turns the failures of the named checkable objects (variable
+//! validations, output and resource conditions, check blocks) into a pass.
+//! When a file is done, everything its runs created is destroyed, in
+//! reverse dependency order; what a failed destroy leaves behind is listed
+//! loudly, object by object.
+//!
+//! The output is Terraform's: `FILE... in progress`, `  run "NAME"...
+//! pass|fail|skip`, `FILE... tearing down`, `FILE... pass|fail`, then
+//! `Success!` or `Failure!` with the counts; diagnostics on standard
+//! error. `-filter=FILE` runs only the named files, `-verbose` prints each
+//! run's plan or state, `-junit-xml=FILE` writes the results as JUnit XML.
+
+mod junit;
+mod memory;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::Result;
+
+use super::render::{Colors, render_plan, schemas_of};
+use crate::addr::{InstanceAddr, Mode};
+use crate::apply::events::{Event, EventSink};
+use crate::config::{self, Config, EvalContext, TestCommand, TestFile, TestRun, VariableInput};
+use crate::diag::{Diagnostic, Diagnostics, Location};
+use crate::engine::{Engine, Intent, RunOptions, Workspace};
+use crate::plan::ResourceValues;
+use crate::state::State;
+use crate::value::Value;
+use memory::Memory;
+
+/// What `cairn test` was asked to do.
+pub(super) struct TestOptions<'a> {
+    /// The configuration directory.
+    pub dir: PathBuf,
+    /// `-var` and `-var-file`, under every run's own variables.
+    pub inputs: Vec<VariableInput>,
+    /// `-filter=FILE`: only these files (paths relative to the directory).
+    pub filter: &'a [String],
+    /// `-verbose`: each run's plan or state too.
+    pub verbose: bool,
+    /// `-junit-xml=FILE`.
+    pub junit_xml: Option<PathBuf>,
+    /// Colours for the plans `-verbose` prints.
+    pub colors: Colors,
+}
+
+/// How a run, or a file, ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Status {
+    /// Everything held.
+    Pass,
+    /// An assertion failed, or an expected failure did not happen.
+    Fail,
+    /// Something kept the run from finishing (an error); the file's later
+    /// runs are skipped.
+    Error,
+    /// Not run, after an error.
+    Skip,
+}
+
+impl Status {
+    fn word(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail | Status::Error => "fail",
+            Status::Skip => "skip",
+        }
+    }
+}
+
+/// One run's result, for the summary and the JUnit report.
+pub(super) struct RunResult {
+    /// The run's name.
+    pub name: String,
+    /// How it ended.
+    pub status: Status,
+    /// Why it failed, in one line a diagnostic.
+    pub failures: Vec<String>,
+}
+
+/// One file's result.
+pub(super) struct FileResult {
+    /// Its path, relative to the configuration directory.
+    pub name: String,
+    /// How it ended as a whole (teardown included).
+    pub status: Status,
+    /// Its runs.
+    pub runs: Vec<RunResult>,
+}
+
+/// Runs `cairn test`; the exit status is 1 when anything failed.
+pub(super) fn run(options: &TestOptions) -> Result<i32> {
+    let dir = options
+        .dir
+        .canonicalize()
+        .map_err(|e| anyhow::anyhow!("the configuration directory {} cannot be read: {e}", options.dir.display()))?;
+    let mut names = test_files(&dir)?;
+    if !options.filter.is_empty() {
+        let wanted: Vec<&str> = options.filter.iter().map(|f| f.trim_start_matches("./")).collect();
+        names.retain(|n| wanted.contains(&n.as_str()));
+    }
+    // The configuration as written, for where its checkable objects are.
+    let declared = config::load(&dir).map_err(|d| anyhow::Error::new(Diagnostics(d)))?;
+    let engine = Engine::new()?;
+    let mut results = Vec::new();
+    for name in &names {
+        results.push(run_file(&engine, &dir, name, &declared, options));
+    }
+    let count = |s: Status| results.iter().flat_map(|f| &f.runs).filter(|r| r.status == s).count();
+    let (passed, failed, skipped) =
+        (count(Status::Pass), count(Status::Fail) + count(Status::Error), count(Status::Skip));
+    let all_passed = results.iter().all(|f| f.status == Status::Pass);
+    let skipped = if skipped > 0 { format!(", {skipped} skipped") } else { String::new() };
+    let verdict = if all_passed { "Success!" } else { "Failure!" };
+    println!("\n{verdict} {passed} passed, {failed} failed{skipped}.");
+    if let Some(path) = &options.junit_xml {
+        std::fs::write(path, junit::report(&results))
+            .map_err(|e| anyhow::anyhow!("cannot write the JUnit report {}: {e}", path.display()))?;
+    }
+    Ok(if all_passed { 0 } else { 1 })
+}
+
+/// The test files: `*.tftest.hcl` in `dir`, then in `dir/tests`, each in
+/// name order, as paths relative to `dir`.
+fn test_files(dir: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for (sub, prefix) in [(dir.to_path_buf(), ""), (dir.join("tests"), "tests/")] {
+        let Ok(entries) = std::fs::read_dir(&sub) else { continue };
+        let mut found: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_file())
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| n.ends_with(".tftest.hcl"))
+            .map(|n| format!("{prefix}{n}"))
+            .collect();
+        found.sort();
+        names.extend(found);
+    }
+    Ok(names)
+}
+
+/// Prints diagnostics for people, on standard error.
+fn print_diagnostics(diags: &[Diagnostic]) {
+    for d in diags {
+        eprintln!("{}", crate::diag::source::render(d));
+    }
+}
+
+/// What a run left for the next ones: its outputs, and the workspace of
+/// the last run that applied (the teardown destroys with its variables).
+#[derive(Default)]
+struct FileState {
+    memory: Memory,
+    run_outputs: BTreeMap<String, Value>,
+    last_applied: Option<Workspace>,
+}
+
+/// Runs one file's runs and tears down what they made.
+fn run_file(engine: &Engine, dir: &Path, name: &str, declared: &Config, options: &TestOptions) -> FileResult {
+    println!("{name}... in progress");
+    let file = match config::load_test_file(dir, name) {
+        Ok(file) => file,
+        Err(diags) => {
+            print_diagnostics(&diags);
+            println!("{name}... fail");
+            return FileResult { name: name.to_string(), status: Status::Error, runs: Vec::new() };
+        }
+    };
+    let mut state = FileState::default();
+    let mut runs = Vec::new();
+    let mut halted = false;
+    for run in &file.runs {
+        if halted {
+            println!("  run \"{}\"... skip", run.name);
+            runs.push(RunResult { name: run.name.clone(), status: Status::Skip, failures: Vec::new() });
+            continue;
+        }
+        let (status, diags, verbose) = run_one(engine, dir, &file, run, declared, &mut state, options);
+        println!("  run \"{}\"... {}", run.name, status.word());
+        if options.verbose && !verbose.is_empty() {
+            println!("\n{verbose}");
+        }
+        print_diagnostics(&diags);
+        halted = status == Status::Error;
+        let failures = diags.iter().filter(|d| d.is_error()).map(|d| format!("{}: {}", d.summary, d.detail)).collect();
+        runs.push(RunResult { name: run.name.clone(), status, failures });
+    }
+    println!("{name}... tearing down");
+    let torn_down = tear_down(engine, dir, &file, &mut state, &options.inputs);
+    let status = if !torn_down {
+        Status::Error
+    } else if runs.iter().all(|r| r.status == Status::Pass) {
+        Status::Pass
+    } else {
+        Status::Fail
+    };
+    println!("{name}... {}", status.word());
+    FileResult { name: name.to_string(), status, runs }
+}
+
+/// Runs one `run` block: its status, what to show of it, and with
+/// `-verbose` its plan or state.
+fn run_one(
+    engine: &Engine,
+    dir: &Path,
+    file: &TestFile,
+    run: &TestRun,
+    declared: &Config,
+    state: &mut FileState,
+    options: &TestOptions,
+) -> (Status, Vec<Diagnostic>, String) {
+    let mut inputs = options.inputs.clone();
+    match run_variables(dir, file, run, &state.run_outputs) {
+        Ok(values) => inputs.extend(values),
+        Err(diags) => return (Status::Error, diags, String::new()),
+    }
+    let gathered = Arc::new(Gather::default());
+    let outcome = execute(engine, dir, run, &inputs, state, &gathered, options);
+    // Errors come back from the calls too: only the warnings from here.
+    let warnings: Vec<Diagnostic> = gathered.take().into_iter().filter(|d| !d.is_error()).collect();
+    let (errors, checked) = match outcome {
+        Ok(checked) => (Vec::new(), Some(checked)),
+        Err(errors) => (errors, None),
+    };
+    // Failed check blocks are warnings; an expected one counts as a failure.
+    let check_failures: Vec<Diagnostic> =
+        warnings.iter().filter(|w| w.summary == "Check block assertion failed").cloned().collect();
+    if !run.expect_failures.is_empty() {
+        return expected_failures(run, declared, errors, check_failures, warnings);
+    }
+    let mut shown = warnings;
+    if !errors.is_empty() {
+        shown.extend(errors);
+        return (Status::Error, shown, String::new());
+    }
+    let Some(checked) = checked else { return (Status::Error, shown, String::new()) };
+    let status = if checked.failed.is_empty() { Status::Pass } else { Status::Fail };
+    shown.extend(checked.failed);
+    (status, shown, checked.verbose)
+}
+
+/// Every value a run gives its variables: the file's `variables`, then the
+/// run's own over them, evaluated with `run.NAME` (earlier runs' outputs)
+/// and `var.NAME` (the file's variables) in scope.
+fn run_variables(
+    dir: &Path,
+    file: &TestFile,
+    run: &TestRun,
+    run_outputs: &BTreeMap<String, Value>,
+) -> Result<Vec<VariableInput>, Vec<Diagnostic>> {
+    let bound = [("run".to_string(), object(run_outputs))];
+    let mut ctx = EvalContext::new(dir);
+    let mut inputs = Vec::new();
+    for (i, attrs) in [&file.variables, &run.variables].into_iter().enumerate() {
+        for attr in attrs {
+            let value = config::eval_within(&attr.expr, &ctx, &bound)?;
+            if i == 0 {
+                // A run's variables may refer to the file's.
+                ctx.variables.insert(attr.name.clone(), value.clone());
+            }
+            let source = crate::diag::source::position(&attr.location);
+            inputs.push(VariableInput::Value { name: attr.name.clone(), value, source });
+        }
+    }
+    Ok(inputs)
+}
+
+/// What checking a run's assertions found.
+struct Checked {
+    /// The assertions that failed (errors to show).
+    failed: Vec<Diagnostic>,
+    /// The plan or the state, for `-verbose`.
+    verbose: String,
+}
+
+/// Loads, plans and (for `command = apply`) applies the configuration with
+/// `inputs` over the file's state, then checks the run's assertions; the
+/// errors that kept it from finishing otherwise.
+fn execute(
+    engine: &Engine,
+    dir: &Path,
+    run: &TestRun,
+    inputs: &[VariableInput],
+    state: &mut FileState,
+    gathered: &Arc<Gather>,
+    options: &TestOptions,
+) -> Result<Checked, Vec<Diagnostic>> {
+    let ws = Workspace::load(dir, inputs).map_err(into_diagnostics)?;
+    let apply = run.command == TestCommand::Apply;
+    let intent = if apply { Intent::Change } else { Intent::Inspect };
+    let run_options = RunOptions { intent, ..RunOptions::default() };
+    let events: Arc<dyn EventSink> = gathered.clone();
+    let planned = engine
+        .plan_on(&ws, Box::new(state.memory.clone()), run_options, false, events.as_ref())
+        .map_err(into_diagnostics)?;
+    let schemas = schemas_of(&planned.providers);
+    let mut values = ResourceValues::default();
+    for (addr, expansion) in &planned.plan.expansions {
+        values.declare(addr, expansion);
+    }
+    for (addr, value) in &planned.plan.data_values {
+        values.set(addr, value.clone());
+    }
+    let (outputs, verbose) = if apply {
+        let (report, applied) = engine.apply(&ws, planned, events);
+        if !report.errors.is_empty() {
+            state.last_applied = Some(ws);
+            return Err(report.errors);
+        }
+        set_state_values(&mut values, &applied, &schemas);
+        let outputs: BTreeMap<String, Value> = report.outputs.into_iter().map(|(n, (v, _))| (n, v)).collect();
+        let verbose = if options.verbose { state_text(&applied, &schemas, &outputs) } else { String::new() };
+        (outputs, verbose)
+    } else {
+        for change in planned.plan.changes.iter().filter(|c| c.deposed.is_none() && !c.planned.is_null()) {
+            values.set(&change.addr, change.planned.clone());
+        }
+        let outputs = planned.plan.outputs.iter().map(|(n, o)| (n.clone(), o.value.clone())).collect();
+        let verbose =
+            if options.verbose { render_plan(&planned.plan, &schemas, options.colors) } else { String::new() };
+        planned.release();
+        (outputs, verbose)
+    };
+    let failed = check_assertions(run, &ws, &mut values, &outputs, &state.run_outputs);
+    state.run_outputs.insert(run.name.clone(), object(&outputs));
+    if apply {
+        state.last_applied = Some(ws);
+    }
+    Ok(Checked { failed, verbose })
+}
+
+/// An object of `fields`.
+fn object(fields: &BTreeMap<String, Value>) -> Value {
+    Value::Object(fields.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+}
+
+/// Records the objects of `state` in `values`, read with their schemas.
+fn set_state_values(values: &mut ResourceValues, state: &State, schemas: &super::render::Schemas) {
+    for inst in state.resources.iter().filter(|i| !i.attributes.is_null()) {
+        let schema = schemas.get(&inst.provider).and_then(|s| s.of(&inst.addr.resource));
+        let value = match schema {
+            Some(s) if s.version == inst.schema_version => inst.attributes.decode(&s.block.implied_type()).ok(),
+            _ => None,
+        };
+        if let Some(value) = value {
+            values.set(&inst.addr, value);
+        }
+    }
+}
+
+/// The state and outputs as `-verbose` shows them after an apply, as
+/// `cairn show` prints them.
+fn state_text(state: &State, schemas: &super::render::Schemas, outputs: &BTreeMap<String, Value>) -> String {
+    let mut out = String::new();
+    for inst in state.resources.iter().filter(|i| !i.attributes.is_null()) {
+        let schema = schemas.get(&inst.provider).and_then(|s| s.of(&inst.addr.resource));
+        out.push_str(&super::show::render_instance(inst, schema));
+        out.push('\n');
+    }
+    if !outputs.is_empty() {
+        out.push_str("\nOutputs:\n\n");
+        for (name, value) in outputs {
+            out.push_str(&format!("{name} = {}\n", super::render::output_value(value, false)));
+        }
+    }
+    out
+}
+
+/// Checks the run's `assert` blocks: each failure as Terraform words it,
+/// at its condition, with its `error_message`.
+fn check_assertions(
+    run: &TestRun,
+    ws: &Workspace,
+    values: &mut ResourceValues,
+    outputs: &BTreeMap<String, Value>,
+    run_outputs: &BTreeMap<String, Value>,
+) -> Vec<Diagnostic> {
+    let mut ctx = EvalContext::new(ws.dir());
+    ctx.variables = ws.variables.clone();
+    let addrs: Vec<crate::addr::ResourceAddr> = ws.config.resources.iter().map(|r| r.addr.clone()).collect();
+    ctx.resources = values.snapshot_of(&addrs);
+    let bound = [("output".to_string(), object(outputs)), ("run".to_string(), object(run_outputs))];
+    let mut failed = Vec::new();
+    for assertion in &run.asserts {
+        match config::evaluate_condition(assertion, config::ConditionKind::CheckAssertion, &ctx, &bound) {
+            Ok(config::Verdict::Passed) => {}
+            Ok(config::Verdict::Failed(d)) => failed.push(
+                Diagnostic::error("Test assertion failed").with_detail(d.detail).at(&assertion.condition.location),
+            ),
+            Ok(config::Verdict::Unknown) => failed.push(
+                Diagnostic::error("Unknown condition value")
+                    .with_detail(
+                        "The condition depends on values not known until apply: run it with command = apply, or \
+                         assert on what the plan knows.",
+                    )
+                    .at(&assertion.condition.location),
+            ),
+            Err(d) => failed.extend(d),
+        }
+    }
+    failed
+}
+
+/// The run's result when it expects failures: it passes when every error
+/// (and failed check) comes from an expected object and every expected
+/// object failed; an unexpected error is shown as such.
+fn expected_failures(
+    run: &TestRun,
+    declared: &Config,
+    errors: Vec<Diagnostic>,
+    check_failures: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
+) -> (Status, Vec<Diagnostic>, String) {
+    let expected = |d: &Diagnostic| {
+        let owner = d.location.as_ref().and_then(|l| checkable_at(declared, l));
+        owner.filter(|o| run.expect_failures.iter().any(|(e, _)| strip_key(e) == *o))
+    };
+    let mut shown: Vec<Diagnostic> = warnings.into_iter().filter(|w| expected(w).is_none()).collect();
+    let unexpected: Vec<Diagnostic> = errors.iter().filter(|d| expected(d).is_none()).cloned().collect();
+    let failed: Vec<String> = errors.iter().chain(&check_failures).filter_map(expected).collect();
+    let mut status = Status::Pass;
+    for (address, location) in &run.expect_failures {
+        if !failed.contains(&strip_key(address)) {
+            status = Status::Fail;
+            shown.push(
+                Diagnostic::error("Missing expected failure")
+                    .with_detail(format!(
+                        "The checkable object, {address}, was expected to report an error but did not."
+                    ))
+                    .at(location),
+            );
+        }
+    }
+    if !unexpected.is_empty() {
+        status = Status::Error;
+        shown.extend(unexpected);
+    }
+    (status, shown, String::new())
+}
+
+/// `terraform_data.a[0]` without its key: the block its instances share.
+fn strip_key(address: &str) -> String {
+    address.split('[').next().unwrap_or(address).to_string()
+}
+
+/// The checkable object whose block holds `location`: the declaration in
+/// the same file that starts last before it (top-level blocks do not
+/// nest), as `var.NAME`, `output.NAME`, `check.NAME` or `TYPE.NAME`.
+fn checkable_at(config: &Config, location: &Location) -> Option<String> {
+    let variables = config.variables.values().map(|v| (format!("var.{}", v.name), &v.location));
+    let outputs = config.outputs.iter().map(|(name, o)| (format!("output.{name}"), &o.location));
+    let resources = config.resources.iter().map(|r| (r.addr.to_string(), &r.location));
+    let checks = config.checks.iter().map(|c| (format!("check.{}", c.name), &c.location));
+    variables
+        .chain(outputs)
+        .chain(resources)
+        .chain(checks)
+        .filter(|(_, at)| at.file == location.file && (at.line, at.column) <= (location.line, location.column))
+        .max_by_key(|(_, at)| (at.line, at.column))
+        .map(|(name, _)| name)
+}
+
+/// Destroys what the file's runs made, with the variables of the last run
+/// that applied; `false`, after saying loudly what is left, when any
+/// object could not be destroyed.
+fn tear_down(engine: &Engine, dir: &Path, file: &TestFile, state: &mut FileState, inputs: &[VariableInput]) -> bool {
+    let left = |s: &State| -> Vec<InstanceAddr> {
+        s.resources
+            .iter()
+            .filter(|i| i.addr.resource.mode == Mode::Managed && (!i.attributes.is_null() || !i.deposed.is_empty()))
+            .map(|i| i.addr.clone())
+            .collect()
+    };
+    if left(&state.memory.state()).is_empty() {
+        return true;
+    }
+    let destroyed = (|| -> Result<(), Vec<Diagnostic>> {
+        let ws = match state.last_applied.take() {
+            Some(ws) => ws,
+            None => Workspace::load(dir, inputs).map_err(into_diagnostics)?,
+        };
+        let gathered = Arc::new(Gather::default());
+        let events: Arc<dyn EventSink> = gathered.clone();
+        let options = RunOptions { destroy: true, intent: Intent::Change, ..RunOptions::default() };
+        let planned = engine
+            .plan_on(&ws, Box::new(state.memory.clone()), options, false, events.as_ref())
+            .map_err(into_diagnostics)?;
+        let (report, _) = engine.apply(&ws, planned, events);
+        if report.errors.is_empty() { Ok(()) } else { Err(report.errors) }
+    })();
+    if let Err(diags) = &destroyed {
+        print_diagnostics(diags);
+    }
+    let remaining = left(&state.memory.state());
+    if remaining.is_empty() {
+        return true;
+    }
+    let listed: Vec<String> = remaining.iter().map(|a| format!("  - {a}")).collect();
+    print_diagnostics(&[Diagnostic::error("Failed to clean up after tests").with_detail(format!(
+        "cairn test could not destroy everything {} created. These objects still exist and are no longer in any \
+         state: destroy them by hand.\n{}",
+        file.name,
+        listed.join("\n")
+    ))]);
+    false
+}
+
+/// The diagnostics an engine error carries, or the error as one.
+fn into_diagnostics(e: anyhow::Error) -> Vec<Diagnostic> {
+    match e.downcast_ref::<Diagnostics>() {
+        Some(d) => d.0.clone(),
+        None => vec![Diagnostic::error(format!("{e:#}"))],
+    }
+}
+
+/// Gathers the diagnostics a run reports (its warnings; errors come back
+/// from the calls), and nothing else: a test run prints no progress.
+#[derive(Default)]
+struct Gather {
+    diags: Mutex<Vec<Diagnostic>>,
+}
+
+impl Gather {
+    fn take(&self) -> Vec<Diagnostic> {
+        std::mem::take(&mut *self.diags.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl EventSink for Gather {
+    fn emit(&self, _event: Event) {}
+
+    fn diagnostic(&self, d: &Diagnostic) {
+        self.diags.lock().unwrap_or_else(PoisonError::into_inner).push(d.clone());
+    }
+}

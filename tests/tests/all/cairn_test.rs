@@ -1,0 +1,213 @@
+//! `cairn test` (issue 37, item 3): `*.tftest.hcl` files run as
+//! `terraform test` runs them, with real providers, the state kept between
+//! a file's runs and destroyed at its end; compared with the real
+//! `terraform` 1.11.4 on PATH where both can run the same files.
+
+use std::process::Command;
+
+use cairn_e2e::{Run, Workdir};
+
+const MODULE: &str = r#"variable "name" {
+  type = string
+  validation {
+    condition     = length(var.name) > 2
+    error_message = "name too short"
+  }
+}
+
+resource "terraform_data" "a" {
+  input = var.name
+}
+
+output "out" {
+  value = terraform_data.a.output
+}
+"#;
+
+const MAIN_TEST: &str = r#"variables {
+  name = "alpha"
+}
+
+run "plan_it" {
+  command = plan
+  assert {
+    condition     = terraform_data.a.input == "alpha"
+    error_message = "wrong input"
+  }
+}
+
+run "apply_it" {
+  variables {
+    name = "beta"
+  }
+  assert {
+    condition     = output.out == "beta"
+    error_message = "wrong output"
+  }
+  assert {
+    condition     = output.out == "gamma"
+    error_message = "expected gamma, got ${output.out}"
+  }
+}
+
+run "uses_an_earlier_run" {
+  variables {
+    name = "${run.apply_it.out}-again"
+  }
+  assert {
+    condition     = output.out == "beta-again"
+    error_message = "run outputs are not passed on"
+  }
+}
+
+run "bad_name" {
+  command = plan
+  variables {
+    name = "x"
+  }
+  expect_failures = [var.name]
+}
+"#;
+
+const SECOND_TEST: &str = "run \"ok\" {\n  variables {\n    name = \"delta\"\n  }\n}\n";
+
+/// Runs the real `terraform` in the directory; it must be on PATH.
+fn terraform(w: &Workdir, args: &[&str]) -> Run {
+    Command::new("terraform")
+        .args(args)
+        .current_dir(w.path())
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .output()
+        .expect("terraform (1.4 or later, for terraform_data) must be on PATH for the Terraform compatibility tests")
+        .into()
+}
+
+fn module_with_tests() -> Workdir {
+    let w = Workdir::new();
+    w.write("main.tf", MODULE);
+    w.write("main.tftest.hcl", MAIN_TEST);
+    w.write("tests/second.tftest.hcl", SECOND_TEST);
+    w
+}
+
+#[test]
+fn test_files_run_and_report_as_terraform_test_does() {
+    let w = module_with_tests();
+    let ours = w.cairn(&["test", "-no-color"]);
+    let tf_dir = module_with_tests();
+    terraform(&tf_dir, &["init", "-no-color"]);
+    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    assert_eq!(ours.stdout, theirs.stdout, "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert_eq!((ours.code, theirs.code), (1, 1));
+    // The failed assertion, with its place and its message.
+    assert!(ours.stderr.contains("Error: main.tftest.hcl:22:21: Test assertion failed"), "{}", ours.all());
+    assert!(ours.stderr.contains("expected gamma, got beta"), "{}", ours.all());
+    // The runs' state lived in memory: the directory has no state file.
+    assert!(!w.path().join("cairn.state.json").exists());
+
+    let filtered = w.cairn(&["test", "-no-color", "-filter=tests/second.tftest.hcl"]).success();
+    let theirs = terraform(&tf_dir, &["test", "-no-color", "-filter=tests/second.tftest.hcl"]);
+    assert_eq!(filtered.stdout, theirs.stdout, "{}", filtered.all());
+    assert!(filtered.stdout.ends_with("Success! 1 passed, 0 failed.\n"), "{}", filtered.all());
+}
+
+#[test]
+fn real_objects_are_kept_between_runs_and_destroyed_at_the_end() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        r#"provider "local" {
+  sandbox {
+    read_write = ["out"]
+  }
+}
+
+variable "text" {
+  type = string
+}
+
+resource "local_file" "f" {
+  filename = "out/f.txt"
+  content  = var.text
+}
+
+output "path" {
+  value = local_file.f.filename
+}
+"#,
+    );
+    w.write(
+        "tests/files.tftest.hcl",
+        r#"run "create" {
+  variables {
+    text = "one"
+  }
+  assert {
+    condition     = local_file.f.content == "one"
+    error_message = "not written"
+  }
+}
+
+run "update" {
+  variables {
+    text = "two"
+  }
+  assert {
+    condition     = fileexists(run.create.path) && local_file.f.id != ""
+    error_message = "the file of the first run is gone"
+  }
+}
+"#,
+    );
+    std::fs::create_dir_all(w.path().join("out")).unwrap();
+    let junit = format!("-junit-xml={}", w.path().join("results.xml").display());
+    let run = w.cairn(&["test", "-no-color", &junit]).success();
+    assert!(run.stdout.contains("  run \"create\"... pass\n  run \"update\"... pass\n"), "{}", run.all());
+    // Destroyed at the end: the file the runs made is gone.
+    assert!(!w.path().join("out/f.txt").exists(), "{}", run.all());
+    let xml = w.read("results.xml");
+    assert!(
+        xml.contains("<testsuite name=\"tests/files.tftest.hcl\" tests=\"2\" skipped=\"0\" failures=\"0\""),
+        "{xml}"
+    );
+}
+
+#[test]
+fn an_object_left_after_the_tests_is_reported_loudly() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        "resource \"terraform_data\" \"kept\" {\n  input = \"x\"\n  lifecycle {\n    prevent_destroy = true\n  }\n}\n",
+    );
+    w.write("main.tftest.hcl", "run \"make\" {}\n");
+    let run = w.cairn(&["test", "-no-color"]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.stdout.contains("  run \"make\"... pass\nmain.tftest.hcl... tearing down\nmain.tftest.hcl... fail\n"));
+    assert!(run.stderr.contains("Failed to clean up after tests"), "{}", run.all());
+    assert!(run.stderr.contains("  - terraform_data.kept"), "{}", run.all());
+}
+
+#[test]
+fn expected_failures_that_do_not_happen_fail_the_run() {
+    let w = Workdir::new();
+    w.write("main.tf", MODULE);
+    w.write(
+        "main.tftest.hcl",
+        "run \"wrongly_expects\" {\n  command = plan\n  variables {\n    name = \"long enough\"\n  }\n  expect_failures = [var.name]\n}\n",
+    );
+    let run = w.cairn(&["test", "-no-color"]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.stdout.contains("  run \"wrongly_expects\"... fail"), "{}", run.all());
+    assert!(run.stderr.contains("Error: main.tftest.hcl:6:22: Missing expected failure"), "{}", run.all());
+}
+
+#[test]
+fn mocks_are_refused_where_they_are_written() {
+    let w = Workdir::new();
+    w.write("main.tf", MODULE);
+    w.write("main.tftest.hcl", "mock_provider \"terraform\" {}\n\nrun \"a\" {}\n");
+    let run = w.cairn(&["test", "-no-color"]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.stderr.contains("main.tftest.hcl:1:1: mock_provider is not supported yet"), "{}", run.all());
+}
