@@ -610,6 +610,40 @@ impl Postgres {
         format!("postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable", self.port)
     }
 
+    /// A server of the calling test's own, for a test that stops it
+    /// ([`Postgres::stop`]); started as [`Postgres::shared`] is.
+    pub fn private() -> Postgres {
+        Postgres::start()
+    }
+
+    /// Stops the server (PostgreSQL's fast shutdown) and waits until it and
+    /// its directory are gone.
+    pub fn stop(self) {
+        let Postgres { _stop, mut _shell, .. } = self;
+        drop(_stop);
+        let _ = _shell.wait();
+    }
+
+    /// Runs `sql` in database `database` as the superuser `postgres`, with
+    /// psql; returns its rows, one a line, columns separated by `|`.
+    ///
+    /// # Panics
+    ///
+    /// When psql fails (the statement's error is in the message).
+    pub fn psql(&self, database: &str, sql: &str) -> String {
+        let out = Command::new(postgres_bin().join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", database])
+            .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            .output()
+            .expect("psql can be started");
+        assert!(
+            out.status.success(),
+            "psql -d {database:?} -c {sql:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
     /// A schema name no other test of this run uses, from `test`.
     pub fn schema(&self, test: &str) -> String {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

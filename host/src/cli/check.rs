@@ -6,13 +6,13 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::engine::Engine;
-use crate::engine::check::Verdict;
+use crate::engine::check::{CheckGrants, Verdict};
 
-/// Runs `cairn providers check`: exit code 0 when no step failed, 1 when
-/// one did.
-pub(super) fn run(provider: &Path) -> Result<i32> {
+/// Runs `cairn providers check` with `grants`: exit code 0 when no step
+/// failed, 1 when one did.
+pub(super) fn run(provider: &Path, grants: &CheckGrants) -> Result<i32> {
     let (name, wasm) = component(provider)?;
-    let report = Engine::new()?.check(&name, &wasm)?;
+    let report = Engine::new()?.check(&name, &wasm, grants)?;
     println!("Checking provider {name:?} ({})\n", provider.display());
     let mut subject = "";
     for step in &report.steps {

@@ -397,6 +397,15 @@ enum ProvidersCommand {
     Check {
         /// The provider's `.wasm` file, or the name of a bundled provider.
         provider: PathBuf,
+        /// Grant outgoing TCP to HOST:PORT, as `sandbox { connect }` does
+        /// (repeatable): a provider that manages a server checked against
+        /// a test one.
+        #[arg(long = "connect", value_name = "HOST:PORT")]
+        connect: Vec<String>,
+        /// Grant cairn's environment variable NAME, as `sandbox { env }`
+        /// does (repeatable): the provider's configuration can come from it.
+        #[arg(long = "env", value_name = "NAME")]
+        env: Vec<String>,
     },
     /// Make a new provider project that builds and passes `providers check`
     /// as written: one resource, one test, a build script, an example.
@@ -996,7 +1005,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::ForceUnlock { lock_id, common, force } => force_unlock::run(&common, &lock_id, force),
         Command::Providers { command: ProvidersCommand::Schema { common, json } } => providers::schema(&common, json),
         Command::Providers { command: ProvidersCommand::Inspect { file } } => providers::inspect(&file),
-        Command::Providers { command: ProvidersCommand::Check { provider } } => check::run(&provider),
+        Command::Providers { command: ProvidersCommand::Check { provider, connect, env } } => {
+            check::run(&provider, &crate::engine::check::CheckGrants { connect, env })
+        }
         Command::Providers { command: ProvidersCommand::New { name, lang, dir } } => {
             new::run(&name, &lang, dir.as_deref())
         }

@@ -87,20 +87,39 @@ impl CheckReport {
     }
 }
 
+/// What a conformance run grants the provider beyond its scratch
+/// directory, as a `sandbox` block would: for a provider that manages a
+/// server, pointed at a test one (`cairn providers check postgresql
+/// -connect 127.0.0.1:5432 -env PGPORT`).
+#[derive(Debug, Clone, Default)]
+pub struct CheckGrants {
+    /// Outgoing TCP targets, `host:port` (`sandbox { connect }`).
+    pub connect: Vec<String>,
+    /// Environment variables of cairn's the provider sees (`sandbox { env }`);
+    /// its configuration can come from them.
+    pub env: Vec<String>,
+}
+
 /// The key every apply of the run uses: one planned change each.
 const IDEMPOTENCY_KEY: &str = "cairn-providers-check";
 
 impl Engine {
     /// Runs the conformance steps against the component `wasm`, called
     /// `name`, in a throw-away sandbox: a fresh temporary directory granted
-    /// read-write as `.`, nothing else. Its `provider` block gets generated
-    /// required attributes.
-    pub fn check(&self, name: &str, wasm: &[u8]) -> Result<CheckReport> {
+    /// read-write as `.`, and what `grants` names. Its `provider` block
+    /// gets generated required attributes.
+    pub fn check(&self, name: &str, wasm: &[u8], grants: &CheckGrants) -> Result<CheckReport> {
         let ProviderSource::Components(runtime) = &self.source else {
             anyhow::bail!("only a WebAssembly component can be checked");
         };
         let scratch = tempfile::tempdir().context("cannot make a scratch directory")?;
-        let sandbox = Sandbox::resolve(scratch.path(), &[".".to_string()], &[]).map_err(anyhow::Error::msg)?;
+        let mut sandbox = Sandbox::resolve(scratch.path(), &[".".to_string()], &[]).map_err(anyhow::Error::msg)?;
+        for target in &grants.connect {
+            sandbox.grant_connect(target).map_err(|e| anyhow::anyhow!("-connect {target}: {e}"))?;
+        }
+        for variable in &grants.env {
+            sandbox.grant_env(variable).map_err(|e| anyhow::anyhow!("-env {variable}: {e}"))?;
+        }
         sandbox.create_writable_dirs().map_err(anyhow::Error::msg)?;
         let loaded = runtime.load(name, wasm)?;
         self.tokio.block_on(async {

@@ -26,6 +26,7 @@ mod ordering;
 mod plan_rendering;
 mod planning;
 mod postgres;
+mod postgresql;
 mod providers_new;
 mod python;
 mod rabbitmq;
