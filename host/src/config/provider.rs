@@ -858,7 +858,7 @@ provider "local" {
 }
 "#;
         let dir = crate::config::testutil::write_dir(&[("main.tf", text)]);
-        let diags = load(dir.path()).err().expect("the bad entries are errors");
+        let Err(diags) = load(dir.path()) else { panic!("the bad entries are errors") };
         let got: Vec<(usize, usize, &str, &str)> = diags
             .iter()
             .map(|d| {

@@ -516,6 +516,13 @@ impl Instance {
         files.held_files(table)
     }
 
+    /// How many TCP sockets the provider holds open: an instance may keep a
+    /// connection for its next call, but not half its descriptor budget.
+    pub(crate) fn held_sockets(&mut self) -> usize {
+        let StoreState { table, files, .. } = self.store.data_mut();
+        files.held_sockets(table)
+    }
+
     /// How many handles the host's table holds for the provider (files,
     /// streams, timers, requests…).
     pub(crate) fn held_handles(&mut self) -> usize {

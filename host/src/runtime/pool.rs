@@ -114,18 +114,21 @@ impl WasmProvider {
         let result = instance.call(operation, f).await;
         // An instance whose call failed is dropped here: its state is unknown.
         // So is one that still holds files open (idle instances hold no
-        // descriptors of the cairn process, which every provider shares), or
-        // more than half its handles (so that what one call leaked does not
-        // fail the next one, made by another resource).
+        // files of the cairn process, whose descriptors every provider
+        // shares), more than half its descriptor budget in connections (a
+        // provider may keep a database session from call to call, but what
+        // one call leaked must not fail the next one), or more than half its
+        // handles (likewise).
         if result.is_ok() {
             let (files, handles) = (instance.held_descriptors(), instance.held_handles());
-            if files == 0 && handles <= self.sandbox.max_handles / 2 {
+            let sockets = instance.held_sockets();
+            if files == 0 && sockets <= self.sandbox.max_descriptors / 2 && handles <= self.sandbox.max_handles / 2 {
                 self.pool.idle.put(instance);
             } else {
                 tracing::debug!(
                     provider = %self.name,
                     operation,
-                    "dropping an instance that holds {files} open files and {handles} handles"
+                    "dropping an instance that holds {files} open files, {sockets} sockets and {handles} handles"
                 );
             }
         }

@@ -492,3 +492,93 @@ fn a_permission_change_outside_the_read_write_grants_is_refused() {
     }
     assert_eq!((mode("out/x.txt"), mode("out2/x.txt"), mode("data/f.txt")), (0o600, 0o644, 0o644));
 }
+
+/// A loopback TCP server that echoes what each connection sends until the
+/// client shuts its side; returns its port and a count of connections.
+fn echo_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut received = Vec::new();
+                if stream.read_to_end(&mut received).is_ok() {
+                    let _ = stream.write_all(&received);
+                }
+            });
+        }
+    });
+    (port, accepted)
+}
+
+#[test]
+fn a_connect_grant_reaches_its_targets_and_nothing_else() {
+    // Issue 34, item 1: outgoing TCP to the granted host:port only, a
+    // granted name resolved by cairn and pinned, no lookup of another
+    // name, no bind, no listen, no UDP; each refusal told.
+    let (port, accepted) = echo_server();
+    let (other, other_accepted) = echo_server();
+    let w = Workdir::new();
+    let sandbox = format!("    connect = [\"127.0.0.1:{port}\", \"localhost:{port}\"]");
+    let granted = format!(
+        "resource \"zoo_probe\" \"granted\" {{\n  connect = [\"127.0.0.1:{port}\", \"localhost:{port}\"]\n}}\n"
+    );
+    let refused = format!(
+        "resource \"zoo_probe\" \"refused\" {{\n  phase      = \"apply\"\n  on_failure = \"error\"\n  \
+         connect    = [\"127.0.0.1:{other}\"]\n  lookup     = [\"example.com\"]\n  \
+         bind       = [\"127.0.0.1:0\"]\n  listen     = [\"unbound\"]\n  udp        = [\"127.0.0.1:0\"]\n}}\n"
+    );
+    w.write("main.tf", &config(&sandbox, &format!("{granted}{refused}")));
+    let run = w.cairn(&["apply", "-auto-approve"]);
+    let seen = warnings(&run);
+    for line in [
+        format!("connect 127.0.0.1:{port}: ok (echoed \"zoo\\n\")"),
+        format!("connect localhost:{port}: ok (echoed \"zoo\\n\")"),
+    ] {
+        assert!(seen.iter().any(|s| s.ends_with(line.as_str())), "{line:?} not among the warnings:\n{}", run.all());
+    }
+    let targets = format!("granted connect: 127.0.0.1:{port}, localhost:{port} (pinned to ");
+    let no_server = "(a provider may only connect out; it may not bind, listen or accept)";
+    assert_failed_cleanly(
+        &w,
+        &run,
+        &[
+            &format!("connect 127.0.0.1:{other}: failed: Permission denied (os error 2)"),
+            &format!("the sandbox denied: connect to 127.0.0.1:{other} ({targets}"),
+            &format!("To grant it, add to the provider's block: sandbox {{ connect = [\"127.0.0.1:{other}\"] }}"),
+            "lookup example.com: failed: Permission denied (os error 2)",
+            "the sandbox denied: look up the name example.com (",
+            &format!("the sandbox denied: bind to 127.0.0.1:0 {no_server}"),
+            &format!("the sandbox denied: listen for connections {no_server}"),
+            "the sandbox denied: open a UDP socket (IPv4) (UDP is never granted",
+        ],
+    );
+    // The granted probe connected to both its targets (it probes while
+    // planning); the refused one reached nothing.
+    assert!(w.addresses().contains(&"zoo_probe.granted".to_string()), "{}", run.all());
+    use std::sync::atomic::Ordering;
+    assert_eq!(other_accepted.load(Ordering::SeqCst), 0, "the ungranted server saw a connection");
+    assert!(accepted.load(Ordering::SeqCst) >= 2, "the granted server saw no connection");
+}
+
+#[test]
+fn connect_grants_are_checked_where_they_are_written() {
+    let w = Workdir::new();
+    let sandbox = "    connect = [\"db.internal\", \"postgres://db.internal:5432\", \"db.internal:0\"]";
+    w.write("main.tf", &config(sandbox, "resource \"zoo_ok\" \"x\" {}\n"));
+    let run = w.cairn(&["validate"]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    for line in [
+        "\"db.internal\" has no port; write host:port, such as \"db.internal:5432\".",
+        "\"postgres://db.internal:5432\" is a URL; a connect target is host:port",
+        "The port of \"db.internal:0\" is 0",
+    ] {
+        assert!(run.stderr.contains(line), "{line:?} not in:\n{}", run.all());
+    }
+}
