@@ -220,6 +220,10 @@ impl Provider for Postgresql {
         Ok(self.read_object(kind, &req.current_state)?)
     }
 
+    /// Import by the ids Terraform's provider documents. cairn also calls
+    /// this with an interrupted create's idempotency key: this provider
+    /// records none (a create is one transaction, so it made the whole
+    /// object or nothing), and says how to adopt the object by its name.
     fn import(&self, type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
         let kind = Kind::of(type_name)?;
         let defaults = self.defaults();
@@ -229,9 +233,15 @@ impl Provider for Postgresql {
             Kind::Schema => schema::import(id),
             Kind::Grant => grant::import(id),
             Kind::Extension => extension::import(id, &defaults),
-        }?;
-        match self.read_object(kind, &skeleton)? {
+        };
+        let found = match skeleton {
+            Ok(skeleton) => self.read_object(kind, &skeleton)?,
+            Err(_) if is_idempotency_key(id) => None,
+            Err(e) => return Err(e.into()),
+        };
+        match found {
             Some(state) => Ok(state),
+            None if is_idempotency_key(id) => Err(not_found_by_key(type_name).into()),
             None => Err(Diagnostic::error(format!("Cannot import {type_name} {id:?}"))
                 .detail(format!("There is no such object on {}.", self.params.target()))
                 .into()),
@@ -401,6 +411,22 @@ impl From<CodedDiagnostic> for Vec<Diagnostic> {
     }
 }
 
+/// Whether `id` has the form of cairn's idempotency keys: 20 lowercase hex
+/// digits.
+fn is_idempotency_key(id: &str) -> bool {
+    id.len() == 20 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The answer to recovery's question about an interrupted create.
+fn not_found_by_key(type_name: &str) -> Diagnostic {
+    Diagnostic::error(format!("{type_name} records no idempotency keys")).detail(
+        "The postgresql provider creates each object in one statement or transaction, so an interrupted create \
+         made the whole object or nothing. If the object the configuration names exists, adopt it by its id \
+         with `cairn import ADDRESS ID` (a role or database by name, a schema or extension as DATABASE.NAME); \
+         otherwise the next apply creates it.",
+    )
+}
+
 /// Why `sslmode` cannot be used, if it cannot.
 fn sslmode_problem(sslmode: &str) -> Option<Diagnostic> {
     match sslmode {
@@ -445,6 +471,14 @@ mod tests {
     #[test]
     fn the_schema_is_well_formed() {
         assert_eq!(Postgresql::schema().check(), Ok(()));
+    }
+
+    #[test]
+    fn an_idempotency_key_is_told_apart_from_a_name() {
+        assert!(is_idempotency_key("0123456789abcdef0123"));
+        assert!(!is_idempotency_key("0123456789ABCDEF0123"));
+        assert!(!is_idempotency_key("app"));
+        assert!(not_found_by_key("postgresql_role").to_string().contains("cairn import"));
     }
 
     #[test]
