@@ -86,6 +86,10 @@ pub enum Event {
         /// For an object a `moved` block rebound: its address before.
         #[serde(skip_serializing_if = "Option::is_none")]
         previous_address: Option<String>,
+        /// Why, as Terraform's `reason` (`delete_because_count_index`,
+        /// `replace_because_cannot_update`, …), when the plan says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// An object changed outside cairn, found by refresh.
     ResourceDrift {

@@ -126,6 +126,7 @@ pub(super) fn plan_and_show(
                 deposed_key: c.deposed.clone(),
                 importing: c.importing.clone().map(|id| Importing { id }),
                 previous_address: c.moved_from.as_ref().map(ToString::to_string),
+                reason: super::plan_json::action_reason(c).map(str::to_string),
             });
         }
         let s = plan.summary();

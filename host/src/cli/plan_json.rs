@@ -149,7 +149,7 @@ fn resource_change(change: &ResourceChange, block: Option<&Block>) -> Json {
 
 /// Terraform's `action_reason` for a replace, a destroy or a read during
 /// apply.
-fn action_reason(change: &ResourceChange) -> Option<&'static str> {
+pub(super) fn action_reason(change: &ResourceChange) -> Option<&'static str> {
     use crate::plan::ReplaceReason;
     let reason = change.replace_reason.as_ref()?;
     Some(match (&change.action, reason) {

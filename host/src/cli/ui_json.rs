@@ -63,10 +63,13 @@ fn enveloped(mut fields: Map<String, Json>, level: &str, message: String) -> Jso
 /// Terraform's fields of the messages cairn's events share a type with.
 fn add_terraform_fields(event: &Event, fields: &mut Map<String, Json>) {
     match event {
-        Event::PlannedChange { address, action, importing, previous_address, .. } => {
+        Event::PlannedChange { address, action, importing, previous_address, reason, .. } => {
             let mut change = Map::new();
             change.insert("resource".into(), resource(address));
             change.insert("action".into(), json!(terraform_action(action)));
+            if let Some(reason) = reason {
+                change.insert("reason".into(), json!(reason));
+            }
             if let Some(from) = previous_address {
                 change.insert("previous_resource".into(), resource(from));
             }
@@ -241,6 +244,7 @@ mod tests {
             deposed_key: None,
             importing: None,
             previous_address: None,
+            reason: None,
         };
         let lines = lines(&event);
         assert_eq!(lines.len(), 1);

@@ -147,4 +147,12 @@ fn reads_and_destroys_say_why_in_the_plan_and_its_json() {
     let changes = shown["resource_changes"].as_array().unwrap();
     let gone = changes.iter().find(|c| c["address"] == "terraform_data.n[1]").expect("the destroyed instance");
     assert_eq!(gone["action_reason"], "delete_because_count_index", "{gone:#}");
+    // The -json stream's planned_change gives it as Terraform's `reason`.
+    let plan = w.cairn(&["plan", "-json"]).success();
+    let events = plan.events();
+    let planned = events
+        .iter()
+        .find(|e| e["type"] == "planned_change" && e["change"]["resource"]["addr"] == "terraform_data.n[1]")
+        .unwrap_or_else(|| panic!("{}", plan.all()));
+    assert_eq!(planned["change"]["reason"], "delete_because_count_index", "{planned:#}");
 }
