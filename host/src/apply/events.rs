@@ -91,6 +91,23 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// Refresh starts reading an object the state holds (Terraform's
+    /// `refresh_start`).
+    RefreshStart {
+        /// The instance address.
+        address: String,
+        /// The object's `id` attribute, when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// Refresh read it (Terraform's `refresh_complete`).
+    RefreshComplete {
+        /// The instance address.
+        address: String,
+        /// The object's `id` attribute, when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
     /// An object changed outside cairn, found by refresh.
     ResourceDrift {
         /// The instance address.

@@ -106,6 +106,13 @@ pub(super) fn plan_and_show(
     let planned = engine.plan(ws, run.options(destroy, intent)?, true, events)?;
     let plan = &planned.plan;
     if run.json {
+        if run.refresh {
+            for (addr, id) in super::render::refreshed(plan) {
+                let (address, id) = (addr.to_string(), id.map(str::to_string));
+                events.emit(Event::RefreshStart { address: address.clone(), id: id.clone() });
+                events.emit(Event::RefreshComplete { address, id });
+            }
+        }
         emit_data_reads(plan, events);
         for d in &plan.drift {
             let action = if d.deleted() { "delete" } else { "update" };

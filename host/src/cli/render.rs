@@ -162,6 +162,23 @@ fn legend(changes: &[&ResourceChange], colors: Colors) -> String {
 /// `ADDRESS: Refreshing state... [id=ID]` for each object refresh read, as
 /// Terraform says it while planning, in address order.
 pub fn render_refreshing(plan: &Plan) -> String {
+    let mut out = String::new();
+    for (addr, id) in refreshed(plan) {
+        match id {
+            Some(id) => {
+                let _ = writeln!(out, "{addr}: Refreshing state... [id={id}]");
+            }
+            None => {
+                let _ = writeln!(out, "{addr}: Refreshing state...");
+            }
+        }
+    }
+    out
+}
+
+/// Each object refresh read, in address order, with its `id` attribute
+/// when it has one.
+pub fn refreshed(plan: &Plan) -> Vec<(&crate::addr::InstanceAddr, Option<&str>)> {
     let managed = |addr: &crate::addr::InstanceAddr| addr.resource.mode == crate::addr::Mode::Managed;
     let mut read: Vec<(&crate::addr::InstanceAddr, &Value)> = plan
         .changes
@@ -172,18 +189,12 @@ pub fn render_refreshing(plan: &Plan) -> String {
         .collect();
     read.sort_by(|a, b| a.0.cmp(b.0));
     read.dedup_by(|a, b| a.0 == b.0);
-    let mut out = String::new();
-    for (addr, object) in read {
-        match object.get_attr("id") {
-            Value::String(id) => {
-                let _ = writeln!(out, "{addr}: Refreshing state... [id={id}]");
-            }
-            _ => {
-                let _ = writeln!(out, "{addr}: Refreshing state...");
-            }
-        }
-    }
-    out
+    read.into_iter()
+        .map(|(addr, object)| match object.get_attr("id") {
+            Value::String(id) => (addr, Some(id.as_str())),
+            _ => (addr, None),
+        })
+        .collect()
 }
 
 /// `ADDRESS: Reading...` and `ADDRESS: Read complete after Ns [id=ID]`

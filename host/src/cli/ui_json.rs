@@ -81,6 +81,15 @@ fn add_terraform_fields(event: &Event, fields: &mut Map<String, Json>) {
         Event::ResourceDrift { address, action } => {
             fields.insert("change".into(), json!({"resource": resource(address), "action": action}));
         }
+        Event::RefreshStart { address, id } | Event::RefreshComplete { address, id } => {
+            let mut hook = Map::new();
+            hook.insert("resource".into(), resource(address));
+            if let Some(id) = id {
+                hook.insert("id_key".into(), json!("id"));
+                hook.insert("id_value".into(), json!(id));
+            }
+            fields.insert("hook".into(), Json::Object(hook));
+        }
         Event::ChangeSummary { add, change, destroy, import, .. } => {
             let changes =
                 json!({"add": add, "change": change, "import": import, "remove": destroy, "operation": "plan"});
@@ -110,6 +119,8 @@ fn message(event: &Event) -> String {
         Event::Recovered { message, .. } => message.clone(),
         Event::PlannedChange { address, action, .. } => format!("{address}: Plan to {}", terraform_action(action)),
         Event::ResourceDrift { address, action } => format!("{address}: Drift detected ({action})"),
+        Event::RefreshStart { address, id } => format!("{address}: Refreshing state...{}", id_suffix(id)),
+        Event::RefreshComplete { address, id } => format!("{address}: Refresh complete{}", id_suffix(id)),
         Event::ChangeSummary { add, change, destroy, .. } => {
             format!("Plan: {add} to add, {change} to change, {destroy} to destroy.")
         }
@@ -120,6 +131,11 @@ fn message(event: &Event) -> String {
         Event::Summary { command, outcome, .. } => format!("{command}: {outcome}"),
         Event::Outputs { outputs } => format!("Outputs: {}", outputs.len()),
     }
+}
+
+/// ` [id=ID]`, or nothing without an id.
+fn id_suffix(id: &Option<String>) -> String {
+    id.as_ref().map(|id| format!(" [id={id}]")).unwrap_or_default()
 }
 
 /// Terraform's `apply_start`, `apply_complete` or `apply_errored` line of

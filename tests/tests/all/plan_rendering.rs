@@ -156,3 +156,28 @@ fn reads_and_destroys_say_why_in_the_plan_and_its_json() {
         .unwrap_or_else(|| panic!("{}", plan.all()));
     assert_eq!(planned["change"]["reason"], "delete_because_count_index", "{planned:#}");
 }
+
+/// With `-json`, each object refresh reads comes as Terraform's
+/// `refresh_start` and `refresh_complete` hooks, with its id, worded as
+/// Terraform 1.11.4 words them.
+#[test]
+fn refreshes_are_terraform_s_hooks_in_the_json_stream() {
+    let w = Workdir::new();
+    w.write("main.tf", "resource \"terraform_data\" \"a\" {\n  input = \"x\"\n}\n");
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let id = w.state().unwrap()["resources"][0]["attributes"]["id"].as_str().unwrap().to_string();
+    let plan = w.cairn(&["plan", "-json"]).success();
+    let events = plan.events();
+    let hooks: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["type"] == "refresh_start" || e["type"] == "refresh_complete").collect();
+    assert_eq!(hooks.len(), 2, "{}", plan.all());
+    assert_eq!(hooks[0]["@message"], format!("terraform_data.a: Refreshing state... [id={id}]"));
+    assert_eq!(hooks[1]["@message"], format!("terraform_data.a: Refresh complete [id={id}]"));
+    for hook in hooks {
+        assert_eq!(hook["hook"]["resource"]["addr"], "terraform_data.a");
+        assert_eq!(
+            (&hook["hook"]["id_key"], &hook["hook"]["id_value"]),
+            (&serde_json::json!("id"), &serde_json::json!(id))
+        );
+    }
+}
