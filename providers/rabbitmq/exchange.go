@@ -6,7 +6,13 @@ import (
 
 // exchangeType is `rabbitmq_exchange`. RabbitMQ cannot change an exchange
 // once declared, so any change of it replaces it. Import id: `name@vhost`.
-type exchangeType struct{}
+type exchangeType struct{ vhostObject }
+
+// exchanges is rabbitmq_exchange.
+var exchanges = exchangeType{vhostObject{
+	typeName: "rabbitmq_exchange", collection: "exchanges", nameAttr: "name", block: "settings",
+	readBlock: readExchangeSettings,
+}}
 
 func (exchangeType) schema() cairn.Schema {
 	return cairn.Schema{Block: cairn.Block{
@@ -50,9 +56,7 @@ func (exchangeType) plan(req *cairn.PlanRequest, resp *cairn.PlanResponse) error
 	return nil
 }
 
-func (exchangeType) create(c *Client, planned cairn.Object) (cairn.Object, error) {
-	name, _ := planned.String("name")
-	vhost, _ := planned.String("vhost")
+func (t exchangeType) create(c *Client, planned cairn.Object) (cairn.Object, error) {
 	settings, _ := planned.Object("settings")
 	args, err := argumentsToAPI(stringMap(settings, "arguments"), cairn.At("settings", "arguments"))
 	if err != nil {
@@ -63,12 +67,7 @@ func (exchangeType) create(c *Client, planned cairn.Object) (cairn.Object, error
 	body.Durable, _ = settings.Bool("durable")
 	body.AutoDelete, _ = settings.Bool("auto_delete")
 	body.Internal, _ = settings.Bool("internal")
-	if err := c.put(path("exchanges", vhost, name), body); err != nil {
-		return nil, err
-	}
-	state := planned.Clone()
-	state["id"] = joinID(name, vhost)
-	return state, nil
+	return t.put(c, planned, body)
 }
 
 func (t exchangeType) update(c *Client, prior, planned cairn.Object) (cairn.Object, error) {
@@ -77,38 +76,14 @@ func (t exchangeType) update(c *Client, prior, planned cairn.Object) (cairn.Obje
 	return planned, nil
 }
 
-func (exchangeType) remove(c *Client, state cairn.Object) error {
-	name, _ := state.String("name")
-	vhost, _ := state.String("vhost")
-	return c.remove(path("exchanges", vhost, name))
-}
-
-func (t exchangeType) read(c *Client, state cairn.Object) (cairn.Object, error) {
-	name, _ := state.String("name")
-	vhost, _ := state.String("vhost")
-	return t.fetch(c, name, vhost)
-}
-
-func (t exchangeType) importState(c *Client, id string) (cairn.Object, error) {
-	name, vhost, err := splitID(id, "rabbitmq_exchange")
-	if err != nil {
+// readExchangeSettings reads the exchange at apiPath as its `settings`.
+func readExchangeSettings(c *Client, apiPath string) (cairn.Object, error) {
+	var e exchangeAPI
+	if err := c.get(apiPath, &e); err != nil {
 		return nil, err
 	}
-	return t.fetch(c, name, vhost)
-}
-
-func (exchangeType) fetch(c *Client, name, vhost string) (cairn.Object, error) {
-	var e exchangeAPI
-	if err := c.get(path("exchanges", vhost, name), &e); err != nil {
-		return notFound(err)
-	}
 	return cairn.Object{
-		"id":    joinID(name, vhost),
-		"name":  name,
-		"vhost": vhost,
-		"settings": cairn.Object{
-			"type": e.Type, "durable": e.Durable, "auto_delete": e.AutoDelete, "internal": e.Internal,
-			"arguments": stringsFromAPI(e.Arguments),
-		},
+		"type": e.Type, "durable": e.Durable, "auto_delete": e.AutoDelete, "internal": e.Internal,
+		"arguments": stringsFromAPI(e.Arguments),
 	}, nil
 }

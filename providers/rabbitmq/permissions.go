@@ -6,7 +6,13 @@ import (
 
 // permissionsType is `rabbitmq_permissions`: what one user may configure,
 // write and read in one virtual host. Import id: `user@vhost`.
-type permissionsType struct{}
+type permissionsType struct{ vhostObject }
+
+// permissions is rabbitmq_permissions.
+var permissions = permissionsType{vhostObject{
+	typeName: "rabbitmq_permissions", collection: "permissions", nameAttr: "user", block: "permissions",
+	readBlock: readPermissions,
+}}
 
 func (permissionsType) schema() cairn.Schema {
 	regexp := func(what string) cairn.Attr {
@@ -46,59 +52,30 @@ func (permissionsType) plan(req *cairn.PlanRequest, resp *cairn.PlanResponse) er
 	return nil
 }
 
-func (permissionsType) put(c *Client, planned cairn.Object) (cairn.Object, error) {
-	user, _ := planned.String("user")
-	vhost, _ := planned.String("vhost")
+// write sets the permissions planned describes.
+func (t permissionsType) write(c *Client, planned cairn.Object) (cairn.Object, error) {
 	perms, _ := planned.Object("permissions")
 	body := permissionsAPI{}
 	body.Configure, _ = perms.String("configure")
 	body.Write, _ = perms.String("write")
 	body.Read, _ = perms.String("read")
-	if err := c.put(path("permissions", vhost, user), body); err != nil {
-		return nil, err
-	}
-	state := planned.Clone()
-	state["id"] = joinID(user, vhost)
-	return state, nil
+	return t.put(c, planned, body)
 }
 
 func (t permissionsType) create(c *Client, planned cairn.Object) (cairn.Object, error) {
-	return t.put(c, planned)
+	return t.write(c, planned)
 }
 
 func (t permissionsType) update(c *Client, prior, planned cairn.Object) (cairn.Object, error) {
-	return t.put(c, planned)
+	return t.write(c, planned)
 }
 
-func (permissionsType) remove(c *Client, state cairn.Object) error {
-	user, _ := state.String("user")
-	vhost, _ := state.String("vhost")
-	return c.remove(path("permissions", vhost, user))
-}
-
-func (t permissionsType) read(c *Client, state cairn.Object) (cairn.Object, error) {
-	user, _ := state.String("user")
-	vhost, _ := state.String("vhost")
-	return t.fetch(c, user, vhost)
-}
-
-func (t permissionsType) importState(c *Client, id string) (cairn.Object, error) {
-	user, vhost, err := splitID(id, "rabbitmq_permissions")
-	if err != nil {
+// readPermissions reads the permissions at apiPath as their
+// `permissions` block.
+func readPermissions(c *Client, apiPath string) (cairn.Object, error) {
+	var p permissionsAPI
+	if err := c.get(apiPath, &p); err != nil {
 		return nil, err
 	}
-	return t.fetch(c, user, vhost)
-}
-
-func (permissionsType) fetch(c *Client, user, vhost string) (cairn.Object, error) {
-	var p permissionsAPI
-	if err := c.get(path("permissions", vhost, user), &p); err != nil {
-		return notFound(err)
-	}
-	return cairn.Object{
-		"id":          joinID(user, vhost),
-		"user":        user,
-		"vhost":       vhost,
-		"permissions": cairn.Object{"configure": p.Configure, "write": p.Write, "read": p.Read},
-	}, nil
+	return cairn.Object{"configure": p.Configure, "write": p.Write, "read": p.Read}, nil
 }

@@ -7,7 +7,13 @@ import (
 // policyType is `rabbitmq_policy`: a policy that applies a definition to
 // the queues and exchanges whose names match a pattern. Changed in place.
 // Import id: `name@vhost`.
-type policyType struct{}
+type policyType struct{ vhostObject }
+
+// policies is rabbitmq_policy.
+var policies = policyType{vhostObject{
+	typeName: "rabbitmq_policy", collection: "policies", nameAttr: "name", block: "policy",
+	readBlock: readPolicy,
+}}
 
 func (policyType) schema() cairn.Schema {
 	return cairn.Schema{Block: cairn.Block{
@@ -60,61 +66,31 @@ func (policyType) plan(req *cairn.PlanRequest, resp *cairn.PlanResponse) error {
 	return nil
 }
 
-func (policyType) put(c *Client, planned cairn.Object) (cairn.Object, error) {
-	name, _ := planned.String("name")
-	vhost, _ := planned.String("vhost")
+// write sets the policy planned describes.
+func (t policyType) write(c *Client, planned cairn.Object) (cairn.Object, error) {
 	policy, _ := planned.Object("policy")
 	body := policyAPI{Definition: definitionToAPI(stringMap(policy, "definition"))}
 	body.Pattern, _ = policy.String("pattern")
 	body.Priority, _ = policy.Int("priority")
 	body.ApplyTo, _ = policy.String("apply_to")
-	if err := c.put(path("policies", vhost, name), body); err != nil {
-		return nil, err
-	}
-	state := planned.Clone()
-	state["id"] = joinID(name, vhost)
-	return state, nil
+	return t.put(c, planned, body)
 }
 
 func (t policyType) create(c *Client, planned cairn.Object) (cairn.Object, error) {
-	return t.put(c, planned)
+	return t.write(c, planned)
 }
 
 func (t policyType) update(c *Client, prior, planned cairn.Object) (cairn.Object, error) {
-	return t.put(c, planned)
+	return t.write(c, planned)
 }
 
-func (policyType) remove(c *Client, state cairn.Object) error {
-	name, _ := state.String("name")
-	vhost, _ := state.String("vhost")
-	return c.remove(path("policies", vhost, name))
-}
-
-func (t policyType) read(c *Client, state cairn.Object) (cairn.Object, error) {
-	name, _ := state.String("name")
-	vhost, _ := state.String("vhost")
-	return t.fetch(c, name, vhost)
-}
-
-func (t policyType) importState(c *Client, id string) (cairn.Object, error) {
-	name, vhost, err := splitID(id, "rabbitmq_policy")
-	if err != nil {
+// readPolicy reads the policy at apiPath as its `policy` block.
+func readPolicy(c *Client, apiPath string) (cairn.Object, error) {
+	var p policyAPI
+	if err := c.get(apiPath, &p); err != nil {
 		return nil, err
 	}
-	return t.fetch(c, name, vhost)
-}
-
-func (policyType) fetch(c *Client, name, vhost string) (cairn.Object, error) {
-	var p policyAPI
-	if err := c.get(path("policies", vhost, name), &p); err != nil {
-		return notFound(err)
-	}
 	return cairn.Object{
-		"id":    joinID(name, vhost),
-		"name":  name,
-		"vhost": vhost,
-		"policy": cairn.Object{
-			"pattern": p.Pattern, "priority": p.Priority, "apply_to": p.ApplyTo, "definition": stringsFromAPI(p.Definition),
-		},
+		"pattern": p.Pattern, "priority": p.Priority, "apply_to": p.ApplyTo, "definition": stringsFromAPI(p.Definition),
 	}, nil
 }

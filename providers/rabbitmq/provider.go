@@ -92,6 +92,20 @@ func (p *provider) connected() (*Client, error) {
 	return p.client, nil
 }
 
+// typeAndClient is the resource type typeName and the client its objects
+// are reached with: what Apply, Read and Import each need first.
+func (p *provider) typeAndClient(typeName string) (resourceType, *Client, error) {
+	t, err := typeOf(typeName)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := p.connected()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, c, nil
+}
+
 // Validate implements cairn.Provider.
 func (p *provider) Validate(typeName string, config cairn.Object) error {
 	if _, err := typeOf(typeName); err != nil {
@@ -138,11 +152,7 @@ func (p *provider) Plan(req *cairn.PlanRequest) (*cairn.PlanResponse, error) {
 
 // Apply implements cairn.Provider.
 func (p *provider) Apply(req *cairn.ApplyRequest) (*cairn.ApplyResponse, error) {
-	t, err := typeOf(req.TypeName)
-	if err != nil {
-		return nil, err
-	}
-	c, err := p.connected()
+	t, c, err := p.typeAndClient(req.TypeName)
 	if err != nil {
 		return nil, err
 	}
@@ -169,11 +179,7 @@ func (p *provider) Apply(req *cairn.ApplyRequest) (*cairn.ApplyResponse, error) 
 
 // Read implements cairn.Provider: nil when the object is gone.
 func (p *provider) Read(req *cairn.ReadRequest) (cairn.Object, error) {
-	t, err := typeOf(req.TypeName)
-	if err != nil {
-		return nil, err
-	}
-	c, err := p.connected()
+	t, c, err := p.typeAndClient(req.TypeName)
 	if err != nil {
 		return nil, err
 	}
@@ -186,11 +192,7 @@ func (p *provider) Read(req *cairn.ReadRequest) (cairn.Object, error) {
 
 // Import implements cairn.Provider.
 func (p *provider) Import(typeName, id string) (cairn.Object, error) {
-	t, err := typeOf(typeName)
-	if err != nil {
-		return nil, err
-	}
-	c, err := p.connected()
+	t, c, err := p.typeAndClient(typeName)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,13 @@ import (
 // queueType is `rabbitmq_queue`. RabbitMQ cannot change a queue once
 // declared, so any change of it replaces it (and drops its messages and
 // bindings). Import id: `name@vhost`.
-type queueType struct{}
+type queueType struct{ vhostObject }
+
+// queues is rabbitmq_queue.
+var queues = queueType{vhostObject{
+	typeName: "rabbitmq_queue", collection: "queues", nameAttr: "name", block: "settings",
+	readBlock: readQueueSettings,
+}}
 
 func (queueType) schema() cairn.Schema {
 	return cairn.Schema{Block: cairn.Block{
@@ -48,9 +54,7 @@ func (queueType) plan(req *cairn.PlanRequest, resp *cairn.PlanResponse) error {
 	return nil
 }
 
-func (queueType) create(c *Client, planned cairn.Object) (cairn.Object, error) {
-	name, _ := planned.String("name")
-	vhost, _ := planned.String("vhost")
+func (t queueType) create(c *Client, planned cairn.Object) (cairn.Object, error) {
 	settings, _ := planned.Object("settings")
 	args, err := argumentsToAPI(stringMap(settings, "arguments"), cairn.At("settings", "arguments"))
 	if err != nil {
@@ -59,12 +63,7 @@ func (queueType) create(c *Client, planned cairn.Object) (cairn.Object, error) {
 	body := queueAPI{Arguments: args}
 	body.Durable, _ = settings.Bool("durable")
 	body.AutoDelete, _ = settings.Bool("auto_delete")
-	if err := c.put(path("queues", vhost, name), body); err != nil {
-		return nil, err
-	}
-	state := planned.Clone()
-	state["id"] = joinID(name, vhost)
-	return state, nil
+	return t.put(c, planned, body)
 }
 
 func (queueType) update(c *Client, prior, planned cairn.Object) (cairn.Object, error) {
@@ -72,37 +71,11 @@ func (queueType) update(c *Client, prior, planned cairn.Object) (cairn.Object, e
 	return planned, nil
 }
 
-func (queueType) remove(c *Client, state cairn.Object) error {
-	name, _ := state.String("name")
-	vhost, _ := state.String("vhost")
-	return c.remove(path("queues", vhost, name))
-}
-
-func (t queueType) read(c *Client, state cairn.Object) (cairn.Object, error) {
-	name, _ := state.String("name")
-	vhost, _ := state.String("vhost")
-	return t.fetch(c, name, vhost)
-}
-
-func (t queueType) importState(c *Client, id string) (cairn.Object, error) {
-	name, vhost, err := splitID(id, "rabbitmq_queue")
-	if err != nil {
+// readQueueSettings reads the queue at apiPath as its `settings`.
+func readQueueSettings(c *Client, apiPath string) (cairn.Object, error) {
+	var q queueAPI
+	if err := c.get(apiPath, &q); err != nil {
 		return nil, err
 	}
-	return t.fetch(c, name, vhost)
-}
-
-func (queueType) fetch(c *Client, name, vhost string) (cairn.Object, error) {
-	var q queueAPI
-	if err := c.get(path("queues", vhost, name), &q); err != nil {
-		return notFound(err)
-	}
-	return cairn.Object{
-		"id":    joinID(name, vhost),
-		"name":  name,
-		"vhost": vhost,
-		"settings": cairn.Object{
-			"durable": q.Durable, "auto_delete": q.AutoDelete, "arguments": stringsFromAPI(q.Arguments),
-		},
-	}, nil
+	return cairn.Object{"durable": q.Durable, "auto_delete": q.AutoDelete, "arguments": stringsFromAPI(q.Arguments)}, nil
 }

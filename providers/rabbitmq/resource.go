@@ -35,11 +35,11 @@ type resourceType interface {
 var resourceTypes = map[string]resourceType{
 	"rabbitmq_vhost":       vhostType{},
 	"rabbitmq_user":        userType{},
-	"rabbitmq_permissions": permissionsType{},
-	"rabbitmq_exchange":    exchangeType{},
-	"rabbitmq_queue":       queueType{},
+	"rabbitmq_permissions": permissions,
+	"rabbitmq_exchange":    exchanges,
+	"rabbitmq_queue":       queues,
 	"rabbitmq_binding":     bindingType{},
-	"rabbitmq_policy":      policyType{},
+	"rabbitmq_policy":      policies,
 }
 
 // idAttr is the `id` every resource type has.

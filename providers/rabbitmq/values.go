@@ -6,8 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,7 +45,7 @@ var (
 // into what RabbitMQ takes: integers and booleans where it wants them.
 func argumentsToAPI(args map[string]string, at cairn.Path) (map[string]any, error) {
 	out := make(map[string]any, len(args))
-	for _, k := range sortedKeys(args) {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		v := args[k]
 		switch {
 		case integerArguments[k]:
@@ -172,13 +173,4 @@ func mapValue(m map[string]string) cairn.Map {
 		out[k] = v
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
