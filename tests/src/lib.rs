@@ -576,15 +576,7 @@ impl Postgres {
             log = shell_quote(&dir.join("server.log").to_string_lossy()),
             dir = shell_quote(&dir.to_string_lossy()),
         );
-        let mut shell = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("sh can be started");
-        let stop = shell.stdin.take().expect("the shell's standard input is piped");
+        let (mut shell, stop) = spawn_until_stdin_closes(&script);
         // Ready when pg_isready says so; 300 tries of 100 ms at most.
         for _ in 0..300 {
             let ready = Command::new(bin.join("pg_isready"))
@@ -682,6 +674,23 @@ fn nobody() -> (u32, u32) {
         String::from_utf8_lossy(&out.stdout).trim().parse().expect("nobody exists")
     };
     (id("-u"), id("-g"))
+}
+
+/// Starts `sh -c script` with its output discarded and its standard input
+/// a pipe, and returns the shell and that pipe. A test server's script
+/// waits on `cat >/dev/null` and then stops the server: dropping the pipe
+/// (when the test process ends, or on purpose) is what stops it.
+fn spawn_until_stdin_closes(script: &str) -> (std::process::Child, std::process::ChildStdin) {
+    let mut shell = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sh can be started");
+    let stop = shell.stdin.take().expect("the shell's standard input is piped");
+    (shell, stop)
 }
 
 /// `text` quoted for `sh`.

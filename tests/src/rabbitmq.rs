@@ -17,11 +17,11 @@
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::shell_quote;
+use crate::{shell_quote, spawn_until_stdin_closes};
 
 /// Where Debian installs the server's own start script (the one in
 /// `/usr/sbin` insists on running as the package's `rabbitmq` user, in its
@@ -133,15 +133,7 @@ impl RabbitMq {
             log = shell_quote(&text(&dir.join("server.log"))),
             dir = shell_quote(&text(&dir)),
         );
-        let mut shell = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("sh can be started");
-        let stop = shell.stdin.take().expect("the shell's standard input is piped");
+        let (shell, stop) = spawn_until_stdin_closes(&script);
         let server = RabbitMq { management_port, amqp_port, _stop: stop, _shell: shell };
         // Ready when the management API answers; 600 tries of 100 ms at
         // most (it takes about ten seconds on an idle machine).
