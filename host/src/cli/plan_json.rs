@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json, json};
 
+use super::plan_config_json::provider_full_name;
 use crate::addr::{InstanceAddr, InstanceKey, Mode};
+use crate::config::Config;
 use crate::plan::{Action, Plan, ResourceChange};
 use crate::schema::{Block, ProviderSchema};
 use crate::value::{Path, PathStep, Value};
@@ -27,22 +29,28 @@ pub const FORMAT_VERSION: &str = "1.2";
 /// The format of Terraform's state JSON `prior_state` follows.
 const STATE_FORMAT_VERSION: &str = "1.0";
 
-/// The whole plan as `terraform show -json` shows a saved plan.
-pub fn plan_json(plan: &Plan, variables: &BTreeMap<String, Value>, schemas: &BTreeMap<String, ProviderSchema>) -> Json {
+/// The whole plan as `terraform show -json` shows a saved plan; `config`
+/// (the plan's configuration) gives each provider's full address.
+pub fn plan_json(
+    plan: &Plan,
+    variables: &BTreeMap<String, Value>,
+    schemas: &BTreeMap<String, ProviderSchema>,
+    config: &Config,
+) -> Json {
     let version = crate::state::CAIRN_VERSION;
     let block_of = |c: &ResourceChange| schemas.get(&c.provider).and_then(|s| s.of(&c.addr.resource)).map(|s| &s.block);
-    let resource_changes: Vec<Json> = plan.changes.iter().map(|c| resource_change(c, block_of(c))).collect();
+    let resource_changes: Vec<Json> = plan.changes.iter().map(|c| resource_change(c, block_of(c), config)).collect();
     let planned: Vec<Json> = plan
         .changes
         .iter()
         .filter(|c| c.deposed.is_none() && !c.planned.is_null())
-        .map(|c| resource_values(c, &c.planned, block_of(c)))
+        .map(|c| resource_values(c, &c.planned, block_of(c), config))
         .collect();
     let prior: Vec<Json> = plan
         .changes
         .iter()
         .filter(|c| c.deposed.is_none() && !c.prior.is_null() && c.addr.resource.mode == Mode::Managed)
-        .map(|c| resource_values(c, &c.prior, block_of(c)))
+        .map(|c| resource_values(c, &c.prior, block_of(c), config))
         .collect();
     json!({
         "format_version": FORMAT_VERSION,
@@ -85,8 +93,8 @@ pub fn actions(change: &ResourceChange) -> Vec<&'static str> {
 }
 
 /// The address fields every resource entry starts with.
-fn address_fields(change: &ResourceChange) -> Map<String, Json> {
-    let mut fields = instance_fields(&change.addr, &change.provider);
+fn address_fields(change: &ResourceChange, config: &Config) -> Map<String, Json> {
+    let mut fields = instance_fields(&change.addr, &provider_full_name(&change.provider, config));
     // As Terraform's: only for a resource inside a module.
     if !change.addr.resource.module.is_root() {
         fields.insert("module_address".into(), json!(change.addr.resource.module.to_string()));
@@ -96,8 +104,9 @@ fn address_fields(change: &ResourceChange) -> Map<String, Json> {
 
 /// The fields that name a resource instance in Terraform's JSON, in a
 /// plan and in a state: `address`, `mode`, `type`, `name`, `index` and
-/// `provider_name`.
-pub fn instance_fields(addr: &InstanceAddr, provider: &str) -> Map<String, Json> {
+/// `provider_name`, the provider's full address as Terraform writes it
+/// (`registry.terraform.io/hashicorp/random`, see [`provider_full_name`]).
+pub fn instance_fields(addr: &InstanceAddr, provider_address: &str) -> Map<String, Json> {
     let r = &addr.resource;
     let mut fields = Map::new();
     fields.insert("address".into(), json!(addr.to_string()));
@@ -109,13 +118,13 @@ pub fn instance_fields(addr: &InstanceAddr, provider: &str) -> Map<String, Json>
         Some(InstanceKey::String(s)) => fields.insert("index".into(), json!(s)),
         None => None,
     };
-    fields.insert("provider_name".into(), json!(provider));
+    fields.insert("provider_name".into(), json!(provider_address));
     fields
 }
 
 /// One entry of `resource_changes`.
-fn resource_change(change: &ResourceChange, block: Option<&Block>) -> Json {
-    let mut entry = address_fields(change);
+fn resource_change(change: &ResourceChange, block: Option<&Block>, config: &Config) -> Json {
+    let mut entry = address_fields(change, config);
     if let Some(key) = &change.deposed {
         entry.insert("deposed".into(), json!(key));
     }
@@ -169,8 +178,8 @@ pub(super) fn action_reason(change: &ResourceChange) -> Option<&'static str> {
 }
 
 /// A resource as `planned_values` and `prior_state` list it.
-fn resource_values(change: &ResourceChange, value: &Value, block: Option<&Block>) -> Json {
-    let mut entry = address_fields(change);
+fn resource_values(change: &ResourceChange, value: &Value, block: Option<&Block>, config: &Config) -> Json {
+    let mut entry = address_fields(change, config);
     entry.insert("schema_version".into(), json!(change.schema_version));
     entry.insert("values".into(), known_json(value));
     entry.insert("sensitive_values".into(), sensitive_mask(value, &Path::root(), &|p| is_sensitive(change, block, p)));

@@ -37,7 +37,7 @@ pub(super) fn run(common: &Common, json: bool) -> Result<i32> {
     let names = state.resources.iter().map(|r| r.provider.clone()).collect();
     let schemas = engine.schemas(&ws, &names)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&state_json::state_json(&state, &schemas))?);
+        println!("{}", serde_json::to_string_pretty(&state_json::state_json(&state, &schemas, &ws.config))?);
         return Ok(0);
     }
     for inst in &state.resources {
@@ -59,7 +59,7 @@ fn show_plan(common: &Common, path: &Path, json: bool) -> Result<i32> {
     let names: BTreeSet<String> = saved.plan.changes.iter().map(|c| c.provider.clone()).collect();
     let schemas: BTreeMap<String, ProviderSchema> = engine.schemas(&ws, &names)?;
     if json {
-        let mut document = plan_json::plan_json(&saved.plan, &saved.variables, &schemas);
+        let mut document = plan_json::plan_json(&saved.plan, &saved.variables, &schemas, &ws.config);
         // As written, module calls and all: the workspace holds the
         // configuration with its modules expanded.
         let written = crate::config::load(ws.dir()).map_err(crate::diag::Diagnostics)?;

@@ -11,8 +11,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json, json};
 
+use super::plan_config_json::provider_full_name;
 use super::plan_json::{instance_fields, known_json, sensitive_mask};
 use crate::addr::ModuleInstance;
+use crate::config::Config;
 use crate::schema::ProviderSchema;
 use crate::state::{InstanceState, InstanceStatus, State};
 use crate::value::{self, Path, Type, Value};
@@ -21,18 +23,19 @@ use crate::value::{self, Path, Type, Value};
 const FORMAT_VERSION: &str = "1.0";
 
 /// The state as `terraform show -json` shows one; `schemas` (by provider
-/// local name) give each object's type and sensitive attributes.
-pub fn state_json(state: &State, schemas: &BTreeMap<String, ProviderSchema>) -> Json {
+/// local name) give each object's type and sensitive attributes, and
+/// `config` each provider's full address.
+pub fn state_json(state: &State, schemas: &BTreeMap<String, ProviderSchema>, config: &Config) -> Json {
     let mut modules: BTreeMap<ModuleInstance, Vec<Json>> = BTreeMap::new();
     for inst in state.resources.iter() {
         let schema = schemas.get(&inst.provider).and_then(|s| s.of(&inst.addr.resource));
         let module = modules.entry(inst.addr.resource.module.clone()).or_default();
         if !inst.attributes.is_null() {
-            module.push(resource(inst, schema, None));
+            module.push(resource(inst, schema, None, config));
         }
         for deposed in &inst.deposed {
             let object = InstanceState { attributes: deposed.attributes.clone(), ..inst.clone() };
-            module.push(resource(&object, schema, Some(&deposed.key)));
+            module.push(resource(&object, schema, Some(&deposed.key), config));
         }
     }
     let outputs: Map<String, Json> = state
@@ -82,7 +85,12 @@ fn child_towards(parent: &ModuleInstance, descendant: &ModuleInstance) -> Option
 }
 
 /// One object: the current object of an instance, or a deposed one.
-fn resource(inst: &InstanceState, schema: Option<&crate::schema::Schema>, deposed: Option<&str>) -> Json {
+fn resource(
+    inst: &InstanceState,
+    schema: Option<&crate::schema::Schema>,
+    deposed: Option<&str>,
+    config: &Config,
+) -> Json {
     let value = match schema {
         Some(s) if s.version == inst.schema_version => {
             inst.attributes.decode(&s.block.implied_type()).unwrap_or(Value::Null)
@@ -94,7 +102,7 @@ fn resource(inst: &InstanceState, schema: Option<&crate::schema::Schema>, depose
         !p.is_root()
             && (inst.sensitive_attributes.iter().any(|m| p.starts_with(m)) || block.is_some_and(|b| b.is_sensitive(p)))
     };
-    let mut entry = instance_fields(&inst.addr, &inst.provider);
+    let mut entry = instance_fields(&inst.addr, &provider_full_name(&inst.provider, config));
     entry.insert("schema_version".into(), json!(inst.schema_version));
     entry.insert("values".into(), known_json(&value));
     entry.insert("sensitive_values".into(), sensitive_mask(&value, &Path::root(), &sensitive));

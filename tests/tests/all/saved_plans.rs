@@ -216,7 +216,8 @@ fn show_json_of_a_plan_has_the_shape_of_terraform_show_json() {
     }
     let by_address = |a: &str| changes.iter().find(|c| c["address"] == a).unwrap_or_else(|| panic!("no {a}"));
     let file = by_address("local_file.greeting");
-    assert_eq!(file["provider_name"], "local");
+    // As Terraform writes it: the full address, not the local name.
+    assert_eq!(file["provider_name"], "registry.terraform.io/hashicorp/local");
     assert_eq!(file["change"]["after"]["content"], "from the default");
     let copy = by_address("null_data.copy[1]");
     assert_eq!(copy["index"], 1);

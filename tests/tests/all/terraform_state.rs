@@ -170,6 +170,17 @@ fn terraform_json_readers_find_every_resource_in_show_json() {
     assert_eq!(inner["address"], "module.inner", "{json:#}");
     assert_eq!(inner["resources"][0]["values"]["input"], serde_json::json!(["l", 1, true]), "{json:#}");
 
+    // Each resource names its provider by Terraform's full address, as
+    // Terraform's own `show -json` of the same objects does.
+    let theirs: serde_json::Value = serde_json::from_str(&terraform(&w, &["show", "-json"]).stdout).unwrap();
+    let (my_a, their_a) =
+        (&json["values"]["root_module"]["resources"][0], &theirs["values"]["root_module"]["resources"][0]);
+    assert_eq!(my_a["address"], their_a["address"], "{json:#}");
+    assert_eq!(my_a["provider_name"], their_a["provider_name"], "{json:#}");
+    assert_eq!(my_a["provider_name"], "terraform.io/builtin/terraform");
+    let their_inner = &theirs["values"]["root_module"]["child_modules"][0]["resources"][0];
+    assert_eq!(inner["resources"][0]["provider_name"], their_inner["provider_name"], "{json:#}");
+
     let mut found: Vec<String> = tfjson(&["state", "state.json"], &w).lines().map(String::from).collect();
     found.sort();
     let mut expected = w.addresses();
@@ -247,6 +258,15 @@ output "o" {
     // `full_name` is how tools key providers (terraform-json's
     // ProviderConfig.FullName).
     assert_eq!(ours["configuration"]["provider_config"], tf["configuration"]["provider_config"]);
+    // A change names its provider as Terraform does, by full address, in
+    // `resource_changes` and `planned_values` alike.
+    for (i, change) in ours["resource_changes"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(change["address"], tf["resource_changes"][i]["address"], "{ours:#}");
+        assert_eq!(change["provider_name"], tf["resource_changes"][i]["provider_name"], "{}", change["address"]);
+    }
+    let planned =
+        |doc: &serde_json::Value| doc["planned_values"]["root_module"]["resources"][0]["provider_name"].clone();
+    assert_eq!(planned(&ours), planned(&tf));
     let (theirs, mine) = (&tf["configuration"]["root_module"], &ours["configuration"]["root_module"]);
     for (i, name) in ["terraform_data.a", "terraform_data.b"].iter().enumerate() {
         assert_eq!(mine["resources"][i]["address"], *name, "{mine:#}");
