@@ -479,6 +479,14 @@ impl Drop for Registry {
 /// ([`Postgres::schema`]), so tests share the server and never each
 /// other's state.
 ///
+/// Logins over TCP are those of a real server, not `trust` for all
+/// ([`PG_HBA`]): the superuser `postgres`, which the state backend tests
+/// and [`Postgres::psql`] use, logs in without a password; every other
+/// role must give its password, by SCRAM-SHA-256, except the one role
+/// [`Postgres::MD5_ROLE`], which logs in by md5 (a test sets its password
+/// with `password_encryption = 'md5'`). So the `postgresql` provider's
+/// password logins are tested over the wire.
+///
 /// It is stopped, and its directory removed, when the test process ends
 /// (however it ends): a shell started with it waits for its standard input
 /// to close, which happens when this process exits, then stops the server.
@@ -495,7 +503,21 @@ pub struct Postgres {
 /// Where Debian installs PostgreSQL's programs: `/usr/lib/postgresql/<version>/bin`.
 const POSTGRES_ROOT: &str = "/usr/lib/postgresql";
 
+/// The test server's `pg_hba.conf`: TCP on loopback only; the superuser
+/// `postgres` trusted, [`Postgres::MD5_ROLE`] by md5, every other role by
+/// SCRAM-SHA-256. The first line that matches a connection decides.
+const PG_HBA: &str = "\
+# TYPE  DATABASE  USER             ADDRESS       METHOD
+host    all       postgres         127.0.0.1/32  trust
+host    all       cairn_md5_login  127.0.0.1/32  md5
+host    all       all              127.0.0.1/32  scram-sha-256
+";
+
 impl Postgres {
+    /// The one role that logs in by md5 rather than SCRAM-SHA-256
+    /// ([`PG_HBA`]); a test creates it, with its password stored as md5.
+    pub const MD5_ROLE: &'static str = "cairn_md5_login";
+
     /// The test run's server, started on first use.
     ///
     /// # Panics
@@ -507,8 +529,9 @@ impl Postgres {
         SERVER.get_or_init(Postgres::start)
     }
 
-    /// Starts a server: `initdb` a data directory (trust authentication,
-    /// the `postgres` superuser), start `postgres` on a free loopback port
+    /// Starts a server: `initdb` a data directory (the `postgres`
+    /// superuser), replace its `pg_hba.conf` with [`PG_HBA`] (passwords for
+    /// every role but `postgres`), start `postgres` on a free loopback port
     /// without a Unix socket, and wait until it accepts connections.
     /// PostgreSQL refuses to run as root, so as root both run as `nobody`.
     fn start() -> Postgres {
@@ -544,6 +567,8 @@ impl Postgres {
             String::from_utf8_lossy(&initdb.stdout),
             String::from_utf8_lossy(&initdb.stderr)
         );
+        // Overwritten in place: the file keeps initdb's owner and mode.
+        std::fs::write(data.join("pg_hba.conf"), PG_HBA).expect("pg_hba.conf can be written");
         let port =
             TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a loopback port is free").port();
         let postgres = run_as(&bin.join("postgres"));
