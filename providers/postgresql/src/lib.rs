@@ -374,6 +374,18 @@ impl Postgresql {
     fn diagnostic(&self, database: &str, e: PgError) -> Diagnostic {
         let target = self.params.target();
         match e {
+            PgError::Server(server) if is_login_refused(&server.code) => {
+                let summary = format!(
+                    "PostgreSQL at {target} refused the login of role {:?}: {}",
+                    self.params.username, server.message
+                );
+                let detail = format!(
+                    "{} {} (database {database:?} on {target}). Check the provider's `username` and `password` (or \
+                     the PGUSER and PGPASSWORD its sandbox grants), and the server's pg_hba.conf.",
+                    server.severity, server.code
+                );
+                Diagnostic::error(summary).detail(detail)
+            }
             PgError::Server(server) => {
                 let summary = format!("PostgreSQL error: {}", server.message);
                 let mut detail = format!("{} {} (database {database:?} on {target})", server.severity, server.code);
@@ -396,6 +408,13 @@ impl Postgresql {
             }
         }
     }
+}
+
+/// Whether SQLSTATE `code` is the server refusing a login: class 28,
+/// `invalid_authorization_specification` (no pg_hba.conf entry, no such
+/// role) and `invalid_password`.
+fn is_login_refused(code: &str) -> bool {
+    code == "28000" || code == "28P01"
 }
 
 /// A diagnostic with the SQLSTATE it came from, for callers that forgive

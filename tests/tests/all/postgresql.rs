@@ -588,3 +588,146 @@ fn a_terraform_configuration_naming_the_community_provider_runs_on_the_bundled_o
     assert!(init.stdout.contains("postgresql: bundled with cairn"), "{}", init.all());
     pg.cairn(&["validate"]).success();
 }
+
+/// A `postgresql` provider block for the shared server that logs in as
+/// `username`: with `password` in the block when given, with `alias` when
+/// given, and granted the environment variables `env`.
+fn login_block(alias: Option<&str>, username: &str, password: Option<&str>, env: &[&str]) -> String {
+    let port = Postgres::shared().port;
+    let alias = alias.map(|a| format!("  alias    = {}\n", hcl(a))).unwrap_or_default();
+    let password = password.map(|p| format!("  password = {}\n", hcl(p))).unwrap_or_default();
+    let env = serde_json::to_string(env).unwrap();
+    format!(
+        "provider \"postgresql\" {{\n{alias}  host     = \"127.0.0.1\"\n  port     = {port}\n  username = {}\n{password}  \
+         sslmode  = \"disable\"\n  sandbox {{\n    connect = [\"127.0.0.1:{port}\"]\n    env     = {env}\n  }}\n}}\n",
+        hcl(username)
+    )
+}
+
+/// A schema `name` in database `db`, made by the provider `provider`;
+/// owned by whoever logs in there.
+fn schema_by(provider: &str, name: &str, db: &str) -> String {
+    format!(
+        "resource \"postgresql_schema\" \"s\" {{\n  provider = {provider}\n  name     = {}\n  database = {db}\n}}\n",
+        hcl(name)
+    )
+}
+
+/// Who owns schema `schema` of database `db`, and how `role`'s password is
+/// stored (`scram-sha-256` or `md5`), by psql as `postgres`.
+fn owner_and_password_kind(pg: &Pg, db: &str, schema: &str, role: &str) -> (String, String) {
+    let owner =
+        pg.sql(db, &format!("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = {}", lit(schema)));
+    let kind = pg.sql(
+        "postgres",
+        &format!(
+            "SELECT CASE WHEN rolpassword LIKE 'SCRAM-SHA-256$%' THEN 'scram-sha-256' WHEN rolpassword LIKE 'md5%' \
+             THEN 'md5' ELSE 'other' END FROM pg_authid WHERE rolname = {}",
+            lit(role)
+        ),
+    );
+    (owner, kind)
+}
+
+#[test]
+fn a_role_cairn_made_with_a_password_logs_in_by_scram_sha_256_and_creates_a_schema() {
+    let (app, db) = (names("scram_app"), names("scram_db"));
+    let password = "correct horse; 'battery' \"staple\"";
+    let pg = Pg::new(&format!(
+        "{}{}resource \"postgresql_database\" \"d\" {{\n  name  = {}\n  owner = postgresql_role.r.name\n}}\n{}",
+        role(&app, &format!("  login    = true\n  password = {}\n", hcl(password))),
+        login_block(Some("app"), &app, Some(password), &[]),
+        hcl(&db),
+        schema_by("postgresql.app", "owned_by_app", "postgresql_database.d.name"),
+    ));
+    pg.cairn(&["init"]).success();
+    pg.apply();
+    // The schema's owner is the role the aliased provider logged in as, and
+    // the server checked that login by SCRAM-SHA-256 (the only method
+    // pg_hba.conf allows that role, and how its password is stored).
+    assert_eq!(owner_and_password_kind(&pg, &db, "owned_by_app", &app), (app.clone(), "scram-sha-256".to_string()));
+    pg.assert_no_changes();
+    pg.cairn(&["destroy", "-auto-approve"]).success();
+    assert_eq!(pg.sql("postgres", &format!("SELECT count(*) FROM pg_roles WHERE rolname = {}", lit(&app))), "0");
+}
+
+#[test]
+fn a_wrong_password_fails_naming_the_role_and_the_server() {
+    let name = names("wrong_pw");
+    let pg = Pg::new("");
+    pg.sql("postgres", &format!("CREATE ROLE {} LOGIN PASSWORD 'right'", ident(&name)));
+    pg.w.write(
+        "main.tf",
+        &format!("{}{}", login_block(None, &name, Some("wrong"), &[]), schema_by("postgresql", &name, "\"postgres\"")),
+    );
+    pg.cairn(&["init"]).success();
+    let apply = pg.cairn(&["apply", "-auto-approve"]).failure();
+    let server = format!("127.0.0.1:{}", pg.server.port);
+    assert!(
+        apply.stderr.contains(&format!("PostgreSQL at {server} refused the login of role \"{name}\"")),
+        "{}",
+        apply.all()
+    );
+    assert!(apply.stderr.contains(&format!("password authentication failed for user \"{name}\"")), "{}", apply.all());
+    assert!(apply.stderr.contains("postgresql_schema.s"), "{}", apply.all());
+    assert!(pg.w.addresses().is_empty(), "nothing was made:\n{}", apply.all());
+    pg.sql("postgres", &format!("DROP ROLE {}", ident(&name)));
+}
+
+#[test]
+fn the_password_can_come_from_a_granted_pgpassword() {
+    let name = names("env_pw");
+    let pg = Pg::new("");
+    pg.sql("postgres", &format!("CREATE ROLE {} LOGIN PASSWORD 'from the environment'", ident(&name)));
+    pg.sql("postgres", &format!("CREATE DATABASE {} OWNER {}", ident(&name), ident(&name)));
+    let config = |env: &[&str]| {
+        format!("{}{}", login_block(None, &name, None, env), schema_by("postgresql", "from_env", &hcl(&name)))
+    };
+    let pgpassword = [("PGPASSWORD", "from the environment")];
+
+    // Set but not granted: the provider does not see it, and says what to do.
+    pg.w.write("main.tf", &config(&[]));
+    pg.cairn(&["init"]).success();
+    let apply = pg.w.cairn_env(&["apply", "-auto-approve"], &pgpassword).failure();
+    assert!(
+        apply.stderr.contains(&format!("asks role \"{name}\" for a password, and none is configured")),
+        "{}",
+        apply.all()
+    );
+
+    // Granted: SCRAM-SHA-256 with it.
+    pg.w.write("main.tf", &config(&["PGPASSWORD"]));
+    pg.w.cairn_env(&["apply", "-auto-approve"], &pgpassword).success();
+    assert_eq!(owner_and_password_kind(&pg, &name, "from_env", &name), (name.clone(), "scram-sha-256".to_string()));
+    pg.w.cairn_env(&["destroy", "-auto-approve"], &pgpassword).success();
+    pg.sql("postgres", &format!("DROP DATABASE {}", ident(&name)));
+    pg.sql("postgres", &format!("DROP ROLE {}", ident(&name)));
+}
+
+#[test]
+fn a_role_with_an_md5_password_logs_in_by_md5() {
+    let name = Postgres::MD5_ROLE;
+    let pg = Pg::new("");
+    // The one test that uses this role: a server started for this run has
+    // none yet.
+    pg.sql(
+        "postgres",
+        &format!("SET password_encryption = 'md5'; CREATE ROLE {} LOGIN PASSWORD 'md5 s3cret'", ident(name)),
+    );
+    pg.sql("postgres", &format!("CREATE DATABASE {} OWNER {}", ident(name), ident(name)));
+    pg.w.write(
+        "main.tf",
+        &format!(
+            "{}{}",
+            login_block(None, name, Some("md5 s3cret"), &[]),
+            schema_by("postgresql", "by_md5", &hcl(name))
+        ),
+    );
+    pg.cairn(&["init"]).success();
+    pg.apply();
+    assert_eq!(owner_and_password_kind(&pg, name, "by_md5", name), (name.to_string(), "md5".to_string()));
+    pg.assert_no_changes();
+    pg.cairn(&["destroy", "-auto-approve"]).success();
+    pg.sql("postgres", &format!("DROP DATABASE {}", ident(name)));
+    pg.sql("postgres", &format!("DROP ROLE {}", ident(name)));
+}
