@@ -66,6 +66,10 @@ pub fn human_line(event: &Event) -> Option<String> {
             let id = id.as_ref().map(|id| format!(" [id={id}]")).unwrap_or_default();
             Some(format!("{address}{what}: {verb} complete after {}s{id}", duration_ms / 1000))
         }
+        Event::RefreshStart { address, id } => {
+            let id = id.as_ref().map(|id| format!(" [id={id}]")).unwrap_or_default();
+            Some(format!("{address}: Refreshing state...{id}"))
+        }
         Event::Recovered { message, .. } => Some(message.clone()),
         _ => None,
     }

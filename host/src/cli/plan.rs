@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::render::{render_data_reads, render_refreshing};
 use super::{Common, RunFlags, json_run, render_plan, schemas_of};
 use crate::apply::events::Importing;
 use crate::diag::Diagnostic;
@@ -105,15 +104,8 @@ pub(super) fn plan_and_show(
 ) -> Result<Planned> {
     let planned = engine.plan(ws, run.options(destroy, intent)?, true, events)?;
     let plan = &planned.plan;
+    // Each refresh and data source read went to `events` as it happened.
     if run.json {
-        if run.refresh {
-            for (addr, id) in super::render::refreshed(plan) {
-                let (address, id) = (addr.to_string(), id.map(str::to_string));
-                events.emit(Event::RefreshStart { address: address.clone(), id: id.clone() });
-                events.emit(Event::RefreshComplete { address, id });
-            }
-        }
-        emit_data_reads(plan, events);
         for d in &plan.drift {
             let action = if d.deleted() { "delete" } else { "update" };
             events.emit(Event::ResourceDrift { address: d.addr.to_string(), action: action.to_string() });
@@ -149,46 +141,10 @@ pub(super) fn plan_and_show(
         }
     } else {
         let started = std::time::Instant::now();
-        if run.refresh {
-            print!("{}", render_refreshing(plan));
-        }
-        print!("{}", render_data_reads(plan));
         print!("{}", render_plan(plan, &schemas_of(&planned.providers), common.colors()));
         tracing::debug!(elapsed = ?started.elapsed(), "plan shown");
     }
     Ok(planned)
-}
-
-/// Terraform's `apply_start` and `apply_complete` hooks, action `read`,
-/// of each data source read while planning.
-fn emit_data_reads(plan: &crate::plan::Plan, events: &dyn EventSink) {
-    for (addr, object) in &plan.data_values {
-        let address = addr.to_string();
-        let (action, deposed, deposed_key, replace) = ("read".to_string(), false, None, false);
-        events.emit(Event::NodeStart {
-            address: address.clone(),
-            action: action.clone(),
-            deposed,
-            deposed_key,
-            replace,
-        });
-        let id = match object.get_attr("id") {
-            crate::value::Value::String(id) => Some(id.clone()),
-            _ => None,
-        };
-        let duration_ms = plan.data_read_ms.get(addr).copied().unwrap_or(0);
-        let outcome = crate::graph::walk::Outcome::Done;
-        events.emit(Event::NodeFinish {
-            address,
-            action,
-            deposed,
-            deposed_key: None,
-            replace,
-            outcome,
-            duration_ms,
-            id,
-        });
-    }
 }
 
 /// The plan's outputs as Terraform's `outputs` message of a plan gives

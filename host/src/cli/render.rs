@@ -159,67 +159,6 @@ fn legend(changes: &[&ResourceChange], colors: Colors) -> String {
     out
 }
 
-/// `ADDRESS: Refreshing state... [id=ID]` for each object refresh read, as
-/// Terraform says it while planning, in address order.
-pub fn render_refreshing(plan: &Plan) -> String {
-    let mut out = String::new();
-    for (addr, id) in refreshed(plan) {
-        match id {
-            Some(id) => {
-                let _ = writeln!(out, "{addr}: Refreshing state... [id={id}]");
-            }
-            None => {
-                let _ = writeln!(out, "{addr}: Refreshing state...");
-            }
-        }
-    }
-    out
-}
-
-/// Each object refresh read, in address order, with its `id` attribute
-/// when it has one.
-pub fn refreshed(plan: &Plan) -> Vec<(&crate::addr::InstanceAddr, Option<&str>)> {
-    let managed = |addr: &crate::addr::InstanceAddr| addr.resource.mode == crate::addr::Mode::Managed;
-    let mut read: Vec<(&crate::addr::InstanceAddr, &Value)> = plan
-        .changes
-        .iter()
-        .filter(|c| c.deposed.is_none() && managed(&c.addr) && !c.prior.is_null())
-        .map(|c| (&c.addr, &c.prior))
-        .chain(plan.drift.iter().filter(|d| d.deleted() && managed(&d.addr)).map(|d| (&d.addr, &d.prior)))
-        .collect();
-    read.sort_by(|a, b| a.0.cmp(b.0));
-    read.dedup_by(|a, b| a.0 == b.0);
-    read.into_iter()
-        .map(|(addr, object)| match object.get_attr("id") {
-            Value::String(id) => (addr, Some(id.as_str())),
-            _ => (addr, None),
-        })
-        .collect()
-}
-
-/// `ADDRESS: Reading...` and `ADDRESS: Read complete after Ns [id=ID]`
-/// for each data source read while planning, as Terraform prints them
-/// (whether or not refresh is on: a data source is always read), in
-/// address order.
-pub fn render_data_reads(plan: &Plan) -> String {
-    let mut out = String::new();
-    for (addr, object) in &plan.data_values {
-        let seconds = plan.data_read_ms.get(addr).copied().unwrap_or(0) / 1000;
-        let _ = writeln!(out, "{addr}: Reading...");
-        let _ = writeln!(out, "{addr}: Read complete after {seconds}s{}", id_suffix(object));
-    }
-    out
-}
-
-/// ` [id=ID]` when the object has a known string `id`, as Terraform ends
-/// its progress lines; nothing otherwise.
-fn id_suffix(object: &Value) -> String {
-    match object.get_attr("id") {
-        Value::String(id) => format!(" [id={id}]"),
-        _ => String::new(),
-    }
-}
-
 /// Whether a change shows in the plan: anything but a no-op, and a no-op
 /// that imports or moves an object.
 fn is_shown(change: &ResourceChange) -> bool {

@@ -622,6 +622,7 @@ impl Engine {
         // `moved` blocks rebind the state before anything is planned.
         let moves = plan::apply_moves(&ws.config.moved, &mut state).map_err(diagnostics)?;
         let state = Arc::new(state);
+        let (progress, reported) = std::sync::mpsc::channel();
         let planner = Planner {
             config: Arc::clone(&ws.config),
             graph: Arc::clone(&ws.graph),
@@ -630,9 +631,17 @@ impl Engine {
             variables: ws.variables.clone(),
             options: options.plan_options(&ws.config, &state)?,
             moves,
+            progress: plan::Progress::to(progress),
         };
         let started = Instant::now();
-        let plan = self.until_interrupted_on_workers("the plan", planner.plan())?.map_err(diagnostics)?;
+        // Each read goes to `events` as it happens, from a thread of its
+        // own: the planner's tasks cannot borrow `events`. It ends once the
+        // planner, and with it every sender, is gone.
+        let plan = std::thread::scope(|scope| {
+            scope.spawn(|| reported.into_iter().for_each(|event| events.emit(event)));
+            self.until_interrupted_on_workers("the plan", planner.plan())
+        })?
+        .map_err(diagnostics)?;
         tracing::debug!(changes = plan.changes.len(), elapsed = ?started.elapsed(), "planned");
         // The planner is gone, and with it the only other holder: no copy.
         let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());

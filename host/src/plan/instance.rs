@@ -29,6 +29,8 @@ pub(super) struct InstancePlanner<'a> {
     pub forced: Option<ReplaceReason>,
     /// Adopt an existing object by this id (an `import` block).
     pub import_id: Option<String>,
+    /// Where each read is reported as it happens.
+    pub progress: &'a super::Progress,
 }
 
 impl InstancePlanner<'_> {
@@ -41,6 +43,10 @@ impl InstancePlanner<'_> {
             }
             (None, Some(id)) => {
                 let (object, private) = self.import(id, plan).await?;
+                // The adopted object was read: said as a refresh, as
+                // Terraform says it.
+                self.progress.refresh_start(self.addr, &object);
+                self.progress.refresh_complete(self.addr, &object);
                 (object, private, InstanceStatus::Ready)
             }
             (None, None) => (Value::Null, Vec::new(), InstanceStatus::Ready),
@@ -134,8 +140,10 @@ impl InstancePlanner<'_> {
         private: Vec<u8>,
         plan: &mut Plan,
     ) -> Result<(Value, Vec<u8>), Vec<Diagnostic>> {
+        self.progress.refresh_start(self.addr, &prior);
         let (current, warnings) =
             self.gate.refresh(self.schema, self.addr, &prior, &private).await.map_err(|e| self.failed(e))?;
+        self.progress.refresh_complete(self.addr, &prior);
         self.keep_warnings(warnings, plan);
         match current {
             None => {
@@ -203,10 +211,12 @@ impl InstancePlanner<'_> {
         let config = config::decode_body(&self.resource.body, &self.schema.block, ctx)?;
         if config.is_wholly_known() && !upstream_changes {
             let started = std::time::Instant::now();
+            self.progress.read_start(self.addr);
             let (state, warnings) =
                 self.gate.read_data(self.schema, self.addr, &config).await.map_err(|e| self.failed(e))?;
             self.keep_warnings(warnings, plan);
             let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.progress.read_complete(self.addr, elapsed_ms, &state);
             plan.data_read_ms.insert(self.addr.clone(), elapsed_ms);
             plan.data_values.insert(self.addr.clone(), state.clone());
             return Ok(state);

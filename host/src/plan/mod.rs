@@ -387,6 +387,86 @@ pub struct Planner {
     /// What `moved` blocks rebound in `state` ([`apply_moves`]), shown
     /// with the plan.
     pub moves: Vec<Move>,
+    /// Where each read is reported as it happens.
+    pub progress: Progress,
+}
+
+/// Where the planner reports its reads as they happen, as Terraform's
+/// hooks do: each object refresh reads (`Refreshing state...`) and each
+/// data source read (`Reading...`, `Read complete after Ns`), in the order
+/// they happen. A channel: the planner's tasks run on worker threads,
+/// while the run's sink is borrowed by the thread that waits for them
+/// ([`crate::engine::Engine::plan`]). The default reports nothing.
+#[derive(Clone, Default)]
+pub struct Progress(Option<std::sync::mpsc::Sender<crate::engine::Event>>);
+
+impl Progress {
+    /// Reports to `sender`.
+    pub fn to(sender: std::sync::mpsc::Sender<crate::engine::Event>) -> Progress {
+        Progress(Some(sender))
+    }
+
+    fn emit(&self, event: crate::engine::Event) {
+        if let Some(sender) = &self.0 {
+            // The receiver is gone only once the run is: nothing to tell.
+            let _ = sender.send(event);
+        }
+    }
+
+    /// Refresh starts reading `object`, at `addr` in the state.
+    pub(crate) fn refresh_start(&self, addr: &InstanceAddr, object: &Value) {
+        self.emit(crate::engine::Event::RefreshStart { address: addr.to_string(), id: object_id(object) });
+    }
+
+    /// Refresh read `object`.
+    pub(crate) fn refresh_complete(&self, addr: &InstanceAddr, object: &Value) {
+        self.emit(crate::engine::Event::RefreshComplete { address: addr.to_string(), id: object_id(object) });
+    }
+
+    /// The read of the data source at `addr` starts.
+    pub(crate) fn read_start(&self, addr: &InstanceAddr) {
+        self.emit(read_started(addr));
+    }
+
+    /// The data source at `addr` was read as `object`, in `duration_ms`.
+    pub(crate) fn read_complete(&self, addr: &InstanceAddr, duration_ms: u64, object: &Value) {
+        self.emit(read_completed(addr, duration_ms, object));
+    }
+}
+
+/// The event of a data source read starting (`data.x.y: Reading...`).
+pub(crate) fn read_started(addr: &InstanceAddr) -> crate::engine::Event {
+    crate::engine::Event::NodeStart {
+        address: addr.to_string(),
+        action: "read".into(),
+        deposed: false,
+        deposed_key: None,
+        replace: false,
+    }
+}
+
+/// The event of a data source read as `object` in `duration_ms`
+/// (`data.x.y: Read complete after Ns [id=…]`).
+pub(crate) fn read_completed(addr: &InstanceAddr, duration_ms: u64, object: &Value) -> crate::engine::Event {
+    crate::engine::Event::NodeFinish {
+        address: addr.to_string(),
+        action: "read".into(),
+        deposed: false,
+        deposed_key: None,
+        replace: false,
+        outcome: crate::graph::walk::Outcome::Done,
+        duration_ms,
+        id: object_id(object),
+    }
+}
+
+/// An object's `id` attribute, when it is a known string: what
+/// Terraform's progress lines end with (`[id=…]`).
+fn object_id(object: &Value) -> Option<String> {
+    match object.get_attr("id") {
+        Value::String(id) => Some(id.clone()),
+        _ => None,
+    }
 }
 
 /// What the walk of the configuration has found so far, shared by the
@@ -747,10 +827,12 @@ impl Planner {
             let refreshed = async {
                 let schema = gate.schema_of(&inst.addr.resource).map_err(|d| vec![d])?;
                 let prior = instance::decode_prior(gate, inst).await.map_err(|d| vec![d])?;
+                self.progress.refresh_start(&inst.addr, &prior);
                 let (current, warnings) = gate
                     .refresh(schema, &inst.addr, &prior, &inst.private)
                     .await
                     .map_err(|e| e.into_diagnostics(&Location::default()))?;
+                self.progress.refresh_complete(&inst.addr, &prior);
                 Ok::<_, Vec<Diagnostic>>((prior, current, warnings))
             };
             match refreshed.await {
@@ -773,6 +855,16 @@ impl Planner {
         }
     }
 
+    /// Reports the refresh of an object planned from the state as it is
+    /// (to forget or destroy), as Terraform, which reads it first, reports
+    /// one; nothing under `-refresh=false`.
+    fn say_refreshed(&self, inst: &InstanceState, prior: &Value) {
+        if !self.options.skip_refresh {
+            self.progress.refresh_start(&inst.addr, prior);
+            self.progress.refresh_complete(&inst.addr, prior);
+        }
+    }
+
     /// Plans dropping an object from the state, leaving it as it is.
     async fn plan_forget(&self, inst: &InstanceState, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
         if inst.attributes.is_null() {
@@ -786,11 +878,14 @@ impl Planner {
             return;
         };
         match instance::decode_prior(Gate::new(provider.as_ref()), inst).await {
-            Ok(prior) => plan.changes.push(ResourceChange {
-                sensitive: inst.sensitive_attributes.clone(),
-                location: self.config.removed_of(&inst.addr.resource).map(|r| r.location.clone()),
-                ..stored_change(inst, Action::Forget, prior.clone(), prior)
-            }),
+            Ok(prior) => {
+                self.say_refreshed(inst, &prior);
+                plan.changes.push(ResourceChange {
+                    sensitive: inst.sensitive_attributes.clone(),
+                    location: self.config.removed_of(&inst.addr.resource).map(|r| r.location.clone()),
+                    ..stored_change(inst, Action::Forget, prior.clone(), prior)
+                })
+            }
             Err(d) => errors.push(d),
         }
     }
@@ -854,6 +949,7 @@ impl Planner {
                     errors.push(instance::prevent_destroy_error(&inst.addr, &r.location));
                     return;
                 }
+                self.say_refreshed(inst, &prior);
                 plan.changes.push(ResourceChange {
                     // Not a replace: for the plan output, a delete retried.
                     replace_reason: match inst.status {
@@ -1097,6 +1193,7 @@ impl Walk {
                     refresh_only: self.planner.options.refresh_only,
                     forced,
                     import_id,
+                    progress: &self.planner.progress,
                 };
                 let checked = !self.planner.options.refresh_only;
                 if checked {

@@ -39,6 +39,7 @@ fn plan_options(s: &Setup, state: &State, options: PlanOptions) -> Result<Plan, 
         variables: BTreeMap::new(),
         options,
         moves,
+        progress: Default::default(),
     };
     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(planner.plan())
 }

@@ -120,6 +120,32 @@ fn data_sources_read_while_planning_say_so() {
     assert_eq!(hooks[1]["@message"], format!("data.local_file.f: Refresh complete after 0s [id={sha1}]"));
 }
 
+/// Each read is said when it happens, as Terraform 1.11.4 says them
+/// (checked with its `terraform_remote_state` in place of `local_file`):
+/// a data source that depends on one object and that another depends on
+/// is read between their refreshes, not after all of them.
+#[test]
+fn reads_are_said_in_the_order_they_happen() {
+    let w = Workdir::new();
+    w.write("hello.txt", "hi\n");
+    w.write(
+        "main.tf",
+        "provider \"local\" {\n  sandbox {\n    read_only = [\".\"]\n  }\n}\n\nresource \"terraform_data\" \"a\" {\n  input = \"hello.txt\"\n}\n\ndata \"local_file\" \"f\" {\n  filename = terraform_data.a.output\n}\n\nresource \"terraform_data\" \"z\" {\n  input = data.local_file.f.content\n}\n",
+    );
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let plan = w.cairn(&["plan"]).success();
+    let lines: Vec<&str> = plan.stdout.lines().take(4).collect();
+    let sha1 = "55ca6286e3e4f4fba5d0448333fa99fc5a404a73";
+    let expected = [
+        "terraform_data.a: Refreshing state... [id=<id>]".to_string(),
+        "data.local_file.f: Reading...".to_string(),
+        format!("data.local_file.f: Read complete after 0s [id={sha1}]"),
+        "terraform_data.z: Refreshing state... [id=<id>]".to_string(),
+    ];
+    let normalized: Vec<String> = lines.iter().map(|l| normalize(l)).collect();
+    assert_eq!(normalized, expected, "{}", plan.all());
+}
+
 /// A data source whose configuration is not known until apply is read
 /// then, with Terraform's reason under its heading, and the JSON plan's
 /// `action_reason`; a destroyed instance's reason is there too.
