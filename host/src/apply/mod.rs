@@ -1078,6 +1078,7 @@ impl Shared {
             &locals,
             &mut values,
             plan::CheckPhase::Apply,
+            &|event| applier.events.emit(event),
         )
         .await;
         for w in &warnings {

@@ -13,7 +13,8 @@ use crate::contract::{Gate, located};
 use crate::diag::{Diagnostic, Severity};
 use crate::value::Value;
 
-use super::{Providers, ResourceValues, locals_of, sensitivity};
+use super::{Providers, ResourceValues, locals_of, read_completed, read_started, sensitivity};
+use crate::engine::Event;
 
 /// When checks are checked, which decides what an unknown result says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +27,9 @@ pub enum CheckPhase {
 }
 
 /// The warnings of every `check` block of `config`, in file order, with
-/// the values known now: `variables`, `locals` and `values`.
+/// the values known now: `variables`, `locals` and `values`. Each read of
+/// a check's data source goes to `report` as it starts and ends, as
+/// Terraform says it (`Reading...`, `Read complete after Ns`).
 pub async fn check_blocks(
     config: &Config,
     providers: &Providers,
@@ -34,6 +37,7 @@ pub async fn check_blocks(
     locals: &BTreeMap<String, Value>,
     values: &mut ResourceValues,
     phase: CheckPhase,
+    report: &(dyn Fn(Event) + Sync),
 ) -> Vec<Diagnostic> {
     let mut warnings = Vec::new();
     for check in &config.checks {
@@ -66,16 +70,22 @@ pub async fn check_blocks(
             },
             ..EvalContext::new(&config.dir)
         };
-        warnings.extend(check_one(check, providers, ctx, phase).await);
+        warnings.extend(check_one(check, providers, ctx, phase, report).await);
     }
     warnings
 }
 
 /// The warnings of one check in `ctx`.
-async fn check_one(check: &Check, providers: &Providers, mut ctx: EvalContext, phase: CheckPhase) -> Vec<Diagnostic> {
+async fn check_one(
+    check: &Check,
+    providers: &Providers,
+    mut ctx: EvalContext,
+    phase: CheckPhase,
+    report: &(dyn Fn(Event) + Sync),
+) -> Vec<Diagnostic> {
     let mut warnings = Vec::new();
     for data in &check.data {
-        match read_scoped(data, providers, &ctx).await {
+        match read_scoped(data, providers, &ctx, report).await {
             Ok((value, read_warnings)) => {
                 warnings.extend(read_warnings);
                 ctx.resources.insert(data.addr.clone(), Arc::new(value));
@@ -109,6 +119,7 @@ async fn read_scoped(
     data: &config::Resource,
     providers: &Providers,
     ctx: &EvalContext,
+    report: &(dyn Fn(Event) + Sync),
 ) -> Result<(Value, Vec<Diagnostic>), Vec<Diagnostic>> {
     let Some(provider) = providers.get(&data.provider) else {
         return Err(vec![
@@ -122,8 +133,12 @@ async fn read_scoped(
         return Ok((Value::unknown(), Vec::new()));
     }
     let addr = data.addr.instance();
+    let started = std::time::Instant::now();
+    report(read_started(&addr));
     let (value, warnings) =
         gate.read_data(schema, &addr, &config).await.map_err(|e| e.into_diagnostics(&data.location))?;
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    report(read_completed(&addr, elapsed_ms, &value));
     Ok((value, warnings.into_iter().map(|w| located(w, &addr, &data.location)).collect()))
 }
 

@@ -763,6 +763,7 @@ impl Planner {
                 &locals,
                 &mut values,
                 CheckPhase::Plan,
+                &|event| planner.progress.emit(event),
             )
             .await;
         }

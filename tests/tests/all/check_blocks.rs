@@ -140,3 +140,27 @@ output "o" {
         validate.all()
     );
 }
+
+/// A check's data source says it is read, in a plan and in an apply, as
+/// Terraform 1.11.4 says it (checked with its `terraform_remote_state` in
+/// a check, which cairn does not have): `data.x.y: Reading...`, then
+/// `Read complete after 0s [id=ID]`.
+#[test]
+fn a_scoped_data_source_says_it_is_read_as_terraform_does() {
+    let w = Workdir::new();
+    w.write("hello.txt", "hi\n");
+    w.write(
+        "main.tf",
+        "provider \"local\" {\n  sandbox {\n    read_only = [\".\"]\n  }\n}\n\ncheck \"c\" {\n  data \"local_file\" \"inner\" {\n    filename = \"hello.txt\"\n  }\n  assert {\n    condition     = data.local_file.inner.content == \"hi\\n\"\n    error_message = \"no\"\n  }\n}\n",
+    );
+    let sha1 = "55ca6286e3e4f4fba5d0448333fa99fc5a404a73";
+    let said = [
+        "data.local_file.inner: Reading...".to_string(),
+        format!("data.local_file.inner: Read complete after 0s [id={sha1}]"),
+    ];
+    for command in [&["plan"][..], &["apply", "-auto-approve"][..]] {
+        let run = w.cairn(command).success();
+        let lines: Vec<String> = run.stdout.lines().filter(|l| l.starts_with("data.")).map(String::from).collect();
+        assert_eq!(lines, said, "{command:?}: {}", run.all());
+    }
+}
