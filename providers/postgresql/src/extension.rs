@@ -150,14 +150,7 @@ mod tests {
     use std::sync::Arc;
 
     fn config(attrs: &[(&str, Value)]) -> Value {
-        let mut v = Value::object([("name", Value::from("pgcrypto"))]);
-        for attr in schema().block.attributes.iter().map(|(n, _)| n).filter(|a| *a != "name") {
-            v.set_attr(attr.clone(), Value::Null);
-        }
-        for (k, val) in attrs {
-            v.set_attr(*k, val.clone());
-        }
-        v
+        crate::values::test_config(&schema(), &[("name", Value::from("pgcrypto"))], attrs)
     }
 
     fn plan_of(prior: Value, config: Value) -> PlanResponse {

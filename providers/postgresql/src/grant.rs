@@ -354,22 +354,14 @@ mod tests {
     use std::sync::Arc;
 
     fn config(attrs: &[(&str, Value)]) -> Value {
-        let mut v = Value::object([
+        let given = [
             ("role", Value::from("app")),
             ("database", Value::from("appdb")),
             ("object_type", Value::from("table")),
             ("schema", Value::from("public")),
             ("privileges", Value::set(["SELECT", "insert"])),
-        ]);
-        for attr in schema().block.attributes.iter().map(|(n, _)| n) {
-            if v.get_attr(attr).is_null() {
-                v.set_attr(attr.clone(), Value::Null);
-            }
-        }
-        for (k, val) in attrs {
-            v.set_attr(*k, val.clone());
-        }
-        v
+        ];
+        crate::values::test_config(&schema(), &given, attrs)
     }
 
     fn planned(config: Value) -> Value {

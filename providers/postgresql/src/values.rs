@@ -1,5 +1,7 @@
 //! Reading attributes out of states and catalog rows, and writing them back.
 
+#[cfg(test)]
+use cairn_sdk::Schema;
 use cairn_sdk::Value;
 
 use crate::conn::Row;
@@ -76,6 +78,17 @@ pub fn fill_unknowns(planned: &Value, read: &Value) -> Value {
         }
     }
     out
+}
+
+/// A configuration of a resource of `schema` for unit tests: `given`,
+/// then `attrs` over it, and null for every other attribute.
+#[cfg(test)]
+pub fn test_config(schema: &Schema, given: &[(&str, Value)], attrs: &[(&str, Value)]) -> Value {
+    let mut v = Value::object(schema.block.attributes.iter().map(|(name, _)| (name.as_str(), Value::Null)));
+    for (name, value) in given.iter().chain(attrs) {
+        v.set_attr(*name, value.clone());
+    }
+    v
 }
 
 #[cfg(test)]
