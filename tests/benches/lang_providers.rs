@@ -133,14 +133,7 @@ fn baseline_first_answer(tokio: &tokio::runtime::Runtime, wasm: &[u8]) -> Durati
     let loaded = runtime.load("bench", wasm).unwrap();
     tokio.block_on(loaded.configure(Sandbox::default(), Value::Null)).unwrap();
     let first_answer = started.elapsed();
-    let components = cache.path().join("components");
-    while std::fs::read_dir(&components)
-        .unwrap()
-        .flatten()
-        .any(|e| e.path().extension().is_some_and(|x| x == "compiling"))
-    {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    cairn_e2e::wait_for_background_compiles(&cache.path().join("components"));
     first_answer
 }
 

@@ -307,6 +307,26 @@ pub fn use_shared_cache(command: &mut Command) -> &mut Command {
     command.env("CAIRN_CACHE_KEY_FILE", cache.with_extension("key")).env("CAIRN_CACHE_DIR", cache)
 }
 
+/// Waits until no background compile of a tiered first run holds a lock
+/// (`ENTRY.compiling`) in the compiled-code cache's `components` directory.
+///
+/// # Panics
+///
+/// After five minutes, naming the directory.
+pub fn wait_for_background_compiles(components: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    loop {
+        let locked = std::fs::read_dir(components)
+            .map(|entries| entries.flatten().any(|e| e.path().extension().is_some_and(|x| x == "compiling")))
+            .unwrap_or(true);
+        if !locked {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "a background compile in {} never ended", components.display());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// One cache of compiled components for the whole test run, not the
 /// user's.
 fn shared_cache_dir() -> PathBuf {

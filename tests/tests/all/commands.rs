@@ -305,7 +305,7 @@ fn a_first_run_starts_on_baseline_code_and_the_next_run_loads_optimised_code() {
         notice[0]
     );
     let components = cache.path().join("cache").join("components");
-    wait_for_background_compiles(&components);
+    cairn_e2e::wait_for_background_compiles(&components);
     let entries: Vec<_> = std::fs::read_dir(&components).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(entries.len(), 1, "one optimised entry, no lock left: {entries:?}");
     let warm = plan_with_cache(&w, cache.path(), &env);
@@ -322,21 +322,6 @@ fn an_unknown_compile_mode_is_refused_with_the_modes_there_are() {
         "{}",
         run.all()
     );
-}
-
-/// Waits until no background compile holds a lock in `components`.
-fn wait_for_background_compiles(components: &std::path::Path) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    loop {
-        let locked = std::fs::read_dir(components)
-            .map(|entries| entries.flatten().any(|e| e.path().extension().is_some_and(|x| x == "compiling")))
-            .unwrap_or(true);
-        if !locked {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "a background compile in {} never ended", components.display());
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }
 
 #[test]
