@@ -290,52 +290,99 @@ func (g *glue) ReadResource(request abi.ReadRequest) (out abi.ReadResponse) {
 		diags = diagnosticsOf(err)
 		return
 	}
-	state, err := g.provider.Read(&ReadRequest{TypeName: request.TypeName, Schema: s, CurrentState: current, Private: request.Private})
+	resp, err := g.read(&ReadRequest{TypeName: request.TypeName, Schema: s, CurrentState: current, Private: request.Private})
 	if err != nil {
 		diags = diagnosticsOf(err)
 		return
 	}
+	diags = resp.Diagnostics
+	if diags.HasErrors() {
+		return
+	}
+	out.Private = resp.Private
+	state := resp.NewState
 	if state == nil {
 		out.NewState = witTypes.None[wire.Value]()
 		return
 	}
 	v, err := objectOut(state, s, nil)
 	if err != nil {
-		diags = diagnosticsOf(err)
+		diags = append(diags, diagnosticsOf(err)...)
 		return
 	}
 	out.NewState = witTypes.Some(v)
 	return
 }
 
+// read refreshes through ReadResource when the provider has it, else
+// through Read (which keeps the private bytes as they were).
+func (g *glue) read(req *ReadRequest) (*ReadResponse, error) {
+	if r, ok := g.provider.(ResourceReader); ok {
+		resp, err := r.ReadResource(req)
+		if err == nil && resp == nil {
+			err = Errorf("Provider bug: ReadResource returned no response and no error")
+		}
+		return resp, err
+	}
+	state, err := g.provider.Read(req)
+	return &ReadResponse{NewState: state, Private: req.Private}, err
+}
+
 func (g *glue) ImportResource(typeName string, id string) (out abi.ImportResponse) {
 	var diags Diagnostics
 	defer func() { out.Diagnostics = encodeDiagnostics(diags) }()
 	defer recovered(&diags)
-	s, err := g.resourceSchema(typeName)
+	if _, err := g.resourceSchema(typeName); err != nil {
+		diags = diagnosticsOf(err)
+		return
+	}
+	resp, err := g.importResources(typeName, id)
 	if err != nil {
 		diags = diagnosticsOf(err)
 		return
+	}
+	diags = resp.Diagnostics
+	if diags.HasErrors() {
+		return
+	}
+	for _, found := range resp.Imported {
+		if found.State == nil {
+			continue
+		}
+		if d := checkKnown(found.State); d != nil {
+			diags = append(diags, d)
+			return
+		}
+		schema, err := g.resourceSchema(found.TypeName)
+		if err != nil {
+			diags = append(diags, diagnosticsOf(err)...)
+			return
+		}
+		v, err := objectOut(found.State, schema, nil)
+		if err != nil {
+			diags = append(diags, diagnosticsOf(err)...)
+			return
+		}
+		out.Imported = append(out.Imported, abi.ImportedResource{TypeName: found.TypeName, State: v, Private: found.Private})
+	}
+	if len(out.Imported) == 0 {
+		diags = append(diags, Errorf("No `%s` with the id %q", typeName, id))
+	}
+	return
+}
+
+// importResources imports through ImportResources when the provider has
+// it, else through Import.
+func (g *glue) importResources(typeName, id string) (*ImportResponse, error) {
+	if r, ok := g.provider.(ResourceImporter); ok {
+		resp, err := r.ImportResources(typeName, id)
+		if err == nil && resp == nil {
+			err = Errorf("Provider bug: ImportResources returned no response and no error")
+		}
+		return resp, err
 	}
 	state, err := g.provider.Import(typeName, id)
-	if err == nil && state == nil {
-		err = Errorf("No `%s` with the id %q", typeName, id)
-	}
-	if err != nil {
-		diags = diagnosticsOf(err)
-		return
-	}
-	if d := checkKnown(state); d != nil {
-		diags = Diagnostics{d}
-		return
-	}
-	v, err := objectOut(state, s, nil)
-	if err != nil {
-		diags = diagnosticsOf(err)
-		return
-	}
-	out.Imported = []abi.ImportedResource{{TypeName: typeName, State: v}}
-	return
+	return &ImportResponse{Imported: []ImportedResource{{TypeName: typeName, State: state}}}, err
 }
 
 func (g *glue) ReadDataSource(typeName string, config wire.Value) (out abi.DataResponse) {
@@ -357,17 +404,17 @@ func (g *glue) ReadDataSource(typeName string, config wire.Value) (out abi.DataR
 		return
 	}
 	state, err := g.provider.ReadDataSource(typeName, obj)
-	if err != nil {
-		diags = diagnosticsOf(err)
+	diags = diagnosticsOf(err)
+	if diags.HasErrors() || (err != nil && state == nil) {
 		return
 	}
 	if d := checkKnown(state); d != nil {
-		diags = Diagnostics{d}
+		diags = append(diags, d)
 		return
 	}
 	v, err := objectOut(state, &s, nil)
 	if err != nil {
-		diags = diagnosticsOf(err)
+		diags = append(diags, diagnosticsOf(err)...)
 		return
 	}
 	out.State = v
@@ -387,13 +434,13 @@ func (g *glue) UpgradeState(typeName string, version uint64, rawState string) (o
 	if errors.Is(err, errDefaultUpgrade) {
 		state, err = defaultUpgrade(s, typeName, version, rawState)
 	}
-	if err != nil {
-		diags = diagnosticsOf(err)
+	diags = diagnosticsOf(err)
+	if diags.HasErrors() || (err != nil && state == nil) {
 		return
 	}
 	v, err := objectOut(state, s, nil)
 	if err != nil {
-		diags = diagnosticsOf(err)
+		diags = append(diags, diagnosticsOf(err)...)
 		return
 	}
 	out.UpgradedState = v

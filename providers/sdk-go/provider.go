@@ -60,7 +60,9 @@ type Provider interface {
 	Import(typeName, id string) (Object, error)
 
 	// ReadDataSource reads a data source with a fully known configuration:
-	// the configuration with every computed attribute filled in.
+	// the configuration with every computed attribute filled in. A
+	// Diagnostics of warnings only, returned with a state, is reported
+	// with it (as for UpgradeState).
 	ReadDataSource(typeName string, config Object) (Object, error)
 
 	// UpgradeState rewrites a state stored with schema version `version`
@@ -395,4 +397,44 @@ type ReadRequest struct {
 	Schema       *Schema
 	CurrentState Object
 	Private      []byte
+}
+
+// ReadResponse is what a ResourceReader answers for a refresh.
+type ReadResponse struct {
+	// NewState is the object as it now is; nil when it no longer exists.
+	NewState Object
+	// Private is stored with the state in place of the request's.
+	Private []byte
+	// Diagnostics are reported with the state (warnings) or instead of it
+	// (errors: the host keeps what it had).
+	Diagnostics Diagnostics
+}
+
+// ResourceReader is a Provider whose refresh also rewrites the private
+// bytes stored with the state, or warns while it succeeds. The glue calls
+// ReadResource instead of Read when the Provider has it. The Terraform
+// bridge (providers/tfbridge) uses it: a tfprotov6 ReadResource answers
+// private data and diagnostics beside the state.
+type ResourceReader interface {
+	ReadResource(req *ReadRequest) (*ReadResponse, error)
+}
+
+// ImportedResource is one object an import found.
+type ImportedResource struct {
+	TypeName string
+	State    Object
+	Private  []byte
+}
+
+// ImportResponse is what a ResourceImporter answers.
+type ImportResponse struct {
+	Imported    []ImportedResource
+	Diagnostics Diagnostics
+}
+
+// ResourceImporter is a Provider whose import answers private bytes, more
+// than one object, or warnings. The glue calls ImportResources instead of
+// Import when the Provider has it (the Terraform bridge does).
+type ResourceImporter interface {
+	ImportResources(typeName, id string) (*ImportResponse, error)
 }
