@@ -21,6 +21,8 @@
 #   (pinned) under target/lang-toolchains/go when the machine's is older.
 # - The Go modules every Go provider and test program requires, from the Go
 #   module proxy into Go's module cache (the tests then build offline).
+# - hashicorp/null for the real terraform (tests/terraform-null), built
+#   from Debian's Go libraries into ~/.terraform.d/plugins.
 # - The real terraform (1.4 or later) and Go, which the machine must have
 #   (they come from no registry here): checked first.
 # It fails, rather than leave a test to skip, when any of these is missing.
@@ -59,6 +61,14 @@ if ! command -v clang >/dev/null 2>&1 || ! command -v wasm-ld >/dev/null 2>&1 \
     || ! ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1; then
     missing+=(clang lld wasi-libc libclang-rt-dev-wasm32)
 fi
+# The hashicorp/null provider the real terraform runs (tests/terraform-null)
+# is built from Debian's Go libraries and protoc.
+null_provider="$HOME/.terraform.d/plugins/registry.terraform.io/hashicorp/null/3.1.0/linux_amd64/terraform-provider-null_v3.1.0"
+null_packages=(golang-github-hashicorp-go-plugin-dev golang-google-grpc-dev golang-github-zclconf-go-cty-dev
+    protobuf-compiler golang-goprotobuf-dev)
+if [ ! -x "$null_provider" ]; then
+    for p in "${null_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+fi
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
     echo "scripts/test-tools.sh: installing ${missing[*]} from Debian" >&2
@@ -70,6 +80,22 @@ if [ ${#missing[@]} -gt 0 ]; then
     if [ -d /run/systemd/system ]; then
         $sudo systemctl disable --now rabbitmq-server >/dev/null 2>&1 || true
     fi
+fi
+
+# The Terraform compatibility tests of `moved` from null_resource run the
+# real terraform with hashicorp/null: tests/terraform-null, built in
+# GOPATH mode against Debian's libraries, as an implied local mirror.
+if [ ! -x "$null_provider" ]; then
+    echo "scripts/test-tools.sh: building tests/terraform-null into $(dirname "$null_provider")" >&2
+    null_build="$(mktemp -d)"
+    cp tests/terraform-null/main.go tests/terraform-null/tfplugin5.proto "$null_build/"
+    ( cd "$null_build"
+      protoc --go_out=plugins=grpc:. tfplugin5.proto
+      GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= CGO_ENABLED=0 GOTOOLCHAIN=local \
+          go build -trimpath -o terraform-provider-null . )
+    mkdir -p "$(dirname "$null_provider")"
+    install -m 0755 "$null_build/terraform-provider-null" "$null_provider"
+    rm -rf "$null_build"
 fi
 
 COMPONENTIZE_PY_VERSION=0.25.1

@@ -103,6 +103,36 @@ pub struct ImportResponse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// What `move_resource_state` is given (see the WIT `state-moves`
+/// interface): an object stored as another resource type, to convert.
+#[derive(Debug, Clone)]
+pub struct MoveRequest {
+    /// The full address of the provider that stored the object
+    /// (`registry.terraform.io/hashicorp/null`).
+    pub source_provider_address: String,
+    /// The resource type it was stored as.
+    pub source_type_name: String,
+    /// The schema version it was written with.
+    pub source_schema_version: u64,
+    /// Its attributes as stored, JSON.
+    pub source_state_json: String,
+    /// The source provider's private bytes.
+    pub source_private: Vec<u8>,
+    /// The type to convert it to: one of this provider's.
+    pub target_type_name: String,
+}
+
+/// What `move_resource_state` answers.
+#[derive(Debug, Clone, Default)]
+pub struct MoveResponse {
+    /// The object in the target type's layout.
+    pub target_state: Value,
+    /// Stored with the moved object.
+    pub target_private: Vec<u8>,
+    /// Messages for the user; an error refuses the move.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
 /// A failure of the call itself (trap, timeout, oversized answer), as
 /// opposed to an error the provider reported in its diagnostics.
 ///
@@ -236,4 +266,14 @@ pub trait Provider: Send + Sync {
         version: u64,
         raw_json: &'a str,
     ) -> CallFuture<'a, (Value, Vec<Diagnostic>)>;
+
+    /// Converts an object stored as another resource type into one of
+    /// this provider's (a `moved` block across types). `None` when the
+    /// provider does not support such moves at all (a component that does
+    /// not export the optional `state-moves` interface, and in-process
+    /// fakes, which keep this default).
+    fn move_resource_state(&self, request: MoveRequest) -> CallFuture<'_, Option<MoveResponse>> {
+        let _ = request;
+        ready(Ok(None))
+    }
 }

@@ -40,6 +40,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{Event, EventSink, RunOptions, Workspace};
 pub use logging::init_logging;
 use output::{CompactWarnings, Human, JsonLines, Live};
+pub use plan_config_json::provider_full_name;
 
 pub use crate::engine::STATE_FILE;
 pub use render::{Colors, Schemas, render_plan, schemas_of};

@@ -135,7 +135,13 @@ pub(super) fn moved(block: Block, diags: &mut Vec<Diagnostic>) -> Option<Moved> 
     reject_rest(&body, "moved", &["from", "to"], diags);
     let (from, to) = (from?, to?);
     match (&from, &to) {
-        (MoveAddr::Resource(f), MoveAddr::Resource(t)) if f.resource.type_name != t.resource.type_name => {
+        // Across types (Terraform 1.8) the target's provider converts the
+        // object (`plan::convert_moves_across_types`); data sources have no
+        // objects to convert.
+        (MoveAddr::Resource(f), MoveAddr::Resource(t))
+            if f.resource.type_name != t.resource.type_name
+                && (f.resource.mode == Mode::Data || t.resource.mode == Mode::Data) =>
+        {
             diags.push(error_at(
                 "Resource type mismatch",
                 format!(
@@ -619,7 +625,7 @@ moved {
 }
 moved {
   from = local_file.d
-  to   = random_id.d
+  to   = data.random_id.d
 }
 import {
   to = local_file.nowhere

@@ -621,6 +621,9 @@ impl Engine {
         }
         // `moved` blocks rebind the state before anything is planned.
         let moves = plan::apply_moves(&ws.config.moved, &mut state).map_err(diagnostics)?;
+        let across_types =
+            plan::convert_moves_across_types(&moves, &ws.config.moved, &ws.config, &providers, &mut state);
+        self.until_interrupted("moving objects across resource types", across_types)?.map_err(diagnostics)?;
         let state = Arc::new(state);
         let (progress, reported) = std::sync::mpsc::channel();
         let planner = Planner {

@@ -350,10 +350,23 @@ pub(crate) type ExportCall<R> = Box<
         + Send,
 >;
 
+/// A call on the instance itself, for exports outside the `provider`
+/// interface (the optional `state-moves`, see `state_moves`): given the
+/// instance, the future of the call.
+pub(crate) type InstanceCall<R> =
+    Box<dyn for<'a> FnOnce(&'a mut Instance) -> Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>> + Send>;
+
+/// The call `f` of the `provider` interface, as a call on the instance.
+pub(crate) fn on_provider<R: 'static>(f: ExportCall<R>) -> InstanceCall<R> {
+    Box::new(move |i| f(i.world.cairn_provider_provider(), &mut i.store))
+}
+
 /// An instantiated provider, ready for calls.
 pub(crate) struct Instance {
-    store: Store<StoreState>,
+    pub(super) store: Store<StoreState>,
     world: ProviderWorld,
+    /// The instance itself, where optional exports are looked up.
+    pub(super) instance: wasmtime::component::Instance,
     timeout: Duration,
     max_answer_bytes: u64,
     max_handles: usize,
@@ -423,10 +436,17 @@ impl Instance {
         });
         // Start functions run during instantiation: they get a deadline too.
         store.set_epoch_deadline(1);
-        match pre.instantiate_async(&mut store).await {
-            Ok(world) => Ok(Instance {
+        // Instantiated by hand rather than by `pre.instantiate_async`, to
+        // keep the instance: optional exports are looked up in it.
+        let instantiated = match pre.instance_pre().instantiate_async(&mut store).await {
+            Ok(instance) => ProviderWorld::new(&mut store, &instance).map(|world| (world, instance)),
+            Err(e) => Err(e),
+        };
+        match instantiated {
+            Ok((world, instance)) => Ok(Instance {
                 store,
                 world,
+                instance,
                 timeout: sandbox.call_timeout,
                 max_answer_bytes: sandbox.max_answer_bytes,
                 max_handles: sandbox.max_handles,
@@ -440,10 +460,20 @@ impl Instance {
     /// Makes the export call `f` with the call deadline set, and checks the
     /// size of the answer. On error the instance must be thrown away: its
     /// state is unknown.
-    pub(crate) async fn call<R: AnswerSize + Diagnosed>(
+    pub(crate) async fn call<R: AnswerSize + Diagnosed + 'static>(
         &mut self,
         operation: &'static str,
         f: ExportCall<R>,
+    ) -> Result<R, CallError> {
+        self.call_instance(operation, on_provider(f)).await
+    }
+
+    /// [`Instance::call`] for a call that reaches the instance's exports
+    /// itself (an optional interface's).
+    pub(crate) async fn call_instance<R: AnswerSize + Diagnosed + 'static>(
+        &mut self,
+        operation: &'static str,
+        f: InstanceCall<R>,
     ) -> Result<R, CallError> {
         let state = self.store.data_mut();
         state.output.start_call();
@@ -460,7 +490,7 @@ impl Instance {
         // wait on in the host (a stream that never becomes ready…), a few
         // ticks later so that those give the reason first.
         let bound = self.timeout + 3 * EPOCH_TICK;
-        let call = f(self.world.cairn_provider_provider(), &mut self.store);
+        let call = f(self);
         let result = tokio::time::timeout(bound, call).await;
         let fuel = self.store.hostcall_fuel();
         self.store.data().output.end_call();

@@ -45,6 +45,7 @@ mod output;
 mod pool;
 pub mod sandbox;
 mod sockets;
+mod state_moves;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod tiers;

@@ -18,13 +18,14 @@ use super::bindings::ProviderWorldPre;
 use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider as api;
 use super::denials::Diagnosed;
-use super::instance::{ExportCall, Instance, StoreState, answer_decodes_too_large};
+use super::instance::{self, ExportCall, Instance, InstanceCall, StoreState, answer_decodes_too_large};
 use super::sandbox::Sandbox;
+use super::state_moves::{self, wit_moves};
 use super::wire::{self, Budget, DecodeError};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::{
-    ApplyRequest, ApplyResponse, CallError, CallFuture, CallResult, ImportResponse, ImportedResource, PlanRequest,
-    PlanResponse, Provider, ReadResponse,
+    ApplyRequest, ApplyResponse, CallError, CallFuture, CallResult, ImportResponse, ImportedResource, MoveRequest,
+    MoveResponse, PlanRequest, PlanResponse, Provider, ReadResponse,
 };
 use crate::schema::ProviderSchema;
 use crate::value::{Path, Value};
@@ -38,6 +39,8 @@ pub(crate) struct WasmProvider {
     /// The `provider` block, encoded once; every new instance gets it.
     config: wit::Value,
     pool: Pool,
+    /// The component's optional `state-moves` export, if it has one.
+    state_moves: Option<state_moves::Indices>,
     /// Keeps the engine's epoch ticker running while calls can be made.
     _shared: Arc<Shared>,
 }
@@ -91,9 +94,11 @@ impl WasmProvider {
     /// A provider whose first instance, `first`, is already configured.
     pub(crate) fn new(parts: Parts, schema: ProviderSchema, first: Instance) -> WasmProvider {
         let permits = parts.sandbox.concurrency().clamp(1, Semaphore::MAX_PERMITS);
+        let state_moves = state_moves::lookup(&parts.pre);
         WasmProvider {
             name: parts.name,
             schema,
+            state_moves,
             pre: parts.pre,
             sandbox: parts.sandbox,
             config: parts.config,
@@ -104,14 +109,28 @@ impl WasmProvider {
 
     /// Runs one export call on a pooled instance, waiting for a permit
     /// first when `max_concurrency` calls are running.
-    async fn call<R: AnswerSize + Diagnosed>(&self, operation: &'static str, f: ExportCall<R>) -> CallResult<R> {
+    async fn call<R: AnswerSize + Diagnosed + 'static>(
+        &self,
+        operation: &'static str,
+        f: ExportCall<R>,
+    ) -> CallResult<R> {
+        self.call_instance(operation, instance::on_provider(f)).await
+    }
+
+    /// [`WasmProvider::call`] for a call that reaches the instance's
+    /// exports itself (an optional interface's).
+    async fn call_instance<R: AnswerSize + Diagnosed + 'static>(
+        &self,
+        operation: &'static str,
+        f: InstanceCall<R>,
+    ) -> CallResult<R> {
         // The semaphore is never closed.
         let _permit = self.pool.permits.acquire().await.map_err(|_| self.error(operation, "was shut down".into()))?;
         let mut instance = match self.pool.idle.take() {
             Some(instance) => instance,
             None => self.new_instance().await?,
         };
-        let result = instance.call(operation, f).await;
+        let result = instance.call_instance(operation, f).await;
         // An instance whose call failed is dropped here: its state is unknown.
         // So is one that still holds files open (idle instances hold no
         // files of the cairn process, whose descriptors every provider
@@ -335,6 +354,28 @@ impl Provider for WasmProvider {
             let answer = self.call(OP, call).await?;
             let state = self.decode(OP, &answer.upgraded_state, &mut self.budget())?;
             Ok((state, wire::diagnostics_from_wire(&answer.diagnostics)))
+        })
+    }
+
+    /// `None` when the component does not export `state-moves`.
+    fn move_resource_state(&self, request: MoveRequest) -> CallFuture<'_, Option<MoveResponse>> {
+        const OP: &str = "move-resource-state";
+        let Some(indices) = self.state_moves.clone() else { return crate::provider::ready(Ok(None)) };
+        let request = wit_moves::MoveRequest {
+            source_provider_address: request.source_provider_address,
+            source_type_name: request.source_type_name,
+            source_schema_version: request.source_schema_version,
+            source_state: request.source_state_json,
+            source_private: request.source_private,
+            target_type_name: request.target_type_name,
+        };
+        Box::pin(async move {
+            let answer = self.call_instance(OP, state_moves::move_call(indices, request)).await?;
+            Ok(Some(MoveResponse {
+                target_state: self.decode(OP, &answer.target_state, &mut self.budget())?,
+                target_private: answer.target_private,
+                diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+            }))
         })
     }
 }

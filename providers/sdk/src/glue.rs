@@ -13,8 +13,9 @@ use std::sync::Arc;
 use crate::bindings::cairn::provider::types as wire;
 use crate::bindings::exports::cairn::provider::provider as abi;
 use crate::diag::{Diagnostic, Path};
-use crate::provider::{ApplyRequest, PlanRequest, Provider, ReadRequest};
+use crate::provider::{ApplyRequest, MoveRequest, PlanRequest, Provider, ReadRequest};
 use crate::schema::{ProviderSchema, Schema};
+use crate::state_move_bindings::exports::cairn::provider::state_moves as moves_abi;
 use crate::value::Value;
 
 /// Implements the exported interface for any [`Provider`]; named by the
@@ -278,6 +279,27 @@ impl<P: Provider> abi::Guest for Glue<P> {
         })();
         let (upgraded_state, diagnostics) = split(result, || Value::Null.to_wire());
         abi::UpgradeResponse { upgraded_state, diagnostics }
+    }
+}
+
+impl<P: Provider> moves_abi::Guest for Glue<P> {
+    fn move_resource_state(request: moves_abi::MoveRequest) -> moves_abi::MoveResponse {
+        let result = (|| {
+            let provider = provider_of::<P>()?;
+            let schema = resource_schema::<P>(&request.target_type_name)?;
+            let req = MoveRequest {
+                source_provider_address: request.source_provider_address,
+                source_type_name: request.source_type_name,
+                source_schema_version: request.source_schema_version,
+                source_state_json: request.source_state,
+                source_private: request.source_private,
+                target_type_name: request.target_type_name,
+            };
+            let state = provider.move_state(req)?;
+            Ok((encode(&state, &schema), Vec::new()))
+        })();
+        let (target_state, diagnostics) = split(result, || Value::Null.to_wire());
+        moves_abi::MoveResponse { target_state, target_private: Vec::new(), diagnostics }
     }
 }
 

@@ -70,6 +70,24 @@ pub mod bindings {
     });
 }
 
+// The generated code trips lints that are not ours to fix.
+#[allow(missing_docs, clippy::all, unsafe_op_in_unsafe_fn)]
+pub mod state_move_bindings {
+    //! The raw wit-bindgen bindings of the optional `state-moves` export
+    //! (added within 0.2.0), which a component has when its crate calls
+    //! [`export_state_moves!`](crate::export_state_moves):
+    //! [`Provider::move_state`](crate::Provider::move_state) answers it.
+    //! Public for the same reason as [`bindings`](crate::bindings).
+    wit_bindgen::generate!({
+        path: "wit",
+        world: "state-moves-world",
+        pub_export_macro: true,
+        default_bindings_module: "cairn_sdk::state_move_bindings",
+        export_macro_name: "__export_state_moves_world",
+        with: { "cairn:provider/types@0.2.0": crate::bindings::cairn::provider::types },
+    });
+}
+
 mod diag;
 pub mod files;
 mod glue;
@@ -88,7 +106,7 @@ mod value;
 static HEAP: heap::Heap = heap::Heap::new();
 
 pub use diag::{Diagnostic, Path, PathStep, Severity};
-pub use provider::{ApplyRequest, ApplyResponse, PlanRequest, PlanResponse, Provider, ReadRequest};
+pub use provider::{ApplyRequest, ApplyResponse, MoveRequest, PlanRequest, PlanResponse, Provider, ReadRequest};
 pub use schema::{Attr, Block, NestedBlock, Nesting, ProviderSchema, Schema, Type};
 pub use value::{Number, Refinements, Value, WireError};
 
@@ -153,6 +171,32 @@ macro_rules! export_provider {
             #[unsafe(link_section = "cairn-provider-identity")]
             #[used]
             static CAIRN_PROVIDER_IDENTITY: [u8; IDENTITY.len()] = $crate::__private::bytes(IDENTITY);
+        };
+    };
+}
+
+/// Export the optional `state-moves` interface too, answered by
+/// [`Provider::move_state`]: `moved` blocks may then take objects of other
+/// resource types to this provider's types. Call it once, beside
+/// [`export_provider!`], only in a provider that implements `move_state`:
+/// without it, the host refuses such moves as Terraform does for a
+/// provider without the capability ("Unsupported `moved` across resource
+/// types").
+///
+/// ```text
+/// cairn_sdk::export_provider!(MyProvider, name = "my");
+/// cairn_sdk::export_state_moves!(MyProvider);
+/// ```
+#[rustfmt::skip]
+#[macro_export]
+macro_rules! export_state_moves {
+    ($provider:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type __CairnStateMovesGlue = $crate::__private::Glue<$provider>;
+            $crate::state_move_bindings::__export_state_moves_world!(
+                __CairnStateMovesGlue with_types_in $crate::state_move_bindings
+            );
         };
     };
 }

@@ -107,6 +107,48 @@ pub trait Provider: Sized + 'static {
         }
         Ok(schema.state_from_json(raw_json)?)
     }
+
+    /// Convert an object stored as another resource type (of this provider
+    /// or another) into one of `req.target_type_name`: a `moved` block
+    /// across types, as Terraform 1.8's `moved { from = null_resource.a
+    /// to = terraform_data.a }`. Return the object in the target type's
+    /// layout, every value known; check `req.source_provider_address` and
+    /// `req.source_type_name` and refuse what you do not know.
+    ///
+    /// Only called when the crate exports the interface with
+    /// [`export_state_moves!`](crate::export_state_moves). The default
+    /// refuses every move, as Terraform's plugin framework does for a
+    /// resource without move support.
+    fn move_state(&self, req: MoveRequest) -> Result<Value, Vec<Diagnostic>> {
+        Err(Diagnostic::error("Unable to Move Resource State")
+            .detail(format!(
+                "The target resource implementation does not include move resource state support.\n\n\
+                 Source Provider Address: {}\nSource Resource Type: {}\nSource Resource Schema Version: {}\n\
+                 Target Resource Type: {}",
+                req.source_provider_address, req.source_type_name, req.source_schema_version, req.target_type_name
+            ))
+            .into())
+    }
+}
+
+/// What [`Provider::move_state`] is given: an object stored as another
+/// resource type.
+#[derive(Debug, Clone)]
+pub struct MoveRequest {
+    /// The full address of the provider that stored it
+    /// (`registry.terraform.io/hashicorp/null`).
+    pub source_provider_address: String,
+    /// The resource type it was stored as (`null_resource`).
+    pub source_type_name: String,
+    /// The version of the source type's schema it was written with.
+    pub source_schema_version: u64,
+    /// Its stored attributes, as JSON in the source type's layout: read it
+    /// with a [`Schema`] of the source type ([`Schema::state_from_json`]).
+    pub source_state_json: String,
+    /// The private bytes the source provider stored with it.
+    pub source_private: Vec<u8>,
+    /// The type to convert it to: one of this provider's.
+    pub target_type_name: String,
 }
 
 /// What [`Provider::plan`] is given: the lifecycle's artifacts for one

@@ -7,13 +7,15 @@
 //!   `input`, unknown in a plan that changes `input`), `triggers_replace`
 //!   (any type; any change replaces the resource), computed `id` (a random
 //!   UUID). Importable, as in Terraform: the object imported has the id
-//!   given.
+//!   given. A `moved` block from `null_resource` (of `hashicorp/null`)
+//!   converts the object as Terraform 1.8 does: `triggers` becomes
+//!   `triggers_replace` (an object of the same strings), the id stays.
 
 #![warn(missing_docs)]
 
 use cairn_sdk::{
-    ApplyRequest, ApplyResponse, Attr, Diagnostic, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema, Value,
-    random,
+    ApplyRequest, ApplyResponse, Attr, Diagnostic, MoveRequest, PlanRequest, PlanResponse, Provider, ProviderSchema,
+    Schema, Type, Value, random,
 };
 
 /// The provider; it has no configuration.
@@ -61,6 +63,30 @@ impl Provider for Terraform {
         Ok(data_object(Value::Null, Value::Null, Value::Null, Value::from(id)))
     }
 
+    /// As Terraform's `moveDataStoreResourceState`: only from
+    /// `hashicorp/null`'s `null_resource` (any registry host, for mirrors).
+    fn move_state(&self, req: MoveRequest) -> Result<Value, Vec<Diagnostic>> {
+        if !req.source_provider_address.ends_with("hashicorp/null") {
+            return Err(Diagnostic::error("Unsupported source provider for move operation")
+                .detail("Only moving from the official hashicorp/null provider to terraform_data is supported.")
+                .into());
+        }
+        if req.source_type_name != "null_resource" {
+            return Err(Diagnostic::error("Unsupported source resource type for move operation")
+                .detail("Only moving from the null_resource managed resource to terraform_data is supported.")
+                .into());
+        }
+        let null_resource = null_resource_schema().state_from_json(&req.source_state_json)?;
+        // A map of strings becomes an object of them: `triggers_replace`
+        // is then equal to the `{ … }` a configuration usually writes, so
+        // the move plans no replacement.
+        let triggers = match null_resource.get_attr("triggers") {
+            Value::Map(entries) => Value::Object(entries.clone()),
+            _ => Value::Null,
+        };
+        Ok(data_object(Value::Null, triggers, Value::Null, null_resource.get_attr("id").clone()))
+    }
+
     fn apply(&self, req: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
         if req.is_delete() {
             return Ok(ApplyResponse::deleted());
@@ -74,12 +100,18 @@ impl Provider for Terraform {
     }
 }
 
+/// The attributes of `hashicorp/null`'s `null_resource` a move reads.
+fn null_resource_schema() -> Schema {
+    Schema::new(0).attribute("triggers", Attr::map(Type::String).optional()).attribute("id", Attr::string().computed())
+}
+
 /// A `terraform_data` object.
 fn data_object(input: Value, triggers: Value, output: Value, id: Value) -> Value {
     Value::object([("input", input), ("triggers_replace", triggers), ("output", output), ("id", id)])
 }
 
 cairn_sdk::export_provider!(Terraform, name = "terraform");
+cairn_sdk::export_state_moves!(Terraform);
 
 #[cfg(test)]
 mod tests {
@@ -99,6 +131,36 @@ mod tests {
         let imported = Terraform.import("terraform_data", "abc").unwrap();
         assert_eq!(imported, data(Value::Null, Value::Null, Value::Null, Value::from("abc")));
         assert!(Terraform.import("terraform_other", "abc").is_err());
+    }
+
+    fn move_request(provider: &str, type_name: &str, json: &str) -> MoveRequest {
+        MoveRequest {
+            source_provider_address: provider.into(),
+            source_type_name: type_name.into(),
+            source_schema_version: 0,
+            source_state_json: json.into(),
+            source_private: Vec::new(),
+            target_type_name: "terraform_data".into(),
+        }
+    }
+
+    #[test]
+    fn a_null_resource_moves_with_its_triggers_as_triggers_replace() {
+        let null = "registry.terraform.io/hashicorp/null";
+        let moved = Terraform.move_state(move_request(null, "null_resource", r#"{"id":"42","triggers":{"a":"x"}}"#));
+        let triggers = Value::object([("a", "x")]);
+        assert_eq!(moved.unwrap(), data(Value::Null, triggers, Value::Null, Value::from("42")));
+        let bare = Terraform.move_state(move_request(null, "null_resource", r#"{"id":"7","triggers":null}"#));
+        assert_eq!(bare.unwrap(), data(Value::Null, Value::Null, Value::Null, Value::from("7")));
+    }
+
+    #[test]
+    fn moves_from_anything_but_hashicorp_null_resource_are_refused() {
+        let other = Terraform.move_state(move_request("registry.terraform.io/hashicorp/random", "null_resource", "{}"));
+        assert_eq!(other.unwrap_err()[0].summary, "Unsupported source provider for move operation");
+        let null = "registry.terraform.io/hashicorp/null";
+        let data_source = Terraform.move_state(move_request(null, "null_data", "{}"));
+        assert_eq!(data_source.unwrap_err()[0].summary, "Unsupported source resource type for move operation");
     }
 
     #[test]

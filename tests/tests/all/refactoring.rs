@@ -224,3 +224,123 @@ resource "terraform_data" "x" {
         refused.all()
     );
 }
+
+/// Runs the real `terraform` (1.8 or later, for `moved` across types) in
+/// `dir`; with `hashicorp/null` from tests/terraform-null, which
+/// scripts/test-tools.sh installs.
+fn terraform_in(dir: &std::path::Path, args: &[&str]) -> cairn_e2e::Run {
+    std::process::Command::new("terraform")
+        .args(args)
+        .current_dir(dir)
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .output()
+        .expect("terraform (1.8 or later) must be on PATH for the Terraform compatibility tests")
+        .into()
+}
+
+const NULL_RESOURCE: &str = "resource \"null_resource\" \"a\" {\n  triggers = { k = \"v\" }\n}\n";
+
+const NULL_TO_TERRAFORM_DATA: &str = r#"resource "terraform_data" "a" {
+  triggers_replace = { k = "v" }
+}
+
+moved {
+  from = null_resource.a
+  to   = terraform_data.a
+}
+"#;
+
+/// Issue 37: `moved` from `null_resource` to `terraform_data` (Terraform
+/// 1.8): the `terraform` provider converts the object (its
+/// `state-moves` export), so the plan moves it without replacing it, and
+/// the state then holds what Terraform 1.11.4's holds: the same id,
+/// `triggers` as `triggers_replace`.
+#[test]
+fn a_null_resource_moves_to_terraform_data_as_terraform_does() {
+    let w = Workdir::new();
+    let tf = Workdir::new();
+    for d in [&w, &tf] {
+        d.write("main.tf", NULL_RESOURCE);
+    }
+    let init = terraform_in(tf.path(), &["init", "-input=false", "-no-color"]);
+    assert_eq!(init.code, 0, "terraform init needs hashicorp/null: run scripts/test-tools.sh\n{}", init.all());
+    assert_eq!(terraform_in(tf.path(), &["apply", "-auto-approve", "-no-color"]).code, 0);
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let id = w.attributes("null_resource.a")["id"].as_str().unwrap().to_string();
+
+    for d in [&w, &tf] {
+        d.write("main.tf", NULL_TO_TERRAFORM_DATA);
+    }
+    let theirs = terraform_in(tf.path(), &["plan", "-no-color"]);
+    let ours = w.cairn(&["plan", "-no-color"]).success();
+    for expected in ["# null_resource.a has moved to terraform_data.a", "Plan: 0 to add, 0 to change, 0 to destroy."] {
+        assert!(theirs.stdout.contains(expected), "terraform: {}", theirs.all());
+        assert!(ours.stdout.contains(expected), "cairn: {}", ours.all());
+    }
+
+    assert_eq!(terraform_in(tf.path(), &["apply", "-auto-approve", "-no-color"]).code, 0);
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let shown: serde_json::Value =
+        serde_json::from_str(&terraform_in(tf.path(), &["show", "-json"]).stdout).expect("terraform show -json");
+    let tf_values = &shown["values"]["root_module"]["resources"][0]["values"];
+    let attrs = w.attributes("terraform_data.a");
+    assert_eq!(w.addresses(), ["terraform_data.a"]);
+    assert_eq!(attrs["id"].as_str(), Some(id.as_str()), "the object keeps its id: {attrs:#}");
+    assert_eq!(tf_values["triggers_replace"], serde_json::json!({"k": "v"}));
+    assert_eq!(attrs["triggers_replace"]["value"], tf_values["triggers_replace"], "{attrs:#}");
+    for unset in ["input", "output"] {
+        assert!(tf_values[unset].is_null() && attrs[unset]["value"].is_null(), "{unset}: {attrs:#}");
+    }
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "{}", again.all());
+}
+
+/// Issue 37: moves across types that the target's provider does not take
+/// are refused at the `moved` block, as Terraform refuses them: back from
+/// `terraform_data` to `null_resource` (hashicorp/null has no state moves),
+/// and into `terraform_data` from another provider's type (its provider's
+/// own error). Nothing is planned or changed.
+#[test]
+fn moves_across_types_a_provider_does_not_take_are_refused_at_the_block() {
+    let w = Workdir::new();
+    let tf = Workdir::new();
+    let data = "resource \"terraform_data\" \"a\" {\n  input = \"x\"\n}\n";
+    for d in [&w, &tf] {
+        d.write("main.tf", data);
+    }
+    assert_eq!(terraform_in(tf.path(), &["init", "-input=false", "-no-color"]).code, 0);
+    assert_eq!(terraform_in(tf.path(), &["apply", "-auto-approve", "-no-color"]).code, 0);
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let back = format!("{NULL_RESOURCE}\nmoved {{\n  from = terraform_data.a\n  to   = null_resource.a\n}}\n");
+    for d in [&w, &tf] {
+        d.write("main.tf", &back);
+    }
+    // terraform init again: the configuration now needs hashicorp/null.
+    let init = terraform_in(tf.path(), &["init", "-input=false", "-no-color"]);
+    assert_eq!(init.code, 0, "terraform init needs hashicorp/null: run scripts/test-tools.sh\n{}", init.all());
+    let theirs = terraform_in(tf.path(), &["plan", "-no-color"]);
+    let ours = w.cairn(&["plan", "-no-color"]).failure();
+    let detail = "The provider \"registry.terraform.io/hashicorp/null\" does not support moved";
+    assert!(theirs.stderr.contains("Error: Unsupported `moved` across resource types"), "{}", theirs.all());
+    assert!(theirs.stderr.contains("on main.tf line 5:"), "{}", theirs.all());
+    assert!(theirs.stderr.contains(detail), "{}", theirs.all());
+    assert!(ours.stderr.contains("main.tf:5:1: Unsupported `moved` across resource types"), "{}", ours.all());
+    assert!(ours.stderr.contains(detail), "{}", ours.all());
+
+    let random = "resource \"random_id\" \"r\" {\n  byte_length = 4\n}\n";
+    w.write("main.tf", random);
+    w.cairn(&["apply", "-auto-approve"]).success();
+    w.write(
+        "main.tf",
+        "resource \"terraform_data\" \"r\" {\n}\n\nmoved {\n  from = random_id.r\n  to   = terraform_data.r\n}\n",
+    );
+    let refused = w.cairn(&["plan", "-no-color"]).failure();
+    assert!(
+        refused.stderr.contains("main.tf:4:1: Unsupported source provider for move operation"),
+        "{}",
+        refused.all()
+    );
+    assert!(refused.stderr.contains("Only moving from the official hashicorp/null provider"), "{}", refused.all());
+    assert_eq!(w.addresses(), ["random_id.r"], "nothing moved");
+}
