@@ -97,6 +97,11 @@ func (p *Provider) Configure(config cairn.Object) error {
 	if p.schemaErr != nil {
 		return p.schemaErr
 	}
+	if config == nil {
+		// No provider block: Terraform sends an object of nulls, which is
+		// what the framework decodes into the provider's model.
+		config = cairn.Object{}
+	}
 	dv, err := dynamicValue(config, p.providerType, "provider configuration")
 	if err != nil {
 		return err

@@ -181,7 +181,17 @@ fn build(lang: Lang, name: &str) -> PathBuf {
     let sdk_dir = root.join(lang.sdk_dir());
     let mut hash = Sha256::new();
     hash.update(format!("{lang:?} {version}\n"));
-    for dir in [root.join("wit"), sdk_dir.clone(), provider_dir.clone()] {
+    let mut dirs = vec![root.join("wit"), sdk_dir.clone(), provider_dir.clone()];
+    if lang == Lang::Go {
+        // A Go provider built on more local modules than the SDK (a
+        // Terraform provider on providers/tfbridge) is made from them too.
+        for dir in go_replaced_dirs(&provider_dir) {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    for dir in dirs {
         hash_tree(&root, &dir, &mut hash);
     }
     let digest: String = hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
@@ -325,11 +335,13 @@ fn compile_go(go: &Path, provider_dir: &Path, core: &Path) {
         .env("GOOS", "wasip1")
         .env("GOARCH", "wasm")
         .env("GOCACHE", target_dir().join("lang-toolchains/go-build"))
-        // Everything is in the repository: never reach for a newer
-        // toolchain or the module proxy.
+        .env("GOMODCACHE", target_dir().join("lang-toolchains/go-mod"))
+        // Never reach for a newer toolchain; the module proxy only for a
+        // provider that requires modules from it (a Terraform provider's
+        // terraform-plugin-framework, pinned by its committed go.sum).
         .env("GOTOOLCHAIN", "local")
         .env("GOFLAGS", "-buildvcs=false")
-        .env("GOPROXY", "off")
+        .env("GOPROXY", go_proxy(provider_dir))
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", go.display()));
     assert!(
@@ -338,6 +350,47 @@ fn compile_go(go: &Path, provider_dir: &Path, core: &Path) {
         provider_dir.display(),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// The module proxy a Go provider's build may use: the environment's (Go's
+/// default, proxy.golang.org) when its go.sum pins modules from it, `off`
+/// when everything it needs is in the repository.
+fn go_proxy(provider_dir: &Path) -> String {
+    let pins_modules = std::fs::read_to_string(provider_dir.join("go.sum")).is_ok_and(|s| !s.trim().is_empty());
+    if !pins_modules {
+        return "off".into();
+    }
+    std::env::var("GOPROXY").unwrap_or_else(|_| "https://proxy.golang.org,direct".into())
+}
+
+/// The local directories a Go module's go.mod `replace`s modules with
+/// (`cairn.dev/tfbridge => ../../tfbridge`), resolved against the module.
+pub fn go_replaced_dirs(provider_dir: &Path) -> Vec<PathBuf> {
+    let go_mod = std::fs::read_to_string(provider_dir.join("go.mod"))
+        .unwrap_or_else(|e| panic!("reading {}: {e}", provider_dir.join("go.mod").display()));
+    go_mod
+        .lines()
+        .filter_map(|line| line.split_once("=>").map(|(_, target)| target.trim()))
+        .filter(|target| target.starts_with("./") || target.starts_with("../"))
+        .map(|target| lexically_joined(provider_dir, target))
+        .collect()
+}
+
+/// `base` joined with the relative path `rel`, its `..` steps taken off
+/// the end (not through the file system, so that the path stays under the
+/// repository root as given).
+fn lexically_joined(base: &Path, rel: &str) -> PathBuf {
+    let mut out = base.to_path_buf();
+    for step in rel.split('/') {
+        match step {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            name => out.push(name),
+        }
+    }
+    out
 }
 
 /// The version the repository's Python and JavaScript providers declare.

@@ -39,6 +39,7 @@ mod sensitive;
 mod state_commands;
 mod terraform_flags;
 mod terraform_state;
+mod tfbridge;
 mod values;
 mod var_files;
 mod workspaces;

@@ -1,0 +1,422 @@
+//! Terraform providers in the sandbox: `providers/testing/tfhttp`, written
+//! with HashiCorp's terraform-plugin-framework as any Terraform provider is,
+//! built with the bridge (`providers/tfbridge`) into a component and driven
+//! through the real binary. The host checks its answers exactly as it
+//! checks any provider's.
+//!
+//! `tfhttp` manages items of an HTTP store through the `http` grant
+//! (net/http over the SDK's wasi:http transport); the tests start the store
+//! on loopback: a small HTTP server holding the items in memory, which
+//! records what it was sent.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use cairn_e2e::languages::{Lang, lang_component, toolchain};
+use cairn_e2e::{Run, Workdir, cairn_command, repo_root};
+use serde_json::{Value, json};
+
+/// One write as the store saw it.
+#[derive(Clone, Debug)]
+struct Put {
+    name: String,
+    /// The If-Match header: the revision the provider kept in private state.
+    if_match: Option<String>,
+    body: Value,
+}
+
+/// The store `tfhttp` manages: items by name, each with an id given when
+/// it is made and a revision counted up by every write.
+#[derive(Default)]
+struct Store {
+    items: BTreeMap<String, Value>,
+    made: u64,
+    puts: Vec<Put>,
+}
+
+/// The store on a loopback port.
+struct ItemServer {
+    port: u16,
+    store: Arc<Mutex<Store>>,
+}
+
+impl ItemServer {
+    fn start() -> ItemServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let store = Arc::new(Mutex::new(Store::default()));
+        let shared = Arc::clone(&store);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                serve(stream, &shared);
+            }
+        });
+        ItemServer { port, store }
+    }
+
+    fn item(&self, name: &str) -> Option<Value> {
+        self.store.lock().unwrap().items.get(name).cloned()
+    }
+
+    /// Changes an item out of band, as another tool would.
+    fn set(&self, name: &str, attribute: &str, value: Value) {
+        let mut store = self.store.lock().unwrap();
+        let item = store.items.get_mut(name).expect("the item exists");
+        item[attribute] = value;
+        item["revision"] = json!(item["revision"].as_i64().unwrap() + 1);
+    }
+
+    fn puts(&self) -> Vec<Put> {
+        self.store.lock().unwrap().puts.clone()
+    }
+}
+
+/// Answers one request (one connection: the answer closes it).
+fn serve(stream: std::net::TcpStream, store: &Mutex<Store>) {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let (mut length, mut if_match) = (0, None);
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+            break;
+        }
+        let (name, value) = h.trim_end().split_once(':').unwrap_or((h.trim_end(), ""));
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        if name.eq_ignore_ascii_case("if-match") {
+            if_match = Some(value.trim().to_string());
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    let mut parts = line.split(' ');
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let name = path.strip_prefix("/items/").unwrap_or("").to_string();
+    let mut store = store.lock().unwrap();
+    let (status, answer) = match method {
+        "GET" => match store.items.get(&name) {
+            Some(item) => ("200 OK", item.to_string()),
+            None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
+        },
+        "PUT" => {
+            let mut written: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            store.puts.push(Put { name: name.clone(), if_match, body: written.clone() });
+            // The secret is taken, never given back.
+            written.as_object_mut().map(|o| o.remove("secret"));
+            let (id, revision) = match store.items.get(&name) {
+                Some(prior) => (prior["id"].clone(), prior["revision"].as_i64().unwrap() + 1),
+                None => {
+                    store.made += 1;
+                    (json!(format!("i{}", store.made)), 1)
+                }
+            };
+            written["id"] = id;
+            written["revision"] = json!(revision);
+            store.items.insert(name, written.clone());
+            ("200 OK", written.to_string())
+        }
+        "DELETE" => match store.items.remove(&name) {
+            Some(_) => ("204 No Content", String::new()),
+            None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
+        },
+        _ => ("405 Method Not Allowed", String::new()),
+    };
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+        answer.len()
+    );
+    let _ = reader.get_mut().write_all(response.as_bytes());
+}
+
+fn config(port: u16) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    tfhttp = {{ source = "./tfhttp.wasm" }}
+  }}
+}}
+
+provider "tfhttp" {{
+  endpoint = "http://127.0.0.1:{port}"
+  sandbox {{
+    http {{
+      url = "http://127.0.0.1:{port}"
+    }}
+  }}
+}}
+
+variable "name" {{
+  default = "alpha"
+}}
+
+variable "value" {{
+  default = "hello"
+}}
+
+resource "tfhttp_item" "a" {{
+  name     = var.name
+  value    = var.value
+  labels   = {{ team = "web" }}
+  settings = {{ mode = "safe" }}
+  rules    = [{{ port = 80 }}, {{ port = 443, protocol = "udp" }}]
+  password = "hunter2"
+  secret   = "write-only-secret"
+
+  note {{
+    text = "first"
+  }}
+}}
+
+data "tfhttp_item" "a" {{
+  name = tfhttp_item.a.name
+}}
+
+output "read_back" {{
+  value = data.tfhttp_item.a.value
+}}
+"#
+    )
+}
+
+fn workdir(config: &str) -> Workdir {
+    let w = Workdir::new();
+    std::fs::copy(lang_component(Lang::Go, "testing/tfhttp"), w.path().join("tfhttp.wasm")).unwrap();
+    w.write("main.tf", config);
+    w
+}
+
+fn with_vars<'a>(command: &[&'a str], vars: &[&'a str]) -> Vec<&'a str> {
+    [command, vars].concat()
+}
+
+#[test]
+fn framework_provider_lives_through_plan_apply_update_replace_drift_import_and_destroy() {
+    let server = ItemServer::start();
+    let w = workdir(&config(server.port));
+
+    w.cairn(&["validate"]).success();
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("Plan: 1 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    // Defaults (the framework's, in its plan) and sensitivity (the schema's).
+    assert!(plan.stdout.contains("+ size     = 1\n"), "{}", plan.all());
+    assert!(plan.stdout.contains("+ protocol = \"tcp\""), "{}", plan.all());
+    assert!(plan.stdout.contains("+ password = (sensitive value)"), "{}", plan.all());
+    assert!(!plan.stdout.contains("hunter2"), "{}", plan.all());
+
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("Apply complete! Resources: 1 added, 0 changed, 0 destroyed."), "{}", run.all());
+    assert!(run.stdout.contains("read_back = \"hello\""), "the data source read the item: {}", run.all());
+    let attrs = w.attributes("tfhttp_item.a");
+    assert_eq!((attrs["id"].as_str(), attrs["revision"].as_i64()), (Some("i1"), Some(1)), "{attrs:#}");
+    assert_eq!(attrs["settings"], json!({"mode": "safe", "retries": null}), "{attrs:#}");
+    assert_eq!(attrs["rules"], json!([{"port": 80, "protocol": "tcp"}, {"port": 443, "protocol": "udp"}]));
+    assert_eq!(attrs["note"], json!([{"text": "first"}]), "{attrs:#}");
+    // Write-only: sent to the store, never kept.
+    assert!(attrs["secret"].is_null(), "{attrs:#}");
+    assert!(!w.state_text().contains("write-only-secret"), "the write-only value reached the state");
+    let made = &server.puts()[0];
+    assert_eq!((made.name.as_str(), made.body["secret"].as_str()), ("alpha", Some("write-only-secret")));
+    assert_eq!(made.if_match, None, "{made:?}");
+
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "a second plan must find nothing to do:\n{}", again.all());
+
+    // In place: the id stays (UseStateForUnknown), the revision is unknown
+    // until the store counts the write, and the update carries the revision
+    // the provider kept in private state.
+    let vars = ["-var", "value=hello again"];
+    let plan = w.cairn(&with_vars(&["plan"], &vars)).success();
+    assert!(plan.stdout.contains("# tfhttp_item.a will be updated in-place"), "{}", plan.all());
+    assert!(plan.stdout.contains("~ revision = 1 -> (known after apply)"), "{}", plan.all());
+    assert!(plan.stdout.contains("id       = \"i1\"\n"), "{}", plan.all());
+    w.cairn(&with_vars(&["apply", "-auto-approve"], &vars)).success();
+    let update = server.puts().pop().unwrap();
+    assert_eq!((update.body["value"].as_str(), update.if_match.as_deref()), (Some("hello again"), Some("1")));
+    assert!(update.body.get("secret").is_none(), "the write-only value is sent when the item is made only");
+    let attrs = w.attributes("tfhttp_item.a");
+    assert_eq!((attrs["id"].as_str(), attrs["revision"].as_i64()), (Some("i1"), Some(2)), "{attrs:#}");
+
+    // Replacement: RequiresReplace on the name.
+    let vars = ["-var", "value=hello again", "-var", "name=beta"];
+    let plan = w.cairn(&with_vars(&["plan"], &vars)).success();
+    assert!(plan.stdout.contains("# tfhttp_item.a must be replaced"), "{}", plan.all());
+    assert!(plan.stdout.contains("~ name     = \"alpha\" -> \"beta\" # forces replacement"), "{}", plan.all());
+    assert!(plan.stdout.contains("~ id       = \"i1\" -> (known after apply)"), "{}", plan.all());
+    w.cairn(&with_vars(&["apply", "-auto-approve"], &vars)).success();
+    assert!(server.item("alpha").is_none(), "the replaced item was not deleted");
+    assert_eq!(w.attributes("tfhttp_item.a")["id"], "i2");
+    assert_eq!(w.cairn(&with_vars(&["plan", "-detailed-exitcode"], &vars)).code, 0);
+
+    // Drift: a change made out of band is read, shown and planned back.
+    server.set("beta", "value", json!("changed elsewhere"));
+    let plan = w.cairn(&with_vars(&["plan", "-detailed-exitcode"], &vars));
+    assert_eq!(plan.code, 2, "{}", plan.all());
+    assert!(plan.stdout.contains("# tfhttp_item.a has changed outside of cairn"), "{}", plan.all());
+    assert!(plan.stdout.contains("~ value    = \"changed elsewhere\" -> \"hello again\""), "{}", plan.all());
+    w.cairn(&with_vars(&["apply", "-auto-approve"], &vars)).success();
+    assert_eq!(server.item("beta").unwrap()["value"], "hello again");
+    // The refresh kept the drifted revision (2; the create made 1) in
+    // private state, and the update sent it.
+    assert_eq!(server.puts().pop().unwrap().if_match.as_deref(), Some("2"));
+
+    // Import: forgotten, then adopted again by name; what is read back is
+    // what was applied, so nothing is planned.
+    w.cairn_here(&["state", "rm", "tfhttp_item.a"]).success();
+    w.write("import.tf", "import {\n  to = tfhttp_item.a\n  id = \"beta\"\n}\n");
+    let run = w.cairn(&with_vars(&["apply", "-auto-approve"], &vars)).success();
+    assert!(run.stdout.contains("Resources: 1 imported, 0 added, 0 changed, 0 destroyed."), "{}", run.all());
+    let attrs = w.attributes("tfhttp_item.a");
+    assert_eq!((attrs["id"].as_str(), attrs["password"].as_str()), (Some("i2"), Some("hunter2")), "{attrs:#}");
+    assert_eq!(w.cairn(&with_vars(&["plan", "-detailed-exitcode"], &vars)).code, 0);
+    std::fs::remove_file(w.path().join("import.tf")).unwrap();
+
+    let run = w.cairn(&with_vars(&["destroy", "-auto-approve"], &vars)).success();
+    assert!(run.stdout.contains("Destroy complete! Resources: 1 destroyed."), "{}", run.all());
+    assert!(server.item("beta").is_none() && w.addresses().is_empty());
+}
+
+#[test]
+fn framework_validators_and_the_store_errors_name_the_attribute_and_the_resource() {
+    let server = ItemServer::start();
+    let config = config(server.port);
+    let w = workdir(&config.replace("rules    = [{ port = 80 }", "rules    = [{ port = 70000 }"));
+    // stringvalidator.RegexMatches on the name; int64validator.Between in
+    // a nested attribute, at its path.
+    let run = w.cairn(&["plan", "-var", "name=Not_Valid"]).failure();
+    assert!(run.stderr.contains("tfhttp_item.a: Invalid Attribute Value Match"), "{}", run.all());
+    assert!(run.stderr.contains("must be lowercase letters, digits and dashes"), "{}", run.all());
+    assert!(run.stderr.contains("Attribute rules[0].port value must be between 1 and 65535"), "{}", run.all());
+
+    // An item the import names does not exist: the framework's read
+    // removes it, and cairn says so.
+    w.write("main.tf", &config);
+    w.write("import.tf", "import {\n  to = tfhttp_item.a\n  id = \"nowhere\"\n}\n");
+    let run = w.cairn(&["plan", "-var", "name=nowhere"]).failure();
+    assert!(run.stderr.contains("Cannot import non-existent remote object"), "{}", run.all());
+    assert!(w.addresses().is_empty());
+}
+
+#[test]
+fn providers_check_takes_a_framework_resource_through_every_step() {
+    let wasm = lang_component(Lang::Go, "testing/tfhttp");
+    let run: Run = cairn_command(&["providers", "check"], &[]).arg(&wasm).output().unwrap().into();
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert!(!run.stdout.contains("FAIL"), "{}", run.all());
+    assert!(run.stdout.contains("schema\n  ok    is well formed\n"), "{}", run.all());
+    // `tfhttp_misbehave` with a generated action behaves and needs no
+    // network: every step of the lifecycle passes through the bridge.
+    let steps = [
+        "plan a create with unknown optional attributes",
+        "apply the create",
+        "read what apply made",
+        "plan again: no changes",
+        "plan a change that forces replacement",
+        "plan the replacement's create: no stale computed values",
+        "apply the replacement's create",
+        "delete",
+    ];
+    let section: String = run
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "resource \"tfhttp_misbehave\"")
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for step in steps {
+        assert!(section.contains(&format!("  ok    {step}\n")), "{step}:\n{}", run.all());
+    }
+    // Its objects live only in the state, which the check says.
+    assert!(section.contains("  warn  read after delete\n"), "{}", run.all());
+    // `tfhttp_item`'s plans pass; its apply needs the store, which the check
+    // has no grant for, and is skipped with the provider's own message.
+    assert!(run.stdout.contains("ok    plan a create twice, with required attributes only"), "{}", run.all());
+    assert!(run.stdout.contains("cannot reach the store at cairn-check-endpoint"), "{}", run.all());
+}
+
+const MISBEHAVE: &str = r#"
+terraform {
+  required_providers {
+    tfhttp = { source = "./tfhttp.wasm" }
+  }
+}
+
+provider "tfhttp" {
+  endpoint = "http://127.0.0.1:9"
+  sandbox {
+    memory_mb       = 128
+    timeout_seconds = 2
+  }
+}
+
+resource "tfhttp_misbehave" "before" {
+  action = "none"
+}
+
+resource "tfhttp_misbehave" "after" {
+  action     = "none"
+  depends_on = [tfhttp_misbehave.before]
+}
+"#;
+
+#[test]
+fn a_framework_provider_that_panics_hangs_or_floods_fails_only_that_resource() {
+    let cases = [
+        ("panic", "tfhttp_misbehave.x: Provider bug: panic: assignment to entry in nil map"),
+        ("hang", "provider \"tfhttp\" exceeded its time limit of 2s while planning tfhttp_misbehave.x"),
+        ("flood", "provider \"tfhttp\" exceeded its memory limit of 128 MiB while planning tfhttp_misbehave.x"),
+    ];
+    let w = workdir(MISBEHAVE);
+    for (action, expected) in cases {
+        w.write(
+            "main.tf",
+            &format!("{MISBEHAVE}\nresource \"tfhttp_misbehave\" \"x\" {{\n  action = \"{action}\"\n}}\n"),
+        );
+        let run = w.cairn(&["apply", "-auto-approve"]).failure();
+        assert!(run.stderr.contains(expected), "{action}: expected {expected:?} in:\n{}", run.all());
+        // Only that resource failed; the host went on and reported it.
+        assert_eq!(run.stderr.matches("Error: ").count(), 1, "{action}:\n{}", run.all());
+        assert!(!run.stderr.lines().any(|l| l.starts_with("thread ")), "cairn panicked:\n{}", run.all());
+        assert!(w.addresses().is_empty(), "{action}: nothing is applied after a failed plan");
+    }
+    // The panic's detail starts at the framework resource's frame.
+    w.write("main.tf", &format!("{MISBEHAVE}\nresource \"tfhttp_misbehave\" \"x\" {{\n  action = \"panic\"\n}}\n"));
+    let run = w.cairn(&["plan"]).failure();
+    assert!(run.stderr.contains("main.(*misbehaveResource).ModifyPlan"), "{}", run.all());
+    // Without the hostile resource the provider serves as before.
+    w.write("main.tf", MISBEHAVE);
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.addresses(), ["tfhttp_misbehave.after", "tfhttp_misbehave.before"]);
+}
+
+/// The bridge's own tests and tfhttp's (the bridge serving the framework
+/// provider natively, against an httptest store: values, schemas, private
+/// state, import, state upgrade), run with `go test`.
+#[test]
+fn tfbridge_go_tests_pass() {
+    let go = toolchain(Lang::Go);
+    for dir in ["providers/tfbridge", "providers/testing/tfhttp"] {
+        let out = Command::new(&go)
+            .current_dir(repo_root().join(dir))
+            .args(["test", "./..."])
+            .env("GOTOOLCHAIN", "local")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", go.display()));
+        assert!(
+            out.status.success(),
+            "`go test ./...` in {dir} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
