@@ -18,6 +18,10 @@ use super::{Block, Condition, ConditionKind, Resource, error_at, resource};
 pub struct Check {
     /// The check's name.
     pub name: String,
+    /// The module instance it is in: the root, or for a check of a module
+    /// (once modules are expanded) its instance, `module.m[1]`: Terraform's
+    /// `module.m[1].check.NAME`.
+    pub module: ModuleInstance,
     /// Its scoped data sources, read each time the check is.
     pub data: Vec<Resource>,
     /// Its `assert` blocks.
@@ -45,7 +49,13 @@ impl Check {
 
 /// A check from its block; `name` is its checked label.
 pub(super) fn check(name: String, block: Block, dir: &Path, diags: &mut Vec<Diagnostic>) -> Check {
-    let mut check = Check { name, data: Vec::new(), asserts: Vec::new(), location: block.location.clone() };
+    let mut check = Check {
+        name,
+        module: ModuleInstance::root(),
+        data: Vec::new(),
+        asserts: Vec::new(),
+        location: block.location.clone(),
+    };
     for attr in &block.body.attributes {
         diags.push(unsupported_argument(attr, "check", &[]));
     }

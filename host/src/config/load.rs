@@ -283,14 +283,6 @@ impl Loader {
     /// A `check` block; its data sources are declared with the others,
     /// whose names they share.
     fn check(&mut self, block: Block) {
-        if !self.module_dir.as_os_str().is_empty() {
-            self.diags.push(error_at(
-                "Unsupported block type",
-                "cairn does not yet support check blocks inside modules; move the check to the root module.",
-                &block.location,
-            ));
-            return;
-        }
         let Some(name) = self.name_label(&block, "check") else {
             return;
         };

@@ -164,3 +164,57 @@ fn a_scoped_data_source_says_it_is_read_as_terraform_does() {
         assert_eq!(lines, said, "{command:?}: {}", run.all());
     }
 }
+
+/// A module whose check fails in one of its two instances.
+const MODULE_CALL: &str = "module \"m\" {\n  source = \"./m\"\n  count  = 2\n  name   = \"n${count.index}\"\n}\n";
+const MODULE_WITH_CHECK: &str = r#"variable "name" {}
+
+resource "terraform_data" "a" {
+  input = var.name
+}
+
+check "named" {
+  assert {
+    condition     = terraform_data.a.input == "n0"
+    error_message = "input is ${terraform_data.a.input}."
+  }
+}
+"#;
+
+/// Issue 37: a `check` block inside a module is checked in every instance
+/// of the module (`module.m[1].check.named`), with that instance's values,
+/// and fails as a warning where it is written, as Terraform 1.11.4's does.
+#[test]
+fn a_check_inside_a_module_is_checked_in_each_instance_as_terraform_does() {
+    let w = Workdir::new();
+    let tf = Workdir::new();
+    for d in [&w, &tf] {
+        d.write("main.tf", MODULE_CALL);
+        d.write("m/main.tf", MODULE_WITH_CHECK);
+    }
+    let terraform = |args: &[&str]| -> cairn_e2e::Run {
+        std::process::Command::new("terraform")
+            .args(args)
+            .current_dir(tf.path())
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("TF_IN_AUTOMATION", "1")
+            .output()
+            .expect("terraform (1.5 or later, for check blocks) must be on PATH for the Terraform compatibility tests")
+            .into()
+    };
+    assert_eq!(terraform(&["init", "-input=false", "-no-color"]).code, 0);
+    let theirs = terraform(&["plan", "-no-color"]);
+    assert_eq!(theirs.code, 0, "{}", theirs.all());
+    assert!(theirs.all().contains("on m/main.tf line 9, in check \"named\":"), "{}", theirs.all());
+    assert_eq!(theirs.all().matches("Check block assertion failed").count(), 1, "{}", theirs.all());
+    assert!(theirs.all().contains("input is n1.") && !theirs.all().contains("input is n0."), "{}", theirs.all());
+
+    let plan = w.cairn(&["plan", "-no-color"]).success();
+    assert!(plan.stderr.contains("Warning: m/main.tf:9:21: Check block assertion failed"), "{}", plan.all());
+    assert_eq!(plan.stderr.matches("Check block assertion failed").count(), 1, "{}", plan.all());
+    assert!(plan.stderr.contains("input is n1.") && !plan.stderr.contains("input is n0."), "{}", plan.all());
+
+    let apply = w.cairn(&["apply", "-auto-approve", "-no-color"]).success();
+    assert!(apply.stdout.contains("Apply complete! Resources: 2 added"), "{}", apply.all());
+    assert_eq!(apply.stderr.matches("Check block assertion failed").count(), 1, "{}", apply.all());
+}

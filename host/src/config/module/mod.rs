@@ -41,8 +41,8 @@ use super::blocks::{literal_string, take_attribute, unsupported_block};
 use super::expr::{ExprKind, Expression, Reference, Step};
 use super::instances::{Instance, expand};
 use super::{
-    Attribute, Block, ConditionKind, Config, EvalContext, Lifecycle, Local, ReplaceTrigger, Resource, error_at, eval,
-    variables,
+    Attribute, Block, Check, ConditionKind, Config, EvalContext, Lifecycle, Local, ReplaceTrigger, Resource, error_at,
+    eval, variables,
 };
 
 /// A `module "NAME" { … }` block and the configuration it calls.
@@ -417,6 +417,38 @@ impl Expander<'_> {
         });
     }
 
+    /// Adds the `check` block `c` of a module instance (Terraform's
+    /// `module.m.check.c`): its scoped data sources and assertions in the
+    /// instance, its data sources' providers resolved as its resources'.
+    fn check(&mut self, c: &Check, rewriter: &Rewriter) {
+        let scope = rewriter.scope;
+        let mut data = Vec::new();
+        for d in &c.data {
+            let Some(provider) = scope.provider(&d.provider) else {
+                self.diags.push(error_at(
+                    "Provider configuration not present",
+                    format!(
+                        "{} uses the provider configuration {:?}, which the module block of {} does not pass: add \
+                         it to its providers = {{ … }}.",
+                        d.addr.clone().in_module(scope.module.clone()),
+                        d.provider,
+                        scope.module
+                    ),
+                    &d.location,
+                ));
+                return;
+            };
+            data.push(Resource {
+                addr: d.addr.clone().in_module(scope.module.clone()),
+                provider,
+                body: rewriter.body(&d.body, &mut Vec::new()),
+                ..d.clone()
+            });
+        }
+        let asserts = c.asserts.iter().map(|a| rewriter.condition(a, &[])).collect();
+        self.flat.checks.push(Check { data, asserts, module: scope.module.clone(), ..c.clone() });
+    }
+
     /// Expands the module call `call` of the module instance `parent`,
     /// whose statically known values are `ctx`.
     fn call(&mut self, call: &ModuleCall, parent: &Scope, ctx: &EvalContext) {
@@ -587,6 +619,9 @@ impl Expander<'_> {
             call.depends_on.iter().map(|(d, l)| (arguments.reference(d), l.clone())).collect();
         for r in &module.resources {
             self.resource(r, &inside, &extra);
+        }
+        for c in &module.checks {
+            self.check(c, &inside);
         }
         let ctx = static_context(module, &parent_ctx.dir, known);
         for nested in &module.modules {
