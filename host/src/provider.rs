@@ -276,4 +276,14 @@ pub trait Provider: Send + Sync {
         let _ = request;
         ready(Ok(None))
     }
+
+    /// The provider that answers the calls about the instance `addr`
+    /// instead of this one, if any: `cairn test`'s `override_resource` and
+    /// `override_data` name instances, which a call alone does not. The
+    /// contract gate asks before every call; components and fakes keep the
+    /// default, none.
+    fn stand_in<'a>(&'a self, addr: &crate::addr::InstanceAddr) -> Option<&'a dyn Provider> {
+        let _ = addr;
+        None
+    }
 }

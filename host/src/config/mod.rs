@@ -77,7 +77,9 @@ pub use parse::parse_expression;
 pub use provider::{TERRAFORM_VERSION, parse_constraint};
 pub use refactor::{Import, ImportForEach, MoveAddr, Moved, Removed, expand_imports};
 pub use schema_refs::check_attribute_references;
-pub use test_file::{TestCommand, TestFile, TestRun, address_text, load_test_file};
+pub use test_file::{
+    MockProvider, MockType, Override, OverrideDuring, TestCommand, TestFile, TestRun, address_text, load_test_file,
+};
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables, unset_required};
 pub use workspace::{

@@ -1,19 +1,22 @@
 //! Test files (`*.tftest.hcl`) for `cairn test`, read as Terraform 1.11
-//! reads them: `variables` for the whole file, and `run` blocks, each with
-//! its `command` (`apply`, the default, or `plan`), its own `variables`,
-//! `assert` blocks and `expect_failures`.
+//! reads them: `variables` for the whole file, `mock_provider` blocks
+//! (with their `mock_resource`, `mock_data` and overrides, inline or from
+//! the `*.tfmock.hcl` files of their `source`), `override_resource` and
+//! `override_data` for the whole file, and `run` blocks, each with its
+//! `command` (`apply`, the default, or `plan`), its own `variables`,
+//! overrides, `assert` blocks and `expect_failures`.
 //!
-//! What cairn does not run yet (`mock_provider`, `override_resource`,
-//! `override_data`, `override_module`, `provider` blocks, a run's `module`,
-//! `providers`, `plan_options` and `state_key`, the `test` block) is an
-//! error at its place, never ignored: a test that quietly ran something
-//! else than written would pass for the wrong reason.
+//! What cairn does not run yet (`override_module`, `provider` blocks, a
+//! run's `module`, `providers`, `plan_options` and `state_key`, the `test`
+//! block) is an error at its place, never ignored: a test that quietly ran
+//! something else than written would pass for the wrong reason.
 
 use std::path::Path;
 
+use crate::addr::Mode;
 use crate::diag::{Diagnostic, Location};
 
-use super::blocks::{expect_no_labels, unsupported_argument, unsupported_block};
+use super::blocks::{expect_no_labels, literal_string, unsupported_argument, unsupported_block};
 use super::conditions::condition_block;
 use super::source::SourceFile;
 use super::{Attribute, Block, Body, Condition, ConditionKind, ExprKind, Expression, Step, error_at, parse};
@@ -27,8 +30,76 @@ pub struct TestFile {
     /// The file-level `variables` block's values, as written: they may
     /// refer to `run.NAME.OUTPUT` and to each other's `var.NAME`.
     pub variables: Vec<Attribute>,
+    /// Its `mock_provider` blocks.
+    pub mock_providers: Vec<MockProvider>,
+    /// Its file-level `override_resource` and `override_data` blocks.
+    pub overrides: Vec<Override>,
     /// Its `run` blocks, in file order.
     pub runs: Vec<TestRun>,
+}
+
+/// When mocked and overridden values are given: Terraform 1.11's
+/// `override_during`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverrideDuring {
+    /// Only at apply: a plan shows computed values as known after apply
+    /// (the default).
+    Apply,
+    /// Already in the plan.
+    Plan,
+}
+
+/// A `mock_provider "NAME" { … }` block: the provider is never configured
+/// or called; its resources and data sources get mocked values.
+#[derive(Debug, Clone)]
+pub struct MockProvider {
+    /// The configuration name it stands for: `aws`, or `aws.ALIAS` with
+    /// `alias = "ALIAS"`.
+    pub name: String,
+    /// Its `mock_resource` and `mock_data` blocks, the test file's first,
+    /// then those of its `source` files.
+    pub mocks: Vec<MockType>,
+    /// Its `override_resource` and `override_data` blocks, in the same
+    /// order.
+    pub overrides: Vec<Override>,
+    /// Its own `override_during`, for what inside it sets none.
+    pub during: Option<OverrideDuring>,
+    /// The block header.
+    pub location: Location,
+}
+
+/// A `mock_resource "TYPE"` or `mock_data "TYPE"` block: the values its
+/// computed attributes get.
+#[derive(Debug, Clone)]
+pub struct MockType {
+    /// Managed (`mock_resource`) or data (`mock_data`).
+    pub mode: Mode,
+    /// The resource type or data source.
+    pub type_name: String,
+    /// `defaults = { … }`, as written.
+    pub defaults: Option<Expression>,
+    /// Its `override_during`.
+    pub during: Option<OverrideDuring>,
+    /// The block header.
+    pub location: Location,
+}
+
+/// An `override_resource` or `override_data` block: the objects at
+/// `target` are never sent to their provider, and their computed
+/// attributes get `values`.
+#[derive(Debug, Clone)]
+pub struct Override {
+    /// Managed (`override_resource`) or data (`override_data`).
+    pub mode: Mode,
+    /// The address as written: a resource (all its instances) or one
+    /// instance, `data.` for a data source, in a module or not.
+    pub target: String,
+    /// `values = { … }`, as written.
+    pub values: Option<Expression>,
+    /// Its `override_during`.
+    pub during: Option<OverrideDuring>,
+    /// The block header.
+    pub location: Location,
 }
 
 /// What a run does with the configuration.
@@ -51,6 +122,9 @@ pub struct TestRun {
     pub variables: Vec<Attribute>,
     /// Its `assert` blocks, checked after the plan or the apply.
     pub asserts: Vec<Condition>,
+    /// Its own `override_resource` and `override_data` blocks, over the
+    /// file's.
+    pub overrides: Vec<Override>,
     /// The checkable objects expected to fail (`var.x`, `output.y`,
     /// `terraform_data.z`, `check.c`), as written, each with its place.
     pub expect_failures: Vec<(String, Location)>,
@@ -66,17 +140,18 @@ pub fn load_test_file(dir: &Path, name: &str) -> Result<TestFile, Vec<Diagnostic
     let mut diags = Vec::new();
     let file = SourceFile::new(name, text);
     let Some(body) = parse::parse_file(&file, &mut diags) else { return Err(diags) };
-    let test = test_file(name, body, &mut diags);
+    let test = test_file(dir, name, body, &mut diags);
     if diags.iter().any(Diagnostic::is_error) { Err(diags) } else { Ok(test) }
 }
 
 /// The blocks of a test file that cairn does not run yet: each is refused
 /// at its place with this sentence.
 const NOT_YET: &[(&str, &str)] = &[
-    ("mock_provider", "Mock providers are not supported yet: a test runs against the configuration's real providers."),
-    ("override_resource", "Overriding resources is not supported yet."),
-    ("override_data", "Overriding data sources is not supported yet."),
-    ("override_module", "Overriding modules is not supported yet."),
+    (
+        "override_module",
+        "Overriding a module's outputs is not supported yet: the run plans the module's own resources (mock their \
+         provider, or override them, instead).",
+    ),
     (
         "provider",
         "Provider blocks in test files are not supported yet: the configuration's own provider blocks are used.",
@@ -84,8 +159,14 @@ const NOT_YET: &[(&str, &str)] = &[
     ("test", "The test block (parallel runs) is not supported yet: runs go one after the other."),
 ];
 
-fn test_file(name: &str, body: Body, diags: &mut Vec<Diagnostic>) -> TestFile {
-    let mut test = TestFile { name: name.to_string(), variables: Vec::new(), runs: Vec::new() };
+fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) -> TestFile {
+    let mut test = TestFile {
+        name: name.to_string(),
+        variables: Vec::new(),
+        mock_providers: Vec::new(),
+        overrides: Vec::new(),
+        runs: Vec::new(),
+    };
     for attr in &body.attributes {
         diags.push(error_at(
             "Unsupported argument",
@@ -97,9 +178,15 @@ fn test_file(name: &str, body: Body, diags: &mut Vec<Diagnostic>) -> TestFile {
         match block.type_name.as_str() {
             "variables" => test.variables.extend(variables_block(block, diags)),
             "run" => test.runs.extend(run_block(block, &test.runs, diags)),
+            "mock_provider" => test.mock_providers.extend(mock_provider_block(dir, block, &test.mock_providers, diags)),
+            "override_resource" | "override_data" => test.overrides.extend(override_block(&block, diags)),
             other => match NOT_YET.iter().find(|(kind, _)| *kind == other) {
                 Some((_, why)) => diags.push(not_supported(other, why, &block.location)),
-                None => diags.push(unsupported_block(&block, "test file", &["run", "variables"])),
+                None => diags.push(unsupported_block(
+                    &block,
+                    "test file",
+                    &["run", "variables", "mock_provider", "override_resource", "override_data"],
+                )),
             },
         }
     }
@@ -143,6 +230,7 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
         command: TestCommand::Apply,
         variables: Vec::new(),
         asserts: Vec::new(),
+        overrides: Vec::new(),
         expect_failures: Vec::new(),
         location: block.location.clone(),
     };
@@ -162,6 +250,8 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
         match nested.type_name.as_str() {
             "variables" => run.variables.extend(variables_block(nested, diags)),
             "assert" => run.asserts.extend(condition_block(&nested, ConditionKind::CheckAssertion, diags)),
+            "override_resource" | "override_data" => run.overrides.extend(override_block(&nested, diags)),
+            "override_module" => diags.push(not_supported("override_module", NOT_YET[0].1, &nested.location)),
             "module" => diags.push(not_supported(
                 "A run's module block",
                 "A run tests the configuration of the directory cairn test runs in.",
@@ -172,10 +262,217 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
                 "A run plans as a plain `cairn plan` does (normal mode, with refresh).",
                 &nested.location,
             )),
-            _ => diags.push(unsupported_block(&nested, "run", &["variables", "assert", "module", "plan_options"])),
+            _ => diags.push(unsupported_block(
+                &nested,
+                "run",
+                &["variables", "assert", "override_resource", "override_data", "module", "plan_options"],
+            )),
         }
     }
     Some(run)
+}
+
+/// A `mock_provider "NAME" { … }` block; `earlier` are the file's mock
+/// providers before it (one per configuration name).
+fn mock_provider_block(
+    dir: &Path,
+    mut block: Block,
+    earlier: &[MockProvider],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<MockProvider> {
+    let [name] = block.labels.as_slice() else {
+        diags.push(error_at(
+            "Wrong number of labels for a mock_provider block",
+            "A mock_provider block takes one label, the provider's local name: mock_provider \"aws\" { … }.",
+            &block.location,
+        ));
+        return None;
+    };
+    let mut mock = MockProvider {
+        name: name.clone(),
+        mocks: Vec::new(),
+        overrides: Vec::new(),
+        during: None,
+        location: block.location.clone(),
+    };
+    let mut source = None;
+    for attr in std::mem::take(&mut block.body.attributes) {
+        match attr.name.as_str() {
+            "alias" => {
+                if let Some(alias) = literal_string(&attr, dir, diags) {
+                    mock.name = format!("{name}.{alias}");
+                }
+            }
+            "source" => source = literal_string(&attr, dir, diags).map(|s| (s, attr.location.clone())),
+            "override_during" => mock.during = during(&attr, diags),
+            _ => diags.push(unsupported_argument(&attr, "mock_provider", &["alias", "source", "override_during"])),
+        }
+    }
+    if earlier.iter().any(|m| m.name == mock.name) {
+        diags.push(error_at(
+            "Duplicate mock_provider block",
+            format!("This test file already mocks provider \"{}\".", mock.name),
+            &block.location,
+        ));
+    }
+    mock_contents(block.body, "mock_provider", &mut mock, diags);
+    if let Some((source, location)) = source {
+        mock_source(dir, &source, &location, &mut mock, diags);
+    }
+    Some(mock)
+}
+
+/// The `mock_resource`, `mock_data`, `override_resource` and
+/// `override_data` blocks of `body` (a `mock_provider` block or a
+/// `.tfmock.hcl` file), added to `mock`.
+fn mock_contents(body: Body, within: &str, mock: &mut MockProvider, diags: &mut Vec<Diagnostic>) {
+    for attr in &body.attributes {
+        diags.push(unsupported_argument(attr, within, &[]));
+    }
+    for nested in body.blocks {
+        match nested.type_name.as_str() {
+            "mock_resource" => mock.mocks.extend(mock_type_block(nested, Mode::Managed, diags)),
+            "mock_data" => mock.mocks.extend(mock_type_block(nested, Mode::Data, diags)),
+            "override_resource" | "override_data" => mock.overrides.extend(override_block(&nested, diags)),
+            _ => diags.push(unsupported_block(
+                &nested,
+                within,
+                &["mock_resource", "mock_data", "override_resource", "override_data"],
+            )),
+        }
+    }
+}
+
+/// Reads the `*.tfmock.hcl` files of a mock provider's `source` directory
+/// (relative to the configuration directory), in name order, into `mock`.
+fn mock_source(dir: &Path, source: &str, location: &Location, mock: &mut MockProvider, diags: &mut Vec<Diagnostic>) {
+    let entries = match std::fs::read_dir(dir.join(source)) {
+        Ok(entries) => entries,
+        Err(e) => {
+            diags.push(error_at(
+                "Cannot read mock data",
+                format!("The source directory \"{source}\" of this mock provider cannot be read: {e}."),
+                location,
+            ));
+            return;
+        }
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with(".tfmock.hcl"))
+        .collect();
+    names.sort();
+    for name in names {
+        let shown = format!("{}/{name}", source.trim_end_matches('/'));
+        let text = match std::fs::read_to_string(dir.join(&shown)) {
+            Ok(text) => text,
+            Err(e) => {
+                diags.push(error_at("Cannot read mock data", e.to_string(), &Location::new(&shown, 1, 1)));
+                continue;
+            }
+        };
+        let file = SourceFile::new(&shown, text);
+        if let Some(body) = parse::parse_file(&file, diags) {
+            mock_contents(body, "mock data file", mock, diags);
+        }
+    }
+}
+
+/// A `mock_resource "TYPE"` or `mock_data "TYPE"` block.
+fn mock_type_block(block: Block, mode: Mode, diags: &mut Vec<Diagnostic>) -> Option<MockType> {
+    let [type_name] = block.labels.as_slice() else {
+        diags.push(error_at(
+            format!("Wrong number of labels for a {} block", block.type_name),
+            format!("A {0} block takes one label, the type it mocks: {0} \"TYPE\" {{ … }}.", block.type_name),
+            &block.location,
+        ));
+        return None;
+    };
+    let mut mock =
+        MockType { mode, type_name: type_name.clone(), defaults: None, during: None, location: block.location.clone() };
+    for attr in block.body.attributes {
+        match attr.name.as_str() {
+            "defaults" => mock.defaults = Some(attr.expr),
+            "override_during" => mock.during = during(&attr, diags),
+            _ => diags.push(unsupported_argument(&attr, &block.type_name, &["defaults", "override_during"])),
+        }
+    }
+    for nested in &block.body.blocks {
+        diags.push(unsupported_block(nested, &block.type_name, &[]));
+    }
+    Some(mock)
+}
+
+/// An `override_resource { … }` or `override_data { … }` block.
+fn override_block(block: &Block, diags: &mut Vec<Diagnostic>) -> Option<Override> {
+    expect_no_labels(block, diags);
+    let mode = if block.type_name == "override_data" { Mode::Data } else { Mode::Managed };
+    let mut target = None;
+    let mut values = None;
+    let mut during_ = None;
+    for attr in &block.body.attributes {
+        match attr.name.as_str() {
+            "target" => target = override_target(&attr.expr, mode, diags),
+            "values" => values = Some(attr.expr.clone()),
+            "override_during" => during_ = during(attr, diags),
+            _ => diags.push(unsupported_argument(attr, &block.type_name, &["target", "values", "override_during"])),
+        }
+    }
+    for nested in &block.body.blocks {
+        diags.push(unsupported_block(nested, &block.type_name, &[]));
+    }
+    let Some(target) = target else {
+        diags.push(error_at(
+            "Missing required argument",
+            format!("The argument \"target\" is required in {} blocks: the address to override.", block.type_name),
+            &block.location,
+        ));
+        return None;
+    };
+    Some(Override { mode, target, values, during: during_, location: block.location.clone() })
+}
+
+/// The address an override's `target` names, checked to be of its mode.
+fn override_target(expr: &Expression, mode: Mode, diags: &mut Vec<Diagnostic>) -> Option<String> {
+    let Some(text) = address_text(expr) else {
+        diags.push(error_at(
+            "Invalid override target",
+            "The target is a reference to a resource, a resource instance or a data source, like aws_instance.web \
+             or data.aws_ami.ubuntu.",
+            &expr.location,
+        ));
+        return None;
+    };
+    let is_data = text.starts_with("data.") || text.contains(".data.");
+    let mode_wanted = if is_data { Mode::Data } else { Mode::Managed };
+    if mode_wanted != mode {
+        let (block, other) =
+            if mode == Mode::Data { ("override_data", "a data source") } else { ("override_resource", "a resource") };
+        diags.push(error_at(
+            "Invalid override target",
+            format!("The target of {block} must be {other}; {text} is not."),
+            &expr.location,
+        ));
+        return None;
+    }
+    Some(text)
+}
+
+/// `override_during = plan` or `override_during = apply` (a bare keyword).
+fn during(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Option<OverrideDuring> {
+    match &attr.expr.kind {
+        ExprKind::Variable(word) if word == "apply" => Some(OverrideDuring::Apply),
+        ExprKind::Variable(word) if word == "plan" => Some(OverrideDuring::Plan),
+        _ => {
+            diags.push(error_at(
+                "Invalid override_during",
+                "override_during is the keyword plan or apply (without quotes).",
+                &attr.expr.location,
+            ));
+            None
+        }
+    }
 }
 
 /// `command = apply` or `command = plan` (a bare keyword).
@@ -274,12 +571,63 @@ mod tests {
 
     #[test]
     fn what_is_not_supported_yet_is_an_error_at_its_place() {
-        let e =
-            load("mock_provider \"random\" {}\n\nrun \"a\" {\n  module {\n    source = \"./m\"\n  }\n}\n").unwrap_err();
+        let e = load(
+            "override_module {\n  target = module.m\n}\n\nrun \"a\" {\n  module {\n    source = \"./m\"\n  }\n}\n",
+        )
+        .unwrap_err();
         let places: Vec<String> =
             e.iter().map(|d| crate::diag::source::position(d.location.as_ref().unwrap())).collect();
-        assert_eq!(places, ["a.tftest.hcl:1:1", "a.tftest.hcl:4:3"], "{e:?}");
+        assert_eq!(places, ["a.tftest.hcl:1:1", "a.tftest.hcl:6:3"], "{e:?}");
         assert!(e[0].summary.contains("not supported yet"), "{e:?}");
+    }
+
+    #[test]
+    fn mock_providers_and_overrides_are_read_with_their_places() {
+        let file = load(
+            "mock_provider \"aws\" {\n  alias           = \"west\"\n  override_during = plan\n  mock_resource \
+             \"aws_instance\" {\n    defaults = {\n      id = \"i-1\"\n    }\n  }\n  mock_data \"aws_ami\" {}\n  \
+             override_resource {\n    target = aws_instance.web[0]\n  }\n}\n\noverride_data {\n  target          \
+             = module.m.data.aws_ami.a\n  override_during = apply\n  values = {\n    id = \"ami\"\n  }\n}\n\nrun \
+             \"a\" {\n  override_resource {\n    target = aws_instance.web\n  }\n}\n",
+        )
+        .unwrap();
+        let [mock] = file.mock_providers.as_slice() else { panic!("{:?}", file.mock_providers) };
+        assert_eq!(mock.name, "aws.west");
+        assert_eq!(mock.during, Some(OverrideDuring::Plan));
+        let mocked: Vec<(Mode, &str)> = mock.mocks.iter().map(|m| (m.mode, m.type_name.as_str())).collect();
+        assert_eq!(mocked, [(Mode::Managed, "aws_instance"), (Mode::Data, "aws_ami")]);
+        assert!(mock.mocks[0].defaults.is_some() && mock.mocks[1].defaults.is_none());
+        assert_eq!(mock.overrides[0].target, "aws_instance.web[0]");
+        let [file_override] = file.overrides.as_slice() else { panic!("{:?}", file.overrides) };
+        assert_eq!((file_override.mode, file_override.target.as_str()), (Mode::Data, "module.m.data.aws_ami.a"));
+        assert_eq!(file_override.during, Some(OverrideDuring::Apply));
+        assert_eq!(crate::diag::source::position(&file_override.location), "a.tftest.hcl:15:1");
+        assert_eq!(file.runs[0].overrides[0].target, "aws_instance.web");
+    }
+
+    #[test]
+    fn an_override_of_the_wrong_kind_is_an_error_at_its_target() {
+        let e = load("override_data {\n  target = aws_instance.web\n}\n").unwrap_err();
+        assert_eq!(e[0].summary, "Invalid override target");
+        assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:2:12");
+        let e = load("override_resource {\n  values = {}\n}\n").unwrap_err();
+        assert_eq!(e[0].summary, "Missing required argument");
+    }
+
+    #[test]
+    fn a_mock_source_directory_adds_its_tfmock_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("mocks")).unwrap();
+        std::fs::write(
+            dir.path().join("mocks/aws.tfmock.hcl"),
+            "mock_resource \"aws_s3_bucket\" {\n  defaults = {\n    arn = \"arn:x\"\n  }\n}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("a.tftest.hcl"), "mock_provider \"aws\" {\n  source = \"./mocks\"\n}\n")
+            .unwrap();
+        let file = load_test_file(dir.path(), "a.tftest.hcl").unwrap();
+        assert_eq!(file.mock_providers[0].mocks[0].type_name, "aws_s3_bucket");
+        assert_eq!(&*file.mock_providers[0].mocks[0].location.file, std::path::Path::new("./mocks/aws.tfmock.hcl"));
     }
 
     #[test]

@@ -87,6 +87,12 @@ impl<'a> Gate<'a> {
         Gate { provider }
     }
 
+    /// The provider that answers the calls about `addr`: the provider's
+    /// stand-in for it (a test's override), or the provider itself.
+    fn answering(&self, addr: &InstanceAddr) -> &'a dyn Provider {
+        self.provider.stand_in(addr).unwrap_or(self.provider)
+    }
+
     /// The provider's local name.
     pub fn name(&self) -> &'a str {
         self.provider.name()
@@ -109,7 +115,7 @@ impl<'a> Gate<'a> {
     /// warnings.
     pub async fn validate(&self, addr: &InstanceAddr, config: &Value) -> Result<Vec<Diagnostic>, CheckedCallError> {
         let diags = self
-            .provider
+            .answering(addr)
             .validate_resource(&addr.resource.type_name, config)
             .await
             .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
@@ -135,7 +141,7 @@ impl<'a> Gate<'a> {
             prior_private: private.to_vec(),
         };
         let response = self
-            .provider
+            .answering(addr)
             .plan_resource(request)
             .await
             .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
@@ -177,7 +183,7 @@ impl<'a> Gate<'a> {
         private: &[u8],
     ) -> Result<(Option<(Value, Vec<u8>)>, Vec<Diagnostic>), CheckedCallError> {
         let response = self
-            .provider
+            .answering(addr)
             .read_resource(&addr.resource.type_name, prior, private)
             .await
             .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
@@ -201,7 +207,7 @@ impl<'a> Gate<'a> {
         config: &Value,
     ) -> Result<(Value, Vec<Diagnostic>), CheckedCallError> {
         let (state, diags) = self
-            .provider
+            .answering(addr)
             .read_data_source(&addr.resource.type_name, config)
             .await
             .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
@@ -225,7 +231,7 @@ impl<'a> Gate<'a> {
     ) -> Result<ApplyResponse, FailedApply> {
         let creating = request.prior_state.is_null();
         let planned = request.planned_state.clone();
-        let response = self.provider.apply_resource(request).await.map_err(|e| FailedApply {
+        let response = self.answering(addr).apply_resource(request).await.map_err(|e| FailedApply {
             errors: vec![CheckedCallError::Call(Box::new(addr.clone()), Box::new(e))],
             partial: None,
         })?;
@@ -265,7 +271,7 @@ impl<'a> Gate<'a> {
         request: ApplyRequest,
     ) -> Result<Vec<Diagnostic>, CheckedCallError> {
         let response = self
-            .provider
+            .answering(addr)
             .apply_resource(request)
             .await
             .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
@@ -294,7 +300,7 @@ impl<'a> Gate<'a> {
     ) -> Result<((Value, Vec<u8>), Vec<Diagnostic>), CheckedCallError> {
         let type_name = &addr.resource.type_name;
         let response = self
-            .provider
+            .answering(addr)
             .import_resource(type_name, id)
             .await
             .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
@@ -363,7 +369,7 @@ impl<'a> Gate<'a> {
         raw_json: &str,
     ) -> Result<Value, Diagnostic> {
         let (upgraded, diags) = self
-            .provider
+            .answering(addr)
             .upgrade_state(&addr.resource.type_name, version, raw_json)
             .await
             .map_err(|e| Diagnostic::error(format!("{addr}: {e}")))?;

@@ -15,6 +15,7 @@
 mod backend;
 pub mod check;
 mod import;
+mod doubles;
 mod providers;
 mod saved;
 mod signals;
@@ -35,6 +36,7 @@ pub use backend::{
     BACKEND_RECORD, BackendChoice, BackendRecord, STATE_FILE, WORKSPACE_SCHEMA_SEPARATOR, WORKSPACES_DIR,
     check_initialised, local_state_path, workspace_schema,
 };
+pub use doubles::Doubles;
 pub use import::Imported;
 pub use providers::{Intent, ProviderHashes, needed_providers, provider_type};
 pub use saved::{Basis, SavedPlan, Stale};
@@ -355,6 +357,8 @@ pub struct Engine {
     source: ProviderSource,
     tokio: tokio::runtime::Runtime,
     interrupt: Interrupt,
+    /// `cairn test`'s stand-ins for the providers runs start, if any.
+    doubles: std::sync::Mutex<Option<Arc<dyn Doubles>>>,
 }
 
 impl Engine {
@@ -383,7 +387,12 @@ impl Engine {
     /// [`Engine::in_process`], running on `tokio` (a multi-threaded
     /// runtime with its I/O and time drivers), for tests that count threads.
     pub fn in_process_on(providers: Providers, tokio: tokio::runtime::Runtime) -> Engine {
-        Engine { source: ProviderSource::InProcess(providers), tokio, interrupt: Interrupt::new() }
+        Engine {
+            source: ProviderSource::InProcess(providers),
+            tokio,
+            interrupt: Interrupt::new(),
+            doubles: Default::default(),
+        }
     }
 
     fn with_source(source: ProviderSource) -> Result<Engine> {
@@ -392,7 +401,14 @@ impl Engine {
             .thread_name("cairn")
             .build()
             .context("cannot start the async runtime")?;
-        Ok(Engine { source, tokio, interrupt: Interrupt::new() })
+        Ok(Engine { source, tokio, interrupt: Interrupt::new(), doubles: Default::default() })
+    }
+
+    /// From now on, runs use `doubles` in place of the providers they
+    /// start (`cairn test`'s mocks and overrides), or the real providers
+    /// again with `None`.
+    pub fn set_doubles(&self, doubles: Option<Arc<dyn Doubles>>) {
+        *self.doubles.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = doubles;
     }
 
     /// The interrupt every run of this engine honours: stop it to stop
@@ -741,7 +757,25 @@ impl Engine {
     /// Starts the providers a run over `state` needs, with the SHA-256 of
     /// each one's component.
     fn start_providers(&self, ws: &Workspace, state: &State, intent: Intent) -> Result<(Providers, ProviderHashes)> {
-        let names = needed_providers(&ws.config, state);
+        let mut names = needed_providers(&ws.config, state);
+        let doubles = self.doubles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        // A mocked provider is not started at all.
+        let mocked = doubles.as_ref().map(|d| doubles::take_mocked(d.as_ref(), &mut names)).unwrap_or_default();
+        let (started, hashes) = self.start_real_providers(ws, &names, intent)?;
+        match doubles {
+            None => Ok((started, hashes)),
+            Some(d) => Ok((doubles::substitute(d.as_ref(), started, &mocked).map_err(diagnostics)?, hashes)),
+        }
+    }
+
+    /// Starts the providers `names`, with the SHA-256 of each one's
+    /// component.
+    fn start_real_providers(
+        &self,
+        ws: &Workspace,
+        names: &BTreeSet<String>,
+        intent: Intent,
+    ) -> Result<(Providers, ProviderHashes)> {
         match &self.source {
             ProviderSource::InProcess(providers) => Ok((
                 providers.iter().filter(|(n, _)| names.contains(*n)).map(|(n, p)| (n.clone(), Arc::clone(p))).collect(),
@@ -749,7 +783,7 @@ impl Engine {
             )),
             ProviderSource::Components(runtime) => self
                 .tokio
-                .block_on(providers::start(runtime, &ws.config, &names, &ws.variables, intent))
+                .block_on(providers::start(runtime, &ws.config, names, &ws.variables, intent))
                 .map_err(diagnostics),
         }
     }

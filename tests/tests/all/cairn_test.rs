@@ -203,11 +203,11 @@ fn expected_failures_that_do_not_happen_fail_the_run() {
 }
 
 #[test]
-fn mocks_are_refused_where_they_are_written() {
+fn module_overrides_are_refused_where_they_are_written() {
     let w = Workdir::new();
     w.write("main.tf", MODULE);
-    w.write("main.tftest.hcl", "mock_provider \"terraform\" {}\n\nrun \"a\" {}\n");
+    w.write("main.tftest.hcl", "override_module {\n  target = module.m\n}\n\nrun \"a\" {}\n");
     let run = w.cairn(&["test", "-no-color"]);
     assert_eq!(run.code, 1, "{}", run.all());
-    assert!(run.stderr.contains("main.tftest.hcl:1:1: mock_provider is not supported yet"), "{}", run.all());
+    assert!(run.stderr.contains("main.tftest.hcl:1:1: override_module is not supported yet"), "{}", run.all());
 }

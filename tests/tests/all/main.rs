@@ -4,6 +4,7 @@
 
 mod c;
 mod cairn_test;
+mod cairn_test_mocks;
 mod check;
 mod check_blocks;
 mod commands;

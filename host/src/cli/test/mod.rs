@@ -13,6 +13,13 @@
 //! reverse dependency order; what a failed destroy leaves behind is listed
 //! loudly, object by object.
 //!
+//! `mock_provider` blocks replace a provider with a mock that is never
+//! configured or called, and `override_resource` and `override_data`
+//! (for the file, for a run, or inside a mock provider) answer for the
+//! objects they target instead of their provider ([`mocks`]); the mocked
+//! provider's schema is still read from its component, as Terraform reads
+//! the real provider's.
+//!
 //! The output is Terraform's: `FILE... in progress`, `  run "NAME"...
 //! pass|fail|skip`, `FILE... tearing down`, `FILE... pass|fail`, then
 //! `Success!` or `Failure!` with the counts; diagnostics on standard
@@ -21,6 +28,7 @@
 
 mod junit;
 mod memory;
+mod mocks;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,13 +39,17 @@ use anyhow::Result;
 use super::render::{Colors, render_plan, schemas_of};
 use crate::addr::{InstanceAddr, Mode};
 use crate::apply::events::{Event, EventSink};
-use crate::config::{self, Config, EvalContext, TestCommand, TestFile, TestRun, VariableInput};
+use crate::config::{
+    self, Config, EvalContext, MockProvider, Override, OverrideDuring, TestCommand, TestFile, TestRun, VariableInput,
+};
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::engine::{Engine, Intent, RunOptions, Workspace};
 use crate::plan::ResourceValues;
+use crate::schema::ProviderSchema;
 use crate::state::State;
 use crate::value::Value;
 use memory::Memory;
+use mocks::{EvaluatedOverride, Mocked, TestDoubles, TypeValues};
 
 /// What `cairn test` was asked to do.
 pub(super) struct TestOptions<'a> {
@@ -164,6 +176,11 @@ struct FileState {
     memory: Memory,
     run_outputs: BTreeMap<String, Value>,
     last_applied: Option<Workspace>,
+    /// The doubles of the last run that applied: the teardown destroys
+    /// with them, so that a mocked object is never sent to a real provider.
+    last_doubles: Option<Arc<TestDoubles>>,
+    /// The schemas of the mocked providers, read once per file.
+    mocked_schemas: BTreeMap<String, ProviderSchema>,
 }
 
 /// Runs one file's runs and tears down what they made.
@@ -177,6 +194,8 @@ fn run_file(engine: &Engine, dir: &Path, name: &str, declared: &Config, options:
             return FileResult { name: name.to_string(), status: Status::Error, runs: Vec::new() };
         }
     };
+    let file_overrides = file.overrides.iter().chain(file.mock_providers.iter().flat_map(|m| &m.overrides));
+    print_diagnostics(&missing_targets(declared, file_overrides));
     let mut state = FileState::default();
     let mut runs = Vec::new();
     let mut halted = false;
@@ -220,13 +239,11 @@ fn run_one(
     state: &mut FileState,
     options: &TestOptions,
 ) -> (Status, Vec<Diagnostic>, String) {
-    let mut inputs = options.inputs.clone();
-    match run_variables(dir, file, run, &state.run_outputs) {
-        Ok(values) => inputs.extend(values),
-        Err(diags) => return (Status::Error, diags, String::new()),
-    }
     let gathered = Arc::new(Gather::default());
-    let outcome = execute(engine, dir, run, &inputs, state, &gathered, options);
+    for warning in missing_targets(declared, &run.overrides) {
+        gathered.diagnostic(&warning);
+    }
+    let outcome = execute(engine, dir, file, run, state, &gathered, options);
     // Errors come back from the calls too: only the warnings from here.
     let warnings: Vec<Diagnostic> = gathered.take().into_iter().filter(|d| !d.is_error()).collect();
     let (errors, checked) = match outcome {
@@ -245,7 +262,16 @@ fn run_one(
         return (Status::Error, shown, String::new());
     }
     let Some(checked) = checked else { return (Status::Error, shown, String::new()) };
-    let status = if checked.failed.is_empty() { Status::Pass } else { Status::Fail };
+    // An assertion that could not be evaluated (an unknown value, an
+    // error in its expression) is an error, as in Terraform: the file's
+    // later runs are skipped.
+    let status = if checked.failed.is_empty() {
+        Status::Pass
+    } else if checked.failed.iter().all(|d| d.summary == ASSERTION_FAILED) {
+        Status::Fail
+    } else {
+        Status::Error
+    };
     shown.extend(checked.failed);
     (status, shown, checked.verbose)
 }
@@ -285,24 +311,49 @@ struct Checked {
 }
 
 /// Loads, plans and (for `command = apply`) applies the configuration with
-/// `inputs` over the file's state, then checks the run's assertions; the
-/// errors that kept it from finishing otherwise.
+/// the run's variables and doubles over the file's state, then checks the
+/// run's assertions; the errors that kept it from finishing otherwise.
 fn execute(
     engine: &Engine,
     dir: &Path,
+    file: &TestFile,
     run: &TestRun,
-    inputs: &[VariableInput],
     state: &mut FileState,
     gathered: &Arc<Gather>,
     options: &TestOptions,
 ) -> Result<Checked, Vec<Diagnostic>> {
-    let ws = Workspace::load(dir, inputs).map_err(into_diagnostics)?;
+    let mut inputs = options.inputs.clone();
+    inputs.extend(run_variables(dir, file, run, &state.run_outputs)?);
+    let ws = Workspace::load(dir, &inputs).map_err(into_diagnostics)?;
+    let doubles = Arc::new(test_doubles(engine, &ws, file, run, state)?);
+    engine.set_doubles(Some(doubles.clone()));
+    let result = execute_with(engine, &ws, run, state, gathered, options);
+    engine.set_doubles(None);
+    for warning in doubles.take_warnings() {
+        gathered.diagnostic(&warning);
+    }
+    if run.command == TestCommand::Apply {
+        state.last_applied = Some(ws);
+        state.last_doubles = Some(doubles);
+    }
+    result
+}
+
+/// [`execute`] once the workspace is loaded and the doubles are set.
+fn execute_with(
+    engine: &Engine,
+    ws: &Workspace,
+    run: &TestRun,
+    state: &mut FileState,
+    gathered: &Arc<Gather>,
+    options: &TestOptions,
+) -> Result<Checked, Vec<Diagnostic>> {
     let apply = run.command == TestCommand::Apply;
     let intent = if apply { Intent::Change } else { Intent::Inspect };
     let run_options = RunOptions { intent, ..RunOptions::default() };
     let events: Arc<dyn EventSink> = gathered.clone();
     let planned = engine
-        .plan_on(&ws, Box::new(state.memory.clone()), run_options, false, events.as_ref())
+        .plan_on(ws, Box::new(state.memory.clone()), run_options, false, events.as_ref())
         .map_err(into_diagnostics)?;
     let schemas = schemas_of(&planned.providers);
     let mut values = ResourceValues::default();
@@ -313,9 +364,8 @@ fn execute(
         values.set(addr, value.clone());
     }
     let (outputs, verbose) = if apply {
-        let (report, applied) = engine.apply(&ws, planned, events);
+        let (report, applied) = engine.apply(ws, planned, events);
         if !report.errors.is_empty() {
-            state.last_applied = Some(ws);
             return Err(report.errors);
         }
         set_state_values(&mut values, &applied, &schemas);
@@ -332,12 +382,173 @@ fn execute(
         planned.release();
         (outputs, verbose)
     };
-    let failed = check_assertions(run, &ws, &mut values, &outputs, &state.run_outputs);
+    let failed = check_assertions(run, ws, &mut values, &outputs, &state.run_outputs);
     state.run_outputs.insert(run.name.clone(), object(&outputs));
-    if apply {
-        state.last_applied = Some(ws);
-    }
     Ok(Checked { failed, verbose })
+}
+
+/// The doubles of a run: the file's mocked providers that the
+/// configuration uses (each one's schema read from its component, once per
+/// file), and the run's overrides over the file's, their values evaluated.
+fn test_doubles(
+    engine: &Engine,
+    ws: &Workspace,
+    file: &TestFile,
+    run: &TestRun,
+    state: &mut FileState,
+) -> Result<TestDoubles, Vec<Diagnostic>> {
+    let ctx = EvalContext { variables: ws.variables.clone(), ..EvalContext::new(ws.dir()) };
+    let bound = [("run".to_string(), object(&state.run_outputs))];
+    let used = crate::engine::needed_providers(&ws.config, &state.memory.state());
+    let mut errors = Vec::new();
+    let mut mocked = BTreeMap::new();
+    for mock in file.mock_providers.iter().filter(|m| used.contains(&m.name)) {
+        let schema = match mocked_schema(engine, ws, mock, &mut state.mocked_schemas) {
+            Ok(schema) => schema,
+            Err(d) => {
+                errors.extend(d);
+                continue;
+            }
+        };
+        let mut values = Vec::new();
+        for m in &mock.mocks {
+            let during = m.during.or(mock.during).unwrap_or(OverrideDuring::Apply);
+            match object_value(m.defaults.as_ref(), &ctx, &bound) {
+                Ok(given) => values.push(TypeValues {
+                    mode: m.mode,
+                    type_name: m.type_name.clone(),
+                    values: given,
+                    during,
+                    location: m.location.clone(),
+                }),
+                Err(d) => errors.extend(d),
+            }
+        }
+        let overrides = evaluate_overrides(&mock.overrides, mock.during, &ctx, &bound, &mut errors);
+        mocked.insert(mock.name.clone(), Mocked { schema, values, overrides });
+    }
+    let own = run.overrides.iter().chain(&file.overrides).cloned().collect::<Vec<_>>();
+    let overrides = evaluate_overrides(&own, None, &ctx, &bound, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(TestDoubles { mocked, overrides, warnings: Default::default() })
+}
+
+/// The schema of a mocked provider, read from its component without
+/// configuring it; an error at the `mock_provider` block when it cannot be.
+fn mocked_schema(
+    engine: &Engine,
+    ws: &Workspace,
+    mock: &MockProvider,
+    cache: &mut BTreeMap<String, ProviderSchema>,
+) -> Result<ProviderSchema, Vec<Diagnostic>> {
+    if let Some(schema) = cache.get(&mock.name) {
+        return Ok(schema.clone());
+    }
+    let names = [mock.name.clone()].into();
+    let found = engine.schemas(ws, &names).map_err(into_diagnostics).and_then(|mut s| {
+        s.remove(&mock.name).ok_or_else(|| vec![Diagnostic::error(format!("no schema for provider {:?}", mock.name))])
+    });
+    match found {
+        Ok(schema) => {
+            cache.insert(mock.name.clone(), schema.clone());
+            Ok(schema)
+        }
+        Err(diags) => {
+            let why: Vec<String> =
+                diags.iter().map(|d| format!("{} {}", d.summary, d.detail).trim().to_string()).collect();
+            Err(vec![
+                Diagnostic::error(format!("Cannot read the schema of mocked provider {:?}", mock.name))
+                    .with_detail(format!(
+                        "A mocked provider is never configured or called, but its resource types' schemas (which \
+                         attributes are computed) come from its component, as Terraform reads them from the real \
+                         provider: {}",
+                        why.join("; ")
+                    ))
+                    .at(&mock.location),
+            ])
+        }
+    }
+}
+
+/// `overrides` with their values evaluated, their targets parsed and
+/// their `override_during` settled (`outer` is the mock provider's).
+fn evaluate_overrides(
+    overrides: &[Override],
+    outer: Option<OverrideDuring>,
+    ctx: &EvalContext,
+    bound: &[(String, Value)],
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<EvaluatedOverride> {
+    let mut evaluated = Vec::new();
+    for o in overrides {
+        let target: crate::addr::InstanceAddr = match o.target.parse() {
+            Ok(target) => target,
+            Err(e) => {
+                errors.push(Diagnostic::error("Invalid override target").with_detail(e.to_string()).at(&o.location));
+                continue;
+            }
+        };
+        let given = match object_value(o.values.as_ref(), ctx, bound) {
+            Ok(given) => given,
+            Err(d) => {
+                errors.extend(d);
+                continue;
+            }
+        };
+        let values = TypeValues {
+            mode: o.mode,
+            type_name: target.resource.type_name.clone(),
+            values: given,
+            during: o.during.or(outer).unwrap_or(OverrideDuring::Apply),
+            location: o.location.clone(),
+        };
+        evaluated.push(EvaluatedOverride { target, values });
+    }
+    evaluated
+}
+
+/// A warning for each override whose target the configuration does not
+/// declare, as Terraform words it.
+fn missing_targets<'a>(config: &Config, overrides: impl IntoIterator<Item = &'a Override>) -> Vec<Diagnostic> {
+    let declared = |target: &str| {
+        let resource = target.parse::<crate::addr::InstanceAddr>().map(|a| a.resource.to_string());
+        config.resources.iter().any(|r| resource.as_ref().is_ok_and(|t| *t == r.addr.to_string()))
+    };
+    overrides
+        .into_iter()
+        .filter(|o| !declared(&o.target))
+        .map(|o| {
+            Diagnostic::warning("Invalid override target")
+                .with_detail(format!(
+                    "The override target {} does not exist within the configuration under test. This could \
+                     indicate a typo in the target address or an unnecessary override.",
+                    o.target
+                ))
+                .at(&o.location)
+        })
+        .collect()
+}
+
+/// The object `expr` gives (null without one).
+fn object_value(
+    expr: Option<&config::Expression>,
+    ctx: &EvalContext,
+    bound: &[(String, Value)],
+) -> Result<Value, Vec<Diagnostic>> {
+    let Some(expr) = expr else { return Ok(Value::Null) };
+    match config::eval_within(expr, ctx, bound)? {
+        v @ (Value::Object(_) | Value::Map(_) | Value::Null) => Ok(v),
+        other => Err(vec![
+            Diagnostic::error("Invalid mock values")
+                .with_detail(format!(
+                    "Mocked and overridden values are an object of attribute values, not {}.",
+                    other.kind_name()
+                ))
+                .at(&expr.location),
+        ]),
+    }
 }
 
 /// An object of `fields`.
@@ -377,6 +588,10 @@ fn state_text(state: &State, schemas: &super::render::Schemas, outputs: &BTreeMa
     out
 }
 
+/// The summary of a failed assertion (as opposed to one that could not be
+/// evaluated).
+const ASSERTION_FAILED: &str = "Test assertion failed";
+
 /// Checks the run's `assert` blocks: each failure as Terraform words it,
 /// at its condition, with its `error_message`.
 fn check_assertions(
@@ -395,14 +610,15 @@ fn check_assertions(
     for assertion in &run.asserts {
         match config::evaluate_condition(assertion, config::ConditionKind::CheckAssertion, &ctx, &bound) {
             Ok(config::Verdict::Passed) => {}
-            Ok(config::Verdict::Failed(d)) => failed.push(
-                Diagnostic::error("Test assertion failed").with_detail(d.detail).at(&assertion.condition.location),
-            ),
+            Ok(config::Verdict::Failed(d)) => {
+                failed.push(Diagnostic::error(ASSERTION_FAILED).with_detail(d.detail).at(&assertion.condition.location))
+            }
             Ok(config::Verdict::Unknown) => failed.push(
                 Diagnostic::error("Unknown condition value")
                     .with_detail(
-                        "The condition depends on values not known until apply: run it with command = apply, or \
-                         assert on what the plan knows.",
+                        "The condition depends on values not known until apply: run it with command = apply, \
+                         assert on what the plan knows, or, for a mocked or overridden value, give it in the plan \
+                         with override_during = plan.",
                     )
                     .at(&assertion.condition.location),
             ),
@@ -490,6 +706,7 @@ fn tear_down(engine: &Engine, dir: &Path, file: &TestFile, state: &mut FileState
             Some(ws) => ws,
             None => Workspace::load(dir, inputs).map_err(into_diagnostics)?,
         };
+        engine.set_doubles(state.last_doubles.take().map(|d| d as Arc<dyn crate::engine::Doubles>));
         let gathered = Arc::new(Gather::default());
         let events: Arc<dyn EventSink> = gathered.clone();
         let options = RunOptions { destroy: true, intent: Intent::Change, ..RunOptions::default() };
@@ -499,6 +716,7 @@ fn tear_down(engine: &Engine, dir: &Path, file: &TestFile, state: &mut FileState
         let (report, _) = engine.apply(&ws, planned, events);
         if report.errors.is_empty() { Ok(()) } else { Err(report.errors) }
     })();
+    engine.set_doubles(None);
     if let Err(diags) = &destroyed {
         print_diagnostics(diags);
     }
