@@ -41,6 +41,8 @@ mod state_commands;
 mod terraform_flags;
 mod terraform_state;
 mod tfbridge;
+mod tfbridge_side_by_side;
+mod tfsdkv2;
 mod values;
 mod var_files;
 mod workspaces;

@@ -1,0 +1,347 @@
+//! One framework provider (`providers/testing/tfhttp`), built twice from
+//! the same code: natively, as the terraform-plugin-go gRPC plugin the real
+//! `terraform` runs (installed through a filesystem mirror), and as the
+//! component cairn runs through the bridge. One configuration is applied by
+//! both, each against its own store on loopback, and both must plan the
+//! same actions and keep the same attribute values in state.
+//!
+//! The wall time of each step is printed (`--nocapture` shows it), for the
+//! comparison in the bridge's note; no test asserts a time.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use cairn_e2e::languages::{Lang, lang_component, toolchain};
+use cairn_e2e::{Run, Workdir, repo_root};
+use serde_json::{Value, json};
+
+/// Where Terraform finds the native provider: the address its main serves.
+const ADDRESS: &str = "registry.terraform.io/cairn/tfhttp";
+const VERSION: &str = "0.1.0";
+
+/// The store tfhttp manages, as the bridge's own tests run it: items by
+/// name, each given an id when made and a revision counted up by every
+/// write; the write-only secret is taken and never given back.
+struct Store {
+    port: u16,
+}
+
+impl Store {
+    fn start() -> Store {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let items = Arc::new(Mutex::new((BTreeMap::<String, Value>::new(), 0u64)));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                answer(stream, &items);
+            }
+        });
+        Store { port }
+    }
+}
+
+/// Answers one request (the answer closes the connection).
+fn answer(stream: TcpStream, items: &Mutex<(BTreeMap<String, Value>, u64)>) {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let mut length = 0;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = h.trim_end().split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    let mut parts = line.split(' ');
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let name = path.strip_prefix("/items/").unwrap_or("").to_string();
+    let mut guard = items.lock().unwrap();
+    let (items, made) = &mut *guard;
+    let (status, text) = match method {
+        "GET" => match items.get(&name) {
+            Some(item) => ("200 OK", item.to_string()),
+            None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
+        },
+        "PUT" => {
+            let mut written: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            written.as_object_mut().map(|o| o.remove("secret"));
+            let (id, revision) = match items.get(&name) {
+                Some(prior) => (prior["id"].clone(), prior["revision"].as_i64().unwrap() + 1),
+                None => {
+                    *made += 1;
+                    (json!(format!("i{made}")), 1)
+                }
+            };
+            written["id"] = id;
+            written["revision"] = json!(revision);
+            items.insert(name, written.clone());
+            ("200 OK", written.to_string())
+        }
+        "DELETE" => match items.remove(&name) {
+            Some(_) => ("204 No Content", String::new()),
+            None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
+        },
+        _ => ("405 Method Not Allowed", String::new()),
+    };
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = reader.get_mut().write_all(response.as_bytes());
+}
+
+/// The configuration both apply; `provider` is the provider block's
+/// settings beyond the endpoint (cairn's sandbox grant) and `source` the
+/// provider's source.
+fn config(source: &str, port: u16, grant: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    tfhttp = {{ source = "{source}" }}
+  }}
+}}
+
+provider "tfhttp" {{
+  endpoint = "http://127.0.0.1:{port}"
+{grant}}}
+
+variable "name" {{
+  default = "alpha"
+}}
+
+variable "value" {{
+  default = "hello"
+}}
+
+resource "tfhttp_item" "a" {{
+  name     = var.name
+  value    = var.value
+  labels   = {{ team = "web" }}
+  settings = {{ mode = "safe" }}
+  rules    = [{{ port = 80 }}, {{ port = 443, protocol = "udp" }}]
+  password = "hunter2"
+  secret   = "write-only-secret"
+
+  note {{
+    text = "first"
+  }}
+}}
+
+resource "tfhttp_item" "b" {{
+  name  = "${{var.name}}-b"
+  value = tfhttp_item.a.id
+}}
+
+data "tfhttp_item" "a" {{
+  name = tfhttp_item.a.name
+}}
+
+output "read_back" {{
+  value = data.tfhttp_item.a.value
+}}
+"#
+    )
+}
+
+/// Builds tfhttp's native main (`main.go`, `//go:build !wasip1`) into
+/// `mirror` in the filesystem mirror's unpacked layout. Go's build and
+/// module caches are the wasm build's, under the target directory, so a
+/// later run links only.
+fn build_native(mirror: &Path) {
+    let dir = mirror.join(ADDRESS).join(VERSION).join("linux_amd64");
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = repo_root().join("target/lang-toolchains");
+    let go = toolchain(Lang::Go);
+    let out = Command::new(&go)
+        .current_dir(repo_root().join("providers/testing/tfhttp"))
+        .args(["build", "-o"])
+        .arg(dir.join(format!("terraform-provider-tfhttp_v{VERSION}")))
+        .arg(".")
+        .env("GOCACHE", target.join("go-build"))
+        .env("GOMODCACHE", target.join("go-mod"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-buildvcs=false")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", go.display()));
+    assert!(
+        out.status.success(),
+        "building tfhttp natively (`go build` in providers/testing/tfhttp) failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The real terraform, run in `dir` with the CLI configuration that
+/// installs tfhttp from the mirror; it must be on PATH.
+fn terraform(dir: &Path, cli_config: &Path, args: &[&str]) -> Run {
+    let output = Command::new("terraform")
+        .args(args)
+        .current_dir(dir)
+        .env("TF_CLI_CONFIG_FILE", cli_config)
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .output()
+        .expect("terraform (1.11 or later, for write-only attributes) must be on PATH for the side-by-side test");
+    let run: Run = output.into();
+    assert_eq!(run.code, 0, "terraform {args:?} failed:\n{}", run.all());
+    run
+}
+
+/// Each resource's planned actions, from a `plan -json` stream (both tools
+/// write Terraform's planned_change messages).
+fn planned_actions(run: &Run) -> BTreeMap<String, String> {
+    run.events()
+        .iter()
+        .filter(|e| e["type"] == "planned_change")
+        .map(|e| {
+            let change = &e["change"];
+            (
+                change["resource"]["addr"].as_str().unwrap_or_default().to_string(),
+                change["action"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Each managed resource's values, and each output's, from `show -json`.
+/// (Terraform also lists the data sources it read, which cairn's state
+/// does not keep: what they read is compared through the output.)
+fn state_values(show: &Run) -> BTreeMap<String, Value> {
+    let shown: Value =
+        serde_json::from_str(&show.stdout).unwrap_or_else(|e| panic!("show -json ({e}):\n{}", show.all()));
+    let values = &shown["values"];
+    let resources = values["root_module"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("show -json has no resources:\n{}", show.all()))
+        .iter()
+        .filter(|r| r["mode"] == "managed")
+        .map(|r| (r["address"].as_str().unwrap().to_string(), r["values"].clone()));
+    let outputs = values["outputs"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, output)| (format!("output.{name}"), output["value"].clone()));
+    resources.chain(outputs).collect()
+}
+
+/// The two tools side by side, each in its directory against its store.
+struct SideBySide {
+    tf_dir: Workdir,
+    cli_config: PathBuf,
+    cairn: Workdir,
+}
+
+impl SideBySide {
+    fn new() -> SideBySide {
+        let (tf_store, cairn_store) = (Store::start(), Store::start());
+        let tf_dir = Workdir::new();
+        let mirror = tf_dir.path().join("mirror");
+        build_native(&mirror);
+        let cli_config = tf_dir.path().join("terraform.rc");
+        std::fs::write(
+            &cli_config,
+            format!(
+                "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [\"{ADDRESS}\"]\n  }}\n}}\n",
+                mirror.display()
+            ),
+        )
+        .unwrap();
+        tf_dir.write("config/main.tf", &config("cairn/tfhttp", tf_store.port, ""));
+        let cairn = Workdir::new();
+        std::fs::copy(lang_component(Lang::Go, "testing/tfhttp"), cairn.path().join("tfhttp.wasm")).unwrap();
+        let grant =
+            format!("  sandbox {{\n    http {{\n      url = \"http://127.0.0.1:{}\"\n    }}\n  }}\n", cairn_store.port);
+        cairn.write("main.tf", &config("./tfhttp.wasm", cairn_store.port, &grant));
+        SideBySide { tf_dir, cli_config, cairn }
+    }
+
+    fn terraform(&self, args: &[&str]) -> Run {
+        terraform(&self.tf_dir.path().join("config"), &self.cli_config, args)
+    }
+
+    /// Runs the same command in both, timed: (Terraform's run, cairn's run).
+    fn both(&self, step: &str, args: &[&str]) -> (Run, Run) {
+        let started = Instant::now();
+        let tf = self.terraform(args);
+        let tf_time = started.elapsed();
+        let started = Instant::now();
+        let cairn = self.cairn.cairn(args);
+        let cairn_time = started.elapsed();
+        assert_eq!(cairn.code, 0, "cairn {args:?} failed:\n{}", cairn.all());
+        eprintln!(
+            "side by side: {step}: terraform {:.2} s, cairn {:.2} s",
+            tf_time.as_secs_f64(),
+            cairn_time.as_secs_f64()
+        );
+        (tf, cairn)
+    }
+
+    /// Plans with `vars` in both and checks they plan the same actions.
+    fn same_plan(&self, step: &str, vars: &[&str]) -> BTreeMap<String, String> {
+        let args = [&["plan", "-json", "-input=false"], vars].concat();
+        let (tf, cairn) = self.both(step, &args);
+        let (tf_actions, cairn_actions) = (planned_actions(&tf), planned_actions(&cairn));
+        assert_eq!(cairn_actions, tf_actions, "{step}: cairn and Terraform plan different actions");
+        tf_actions
+    }
+
+    /// Applies with `vars` in both and checks the states hold the same
+    /// values.
+    fn same_apply(&self, step: &str, vars: &[&str]) -> BTreeMap<String, Value> {
+        self.both(step, &[&["apply", "-auto-approve", "-input=false"], vars].concat());
+        let tf = state_values(&self.terraform(&["show", "-json"]));
+        let cairn = state_values(&self.cairn.cairn_here(&["show", "-json"]).success());
+        assert_eq!(cairn, tf, "{step}: cairn and Terraform keep different values in state");
+        tf
+    }
+}
+
+#[test]
+fn terraform_and_cairn_plan_and_apply_the_framework_provider_alike() {
+    let both = SideBySide::new();
+    let started = Instant::now();
+    both.terraform(&["init", "-input=false", "-no-color"]);
+    eprintln!("side by side: terraform init (from the mirror) {:.2} s", started.elapsed().as_secs_f64());
+
+    let actions = both.same_plan("plan from empty (cold)", &[]);
+    assert_eq!((actions["tfhttp_item.a"].as_str(), actions["tfhttp_item.b"].as_str()), ("create", "create"));
+    both.same_plan("plan from empty (warm)", &[]);
+    let values = both.same_apply("apply from empty", &[]);
+    let a = &values["tfhttp_item.a"];
+    assert_eq!((a["id"].as_str(), a["revision"].as_i64(), a["size"].as_i64()), (Some("i1"), Some(1), Some(1)), "{a:#}");
+    assert!(a["secret"].is_null(), "a write-only value is kept by neither: {a:#}");
+    assert_eq!(values["output.read_back"], "hello", "the data source read the item: {values:#?}");
+
+    let actions = both.same_plan("no-op plan", &[]);
+    assert!(actions.is_empty(), "nothing to do after the apply: {actions:?}");
+
+    let update = ["-var", "value=hello again"];
+    let actions = both.same_plan("plan an update", &update);
+    assert_eq!(actions["tfhttp_item.a"], "update", "{actions:?}");
+    let values = both.same_apply("apply an update", &update);
+    assert_eq!(values["tfhttp_item.a"]["revision"], 2);
+
+    let replace = ["-var", "value=hello again", "-var", "name=beta"];
+    let actions = both.same_plan("plan a replacement", &replace);
+    assert_eq!(actions["tfhttp_item.a"], "replace", "{actions:?}");
+    let values = both.same_apply("apply a replacement", &replace);
+    assert_eq!(values["tfhttp_item.a"]["name"], "beta");
+
+    both.both("destroy", &[&["destroy", "-auto-approve", "-input=false"], &replace[..]].concat());
+    assert!(both.cairn.addresses().is_empty());
+}
