@@ -144,3 +144,36 @@ fn a_failing_assertion_fails_cairn_test_and_names_its_run() {
     assert!(run.stdout.ends_with("Failure! 1 passed, 1 failed.\n"), "{}", run.all());
     assert!(run.stderr.contains("Run id: 0badf00d"), "{}", run.all());
 }
+
+#[test]
+fn data_sources_are_mocked_and_overridden_without_being_read() {
+    let w = Workdir::new();
+    // A real read fails: there is no such file (and no grant to read it).
+    w.write(
+        "main.tf",
+        "data \"local_file\" \"a\" {\n  filename = \"no/such/file\"\n}\n\noutput \"content\" {\n  value = \
+         data.local_file.a.content\n}\n",
+    );
+    w.write(
+        "tests/overridden.tftest.hcl",
+        "override_data {\n  target = data.local_file.a\n  values = {\n    content = \"overridden\"\n  }\n}\n\nrun \
+         \"read\" {\n  command = plan\n  assert {\n    condition     = output.content == \"overridden\"\n    \
+         error_message = \"content ${output.content}\"\n  }\n}\n",
+    );
+    w.write(
+        "tests/mocked.tftest.hcl",
+        "mock_provider \"local\" {\n  mock_data \"local_file\" {\n    defaults = {\n      content = \"mocked\"\n    \
+         }\n  }\n}\n\nrun \"read\" {\n  assert {\n    condition     = output.content == \"mocked\" && \
+         length(data.local_file.a.id) == 8\n    error_message = \"content ${output.content}\"\n  }\n}\n",
+    );
+    w.write("tests/real.tftest.hcl", "run \"read\" {\n  command = plan\n}\n");
+    let run = w.cairn(&["test", "-no-color"]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    let expected = "tests/mocked.tftest.hcl... in progress\n  run \"read\"... pass\n";
+    assert!(run.stdout.contains(expected), "{}", run.all());
+    let expected = "tests/overridden.tftest.hcl... in progress\n  run \"read\"... pass\n";
+    assert!(run.stdout.contains(expected), "{}", run.all());
+    // Only the file without a double reads the file, and fails.
+    assert!(run.stdout.contains("tests/real.tftest.hcl... in progress\n  run \"read\"... fail\n"), "{}", run.all());
+    assert!(run.stdout.ends_with("Failure! 2 passed, 1 failed.\n"), "{}", run.all());
+}
