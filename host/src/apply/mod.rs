@@ -559,6 +559,7 @@ impl Shared {
             locals,
             resources,
             phase: config::Phase::Apply,
+            ephemeral: self.applier.config.ephemeral.clone(),
             ..EvalContext::new(&self.applier.config.dir)
         };
         if let Some(addr) = instance

@@ -28,15 +28,14 @@ pub(super) fn run(common: &Common, run: &RunFlags, auto_approve: bool, destroy: 
 /// was reviewed when it was made, as in Terraform), or a refusal that says
 /// what changed since.
 fn apply_saved(common: &Common, run: &RunFlags, path: &Path, events: &Arc<dyn EventSink>) -> Result<i32> {
-    if !common.variables.is_empty() {
-        bail!(
-            "cannot set variables when applying a saved plan: the plan {} was made with its own values, \
-             and applies with them (give -var and -var-file to `cairn plan -out` instead)",
-            path.display()
-        );
-    }
     let saved = SavedPlan::read(path)?;
-    let ws = Workspace::with_variables(&common.config_dir(), saved.variables.clone())?;
+    let ws = Workspace::with_saved_variables(
+        &common.config_dir(),
+        &saved.variables,
+        &saved.ephemeral_variables,
+        &common.variables.inputs(common.chdir.as_deref()),
+        path,
+    )?;
     let engine = Engine::new()?;
     let planned = engine.load_plan(&ws, saved, path, run.parallelism, run.lock.locking())?;
     finish(&engine, &ws, planned, common, run, "apply", events)

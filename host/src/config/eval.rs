@@ -42,6 +42,9 @@ pub struct EvalContext {
     pub phase: functions::Phase,
     /// What is sensitive among the above ([`super::marks`] follows it).
     pub sensitivity: super::marks::Sensitivity,
+    /// What is ephemeral among the above, for `ephemeralasnull`; shared,
+    /// as it is the same for every expression of a run.
+    pub ephemeral: Arc<super::Ephemerality>,
 }
 
 impl EvalContext {
@@ -251,6 +254,7 @@ impl<'a> Evaluator<'a> {
                 .map(|d| Value::string(d.to_string_lossy()))
                 .map_err(|e| missing("Cannot read the working directory", e.to_string())),
             Reference::TerraformWorkspace => Ok(Value::string(super::workspace::workspace_of(&ctx.dir))),
+            Reference::TerraformApplying => Ok(Value::Bool(ctx.phase == functions::Phase::Apply)),
         }
     }
 
@@ -303,6 +307,7 @@ impl<'a> Evaluator<'a> {
             "templatestring" => return self.templatestring(args, location),
             "sensitive" | "nonsensitive" => return self.mark_call(name, args, location),
             "issensitive" => return self.issensitive(args, location),
+            super::ephemeral::EPHEMERAL_AS_NULL => return self.ephemeral_as_null(args, location),
             _ => {}
         }
         let mut values = self.eval_all(args)?;
@@ -352,6 +357,47 @@ impl<'a> Evaluator<'a> {
         };
         self.eval(arg)?;
         Ok(Value::Bool(super::marks::marks(arg, self.ctx).iter().any(|p| p.is_root())))
+    }
+
+    /// `ephemeralasnull(x)` (Terraform 1.10): `x` with its ephemeral parts
+    /// null: each element of a tuple or object written out in place is
+    /// looked at on its own, anything else is null as a whole when it is
+    /// derived from an ephemeral value.
+    fn ephemeral_as_null(&mut self, args: &[Expression], location: &Location) -> EvalResult {
+        let [arg] = args else {
+            return Err(vec![error_at(
+                "Invalid function call",
+                format!("Function \"ephemeralasnull\" expects 1 argument, got {}.", args.len()),
+                location,
+            )]);
+        };
+        self.non_ephemeral_part(arg)
+    }
+
+    fn non_ephemeral_part(&mut self, expr: &Expression) -> EvalResult {
+        match &expr.kind {
+            ExprKind::Tuple(items) => {
+                let values: Result<Vec<Value>, Vec<Diagnostic>> =
+                    items.iter().map(|e| self.non_ephemeral_part(e)).collect();
+                Ok(Value::Tuple(values?))
+            }
+            ExprKind::Object(items) if !items.iter().any(|(k, _)| self.ctx.ephemeral.is_ephemeral(k)) => {
+                let nulled: Vec<(Expression, Expression)> = items
+                    .iter()
+                    .map(|(k, v)| match self.ctx.ephemeral.is_ephemeral(v) {
+                        true => (k.clone(), Expression { kind: ExprKind::Literal(Value::Null), ..v.clone() }),
+                        false => (k.clone(), v.clone()),
+                    })
+                    .collect();
+                self.object(&nulled)
+            }
+            _ if self.ctx.ephemeral.is_ephemeral(expr) => {
+                // Still evaluated: its errors are the configuration's.
+                self.eval(expr)?;
+                Ok(Value::Null)
+            }
+            _ => self.eval(expr),
+        }
     }
 
     /// `templatefile(path, vars)`: the file (inside the configuration

@@ -235,6 +235,9 @@ pub enum Reference {
     PathCwd,
     /// `terraform.workspace`: the name of the workspace of the run.
     TerraformWorkspace,
+    /// `terraform.applying` (Terraform 1.10): true while applying, false
+    /// while planning; an ephemeral value.
+    TerraformApplying,
 }
 
 impl fmt::Display for Reference {
@@ -251,6 +254,7 @@ impl fmt::Display for Reference {
             Reference::PathRoot => f.write_str("path.root"),
             Reference::PathCwd => f.write_str("path.cwd"),
             Reference::TerraformWorkspace => f.write_str("terraform.workspace"),
+            Reference::TerraformApplying => f.write_str("terraform.applying"),
         }
     }
 }
@@ -334,11 +338,12 @@ impl Reference {
             }
             "terraform" => match attr(0) {
                 Some("workspace") => Reference::TerraformWorkspace,
+                Some("applying") => Reference::TerraformApplying,
                 _ => {
                     return Err((
                         "Invalid \"terraform\" attribute",
-                        "The \"terraform\" object has only the attribute \"workspace\", the name of the workspace \
-                         in use."
+                        "The \"terraform\" object has the attributes \"workspace\", the name of the workspace \
+                         in use, and \"applying\", whether cairn is applying."
                             .into(),
                     ));
                 }

@@ -32,7 +32,7 @@ const TOP_LEVEL_BLOCKS: &[&str] = &[
     "module",
     "check",
 ];
-const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "description", "depends_on"];
+const OUTPUT_ARGUMENTS: &[&str] = &["value", "sensitive", "ephemeral", "description", "depends_on"];
 
 /// Reads and parses every `*.tf` file in `dir`. Returns the configuration,
 /// or every error found (each with `file:line`, the file relative to `dir`).
@@ -185,6 +185,7 @@ impl Loader {
         match block.type_name.as_str() {
             "resource" => self.resource(block, Mode::Managed),
             "data" => self.resource(block, Mode::Data),
+            "ephemeral" => self.diags.push(super::ephemeral::resource_block_refused(&block)),
             "provider" => {
                 let Some(name) = self.name_label(&block, "provider") else {
                     return;
@@ -310,6 +311,7 @@ impl Loader {
                     input: None,
                     depends_on: Vec::new(),
                     preconditions: Vec::new(),
+                    output_ephemeral: None,
                 };
                 self.config.locals.insert(attr.name, local);
             }
@@ -340,6 +342,7 @@ impl Loader {
             name: name.clone(),
             expr: value.expr,
             sensitive: false,
+            ephemeral: false,
             description: String::new(),
             depends_on,
             preconditions: Vec::new(),
@@ -348,6 +351,7 @@ impl Loader {
         for attr in &body.attributes {
             match attr.name.as_str() {
                 "sensitive" => output.sensitive = literal_bool(attr, dir, diags),
+                "ephemeral" => output.ephemeral = literal_bool(attr, dir, diags),
                 "description" => output.description = literal_string(attr, dir, diags).unwrap_or_default(),
                 _ => diags.push(unsupported_argument(attr, "output", OUTPUT_ARGUMENTS)),
             }

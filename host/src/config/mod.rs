@@ -28,6 +28,7 @@ mod check;
 mod checks;
 mod conditions;
 mod decode;
+pub mod ephemeral;
 mod eval;
 mod expr;
 mod functions;
@@ -65,6 +66,7 @@ pub use conditions::{
     Condition, ConditionKind, Verdict, check_all as check_conditions, evaluate as evaluate_condition,
 };
 pub use decode::decode_body;
+pub use ephemeral::Ephemerality;
 pub use eval::{EvalContext, eval, eval_within};
 pub use expr::{BinaryOp, ExprKind, Expression, ForExpr, Reference, Step, TemplatePart, UnaryOp};
 pub use functions::Phase;
@@ -81,7 +83,7 @@ pub use test_file::{
     MockProvider, MockType, Override, OverrideDuring, TestCommand, TestFile, TestRun, address_text, load_test_file,
 };
 pub use var_files::automatic_files as automatic_var_files;
-pub use variables::{ResolvedVariables, VariableInput, parse_type, resolve_variables, unset_required};
+pub use variables::{ResolvedVariables, VariableInput, given_names, parse_type, resolve_variables, unset_required};
 pub use workspace::{
     DEFAULT_WORKSPACE, SELECTION_FILE as WORKSPACE_SELECTION_FILE, WORKSPACE_VARIABLES, check_workspace_name,
     current_workspace,
@@ -122,6 +124,8 @@ pub struct Config {
     /// `module` blocks, in file order: empty once [`expand_modules`] has
     /// put what they call into the configuration itself.
     pub modules: Vec<ModuleCall>,
+    /// What is ephemeral, once modules are expanded (see [`ephemeral`]).
+    pub ephemeral: std::sync::Arc<Ephemerality>,
 }
 
 impl Config {
@@ -316,6 +320,9 @@ pub struct Variable {
     pub sensitive: bool,
     /// `nullable = false` refuses null values (default true).
     pub nullable: bool,
+    /// `ephemeral = true`: the value is never stored, in the state or a
+    /// plan file (see [`ephemeral`]).
+    pub ephemeral: bool,
     /// `validation { condition = …, error_message = … }` blocks.
     pub validations: Vec<Validation>,
     /// The block header.
@@ -352,6 +359,9 @@ pub struct Local {
     /// For the local that stands for a module's output: the output's
     /// `precondition` blocks, checked whenever its value is.
     pub preconditions: Vec<Condition>,
+    /// For the local that stands for a module's output: whether the
+    /// output is declared `ephemeral = true`; `None` for other locals.
+    pub output_ephemeral: Option<bool>,
 }
 
 impl Local {
@@ -390,6 +400,8 @@ pub struct Output {
     pub expr: Expression,
     /// `sensitive = true`: redacted in displays.
     pub sensitive: bool,
+    /// `ephemeral = true`: only in a child module (see [`ephemeral`]).
+    pub ephemeral: bool,
     /// `description = "…"`
     pub description: String,
     /// `depends_on = [...]`: always resources.

@@ -4,7 +4,7 @@
 //! and defaults (in that order of precedence), then checking it against its
 //! type and validations. Reading variable files is `var_files`' business.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Diagnostic, Location};
@@ -14,7 +14,7 @@ use super::blocks::{literal, literal_bool, literal_string, take_attribute, unsup
 use super::expr::{ExprKind, Expression, Reference};
 use super::{Block, Config, EvalContext, Validation, Variable, error_at, eval, parse_expression, suggest, var_files};
 
-const VARIABLE_ARGUMENTS: &[&str] = &["type", "default", "description", "sensitive", "nullable"];
+const VARIABLE_ARGUMENTS: &[&str] = &["type", "default", "description", "sensitive", "nullable", "ephemeral"];
 
 /// The prefix of environment variables that set input variables.
 const ENV_PREFIX: &str = "CAIRN_VAR_";
@@ -43,6 +43,7 @@ pub(super) fn variable(name: String, block: Block, dir: &Path, diags: &mut Vec<D
         description: String::new(),
         sensitive: false,
         nullable: true,
+        ephemeral: false,
         validations: Vec::new(),
         location,
     };
@@ -56,6 +57,7 @@ pub(super) fn variable(name: String, block: Block, dir: &Path, diags: &mut Vec<D
             "description" => variable.description = literal_string(attr, dir, diags).unwrap_or_default(),
             "sensitive" => variable.sensitive = literal_bool(attr, dir, diags),
             "nullable" => variable.nullable = literal_bool(attr, dir, diags),
+            "ephemeral" => variable.ephemeral = literal_bool(attr, dir, diags),
             _ => diags.push(unsupported_argument(attr, "variable", VARIABLE_ARGUMENTS)),
         }
     }
@@ -413,6 +415,28 @@ fn gather<'a>(
     diags: &mut Vec<Diagnostic>,
 ) -> BTreeMap<&'a str, Given> {
     let mut given: BTreeMap<&str, Given> = BTreeMap::new();
+    given_by_env(config, env, &mut given);
+    for path in var_files::automatic_files(&config.dir) {
+        let shown = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        given_by_file(config, &path, &shown, &mut given, &mut resolved.warnings, diags);
+        resolved.files.push(path);
+    }
+    given_by_inputs(config, inputs, &mut given, resolved, diags);
+    given
+}
+
+/// The names of the variables that `inputs` or `env` give a value (the
+/// variable files beside the configuration aside): for a saved plan,
+/// which may be given only its ephemeral variables again.
+pub fn given_names(config: &Config, inputs: &[VariableInput], env: &[(String, String)]) -> BTreeSet<String> {
+    let mut given: BTreeMap<&str, Given> = BTreeMap::new();
+    given_by_env(config, env, &mut given);
+    given_by_inputs(config, inputs, &mut given, &mut ResolvedVariables::default(), &mut Vec::new());
+    given.keys().map(|name| name.to_string()).collect()
+}
+
+/// Records what the environment gives.
+fn given_by_env<'a>(config: &'a Config, env: &[(String, String)], given: &mut BTreeMap<&'a str, Given>) {
     // Terraform's prefix first, so that cairn's own wins for the same name.
     for prefix in [TF_ENV_PREFIX, ENV_PREFIX] {
         for (key, text) in env {
@@ -421,16 +445,21 @@ fn gather<'a>(
             }
         }
     }
-    for path in var_files::automatic_files(&config.dir) {
-        let shown = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        given_by_file(config, &path, &shown, &mut given, &mut resolved.warnings, diags);
-        resolved.files.push(path);
-    }
+}
+
+/// Records what `-var`, `-var-file` and given values give, in order.
+fn given_by_inputs<'a>(
+    config: &'a Config,
+    inputs: &[VariableInput],
+    given: &mut BTreeMap<&'a str, Given>,
+    resolved: &mut ResolvedVariables,
+    diags: &mut Vec<Diagnostic>,
+) {
     for input in inputs {
         match input {
-            VariableInput::Var(option) => given_by_option(config, option, &mut given, diags),
+            VariableInput::Var(option) => given_by_option(config, option, given, diags),
             VariableInput::File(path) => {
-                given_by_file(config, path, &path.display().to_string(), &mut given, &mut resolved.warnings, diags);
+                given_by_file(config, path, &path.display().to_string(), given, &mut resolved.warnings, diags);
                 resolved.files.push(path.clone());
             }
             VariableInput::Value { name, value, source } => {
@@ -440,7 +469,6 @@ fn gather<'a>(
             }
         }
     }
-    given
 }
 
 /// Records what one `-var name=value` option gives.
@@ -873,8 +901,13 @@ variable "required" {
             errors,
             ["Error: main.tf:2: Missing required argument\n  A validation block needs \"error_message\".",]
         );
-        let errors = load_errors(
+        // Local values, resources and data sources may be referred to
+        // (Terraform 1.9; checked once the plan has them), nothing else.
+        load_main(
             "locals {\n  l = 1\n}\nvariable \"a\" {\n  validation {\n    condition = var.a > local.l\n    error_message = \"no\"\n  }\n}\n",
+        );
+        let errors = load_errors(
+            "variable \"a\" {\n  validation {\n    condition = var.a != path.module\n    error_message = \"no\"\n  }\n}\n",
         );
         assert_eq!(
             errors,

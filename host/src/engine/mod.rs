@@ -14,8 +14,9 @@
 
 mod backend;
 pub mod check;
-mod import;
 mod doubles;
+mod ephemeral;
+mod import;
 mod providers;
 mod saved;
 mod signals;
@@ -180,6 +181,7 @@ fn expand_config(config: Config, variables: &BTreeMap<String, Value>) -> Result<
     let mut config = config::expand_modules(config, variables).map_err(diagnostics)?;
     let dir = config.dir.clone();
     config::expand_imports(&mut config.imports, variables, &dir).map_err(diagnostics)?;
+    config::ephemeral::mark(&mut config).map_err(diagnostics)?;
     let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
     Ok((config, graph))
 }

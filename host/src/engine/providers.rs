@@ -64,7 +64,11 @@ pub async fn load(runtime: &Runtime, config: &Config, name: &str, sandbox: Sandb
 pub fn policy(config: &Config, name: &str, variables: &BTreeMap<String, Value>) -> Result<Sandbox, Vec<Diagnostic>> {
     let Some(block) = config.providers.iter().find(|p| p.name == name) else { return Ok(Sandbox::default()) };
     let mut sandbox = block.sandbox.clone();
-    let ctx = EvalContext { variables: variables.clone(), ..EvalContext::new(&config.dir) };
+    let ctx = EvalContext {
+        variables: variables.clone(),
+        ephemeral: config.ephemeral.clone(),
+        ..EvalContext::new(&config.dir)
+    };
     let mut errors = Vec::new();
     for headers in &block.http_headers {
         let Some(grant) = sandbox.http.get_mut(headers.grant) else { continue };
@@ -185,7 +189,11 @@ async fn configure(
     let value = match block {
         None => Value::Null,
         Some(block) => {
-            let ctx = EvalContext { variables: variables.clone(), ..EvalContext::new(&config.dir) };
+            let ctx = EvalContext {
+                variables: variables.clone(),
+                ephemeral: config.ephemeral.clone(),
+                ..EvalContext::new(&config.dir)
+            };
             config::decode_body(&block.body, &loaded.schema.provider.block, &ctx)?
         }
     };

@@ -15,7 +15,7 @@
 //! the cairn version that wrote it. Only the same cairn applies it: the
 //! meaning of a plan is this cairn's planner and executor.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -43,6 +43,10 @@ pub struct SavedPlan {
     pub basis: Basis,
     /// The input variables the plan was made with.
     pub variables: BTreeMap<String, Value>,
+    /// The ephemeral variables that had values when the plan was made:
+    /// their values are not in `variables`, and applying needs them again.
+    #[serde(default)]
+    pub ephemeral_variables: BTreeSet<String>,
     /// The variable files named with `-var-file` (absolute): apply checks
     /// that they did not change either.
     pub var_files: Vec<PathBuf>,
@@ -160,7 +164,14 @@ impl Engine {
             .filter(|f| !automatic.contains(f) && !tf_files.contains(f) && !ws.module_files.contains(f))
             .map(|f| f.canonicalize().unwrap_or_else(|_| f.clone()))
             .collect();
-        let mut saved = SavedPlan::new(planned.plan.clone(), &planned.state, ws.variables.clone(), basis);
+        // An ephemeral variable's value is never written: applying asks for it again.
+        let ephemeral = super::ephemeral::ephemeral_names(&ws.config, &ws.variables);
+        let mut variables = ws.variables.clone();
+        variables.retain(|name, _| !ephemeral.contains(name));
+        let mut plan = planned.plan.clone();
+        super::ephemeral::forget_write_only(&mut plan, &planned.providers);
+        let mut saved = SavedPlan::new(plan, &planned.state, variables, basis);
+        saved.ephemeral_variables = ephemeral;
         saved.var_files = var_files;
         saved.write(path)
     }
@@ -220,6 +231,7 @@ impl SavedPlan {
             cairn_version: CAIRN_VERSION.to_string(),
             basis,
             variables,
+            ephemeral_variables: BTreeSet::new(),
             var_files: Vec::new(),
             plan,
         }

@@ -780,7 +780,12 @@ impl Planner {
     pub fn eval_context(&self) -> EvalContext {
         let sensitivity =
             config::Sensitivity { variables: sensitivity::sensitive_variables(&self.config), ..Default::default() };
-        EvalContext { variables: self.variables.clone(), sensitivity, ..EvalContext::new(&self.config.dir) }
+        EvalContext {
+            variables: self.variables.clone(),
+            sensitivity,
+            ephemeral: self.config.ephemeral.clone(),
+            ..EvalContext::new(&self.config.dir)
+        }
     }
 
     /// Plans the deletion of everything in state that the configuration no
@@ -1068,6 +1073,7 @@ impl Walk {
             locals,
             resources,
             sensitivity,
+            ephemeral: self.planner.config.ephemeral.clone(),
             ..EvalContext::new(&self.planner.config.dir)
         };
         (ctx, dependencies)
@@ -1153,6 +1159,15 @@ impl Walk {
             Ok(schema) => schema,
             Err(d) => return errors.push(d.at(&resource.location)),
         };
+        let misplaced = config::ephemeral::check_resource_body(
+            &resource.body,
+            &schema.block,
+            &planner.config.ephemeral,
+            &format!("{addr}"),
+        );
+        if !misplaced.is_empty() {
+            return errors.extend(misplaced);
+        }
         let (ctx, dependencies) = self.context_of(node);
         let keys = match values::expand(resource, &ctx) {
             Ok(keys) => keys,

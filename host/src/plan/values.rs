@@ -62,8 +62,12 @@ pub fn expand(resource: &Resource, ctx: &EvalContext) -> Result<Expansion, Vec<D
 
 /// The context for evaluating one instance: `count.index` or `each.*` set.
 pub fn instance_context(ctx: &EvalContext, expansion: &Expansion, key: Option<&InstanceKey>) -> EvalContext {
-    let mut inst =
-        EvalContext { variables: ctx.variables.clone(), locals: ctx.locals.clone(), ..EvalContext::new(&ctx.dir) };
+    let mut inst = EvalContext {
+        variables: ctx.variables.clone(),
+        locals: ctx.locals.clone(),
+        ephemeral: ctx.ephemeral.clone(),
+        ..EvalContext::new(&ctx.dir)
+    };
     match (expansion, key) {
         (Expansion::Count(_), Some(InstanceKey::Int(i))) => inst.count_index = Some(*i),
         (Expansion::ForEach(m), Some(InstanceKey::String(k))) => {

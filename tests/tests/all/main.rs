@@ -13,6 +13,7 @@ mod conditions;
 mod contract_violations;
 mod diagnostics;
 mod distribution;
+mod ephemeral;
 mod errors;
 mod failures;
 mod file_permissions;

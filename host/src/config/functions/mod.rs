@@ -95,6 +95,7 @@ fn all_names() -> impl Iterator<Item = &'static str> {
         "sensitive",
         "nonsensitive",
         "issensitive",
+        "ephemeralasnull",
     ])
 }
 

@@ -486,6 +486,7 @@ impl Expander<'_> {
             input: None,
             depends_on: Vec::new(),
             preconditions: Vec::new(),
+            output_ephemeral: None,
         };
         self.flat.locals.insert(name, local);
     }
@@ -587,6 +588,7 @@ impl Expander<'_> {
                 input: Some(Box::new(variable.clone())),
                 depends_on: Vec::new(),
                 preconditions: Vec::new(),
+                output_ephemeral: None,
             };
             self.flat.locals.insert(local_name, local);
         }
@@ -606,6 +608,7 @@ impl Expander<'_> {
                 input: None,
                 depends_on,
                 preconditions: output.preconditions.iter().map(|c| inside.condition(c, &[])).collect(),
+                output_ephemeral: Some(output.ephemeral),
             };
             self.flat.locals.insert(local_name.clone(), local);
             let at = |kind: ExprKind| Expression { kind, location: call.location.clone() };
