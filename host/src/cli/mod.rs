@@ -881,6 +881,10 @@ pub fn main() -> i32 {
         return 1;
     }
     init_logging();
+    if let Err(e) = crate::parallel::check_threads_var() {
+        eprintln!("Error: {e}");
+        return 1;
+    }
     // A tiered first run compiles optimised code in a process of this
     // executable that outlives the run (see `runtime::tiers`).
     if let Ok(exe) = std::env::current_exe() {

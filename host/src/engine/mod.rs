@@ -400,6 +400,7 @@ impl Engine {
     fn with_source(source: ProviderSource) -> Result<Engine> {
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
+            .worker_threads(crate::parallel::threads())
             .thread_name("cairn")
             .build()
             .context("cannot start the async runtime")?;
