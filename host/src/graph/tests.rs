@@ -92,3 +92,26 @@ fn a_resource_depending_on_itself_is_a_cycle() {
     let err = graph_of("resource \"null_resource\" \"a\" {\n  depends_on = [null_resource.a]\n}\n").unwrap_err();
     assert!(err.contains("null_resource.a") && err.contains("main.tf:"), "{err}");
 }
+
+#[test]
+fn a_configuration_large_enough_to_gather_references_in_runs_has_every_edge() {
+    // More resources than two threads gather alone (see `RESOURCES_A_RUN`),
+    // each referring to the one before and, through a local, to the first.
+    let n = 3 * RESOURCES_A_RUN + 5;
+    let mut hcl = String::from("locals {\n  first = null_resource.r0.id\n}\nresource \"null_resource\" \"r0\" {}\n");
+    for i in 1..n {
+        hcl.push_str(&format!(
+            "resource \"null_resource\" \"r{i}\" {{\n  triggers = {{ a = null_resource.r{}.id, b = local.first }}\n}}\n",
+            i - 1
+        ));
+    }
+    let g = graph_of(&hcl).unwrap();
+    let r = |i: usize| ResourceAddr::managed("null_resource", &format!("r{i}"));
+    for i in [1, RESOURCES_A_RUN - 1, RESOURCES_A_RUN, 2 * RESOURCES_A_RUN + 1, n - 1] {
+        let mut expected = vec![r(0), r(i - 1)];
+        expected.sort();
+        expected.dedup();
+        assert_eq!(g.resource_dependencies(&Node::Resource(r(i))), expected, "r{i}");
+    }
+    assert_eq!(g.topo_order().len(), n + 1);
+}
