@@ -12,6 +12,7 @@
 //! ```sh
 //! cargo bench -p cairn-e2e --bench lang_providers            # release-built host
 //! cargo bench -p cairn-e2e --bench lang_providers -- --calls 1000
+//! cargo bench -p cairn-e2e --bench lang_providers -- --only go
 //! ```
 //!
 //! It prints numbers, not pass or fail.
@@ -28,11 +29,14 @@ use cairn_e2e::languages::{Lang, built_component};
 
 fn main() {
     let mut calls = 300u32;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--calls" => calls = args.next().and_then(|v| v.parse().ok()).expect("--calls needs a number"),
             "--bench" => {}
+            // `--only go`: the providers whose label contains the word.
+            "--only" => only = Some(args.next().expect("--only needs a word")),
             other => panic!("unknown option {other}"),
         }
     }
@@ -63,6 +67,15 @@ fn main() {
             "gomisbehave_ok",
             Value::object([("id", Value::Null)]),
         ),
+        // A Terraform provider written with terraform-plugin-framework,
+        // through the bridge (providers/tfbridge): the framework, gRPC
+        // (linked, never started) and net/http on top of the Go runtime.
+        (
+            "go tf (tfhttp)",
+            built_component(Lang::Go, "testing/tfhttp"),
+            "tfhttp_misbehave",
+            Value::object([("id", Value::Null), ("action", Value::string("none"))]),
+        ),
         (
             "c (kv)",
             built_component(Lang::C, "kv"),
@@ -84,6 +97,9 @@ fn main() {
         "provider", "size", "cold compile", "baseline 1st answer", "warm load", "first instance", "no-op call"
     );
     for (label, wasm_path, type_name, config) in providers {
+        if only.as_ref().is_some_and(|word| !label.contains(word.as_str())) {
+            continue;
+        }
         let wasm = std::fs::read(&wasm_path).unwrap();
         let baseline = baseline_first_answer(&tokio, &wasm);
         let cache = tempfile::tempdir().unwrap();

@@ -87,6 +87,9 @@ func (c *client) delete(name string) error {
 }
 
 func (c *client) do(req *http.Request) (*item, error) {
+	if c.endpoint == "" {
+		return nil, fmt.Errorf("the provider's endpoint is not set")
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the store at %s: %w", c.endpoint, err)

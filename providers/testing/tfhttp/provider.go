@@ -44,7 +44,8 @@ func (p *tfhttpProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 	resp.Schema = schema.Schema{
 		Description: "Items in an HTTP store.",
 		Attributes: map[string]schema.Attribute{
-			"endpoint": schema.StringAttribute{Required: true, Description: "The store's base URL."},
+			// Optional: a configuration with no items needs no store.
+			"endpoint": schema.StringAttribute{Optional: true, Description: "The store's base URL."},
 		},
 	}
 }
