@@ -44,6 +44,7 @@ mod terraform_state;
 mod tfbridge;
 mod tfbridge_side_by_side;
 mod tfsdkv2;
+mod threads;
 mod values;
 mod var_files;
 mod workspaces;
