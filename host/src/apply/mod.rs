@@ -340,6 +340,7 @@ impl Applier {
             }
         }
         if !interrupted {
+            shared.deferred_validations();
             shared.check_blocks().await;
         }
         shared.finish_outputs();
@@ -1059,6 +1060,27 @@ impl Shared {
     /// The idempotency key of deleting `prior`, an object of a change.
     fn delete_key(&self, change: &ResourceChange, deposed: Option<&str>, prior: &Value) -> String {
         delete_key(&self.lineage, &change.addr, deposed, prior)
+    }
+
+    /// Checks again the variable validations that refer to local values,
+    /// resources or data sources (see `plan::deferred_validations`), now
+    /// that the apply made their values known: a failure is an error of
+    /// the apply, as in Terraform.
+    fn deferred_validations(&self) {
+        let applier = &self.applier;
+        let deferred = |v: &crate::config::Variable| v.validations.iter().any(|r| r.refers_beyond_variables());
+        if applier.plan.destroy || !applier.config.variables.values().any(deferred) {
+            return;
+        }
+        let (mut values, locals) = {
+            let known = lock(&self.values);
+            (known.0.clone(), known.1.clone())
+        };
+        let failed = plan::deferred_validations(&applier.config, &applier.variables, &locals, &mut values);
+        for d in &failed {
+            applier.events.diagnostic(d);
+        }
+        lock(&self.report).errors.extend(failed);
     }
 
     /// Checks the `check` blocks with the values the apply left, showing

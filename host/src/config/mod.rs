@@ -83,7 +83,10 @@ pub use test_file::{
     MockProvider, MockType, Override, OverrideDuring, TestCommand, TestFile, TestRun, address_text, load_test_file,
 };
 pub use var_files::automatic_files as automatic_var_files;
-pub use variables::{ResolvedVariables, VariableInput, given_names, parse_type, resolve_variables, unset_required};
+pub use variables::{
+    ResolvedVariables, VariableInput, check_deferred_validation, given_names, parse_type, resolve_variables,
+    unset_required,
+};
 pub use workspace::{
     DEFAULT_WORKSPACE, SELECTION_FILE as WORKSPACE_SELECTION_FILE, WORKSPACE_VARIABLES, check_workspace_name,
     current_workspace,

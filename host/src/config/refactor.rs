@@ -135,23 +135,8 @@ pub(super) fn moved(block: Block, diags: &mut Vec<Diagnostic>) -> Option<Moved> 
     reject_rest(&body, "moved", &["from", "to"], diags);
     let (from, to) = (from?, to?);
     match (&from, &to) {
-        // Across types (Terraform 1.8) the target's provider converts the
-        // object (`plan::convert_moves_across_types`); data sources have no
-        // objects to convert.
-        (MoveAddr::Resource(f), MoveAddr::Resource(t))
-            if f.resource.type_name != t.resource.type_name
-                && (f.resource.mode == Mode::Data || t.resource.mode == Mode::Data) =>
-        {
-            diags.push(error_at(
-                "Resource type mismatch",
-                format!(
-                    "This statement declares a move from {from} to {to}, which is a resource of a different \
-                     type. A moved block can only change the name or key of a resource."
-                ),
-                &location,
-            ));
-            None
-        }
+        // Across types too (Terraform 1.8): the target's provider converts
+        // the object (`plan::convert_moves_across_types`).
         (MoveAddr::Resource(_), MoveAddr::Resource(_)) | (MoveAddr::Module(_), MoveAddr::Module(_)) => {
             Some(Moved { from, to, location })
         }
@@ -625,7 +610,7 @@ moved {
 }
 moved {
   from = local_file.d
-  to   = data.random_id.d
+  to   = random_id.d
 }
 import {
   to = local_file.nowhere
@@ -651,7 +636,6 @@ moved {
         let expected = [
             "Error: main.tf:4: Moved object still exists",
             "Error: main.tf:8: Ambiguous move statements",
-            "Error: main.tf:12: Resource type mismatch",
             "Error: main.tf:16: Configuration for import target does not exist",
             "Error: main.tf:20: Removed resource block still exists",
             "Error: main.tf:24: Invalid address",

@@ -126,7 +126,7 @@ fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<
     let (condition, error_message) = (condition?, error_message?);
     for expr in [&condition, &error_message] {
         for (reference, location) in expr.references() {
-            if !matches!(reference, Reference::Variable(_)) {
+            if !matches!(reference, Reference::Variable(_) | Reference::Local(_) | Reference::Resource(_)) {
                 diags.push(error_at(
                     "Invalid reference in variable validation",
                     format!(
@@ -140,6 +140,29 @@ fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<
         }
     }
     Some(Validation { condition, error_message, location: block.location.clone() })
+}
+
+impl Validation {
+    /// Whether the rule refers to a local value, a resource or a data
+    /// source (Terraform 1.9): it is then checked once the plan has their
+    /// values ([`check_deferred_validation`]), not when the variables are
+    /// decided.
+    pub fn refers_beyond_variables(&self) -> bool {
+        [&self.condition, &self.error_message]
+            .iter()
+            .flat_map(|e| e.references())
+            .any(|(r, _)| !matches!(r, Reference::Variable(_)))
+    }
+}
+
+/// Checks a rule that [refers beyond variables](Validation::refers_beyond_variables)
+/// in `ctx`, which holds the values it refers to: its failure, as when the
+/// variables are decided, or `None` when it holds or cannot be decided yet
+/// (an unknown value: Terraform checks it again during apply).
+pub fn check_deferred_validation(variable: &Variable, rule: &Validation, ctx: &EvalContext) -> Option<Diagnostic> {
+    let mut diags = Vec::new();
+    check_rule(variable, rule, ctx, &mut diags);
+    diags.into_iter().next()
 }
 
 /// A type constraint: `string`, `number`, `bool`, `any`, `list(T)`,
@@ -646,18 +669,25 @@ fn validation_variables(variable: &Variable) -> Vec<String> {
 
 /// Checks a variable's validation rules in `ctx`, which holds the value of
 /// every variable they refer to.
+/// Rules that refer to local values, resources or data sources wait for
+/// the plan (`plan::validations`).
 fn validate(variable: &Variable, ctx: &EvalContext, diags: &mut Vec<Diagnostic>) {
-    for rule in &variable.validations {
-        match eval(&rule.condition, ctx) {
-            Ok(Value::Bool(true) | Value::Unknown(_)) => {}
-            Ok(Value::Bool(false)) => diags.push(validation_failure(variable, rule, ctx)),
-            Ok(other) => diags.push(error_at(
-                "Invalid validation condition",
-                format!("The condition must be true or false, got {}.", other.to_hcl()),
-                &rule.condition.location,
-            )),
-            Err(errors) => diags.extend(errors),
-        }
+    for rule in variable.validations.iter().filter(|r| !r.refers_beyond_variables()) {
+        check_rule(variable, rule, ctx, diags);
+    }
+}
+
+/// Checks one rule in `ctx`; an unknown result passes for now.
+fn check_rule(variable: &Variable, rule: &Validation, ctx: &EvalContext, diags: &mut Vec<Diagnostic>) {
+    match eval(&rule.condition, ctx) {
+        Ok(Value::Bool(true) | Value::Unknown(_)) => {}
+        Ok(Value::Bool(false)) => diags.push(validation_failure(variable, rule, ctx)),
+        Ok(other) => diags.push(error_at(
+            "Invalid validation condition",
+            format!("The condition must be true or false, got {}.", other.to_hcl()),
+            &rule.condition.location,
+        )),
+        Err(errors) => diags.extend(errors),
     }
 }
 
@@ -912,7 +942,7 @@ variable "required" {
         assert_eq!(
             errors,
             [
-                "Error: main.tf:6: Invalid reference in variable validation\n  The validation of variable \"a\" may refer to input variables, not to local.l: cairn checks validations when the variables are decided, before any local value, resource or data source has a value (Terraform 1.9 also allows those; cairn does not yet)."
+                "Error: main.tf:3: Invalid reference in variable validation\n  The validation of variable \"a\" may refer to input variables, local values, resources and data sources, not to path.module."
             ]
         );
     }

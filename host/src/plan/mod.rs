@@ -15,6 +15,7 @@ mod refresh_only;
 mod sensitivity;
 mod targets;
 mod triggers;
+mod validations;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,6 +41,7 @@ pub use instance::{decode_prior, ignoring_changes, with_value_at};
 pub use moves::{Move, apply_moves, convert_moves_across_types};
 pub use refresh_only::refreshed_state;
 pub use targets::Targets;
+pub use validations::deferred_validations;
 pub use values::{Expansion, ResourceValues, instance_context, locals_of};
 
 /// The providers of a run by local name, configured and ready.
@@ -755,6 +757,9 @@ impl Planner {
         let walked = std::mem::take(&mut *walk.walked.lock().unwrap_or_else(PoisonError::into_inner));
         let Walked { locals, mut values, gathered, .. } = walked;
         gathered.into_plan(plan, errors);
+        if errors.is_empty() && !planner.options.refresh_only {
+            errors.extend(validations::deferred_validations(&planner.config, &planner.variables, &locals, &mut values));
+        }
         if errors.is_empty() && !planner.options.refresh_only && !planner.config.checks.is_empty() {
             plan.check_warnings = check_blocks(
                 &planner.config,

@@ -346,3 +346,98 @@ output "o" {
     assert!(output.contains("n must be below 4."), "{}", plan.all());
     assert!(!plan.stderr.contains("input too big."), "{}", plan.all());
 }
+
+/// Runs the real `terraform` (1.9 or later, for validations that refer to
+/// other objects) in `w`.
+fn terraform(w: &Workdir, args: &[&str]) -> cairn_e2e::Run {
+    std::process::Command::new("terraform")
+        .args(args)
+        .current_dir(w.path())
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .output()
+        .expect("terraform (1.9 or later) must be on PATH for the Terraform compatibility tests")
+        .into()
+}
+
+/// Validations that refer to a local value and to a resource's configured
+/// value: decided while planning.
+const VALIDATION_OF_OBJECTS: &str = r#"locals {
+  max = 2
+}
+
+variable "n" {
+  type    = number
+  default = 3
+  validation {
+    condition     = var.n <= local.max
+    error_message = "n must be at most ${local.max}."
+  }
+}
+
+resource "terraform_data" "a" {
+  input = 5
+}
+
+variable "m" {
+  type    = number
+  default = 4
+  validation {
+    condition     = var.m < terraform_data.a.input
+    error_message = "m must be below the input."
+  }
+}
+"#;
+
+/// A validation on a value known only after apply: decided then.
+const VALIDATION_AFTER_APPLY: &str = r#"resource "terraform_data" "a" {
+  input = "five"
+}
+
+variable "o" {
+  default = "x"
+  validation {
+    condition     = terraform_data.a.output == var.o
+    error_message = "o must be the output."
+  }
+}
+"#;
+
+/// Issue 37: a variable validation may refer to local values, resources
+/// and data sources (Terraform 1.9): it is decided once the plan has their
+/// values (`n` fails, `m` holds), and when the plan cannot decide it, after
+/// the apply, which then fails once the object is made; as Terraform
+/// 1.11.4 decides each.
+#[test]
+fn validations_referring_to_other_objects_are_decided_when_known_as_terraform_does() {
+    let (w, tf) = (Workdir::new(), Workdir::new());
+    for d in [&w, &tf] {
+        d.write("main.tf", VALIDATION_OF_OBJECTS);
+    }
+    assert_eq!(terraform(&tf, &["init", "-input=false", "-no-color"]).code, 0);
+    let theirs = terraform(&tf, &["plan", "-no-color"]);
+    let ours = w.cairn(&["plan", "-no-color"]).failure();
+    assert_eq!(theirs.code, 1, "{}", theirs.all());
+    for run in [&theirs, &ours] {
+        assert_eq!(run.stderr.matches("Invalid value for variable").count(), 1, "{}", run.all());
+        assert!(run.stderr.contains("n must be at most 2."), "{}", run.all());
+    }
+    assert!(ours.stderr.contains("Error: main.tf:8:3: Invalid value for variable"), "{}", ours.all());
+
+    let (w, tf) = (Workdir::new(), Workdir::new());
+    for d in [&w, &tf] {
+        d.write("main.tf", VALIDATION_AFTER_APPLY);
+    }
+    assert_eq!(terraform(&tf, &["init", "-input=false", "-no-color"]).code, 0);
+    assert_eq!(terraform(&tf, &["plan", "-no-color"]).code, 0);
+    w.cairn(&["plan", "-no-color"]).success();
+    let theirs = terraform(&tf, &["apply", "-auto-approve", "-no-color"]);
+    let ours = w.cairn(&["apply", "-auto-approve", "-no-color"]).failure();
+    assert_eq!(theirs.code, 1, "{}", theirs.all());
+    for run in [&theirs, &ours] {
+        assert!(run.all().contains("terraform_data.a: Creation complete"), "{}", run.all());
+        assert!(run.stderr.contains("o must be the output."), "{}", run.all());
+    }
+    assert!(ours.stderr.contains("Error: main.tf:7:3: Invalid value for variable"), "{}", ours.all());
+    assert_eq!(w.addresses(), ["terraform_data.a"], "the object made stays in the state");
+}
