@@ -554,7 +554,7 @@ impl Serialize for InstancesInRuns<'_> {
         let mut seq = s.serialize_seq(Some(instances.len()))?;
         for batch in instances.chunks(self.threads.max(1).saturating_mul(INSTANCES_A_RUN)) {
             let runs = crate::parallel::map_runs_on(self.threads, batch, INSTANCES_A_RUN, |run| {
-                run.iter().map(|inst| serde_json::value::to_raw_value(inst)).collect::<Result<Vec<_>, _>>()
+                run.iter().map(serde_json::value::to_raw_value).collect::<Result<Vec<_>, _>>()
             });
             for run in runs {
                 for encoded in run.map_err(S::Error::custom)? {
