@@ -1,9 +1,12 @@
-//! One framework provider (`providers/testing/tfhttp`), built twice from
-//! the same code: natively, as the terraform-plugin-go gRPC plugin the real
-//! `terraform` runs (installed through a filesystem mirror), and as the
-//! component cairn runs through the bridge. One configuration is applied by
-//! both, each against its own store on loopback, and both must plan the
-//! same actions and keep the same attribute values in state.
+//! The framework provider `providers/testing/tfhttp` and the SDKv2 provider
+//! `providers/testing/tfsdkv2`, each built twice from the same code:
+//! natively, as the gRPC plugin the real `terraform` runs (installed
+//! through a filesystem mirror), and as the component cairn runs through
+//! the bridge. One configuration is applied by both tools (tfhttp's each
+//! against its own store on loopback), and both must plan the same actions
+//! and keep the same attribute values in state: for tfsdkv2, but for the
+//! one value the legacy type system normalisation makes null where SDKv2
+//! and so Terraform keep "".
 //!
 //! The wall time of each step is printed (`--nocapture` shows it), for the
 //! comparison in the bridge's note; no test asserts a time.
@@ -20,9 +23,14 @@ use cairn_e2e::languages::{Lang, lang_component, toolchain};
 use cairn_e2e::{Run, Workdir, repo_root};
 use serde_json::{Value, json};
 
-/// Where Terraform finds the native provider: the address its main serves.
-const ADDRESS: &str = "registry.terraform.io/cairn/tfhttp";
+/// The version the test providers' native mains are installed as.
 const VERSION: &str = "0.1.0";
+
+/// Where Terraform finds the native `provider`: the address its main
+/// serves.
+fn address(provider: &str) -> String {
+    format!("registry.terraform.io/cairn/{provider}")
+}
 
 /// The store tfhttp manages, as the bridge's own tests run it: items by
 /// name, each given an id when made and a revision counted up by every
@@ -159,19 +167,19 @@ output "read_back" {{
     )
 }
 
-/// Builds tfhttp's native main (`main.go`, `//go:build !wasip1`) into
-/// `mirror` in the filesystem mirror's unpacked layout. Go's build and
-/// module caches are the wasm build's, under the target directory, so a
-/// later run links only.
-fn build_native(mirror: &Path) {
-    let dir = mirror.join(ADDRESS).join(VERSION).join("linux_amd64");
+/// Builds the native main (`//go:build !wasip1`) of the test provider
+/// `provider` into `mirror` in the filesystem mirror's unpacked layout.
+/// Go's build and module caches are the wasm build's, under the target
+/// directory, so a later run links only.
+fn build_native(mirror: &Path, provider: &str) {
+    let dir = mirror.join(address(provider)).join(VERSION).join("linux_amd64");
     std::fs::create_dir_all(&dir).unwrap();
     let target = repo_root().join("target/lang-toolchains");
     let go = toolchain(Lang::Go);
     let out = Command::new(&go)
-        .current_dir(repo_root().join("providers/testing/tfhttp"))
+        .current_dir(repo_root().join("providers/testing").join(provider))
         .args(["build", "-o"])
-        .arg(dir.join(format!("terraform-provider-tfhttp_v{VERSION}")))
+        .arg(dir.join(format!("terraform-provider-{provider}_v{VERSION}")))
         .arg(".")
         .env("GOCACHE", target.join("go-build"))
         .env("GOMODCACHE", target.join("go-mod"))
@@ -181,13 +189,13 @@ fn build_native(mirror: &Path) {
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", go.display()));
     assert!(
         out.status.success(),
-        "building tfhttp natively (`go build` in providers/testing/tfhttp) failed:\n{}",
+        "building {provider} natively (`go build` in providers/testing/{provider}) failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
 
 /// The real terraform, run in `dir` with the CLI configuration that
-/// installs tfhttp from the mirror; it must be on PATH.
+/// installs the test providers from the mirror; it must be on PATH.
 fn terraform(dir: &Path, cli_config: &Path, args: &[&str]) -> Run {
     let output = Command::new("terraform")
         .args(args)
@@ -239,7 +247,7 @@ fn state_values(show: &Run) -> BTreeMap<String, Value> {
     resources.chain(outputs).collect()
 }
 
-/// The two tools side by side, each in its directory against its store.
+/// The two tools side by side, each in its directory.
 struct SideBySide {
     tf_dir: Workdir,
     cli_config: PathBuf,
@@ -247,27 +255,45 @@ struct SideBySide {
 }
 
 impl SideBySide {
-    fn new() -> SideBySide {
+    /// tfhttp, each tool's against its own store.
+    fn tfhttp() -> SideBySide {
         let (tf_store, cairn_store) = (Store::start(), Store::start());
+        let grant =
+            format!("  sandbox {{\n    http {{\n      url = \"http://127.0.0.1:{}\"\n    }}\n  }}\n", cairn_store.port);
+        SideBySide::new(
+            "tfhttp",
+            &config("cairn/tfhttp", tf_store.port, ""),
+            &config("./tfhttp.wasm", cairn_store.port, &grant),
+        )
+    }
+
+    /// `provider` built natively for Terraform, which applies
+    /// `tf_config`, and as a component for cairn, which applies
+    /// `cairn_config`; Terraform's directory is initialised.
+    fn new(provider: &str, tf_config: &str, cairn_config: &str) -> SideBySide {
         let tf_dir = Workdir::new();
         let mirror = tf_dir.path().join("mirror");
-        build_native(&mirror);
+        build_native(&mirror, provider);
         let cli_config = tf_dir.path().join("terraform.rc");
         std::fs::write(
             &cli_config,
             format!(
-                "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [\"{ADDRESS}\"]\n  }}\n}}\n",
-                mirror.display()
+                "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [\"{}\"]\n  }}\n}}\n",
+                mirror.display(),
+                address(provider)
             ),
         )
         .unwrap();
-        tf_dir.write("config/main.tf", &config("cairn/tfhttp", tf_store.port, ""));
+        tf_dir.write("config/main.tf", tf_config);
         let cairn = Workdir::new();
-        std::fs::copy(lang_component(Lang::Go, "testing/tfhttp"), cairn.path().join("tfhttp.wasm")).unwrap();
-        let grant =
-            format!("  sandbox {{\n    http {{\n      url = \"http://127.0.0.1:{}\"\n    }}\n  }}\n", cairn_store.port);
-        cairn.write("main.tf", &config("./tfhttp.wasm", cairn_store.port, &grant));
-        SideBySide { tf_dir, cli_config, cairn }
+        let component = lang_component(Lang::Go, &format!("testing/{provider}"));
+        std::fs::copy(component, cairn.path().join(format!("{provider}.wasm"))).unwrap();
+        cairn.write("main.tf", cairn_config);
+        let both = SideBySide { tf_dir, cli_config, cairn };
+        let started = Instant::now();
+        both.terraform(&["init", "-input=false", "-no-color"]);
+        eprintln!("side by side: terraform init (from the mirror) {:.2} s", started.elapsed().as_secs_f64());
+        both
     }
 
     fn terraform(&self, args: &[&str]) -> Run {
@@ -300,12 +326,18 @@ impl SideBySide {
         tf_actions
     }
 
-    /// Applies with `vars` in both and checks the states hold the same
-    /// values.
-    fn same_apply(&self, step: &str, vars: &[&str]) -> BTreeMap<String, Value> {
+    /// Applies with `vars` in both: (Terraform's values, cairn's values).
+    fn apply(&self, step: &str, vars: &[&str]) -> (BTreeMap<String, Value>, BTreeMap<String, Value>) {
         self.both(step, &[&["apply", "-auto-approve", "-input=false"], vars].concat());
         let tf = state_values(&self.terraform(&["show", "-json"]));
         let cairn = state_values(&self.cairn.cairn_here(&["show", "-json"]).success());
+        (tf, cairn)
+    }
+
+    /// Applies with `vars` in both and checks the states hold the same
+    /// values.
+    fn same_apply(&self, step: &str, vars: &[&str]) -> BTreeMap<String, Value> {
+        let (tf, cairn) = self.apply(step, vars);
         assert_eq!(cairn, tf, "{step}: cairn and Terraform keep different values in state");
         tf
     }
@@ -313,10 +345,7 @@ impl SideBySide {
 
 #[test]
 fn terraform_and_cairn_plan_and_apply_the_framework_provider_alike() {
-    let both = SideBySide::new();
-    let started = Instant::now();
-    both.terraform(&["init", "-input=false", "-no-color"]);
-    eprintln!("side by side: terraform init (from the mirror) {:.2} s", started.elapsed().as_secs_f64());
+    let both = SideBySide::tfhttp();
 
     let actions = both.same_plan("plan from empty (cold)", &[]);
     assert_eq!((actions["tfhttp_item.a"].as_str(), actions["tfhttp_item.b"].as_str()), ("create", "create"));
@@ -343,5 +372,91 @@ fn terraform_and_cairn_plan_and_apply_the_framework_provider_alike() {
     assert_eq!(values["tfhttp_item.a"]["name"], "beta");
 
     both.both("destroy", &[&["destroy", "-auto-approve", "-input=false"], &replace[..]].concat());
+    assert!(both.cairn.addresses().is_empty());
+}
+
+/// tfsdkv2's configuration, for the provider at `source`.
+fn sdkv2_config(source: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    tfsdkv2 = {{ source = "{source}" }}
+  }}
+}}
+
+variable "size" {{
+  default = null
+}}
+
+resource "tfsdkv2_widget" "a" {{
+  name   = "alpha"
+  color  = "Red"
+  secret = "s3cret"
+  labels = {{ team = "web" }}
+
+  tag {{
+    key   = "env"
+    value = "prod"
+  }}
+  tag {{
+    key = "tier"
+  }}
+
+  settings {{
+    retries = 2
+  }}
+}}
+
+resource "tfsdkv2_widget" "b" {{
+  name = "beta"
+  size = var.size
+}}
+
+data "tfsdkv2_lookup" "b" {{
+  name = tfsdkv2_widget.b.name
+}}
+
+output "upper" {{
+  value = data.tfsdkv2_lookup.b.upper
+}}
+"#
+    )
+}
+
+/// Terraform's tfsdkv2 values as cairn keeps them: SDKv2 keeps "" for
+/// the tier tag's unset value, which Terraform tolerates; cairn's contract
+/// wants the configuration's null, which the bridge's normalisation gives
+/// it.
+fn with_the_unset_tag_value_null(mut tf: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
+    let tags = tf.get_mut("tfsdkv2_widget.a").unwrap()["tag"].as_array_mut().unwrap();
+    let tier = tags.iter_mut().find(|t| t["key"] == "tier").expect("Terraform keeps the tier tag");
+    assert_eq!(tier["value"], "", "SDKv2 no longer keeps \"\" for an unset value in a set: {tier}");
+    tier["value"] = Value::Null;
+    tf
+}
+
+#[test]
+fn terraform_and_cairn_plan_and_apply_the_sdkv2_provider_alike_but_for_an_unset_value_in_a_set() {
+    let both = SideBySide::new("tfsdkv2", &sdkv2_config("cairn/tfsdkv2"), &sdkv2_config("./tfsdkv2.wasm"));
+    let actions = both.same_plan("SDKv2: plan from empty", &[]);
+    assert_eq!((actions["tfsdkv2_widget.a"].as_str(), actions["tfsdkv2_widget.b"].as_str()), ("create", "create"));
+    let (tf, cairn) = both.apply("SDKv2: apply from empty", &[]);
+    assert_eq!(cairn, with_the_unset_tag_value_null(tf), "cairn and Terraform keep different values in state");
+
+    let actions = both.same_plan("SDKv2: no-op plan", &[]);
+    assert!(actions.is_empty(), "nothing to do after the apply: {actions:?}");
+    let actions = both.same_plan("SDKv2: plan an update", &["-var", "size=5"]);
+    assert_eq!(actions["tfsdkv2_widget.b"], "update", "{actions:?}");
+    let (tf, cairn) = both.apply("SDKv2: apply an update", &["-var", "size=5"]);
+    assert_eq!(cairn, with_the_unset_tag_value_null(tf), "cairn and Terraform keep different values in state");
+    assert_eq!(cairn["tfsdkv2_widget.b"]["size"], 5);
+    // The default again when the configuration leaves size null.
+    let actions = both.same_plan("SDKv2: plan back to the default", &[]);
+    assert_eq!(actions["tfsdkv2_widget.b"], "update", "{actions:?}");
+    let (tf, cairn) = both.apply("SDKv2: apply the default", &[]);
+    assert_eq!(cairn, with_the_unset_tag_value_null(tf), "cairn and Terraform keep different values in state");
+    assert_eq!(cairn["tfsdkv2_widget.b"]["size"], 3);
+    both.both("SDKv2: destroy", &["destroy", "-auto-approve", "-input=false"]);
     assert!(both.cairn.addresses().is_empty());
 }
