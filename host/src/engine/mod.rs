@@ -557,6 +557,13 @@ impl Engine {
             match gate.schema_of(&r.addr) {
                 Err(d) => errors.push(d.at(&r.location)),
                 Ok(s) => {
+                    let what = r.addr.to_string();
+                    errors.extend(config::ephemeral::check_resource_body(
+                        &r.body,
+                        &s.block,
+                        &ws.config.ephemeral,
+                        &what,
+                    ));
                     inst.count_index = r.count.as_ref().map(|_| 0);
                     inst.each = r.for_each.as_ref().map(|_| (Value::unknown(), Value::unknown()));
                     match config::decode_body(&r.body, &s.block, &inst) {

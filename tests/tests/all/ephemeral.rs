@@ -108,6 +108,16 @@ resource "terraform_data" "a" {{
 "#
     );
     same_errors_as_terraform(&[("main.tf", &main)], &[("Invalid use of ephemeral value", "main.tf:11")]);
+
+    // `validate` finds it too, as Terraform's does.
+    let expected = vec![("Invalid use of ephemeral value".to_string(), "main.tf:11".to_string())];
+    let theirs = workdir(&[("main.tf", &main)]);
+    terraform(&theirs, &["init", "-no-color"]);
+    let theirs_run = terraform(&theirs, &["validate", "-no-color"]);
+    assert_eq!(terraform_errors(&theirs_run), expected, "terraform:\n{}", theirs_run.all());
+    let ours = workdir(&[("main.tf", &main)]);
+    let ours_run = ours.cairn(&["validate", "-no-color", "-var", "pw=x"]).failure();
+    assert_eq!(cairn_errors(&ours_run), expected, "cairn:\n{}", ours_run.all());
 }
 
 #[test]
