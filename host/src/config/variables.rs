@@ -130,9 +130,8 @@ fn validation(name: &str, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<
                 diags.push(error_at(
                     "Invalid reference in variable validation",
                     format!(
-                        "The validation of variable \"{name}\" may refer to input variables, not to {reference}: \
-                         cairn checks validations when the variables are decided, before any local value, \
-                         resource or data source has a value (Terraform 1.9 also allows those; cairn does not yet)."
+                        "The validation of variable \"{name}\" may refer to input variables, local values, \
+                         resources and data sources, not to {reference}."
                     ),
                     &location,
                 ));
