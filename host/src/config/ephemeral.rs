@@ -317,6 +317,53 @@ mod tests {
     }
 
     #[test]
+    fn ephemeralasnull_nulls_the_ephemeral_parts_of_what_it_is_given() {
+        use crate::config::{EvalContext, Phase, eval};
+        use crate::value::Value;
+        let mut ctx = EvalContext::new(".");
+        ctx.variables.insert("pw".into(), Value::string("secret"));
+        ctx.variables.insert("plain".into(), Value::string("d"));
+        ctx.ephemeral = std::sync::Arc::new(with_variable("pw"));
+        let value = |text: &str, ctx: &EvalContext| eval(&expr(text), ctx).expect("evaluates");
+        assert_eq!(value("ephemeralasnull(\"x-${var.pw}\")", &ctx), Value::Null);
+        assert_eq!(value("ephemeralasnull(var.plain)", &ctx), Value::string("d"));
+        assert_eq!(
+            value("ephemeralasnull({ a = var.pw, b = var.plain })", &ctx),
+            Value::object([("a", Value::Null), ("b", Value::string("d"))])
+        );
+        assert_eq!(value("ephemeralasnull([var.pw, 1])", &ctx), Value::Tuple(vec![Value::Null, Value::int(1)]));
+        assert_eq!(value("terraform.applying", &ctx), Value::Bool(false));
+        ctx.phase = Phase::Apply;
+        assert_eq!(value("terraform.applying", &ctx), Value::Bool(true));
+    }
+
+    #[test]
+    fn root_outputs_may_not_be_or_hold_ephemeral_values() {
+        let (_dir, config) = crate::config::testutil::load_main(
+            r#"
+variable "pw" {
+  ephemeral = true
+}
+output "declared" {
+  value     = "x"
+  ephemeral = true
+}
+output "derived" {
+  value = "${var.pw}!"
+}
+output "fine" {
+  value = ephemeralasnull(var.pw)
+}
+"#,
+        );
+        let errors: Vec<String> =
+            check_config(&config, &Ephemerality::of(&config)).iter().map(|d| d.to_string()).collect();
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(errors[0].starts_with("Error: main.tf:5: Ephemeral output not allowed"), "{errors:#?}");
+        assert!(errors[1].starts_with("Error: main.tf:10: Ephemeral value not allowed"), "{errors:#?}");
+    }
+
+    #[test]
     fn terraform_applying_is_ephemeral() {
         assert!(Ephemerality::default().is_ephemeral(&expr("terraform.applying ? 1 : 0")));
     }
