@@ -38,8 +38,9 @@ func Provider() *schema.Provider {
 			},
 		},
 		ResourcesMap: map[string]*schema.Resource{
-			"tfsdkv2_widget": widgetResource(),
-			"tfsdkv2_note":   noteResource(),
+			"tfsdkv2_widget":  widgetResource(),
+			"tfsdkv2_note":    noteResource(),
+			"tfsdkv2_counter": counterResource(),
 		},
 		DataSourcesMap: map[string]*schema.Resource{
 			"tfsdkv2_lookup": lookupDataSource(),
@@ -235,6 +236,29 @@ func noteResource() *schema.Resource {
 				ForceNew:  true,
 				StateFunc: func(v any) string { return strings.ToLower(strings.TrimSpace(v.(string))) },
 			},
+		},
+	}
+}
+
+// counterResource counts its updates without saying so in the plan (it
+// has no CustomizeDiff marking updates unknown): a bug Terraform tolerates
+// in a legacy provider, and cairn refuses.
+func counterResource() *schema.Resource {
+	noop := func(context.Context, *schema.ResourceData, any) diag.Diagnostics { return nil }
+	return &schema.Resource{
+		Description: "Counts its updates, which its plans do not foresee.",
+		CreateContext: func(_ context.Context, d *schema.ResourceData, _ any) diag.Diagnostics {
+			d.SetId("counter")
+			return diag.FromErr(d.Set("updates", 0))
+		},
+		UpdateContext: func(_ context.Context, d *schema.ResourceData, _ any) diag.Diagnostics {
+			return diag.FromErr(d.Set("updates", d.Get("updates").(int)+1))
+		},
+		ReadContext:   noop,
+		DeleteContext: noop,
+		Schema: map[string]*schema.Schema{
+			"label":   {Type: schema.TypeString, Optional: true},
+			"updates": {Type: schema.TypeInt, Computed: true},
 		},
 	}
 }

@@ -3,7 +3,8 @@
 //! by the real binary: its legacy type system answers normalised where
 //! Terraform's shims have one reading (unset values inside sets of blocks,
 //! defaults), refused with the contract's message where they have none (a
-//! StateFunc's stored value).
+//! StateFunc's stored value, a computed value an update changes behind its
+//! plan).
 
 use std::process::Command;
 
@@ -139,6 +140,28 @@ fn an_sdkv2_state_func_is_refused_with_the_contract_message() {
         run.stderr.contains(
             "provider \"tfsdkv2\" produced an invalid plan for tfsdkv2_note.n: .text: planned value \"hello world\" \
              does not match config value \"  Hello World \""
+        ),
+        "{}",
+        run.all()
+    );
+}
+
+/// An update that changes a computed value its plan kept known (no
+/// CustomizeDiff marking it unknown): Terraform only logs it for a legacy
+/// provider; nothing can make the plan's promise true afterwards, so the
+/// host refuses the new state with the contract's message.
+#[test]
+fn an_sdkv2_update_that_changes_what_its_plan_kept_is_refused_with_the_contract_message() {
+    let counter = |label: &str| format!("{CONFIG}\nresource \"tfsdkv2_counter\" \"c\" {{\n  label = \"{label}\"\n}}\n");
+    let w = workdir(&counter("one"));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.attributes("tfsdkv2_counter.c")["updates"], 0);
+    w.write("main.tf", &counter("two"));
+    let run = w.cairn(&["apply", "-auto-approve"]).failure();
+    assert!(
+        run.stderr.contains(
+            "provider \"tfsdkv2\" produced an inconsistent result after apply for tfsdkv2_counter.c: \
+             .updates: was 0, but now 1 (rule: a value known in the plan must not change)"
         ),
         "{}",
         run.all()
