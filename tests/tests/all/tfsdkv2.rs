@@ -9,7 +9,7 @@
 use std::process::Command;
 
 use cairn_e2e::languages::{Lang, lang_component, toolchain};
-use cairn_e2e::{Workdir, repo_root};
+use cairn_e2e::{Run, Workdir, cairn_command, repo_root};
 use serde_json::json;
 
 const CONFIG: &str = r#"
@@ -166,6 +166,27 @@ fn an_sdkv2_update_that_changes_what_its_plan_kept_is_refused_with_the_contract_
         "{}",
         run.all()
     );
+}
+
+/// `cairn providers check` takes the widget, with its defaults, sets of
+/// blocks and ForceNew, through every step of its lifecycle: the
+/// normalised legacy answers pass every contract check.
+#[test]
+fn providers_check_takes_the_sdkv2_widget_through_every_step() {
+    let wasm = lang_component(Lang::Go, "testing/tfsdkv2");
+    let run: Run = cairn_command(&["providers", "check"], &[]).arg(&wasm).output().unwrap().into();
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert!(run.stdout.contains(", 0 failed, "), "{}", run.all());
+    let widget: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "resource \"tfsdkv2_widget\"")
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .collect();
+    for step in ["apply the create", "plan again: no changes", "plan a change that forces replacement", "delete"] {
+        assert!(widget.contains(&format!("  ok    {step}").as_str()), "{step} did not pass:\n{}", run.all());
+    }
 }
 
 /// The bridge's SDKv2 module and tfsdkv2's own tests (the real SDKv2
