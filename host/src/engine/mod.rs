@@ -647,9 +647,13 @@ impl Engine {
         }
         // `moved` blocks rebind the state before anything is planned.
         let moves = plan::apply_moves(&ws.config.moved, &mut state).map_err(diagnostics)?;
-        let across_types =
-            plan::convert_moves_across_types(&moves, &ws.config.moved, &ws.config, &providers, &mut state);
-        self.until_interrupted("moving objects across resource types", across_types)?.map_err(diagnostics)?;
+        // Only a move across types calls a provider (and so can be
+        // interrupted); without one, an interrupt is the plan's to report.
+        if moves.iter().any(|m| m.from.resource.type_name != m.to.resource.type_name) {
+            let across_types =
+                plan::convert_moves_across_types(&moves, &ws.config.moved, &ws.config, &providers, &mut state);
+            self.until_interrupted("moving objects across resource types", across_types)?.map_err(diagnostics)?;
+        }
         let state = Arc::new(state);
         let (progress, reported) = std::sync::mpsc::channel();
         let planner = Planner {
