@@ -143,12 +143,13 @@ else
     go=go
 fi
 
-# The tests build Go programs with GOPROXY=off (a test never reaches the
-# network): fetch every module they require now, from the Go module proxy.
+# Fetch every module the Go providers and test programs require now, from
+# the Go module proxy, into the module cache the tests build with
+# (target/lang-toolchains/go-mod), so that no test waits on the network.
 # `go mod download` checks each against go.sum and does nothing when the
 # module cache already has it.
 while IFS= read -r module; do
-    (cd "$(dirname "$module")" && GOTOOLCHAIN=local GOFLAGS=-mod=mod "$go" mod download) || {
+    (cd "$(dirname "$module")" && GOMODCACHE="$tools/go-mod" GOTOOLCHAIN=local GOFLAGS=-mod=mod "$go" mod download) || {
         echo "scripts/test-tools.sh: cannot download the Go modules of $module" >&2
         exit 1
     }
