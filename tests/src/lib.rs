@@ -5,6 +5,7 @@
 //! date), in the same profile and with the same features as the tests.
 
 pub mod languages;
+pub mod loopback_http;
 pub mod rabbitmq;
 
 use std::net::TcpListener;

@@ -9,13 +9,13 @@
 //! store on loopback: a small HTTP server holding the entries in memory.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use cairn_e2e::Workdir;
 use cairn_e2e::languages::{Lang, lang_component, toolchain};
+use cairn_e2e::loopback_http::{Request, serve_json};
 use cairn_e2e::repo_root;
 use serde_json::{Value, json};
 
@@ -46,16 +46,9 @@ struct KvServer {
 
 impl KvServer {
     fn start() -> KvServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let store = Arc::new(Mutex::new(Store::default()));
         let shared = Arc::clone(&store);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { return };
-                serve(stream, &shared);
-            }
-        });
+        let port = serve_json(move |request| answer(request, &shared));
         KvServer { port, store }
     }
 
@@ -88,36 +81,14 @@ impl KvServer {
     }
 }
 
-/// Answers one request (one connection: the answer closes it).
-fn serve(stream: std::net::TcpStream, store: &Mutex<Store>) {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let (mut length, mut authorization) = (0, None);
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-            break;
-        }
-        let (name, value) = h.trim_end().split_once(':').unwrap_or((h.trim_end(), ""));
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-        if name.eq_ignore_ascii_case("authorization") {
-            authorization = Some(value.trim().to_string());
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let body = String::from_utf8_lossy(&body).into_owned();
-    let mut parts = line.split(' ');
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+/// The store's answer to one request.
+fn answer(request: Request, store: &Mutex<Store>) -> (&'static str, String) {
+    let Request { method, path, body, .. } = &request;
     let mut store = store.lock().unwrap();
+    let authorization = request.header("authorization").map(str::to_string);
     store.seen.push(Seen { line: format!("{method} {path}"), authorization, body: body.clone() });
     let key = path.strip_prefix("/kv/").unwrap_or("").to_string();
-    let (status, answer) = match method {
+    match method.as_str() {
         "GET" => match store.entries.get(&key) {
             Some(e) => ("200 OK", e.to_string()),
             None => ("404 Not Found", r#"{"error":"no such key"}"#.to_string()),
@@ -140,12 +111,7 @@ fn serve(stream: std::net::TcpStream, store: &Mutex<Store>) {
             None => ("404 Not Found", r#"{"error":"no such key"}"#.to_string()),
         },
         _ => ("405 Method Not Allowed", String::new()),
-    };
-    let response = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
-        answer.len()
-    );
-    let _ = reader.get_mut().write_all(response.as_bytes());
+    }
 }
 
 fn config(port: u16) -> String {
@@ -397,4 +363,25 @@ fn go_sdk_unit_tests_pass() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// Every Go component exports `state-moves`; a provider without the SDK's
+/// StateMover hook answers that it takes no moves, and the user gets the
+/// host's error for a provider that does not support moves across types.
+#[test]
+fn a_move_across_types_to_a_go_provider_without_the_hook_is_unsupported() {
+    let w = misbehave_workdir("gomisbehave_ok");
+    w.write("main.tf", &format!("{MISBEHAVE}\nresource \"terraform_data\" \"a\" {{}}\n"));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let moved =
+        "resource \"gomisbehave_ok\" \"a\" {}\n\nmoved {\n  from = terraform_data.a\n  to   = gomisbehave_ok.a\n}\n";
+    w.write("main.tf", &format!("{MISBEHAVE}\n{moved}"));
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("Unsupported `moved` across resource types"), "{}", plan.all());
+    assert!(
+        plan.stderr.contains("does not support moved operations across resource types and providers."),
+        "{}",
+        plan.all()
+    );
+    assert!(!plan.stderr.contains("state-moves not implemented"), "the SDK's answer reached the user: {}", plan.all());
 }

@@ -12,14 +12,13 @@
 //! comparison in the bridge's note; no test asserts a time.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use cairn_e2e::languages::{Lang, lang_component, toolchain};
+use cairn_e2e::loopback_http::{Request, serve_json};
 use cairn_e2e::{Run, Workdir, repo_root};
 use serde_json::{Value, json};
 
@@ -41,52 +40,23 @@ struct Store {
 
 impl Store {
     fn start() -> Store {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let items = Arc::new(Mutex::new((BTreeMap::<String, Value>::new(), 0u64)));
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { return };
-                answer(stream, &items);
-            }
-        });
-        Store { port }
+        let items = Mutex::new((BTreeMap::<String, Value>::new(), 0u64));
+        Store { port: serve_json(move |request| answer(&request, &items)) }
     }
 }
 
-/// Answers one request (the answer closes the connection).
-fn answer(stream: TcpStream, items: &Mutex<(BTreeMap<String, Value>, u64)>) {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let mut length = 0;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-            break;
-        }
-        if let Some((name, value)) = h.trim_end().split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let mut parts = line.split(' ');
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let name = path.strip_prefix("/items/").unwrap_or("").to_string();
+/// The store's answer to one request.
+fn answer(request: &Request, items: &Mutex<(BTreeMap<String, Value>, u64)>) -> (&'static str, String) {
+    let name = request.path.strip_prefix("/items/").unwrap_or("").to_string();
     let mut guard = items.lock().unwrap();
     let (items, made) = &mut *guard;
-    let (status, text) = match method {
+    match request.method.as_str() {
         "GET" => match items.get(&name) {
             Some(item) => ("200 OK", item.to_string()),
             None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
         },
         "PUT" => {
-            let mut written: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let mut written: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
             written.as_object_mut().map(|o| o.remove("secret"));
             let (id, revision) = match items.get(&name) {
                 Some(prior) => (prior["id"].clone(), prior["revision"].as_i64().unwrap() + 1),
@@ -105,12 +75,7 @@ fn answer(stream: TcpStream, items: &Mutex<(BTreeMap<String, Value>, u64)>) {
             None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
         },
         _ => ("405 Method Not Allowed", String::new()),
-    };
-    let response = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-        text.len()
-    );
-    let _ = reader.get_mut().write_all(response.as_bytes());
+    }
 }
 
 /// The configuration both apply; `provider` is the provider block's
