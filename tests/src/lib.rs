@@ -92,7 +92,7 @@ impl Run {
 
     /// Panics unless the run succeeded.
     pub fn success(self) -> Run {
-        assert_eq!(self.code, 0, "cairn failed:\n{}", self.all());
+        assert_eq!(self.code, 0, "the command failed:\n{}", self.all());
         self
     }
 
@@ -121,6 +121,21 @@ impl From<Output> for Run {
     }
 }
 
+/// Runs the real `terraform` in `dir`, without its update check, for the
+/// Terraform compatibility tests. It must be on PATH (scripts/test-tools.sh
+/// checks for 1.4 or later; the features some tests compare need later
+/// ones, and machines of this project have 1.11.4).
+pub fn terraform_in(dir: &Path, args: &[&str]) -> Run {
+    Command::new("terraform")
+        .args(args)
+        .current_dir(dir)
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .output()
+        .expect("terraform (1.11 on this project's machines) must be on PATH for the Terraform compatibility tests")
+        .into()
+}
+
 impl Workdir {
     /// An empty configuration directory.
     pub fn new() -> Workdir {
@@ -143,6 +158,11 @@ impl Workdir {
     /// The directory.
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Runs the real `terraform` here: see [`terraform_in`].
+    pub fn terraform(&self, args: &[&str]) -> Run {
+        terraform_in(self.path(), args)
     }
 
     /// Writes a file (creating directories), relative to the directory.

@@ -192,16 +192,7 @@ fn a_check_inside_a_module_is_checked_in_each_instance_as_terraform_does() {
         d.write("main.tf", MODULE_CALL);
         d.write("m/main.tf", MODULE_WITH_CHECK);
     }
-    let terraform = |args: &[&str]| -> cairn_e2e::Run {
-        std::process::Command::new("terraform")
-            .args(args)
-            .current_dir(tf.path())
-            .env("CHECKPOINT_DISABLE", "1")
-            .env("TF_IN_AUTOMATION", "1")
-            .output()
-            .expect("terraform (1.5 or later, for check blocks) must be on PATH for the Terraform compatibility tests")
-            .into()
-    };
+    let terraform = |args: &[&str]| tf.terraform(args);
     assert_eq!(terraform(&["init", "-input=false", "-no-color"]).code, 0);
     let theirs = terraform(&["plan", "-no-color"]);
     assert_eq!(theirs.code, 0, "{}", theirs.all());

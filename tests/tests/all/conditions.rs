@@ -347,19 +347,6 @@ output "o" {
     assert!(!plan.stderr.contains("input too big."), "{}", plan.all());
 }
 
-/// Runs the real `terraform` (1.9 or later, for validations that refer to
-/// other objects) in `w`.
-fn terraform(w: &Workdir, args: &[&str]) -> cairn_e2e::Run {
-    std::process::Command::new("terraform")
-        .args(args)
-        .current_dir(w.path())
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .output()
-        .expect("terraform (1.9 or later) must be on PATH for the Terraform compatibility tests")
-        .into()
-}
-
 /// Validations that refer to a local value and to a resource's configured
 /// value: decided while planning.
 const VALIDATION_OF_OBJECTS: &str = r#"locals {
@@ -414,8 +401,8 @@ fn validations_referring_to_other_objects_are_decided_when_known_as_terraform_do
     for d in [&w, &tf] {
         d.write("main.tf", VALIDATION_OF_OBJECTS);
     }
-    assert_eq!(terraform(&tf, &["init", "-input=false", "-no-color"]).code, 0);
-    let theirs = terraform(&tf, &["plan", "-no-color"]);
+    assert_eq!(tf.terraform(&["init", "-input=false", "-no-color"]).code, 0);
+    let theirs = tf.terraform(&["plan", "-no-color"]);
     let ours = w.cairn(&["plan", "-no-color"]).failure();
     assert_eq!(theirs.code, 1, "{}", theirs.all());
     for run in [&theirs, &ours] {
@@ -428,10 +415,10 @@ fn validations_referring_to_other_objects_are_decided_when_known_as_terraform_do
     for d in [&w, &tf] {
         d.write("main.tf", VALIDATION_AFTER_APPLY);
     }
-    assert_eq!(terraform(&tf, &["init", "-input=false", "-no-color"]).code, 0);
-    assert_eq!(terraform(&tf, &["plan", "-no-color"]).code, 0);
+    assert_eq!(tf.terraform(&["init", "-input=false", "-no-color"]).code, 0);
+    assert_eq!(tf.terraform(&["plan", "-no-color"]).code, 0);
     w.cairn(&["plan", "-no-color"]).success();
-    let theirs = terraform(&tf, &["apply", "-auto-approve", "-no-color"]);
+    let theirs = tf.terraform(&["apply", "-auto-approve", "-no-color"]);
     let ours = w.cairn(&["apply", "-auto-approve", "-no-color"]).failure();
     assert_eq!(theirs.code, 1, "{}", theirs.all());
     for run in [&theirs, &ours] {

@@ -8,23 +8,9 @@
 //! configuration of the real PostgreSQL provider (which logs in with it)
 //! while appearing in no state, plan file, `-json` stream or log.
 
-use std::process::Command;
-
 use cairn_e2e::{Postgres, Run, Workdir};
 
 const SECRET: &str = "eph-s3cret-value-42";
-
-/// Runs the real `terraform` in the directory; it must be on PATH.
-fn terraform(w: &Workdir, args: &[&str]) -> Run {
-    Command::new("terraform")
-        .args(args)
-        .current_dir(w.path())
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .output()
-        .expect("terraform 1.10 or later must be on PATH for the Terraform compatibility tests (scripts/test.sh)")
-        .into()
-}
 
 /// A directory holding `files`, for cairn or terraform.
 fn workdir(files: &[(&str, &str)]) -> Workdir {
@@ -79,8 +65,8 @@ fn same_errors_as_terraform(files: &[(&str, &str)], expected: &[(&str, &str)]) {
     let ours = workdir(files);
     let ours_run = ours.cairn(&["plan", "-no-color", "-var", &format!("pw={SECRET}")]).failure();
     let theirs = workdir(files);
-    terraform(&theirs, &["init", "-no-color"]);
-    let theirs_run = terraform(&theirs, &["plan", "-no-color", "-input=false", "-var", &format!("pw={SECRET}")]);
+    theirs.terraform(&["init", "-no-color"]);
+    let theirs_run = theirs.terraform(&["plan", "-no-color", "-input=false", "-var", &format!("pw={SECRET}")]);
     let mut expected: Vec<(String, String)> = expected.iter().map(|(s, l)| (s.to_string(), l.to_string())).collect();
     expected.sort();
     assert_eq!(terraform_errors(&theirs_run), expected, "terraform:\n{}", theirs_run.all());
@@ -112,8 +98,8 @@ resource "terraform_data" "a" {{
     // `validate` finds it too, as Terraform's does.
     let expected = vec![("Invalid use of ephemeral value".to_string(), "main.tf:11".to_string())];
     let theirs = workdir(&[("main.tf", &main)]);
-    terraform(&theirs, &["init", "-no-color"]);
-    let theirs_run = terraform(&theirs, &["validate", "-no-color"]);
+    theirs.terraform(&["init", "-no-color"]);
+    let theirs_run = theirs.terraform(&["validate", "-no-color"]);
     assert_eq!(terraform_errors(&theirs_run), expected, "terraform:\n{}", theirs_run.all());
     let ours = workdir(&[("main.tf", &main)]);
     let ours_run = ours.cairn(&["validate", "-no-color", "-var", "pw=x"]).failure();
@@ -251,9 +237,9 @@ fn ephemeralasnull_gives_the_values_terraform_gives_and_nothing_ephemeral_is_sto
     ours.cairn(&["apply", "-auto-approve", "-no-color", "-var", &var]).success();
     let ours_output = ours.cairn_here(&["output", "-json", "a"]).success();
     let theirs = workdir(&files);
-    terraform(&theirs, &["init", "-no-color"]).success();
-    terraform(&theirs, &["apply", "-auto-approve", "-no-color", "-input=false", "-var", &var]).success();
-    let theirs_output = terraform(&theirs, &["output", "-json", "a"]).success();
+    theirs.terraform(&["init", "-no-color"]).success();
+    theirs.terraform(&["apply", "-auto-approve", "-no-color", "-input=false", "-var", &var]).success();
+    let theirs_output = theirs.terraform(&["output", "-json", "a"]).success();
     let parse = |run: &Run| serde_json::from_str::<serde_json::Value>(&run.stdout).expect("output -json is JSON");
     let expected = serde_json::json!({
         "whole": null,

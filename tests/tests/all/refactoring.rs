@@ -196,16 +196,7 @@ resource "terraform_data" "x" {
     let w = cairn_e2e::Workdir::new();
     w.write("main.tf", config);
     let summary = "Plan: 2 to import, 0 to add, 2 to change, 0 to destroy.";
-    let terraform = |args: &[&str]| {
-        let out = std::process::Command::new("terraform")
-            .args(args)
-            .current_dir(w.path())
-            .env("CHECKPOINT_DISABLE", "1")
-            .output()
-            .expect("terraform (1.7 or later) must be on PATH");
-        assert!(out.status.success(), "terraform {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
+    let terraform = |args: &[&str]| w.terraform(args).success().stdout;
     terraform(&["init", "-input=false", "-no-color"]);
     assert!(terraform(&["plan", "-input=false", "-no-color"]).contains(summary));
     let plan = w.cairn(&["plan"]).success();
@@ -223,20 +214,6 @@ resource "terraform_data" "x" {
         "{}",
         refused.all()
     );
-}
-
-/// Runs the real `terraform` (1.8 or later, for `moved` across types) in
-/// `dir`; with `hashicorp/null` from tests/terraform-null, which
-/// scripts/test-tools.sh installs.
-fn terraform_in(dir: &std::path::Path, args: &[&str]) -> cairn_e2e::Run {
-    std::process::Command::new("terraform")
-        .args(args)
-        .current_dir(dir)
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .output()
-        .expect("terraform (1.8 or later) must be on PATH for the Terraform compatibility tests")
-        .into()
 }
 
 const NULL_RESOURCE: &str = "resource \"null_resource\" \"a\" {\n  triggers = { k = \"v\" }\n}\n";
@@ -263,26 +240,26 @@ fn a_null_resource_moves_to_terraform_data_as_terraform_does() {
     for d in [&w, &tf] {
         d.write("main.tf", NULL_RESOURCE);
     }
-    let init = terraform_in(tf.path(), &["init", "-input=false", "-no-color"]);
+    let init = tf.terraform(&["init", "-input=false", "-no-color"]);
     assert_eq!(init.code, 0, "terraform init needs hashicorp/null: run scripts/test-tools.sh\n{}", init.all());
-    assert_eq!(terraform_in(tf.path(), &["apply", "-auto-approve", "-no-color"]).code, 0);
+    assert_eq!(tf.terraform(&["apply", "-auto-approve", "-no-color"]).code, 0);
     w.cairn(&["apply", "-auto-approve"]).success();
     let id = w.attributes("null_resource.a")["id"].as_str().unwrap().to_string();
 
     for d in [&w, &tf] {
         d.write("main.tf", NULL_TO_TERRAFORM_DATA);
     }
-    let theirs = terraform_in(tf.path(), &["plan", "-no-color"]);
+    let theirs = tf.terraform(&["plan", "-no-color"]);
     let ours = w.cairn(&["plan", "-no-color"]).success();
     for expected in ["# null_resource.a has moved to terraform_data.a", "Plan: 0 to add, 0 to change, 0 to destroy."] {
         assert!(theirs.stdout.contains(expected), "terraform: {}", theirs.all());
         assert!(ours.stdout.contains(expected), "cairn: {}", ours.all());
     }
 
-    assert_eq!(terraform_in(tf.path(), &["apply", "-auto-approve", "-no-color"]).code, 0);
+    assert_eq!(tf.terraform(&["apply", "-auto-approve", "-no-color"]).code, 0);
     w.cairn(&["apply", "-auto-approve"]).success();
     let shown: serde_json::Value =
-        serde_json::from_str(&terraform_in(tf.path(), &["show", "-json"]).stdout).expect("terraform show -json");
+        serde_json::from_str(&tf.terraform(&["show", "-json"]).stdout).expect("terraform show -json");
     let tf_values = &shown["values"]["root_module"]["resources"][0]["values"];
     let attrs = w.attributes("terraform_data.a");
     assert_eq!(w.addresses(), ["terraform_data.a"]);
@@ -309,17 +286,17 @@ fn moves_across_types_a_provider_does_not_take_are_refused_at_the_block() {
     for d in [&w, &tf] {
         d.write("main.tf", data);
     }
-    assert_eq!(terraform_in(tf.path(), &["init", "-input=false", "-no-color"]).code, 0);
-    assert_eq!(terraform_in(tf.path(), &["apply", "-auto-approve", "-no-color"]).code, 0);
+    assert_eq!(tf.terraform(&["init", "-input=false", "-no-color"]).code, 0);
+    assert_eq!(tf.terraform(&["apply", "-auto-approve", "-no-color"]).code, 0);
     w.cairn(&["apply", "-auto-approve"]).success();
     let back = format!("{NULL_RESOURCE}\nmoved {{\n  from = terraform_data.a\n  to   = null_resource.a\n}}\n");
     for d in [&w, &tf] {
         d.write("main.tf", &back);
     }
     // terraform init again: the configuration now needs hashicorp/null.
-    let init = terraform_in(tf.path(), &["init", "-input=false", "-no-color"]);
+    let init = tf.terraform(&["init", "-input=false", "-no-color"]);
     assert_eq!(init.code, 0, "terraform init needs hashicorp/null: run scripts/test-tools.sh\n{}", init.all());
-    let theirs = terraform_in(tf.path(), &["plan", "-no-color"]);
+    let theirs = tf.terraform(&["plan", "-no-color"]);
     let ours = w.cairn(&["plan", "-no-color"]).failure();
     let detail = "The provider \"registry.terraform.io/hashicorp/null\" does not support moved";
     assert!(theirs.stderr.contains("Error: Unsupported `moved` across resource types"), "{}", theirs.all());

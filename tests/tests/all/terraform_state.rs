@@ -41,14 +41,7 @@ resource "terraform_data" "deep" {
 
 /// Runs the real `terraform` in the directory; it must be on PATH.
 fn terraform(w: &Workdir, args: &[&str]) -> Run {
-    let output = Command::new("terraform")
-        .args(args)
-        .current_dir(w.path())
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .output()
-        .expect("terraform (1.4 or later, for terraform_data) must be on PATH for the Terraform compatibility tests");
-    let run: Run = output.into();
+    let run = w.terraform(args);
     assert_eq!(run.code, 0, "terraform {args:?} failed:\n{}", run.all());
     run
 }
