@@ -211,3 +211,64 @@ fn module_overrides_are_refused_where_they_are_written() {
     assert_eq!(run.code, 1, "{}", run.all());
     assert!(run.stderr.contains("main.tftest.hcl:1:1: override_module is not supported yet"), "{}", run.all());
 }
+
+const CALLS_MODULE: &str = "variable \"n\" {\n  type    = number\n  default = 1\n}\n\nmodule \"m\" {\n  source = \"./m\"\n  n      = var.n\n}\n";
+
+const CHECKED_MODULE: &str = r#"variable "n" {
+  type = number
+}
+
+resource "terraform_data" "d" {
+  input = var.n * 2
+}
+
+check "small" {
+  assert {
+    condition     = var.n < 5
+    error_message = "n is big"
+  }
+}
+"#;
+
+const EXPECTS_INSIDE_MODULE: &str = r#"run "good" {
+  command = plan
+}
+
+run "inside" {
+  command = plan
+  variables {
+    n = 7
+  }
+  expect_failures = [module.m.check.small, var.n]
+}
+
+run "after" {
+  command = plan
+}
+"#;
+
+fn expects_inside_module() -> Workdir {
+    let w = Workdir::new();
+    w.write("main.tf", CALLS_MODULE);
+    w.write("m/main.tf", CHECKED_MODULE);
+    w.write("main.tftest.hcl", EXPECTS_INSIDE_MODULE);
+    w
+}
+
+#[test]
+fn expected_failures_inside_a_module_are_refused_as_terraform_refuses_them() {
+    let ours = expects_inside_module().cairn(&["test", "-no-color"]);
+    let tf_dir = expects_inside_module();
+    terraform(&tf_dir, &["init", "-no-color"]);
+    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    assert_eq!(ours.stdout, theirs.stdout, "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert_eq!((ours.code, theirs.code), (1, 1), "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert!(ours.stdout.contains("  run \"inside\"... fail\n  run \"after\"... skip\n"), "{}", ours.all());
+    assert!(
+        ours.stderr.contains("Error: main.tftest.hcl:10:22: Invalid `expect_failures` reference"),
+        "{}",
+        ours.all()
+    );
+    assert!(ours.stderr.contains("You cannot expect failures from module.m.check."), "{}", ours.all());
+    assert!(theirs.stderr.contains("You cannot expect failures from module.m.check."), "{}", theirs.all());
+}

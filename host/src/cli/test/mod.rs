@@ -239,6 +239,12 @@ fn run_one(
     state: &mut FileState,
     options: &TestOptions,
 ) -> (Status, Vec<Diagnostic>, String) {
+    let uncheckable = uncheckable_expectations(run);
+    if !uncheckable.is_empty() {
+        // As in Terraform: the run fails before it plans, and the file's
+        // later runs are skipped.
+        return (Status::Error, uncheckable, String::new());
+    }
     let gathered = Arc::new(Gather::default());
     for warning in missing_targets(declared, &run.overrides) {
         gathered.diagnostic(&warning);
@@ -665,6 +671,66 @@ fn expected_failures(
     (status, shown, String::new())
 }
 
+/// The run's `expect_failures` items that name no checkable object of the
+/// root module (a module, an object inside one, a local value), each an
+/// error worded as Terraform's.
+fn uncheckable_expectations(run: &TestRun) -> Vec<Diagnostic> {
+    run.expect_failures
+        .iter()
+        .filter_map(|(address, location)| {
+            let subject = uncheckable_subject(address)?;
+            Some(
+                Diagnostic::error("Invalid `expect_failures` reference")
+                    .with_detail(format!(
+                        "You cannot expect failures from {subject}. You can only expect failures from checkable \
+                         objects such as input variables, output values, check blocks, managed resources and data \
+                         sources."
+                    ))
+                    .at(location),
+            )
+        })
+        .collect()
+}
+
+/// What a reference that is not a checkable object of the root module
+/// refers to, as Terraform names it (`module.m.check` for
+/// `module.m.check.x`, `local.l`); `None` for a variable, an output, a
+/// check block, a resource or a data source.
+fn uncheckable_subject(address: &str) -> Option<String> {
+    let parts = reference_parts(address);
+    let first = parts.first()?.as_str();
+    let taken = match first {
+        "var" | "output" | "check" | "data" | "resource" => return None,
+        // A module call, or one of its outputs: Terraform reads what
+        // follows the call as an output's name.
+        "module" => 3,
+        "local" | "path" | "terraform" | "count" | "each" | "run" => 2,
+        "self" => 1,
+        _ => return None,
+    };
+    Some(parts[..taken.min(parts.len())].join("."))
+}
+
+/// A reference's dot-separated parts, a part keeping its `[key]` (a dot
+/// inside the brackets does not separate).
+fn reference_parts(address: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut depth = 0usize;
+    for c in address.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '.' if depth == 0 => {
+                parts.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        parts.last_mut().expect("parts starts with one").push(c);
+    }
+    parts
+}
+
 /// `terraform_data.a[0]` without its key: the block its instances share.
 fn strip_key(address: &str) -> String {
     address.split('[').next().unwrap_or(address).to_string()
@@ -760,5 +826,26 @@ impl EventSink for Gather {
 
     fn diagnostic(&self, d: &Diagnostic) {
         self.diags.lock().unwrap_or_else(PoisonError::into_inner).push(d.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uncheckable_subject;
+
+    #[test]
+    fn objects_inside_modules_are_named_as_terraform_names_them() {
+        assert_eq!(uncheckable_subject("module.m.check.small").as_deref(), Some("module.m.check"));
+        assert_eq!(uncheckable_subject("module.m.output.doubled").as_deref(), Some("module.m.output"));
+        assert_eq!(uncheckable_subject("module.m").as_deref(), Some("module.m"));
+        assert_eq!(uncheckable_subject("module.m[\"a.b\"].var.n").as_deref(), Some("module.m[\"a.b\"].var"));
+        assert_eq!(uncheckable_subject("local.l").as_deref(), Some("local.l"));
+    }
+
+    #[test]
+    fn checkable_objects_of_the_root_module_are_accepted() {
+        for address in ["var.n", "output.o", "check.c", "terraform_data.a[0]", "data.terraform_data.d"] {
+            assert_eq!(uncheckable_subject(address), None, "{address}");
+        }
     }
 }
