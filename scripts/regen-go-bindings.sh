@@ -23,21 +23,24 @@ fi
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-"$bindgen" go "$sdk/wit" --world go-provider --pkg-name cairn.dev/sdk-go/internal/wit --out-dir "$tmp" --quiet
+"$bindgen" go "$sdk/wit" --world go-provider --pkg-name cairn.dev/sdk-go/internal/wit --out-dir "$tmp/gen" --quiet
 # The generated code imports the component-model runtime package
 # go.bytecodealliance.org/pkg, which the SDK vendors under internal/gopkg
 # (see its README): point the imports there, so that a provider's go.mod
 # needs only the SDK.
-find "$tmp" -name '*.go' -exec sed -i 's#"go.bytecodealliance.org/pkg/wit/#"cairn.dev/sdk-go/internal/gopkg/wit/#' {} +
-# The one hand-written file among them: the exported functions, which hand
-# each call to the SDK (wit-bindgen would write stubs there).
-handler=exports/export_cairn_provider_provider/handler.go
-cp "$out/$handler" "$tmp/handler.go.kept"
+find "$tmp/gen" -name '*.go' -exec sed -i 's#"go.bytecodealliance.org/pkg/wit/#"cairn.dev/sdk-go/internal/gopkg/wit/#' {} +
+# The hand-written files among them: the exported functions of each
+# exported interface, which hand each call to the SDK (wit-bindgen would
+# write stubs there).
+handlers=(exports/export_cairn_provider_provider/handler.go exports/export_cairn_provider_state_moves/handler.go)
+for handler in "${handlers[@]}"; do
+    mkdir -p "$tmp/kept/$(dirname "$handler")"
+    cp "$out/$handler" "$tmp/kept/$handler"
+done
 rm -rf "$out"
 mkdir -p "$out"
-cp -r "$tmp"/. "$out"/
-mkdir -p "$(dirname "$out/$handler")"
-mv "$out/handler.go.kept" "$out/$handler"
+cp -r "$tmp/gen"/. "$out"/
+cp -r "$tmp/kept"/. "$out"/
 # What the bindings were made from, for the staleness test.
 (cd "$sdk" && go run ./internal/withash wit) > "$out/WIT_SHA256"
 # The rewritten imports sort differently.

@@ -170,6 +170,10 @@ const GO_SDK: Files = &[
         include_str!("../../providers/sdk-go/internal/wit/exports/export_cairn_provider_provider/handler.go"),
     ),
     (
+        "sdk/internal/wit/exports/export_cairn_provider_state_moves/handler.go",
+        include_str!("../../providers/sdk-go/internal/wit/exports/export_cairn_provider_state_moves/handler.go"),
+    ),
+    (
         "sdk/internal/wit/exports/wit_exports/wit_exports.go",
         include_str!("../../providers/sdk-go/internal/wit/exports/wit_exports/wit_exports.go"),
     ),
@@ -196,6 +200,14 @@ const GO_SDK: Files = &[
     (
         "sdk/internal/wit/imports/cairn_provider_provider/wit_bindings.go",
         include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_provider/wit_bindings.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_state_moves/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_state_moves/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_state_moves/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_state_moves/wit_bindings.go"),
     ),
     (
         "sdk/internal/wit/imports/cairn_provider_types/empty.s",
@@ -258,6 +270,7 @@ const GO_SDK: Files = &[
     ("sdk/log.go", include_str!("../../providers/sdk-go/log.go")),
     ("sdk/log_native.go", include_str!("../../providers/sdk-go/log_native.go")),
     ("sdk/log_wasip1.go", include_str!("../../providers/sdk-go/log_wasip1.go")),
+    ("sdk/move.go", include_str!("../../providers/sdk-go/move.go")),
     ("sdk/provider.go", include_str!("../../providers/sdk-go/provider.go")),
     ("sdk/schema.go", include_str!("../../providers/sdk-go/schema.go")),
     ("sdk/value.go", include_str!("../../providers/sdk-go/value.go")),

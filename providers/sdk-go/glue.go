@@ -12,6 +12,7 @@ import (
 
 	witTypes "cairn.dev/sdk-go/internal/gopkg/wit/types"
 	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_provider"
+	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_state_moves"
 	abi "cairn.dev/sdk-go/internal/wit/imports/cairn_provider_provider"
 	wire "cairn.dev/sdk-go/internal/wit/imports/cairn_provider_types"
 )
@@ -24,7 +25,9 @@ import (
 // A schema with mistakes (see ProviderSchema.Check) is reported on every
 // call, so that `cairn providers check` shows them.
 func Export(p Provider) {
-	export_cairn_provider_provider.Handler = newGlue(p)
+	g := newGlue(p)
+	export_cairn_provider_provider.Handler = g
+	export_cairn_provider_state_moves.Handler = moveGlue{g}
 }
 
 // glue serves the generated exports for one Provider.

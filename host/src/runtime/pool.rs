@@ -357,7 +357,8 @@ impl Provider for WasmProvider {
         })
     }
 
-    /// `None` when the component does not export `state-moves`.
+    /// `None` when the component does not export `state-moves`, or answers
+    /// that its provider takes no moves ([`state_moves::is_unsupported`]).
     fn move_resource_state(&self, request: MoveRequest) -> CallFuture<'_, Option<MoveResponse>> {
         const OP: &str = "move-resource-state";
         let Some(indices) = self.state_moves.clone() else { return crate::provider::ready(Ok(None)) };
@@ -371,6 +372,9 @@ impl Provider for WasmProvider {
         };
         Box::pin(async move {
             let answer = self.call_instance(OP, state_moves::move_call(indices, request)).await?;
+            if state_moves::is_unsupported(&answer) {
+                return Ok(None);
+            }
             Ok(Some(MoveResponse {
                 target_state: self.decode(OP, &answer.target_state, &mut self.budget())?,
                 target_private: answer.target_private,

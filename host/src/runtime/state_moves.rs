@@ -44,6 +44,29 @@ pub(crate) fn move_call(indices: Indices, request: wit_moves::MoveRequest) -> In
     })
 }
 
+/// The summary of the answer that says "this provider takes no moves": an
+/// SDK whose components always export `state-moves` (Go's: exports are
+/// static there) gives it, alone and with no detail or path, when the
+/// provider has no move hook, so that the user gets the same error as for a
+/// component without the export. Keep it identical to the Go SDK's
+/// `unsupportedMoveSummary` (providers/sdk-go/move.go).
+pub(crate) const UNSUPPORTED_SUMMARY: &str = "cairn: state-moves not implemented by this provider";
+
+/// Whether `answer` is the distinguished "unsupported" answer (see
+/// [`UNSUPPORTED_SUMMARY`]).
+pub(crate) fn is_unsupported(answer: &wit_moves::MoveResponse) -> bool {
+    use super::bindings::cairn::provider::types::Severity;
+    match answer.diagnostics.as_slice() {
+        [only] => {
+            matches!(only.severity, Severity::Error)
+                && only.summary == UNSUPPORTED_SUMMARY
+                && only.detail.is_empty()
+                && only.path.is_empty()
+        }
+        _ => false,
+    }
+}
+
 impl AnswerSize for wit_moves::MoveResponse {
     fn answer_size(&self) -> usize {
         [

@@ -17,7 +17,9 @@ import (
 	witRuntime "cairn.dev/sdk-go/internal/gopkg/wit/runtime"
 	witTypes "cairn.dev/sdk-go/internal/gopkg/wit/types"
 	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_provider"
+	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_state_moves"
 	"cairn.dev/sdk-go/internal/wit/imports/cairn_provider_provider"
+	"cairn.dev/sdk-go/internal/wit/imports/cairn_provider_state_moves"
 	"cairn.dev/sdk-go/internal/wit/imports/cairn_provider_types"
 	"runtime"
 	"unsafe"
@@ -26,6 +28,323 @@ import (
 var staticPinner = runtime.Pinner{}
 var exportReturnArea = uintptr(witRuntime.Allocate(&staticPinner, (8 * 4), 8))
 var syncExportPinner = runtime.Pinner{}
+
+//go:wasmexport cairn:provider/state-moves@0.2.0#move-resource-state
+func wasm_export_cairn_provider_state_moves_move_resource_state(arg0 uintptr, arg1 uint32, arg2 uintptr, arg3 uint32, arg4 int64, arg5 uintptr, arg6 uint32, arg7 uintptr, arg8 uint32, arg9 uintptr, arg10 uint32) uintptr {
+
+	pinner := &syncExportPinner
+	value := unsafe.String((*uint8)(unsafe.Pointer(arg0)), arg1)
+	value0 := unsafe.String((*uint8)(unsafe.Pointer(arg2)), arg3)
+	value1 := unsafe.String((*uint8)(unsafe.Pointer(arg5)), arg6)
+	value2 := unsafe.Slice((*uint8)(unsafe.Pointer(arg7)), arg8)
+	value3 := unsafe.String((*uint8)(unsafe.Pointer(arg9)), arg10)
+	witRuntime.Unpin()
+	result := export_cairn_provider_state_moves.MoveResourceState(cairn_provider_state_moves.MoveRequest{SourceProviderAddress: value, SourceTypeName: value0, SourceSchemaVersion: uint64(arg4), SourceState: value1, SourcePrivate: value2, TargetTypeName: value3})
+	slice18 := ((result).TargetState).Nodes
+	length20 := uint32(len(slice18))
+	result19 := witRuntime.Allocate(pinner, uintptr(length20*(112+4*4)), 8)
+	for index, element := range slice18 {
+		base := unsafe.Add(result19, index*(112+4*4))
+
+		switch (element).Kind.Tag() {
+		case cairn_provider_types.ValueNode_Null:
+
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(0))
+
+		case cairn_provider_types.ValueNode_Unknown:
+			payload := (element).Kind.Unknown()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(1))
+			var result4 int32
+			if (payload).NotNull {
+				result4 = 1
+			} else {
+				result4 = 0
+			}
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 8)) = int8(result4)
+
+			switch (payload).Prefix.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).Prefix.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = int8(int32(1))
+				utf8 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf8)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 3*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 2*4))) = uint32(uintptr(uintptr(utf8)))
+
+			default:
+				panic("unreachable")
+			}
+
+			switch (payload).Lower.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (8 + 4*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).Lower.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (8 + 4*4))) = int8(int32(1))
+
+				switch (payload).Value.Tag() {
+				case cairn_provider_types.Number_Integer:
+					payload := (payload).Value.Integer()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (16 + 4*4))) = int8(int32(0))
+					*(*int64)(unsafe.Add(unsafe.Pointer(base), (24 + 4*4))) = payload
+
+				case cairn_provider_types.Number_Float:
+					payload := (payload).Value.Float()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (16 + 4*4))) = int8(int32(1))
+					*(*float64)(unsafe.Add(unsafe.Pointer(base), (24 + 4*4))) = payload
+
+				default:
+					panic("unreachable")
+				}
+				var result5 int32
+				if (payload).Inclusive {
+					result5 = 1
+				} else {
+					result5 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (32 + 4*4))) = int8(result5)
+
+			default:
+				panic("unreachable")
+			}
+
+			switch (payload).Upper.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (40 + 4*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).Upper.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (40 + 4*4))) = int8(int32(1))
+
+				switch (payload).Value.Tag() {
+				case cairn_provider_types.Number_Integer:
+					payload := (payload).Value.Integer()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (48 + 4*4))) = int8(int32(0))
+					*(*int64)(unsafe.Add(unsafe.Pointer(base), (56 + 4*4))) = payload
+
+				case cairn_provider_types.Number_Float:
+					payload := (payload).Value.Float()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (48 + 4*4))) = int8(int32(1))
+					*(*float64)(unsafe.Add(unsafe.Pointer(base), (56 + 4*4))) = payload
+
+				default:
+					panic("unreachable")
+				}
+				var result6 int32
+				if (payload).Inclusive {
+					result6 = 1
+				} else {
+					result6 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (64 + 4*4))) = int8(result6)
+
+			default:
+				panic("unreachable")
+			}
+
+			switch (payload).MinLength.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (72 + 4*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).MinLength.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (72 + 4*4))) = int8(int32(1))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), (80 + 4*4))) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+			switch (payload).MaxLength.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (88 + 4*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).MaxLength.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (88 + 4*4))) = int8(int32(1))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), (96 + 4*4))) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+		case cairn_provider_types.ValueNode_Boolean:
+			payload := (element).Kind.Boolean()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(2))
+			var result7 int32
+			if payload {
+				result7 = 1
+			} else {
+				result7 = 0
+			}
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 8)) = int8(result7)
+
+		case cairn_provider_types.ValueNode_Integer:
+			payload := (element).Kind.Integer()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(3))
+			*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)) = payload
+
+		case cairn_provider_types.ValueNode_Float:
+			payload := (element).Kind.Float()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(4))
+			*(*float64)(unsafe.Add(unsafe.Pointer(base), 8)) = payload
+
+		case cairn_provider_types.ValueNode_Text:
+			payload := (element).Kind.Text()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(5))
+			utf88 := unsafe.Pointer(unsafe.StringData(payload))
+			pinner.Pin(utf88)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf88)))
+
+		case cairn_provider_types.ValueNode_List:
+			payload := (element).Kind.List()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(6))
+			data := unsafe.Pointer(unsafe.SliceData(payload))
+			pinner.Pin(data)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(data)))
+
+		case cairn_provider_types.ValueNode_Set:
+			payload := (element).Kind.Set()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(7))
+			data9 := unsafe.Pointer(unsafe.SliceData(payload))
+			pinner.Pin(data9)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(data9)))
+
+		case cairn_provider_types.ValueNode_Map:
+			payload := (element).Kind.Map()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(8))
+			slice := payload
+			length := uint32(len(slice))
+			result11 := witRuntime.Allocate(pinner, uintptr(length*(3*4)), 4)
+			for index, element := range slice {
+				base := unsafe.Add(result11, index*(3*4))
+				utf810 := unsafe.Pointer(unsafe.StringData((element).F0))
+				pinner.Pin(utf810)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uint32(len((element).F0)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(utf810)))
+				*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = int32((element).F1)
+
+			}
+
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(length)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(result11)))
+
+		case cairn_provider_types.ValueNode_Object:
+			payload := (element).Kind.Object()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(9))
+			slice13 := payload
+			length15 := uint32(len(slice13))
+			result14 := witRuntime.Allocate(pinner, uintptr(length15*(3*4)), 4)
+			for index, element := range slice13 {
+				base := unsafe.Add(result14, index*(3*4))
+				utf812 := unsafe.Pointer(unsafe.StringData((element).F0))
+				pinner.Pin(utf812)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uint32(len((element).F0)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(utf812)))
+				*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = int32((element).F1)
+
+			}
+
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(length15)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(result14)))
+
+		case cairn_provider_types.ValueNode_Tuple:
+			payload := (element).Kind.Tuple()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(10))
+			data16 := unsafe.Pointer(unsafe.SliceData(payload))
+			pinner.Pin(data16)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(data16)))
+
+		default:
+			panic("unreachable")
+		}
+		var result17 int32
+		if (element).Sensitive {
+			result17 = 1
+		} else {
+			result17 = 0
+		}
+		*(*int8)(unsafe.Add(unsafe.Pointer(base), (104 + 4*4))) = int8(result17)
+
+	}
+
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 4)) = uint32(length20)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 0)) = uint32(uintptr(uintptr(result19)))
+	data21 := unsafe.Pointer(unsafe.SliceData((result).TargetPrivate))
+	pinner.Pin(data21)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (3 * 4))) = uint32(uint32(len((result).TargetPrivate)))
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (2 * 4))) = uint32(uintptr(uintptr(data21)))
+	slice29 := (result).Diagnostics
+	length31 := uint32(len(slice29))
+	result30 := witRuntime.Allocate(pinner, uintptr(length31*(7*4)), 4)
+	for index, element := range slice29 {
+		base := unsafe.Add(result30, index*(7*4))
+		*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32((element).Severity))
+		utf822 := unsafe.Pointer(unsafe.StringData((element).Summary))
+		pinner.Pin(utf822)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(uint32(len((element).Summary)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uintptr(uintptr(utf822)))
+		utf823 := unsafe.Pointer(unsafe.StringData((element).Detail))
+		pinner.Pin(utf823)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (4 * 4))) = uint32(uint32(len((element).Detail)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (3 * 4))) = uint32(uintptr(uintptr(utf823)))
+		slice26 := (element).Path
+		length28 := uint32(len(slice26))
+		result27 := witRuntime.Allocate(pinner, uintptr(length28*(8+2*4)), 8)
+		for index, element := range slice26 {
+			base := unsafe.Add(result27, index*(8+2*4))
+
+			switch element.Tag() {
+			case cairn_provider_types.PathStep_Attribute:
+				payload := element.Attribute()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(0))
+				utf824 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf824)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf824)))
+
+			case cairn_provider_types.PathStep_Key:
+				payload := element.Key()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(1))
+				utf825 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf825)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf825)))
+
+			case cairn_provider_types.PathStep_Index:
+				payload := element.Index()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(2))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+		}
+
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (6 * 4))) = uint32(length28)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (5 * 4))) = uint32(uintptr(uintptr(result27)))
+
+	}
+
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (5 * 4))) = uint32(length31)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (4 * 4))) = uint32(uintptr(uintptr(result30)))
+	return exportReturnArea
+
+}
+
+//go:wasmexport cabi_post_cairn:provider/state-moves@0.2.0#move-resource-state
+func wasm_export_post_return_cairn_provider_state_moves_move_resource_state(result uintptr) {
+	syncExportPinner.Unpin()
+}
 
 //go:wasmexport cairn:provider/provider@0.2.0#schema
 func wasm_export_cairn_provider_provider_schema() uintptr {
