@@ -26,7 +26,7 @@
 // and `cairn providers componentize` (docs/terraform-providers.md).
 //
 // What the protocol has and cairn's WIT does not (provider-defined
-// functions, ephemeral resources, MoveResourceState, resource identity,
+// functions, ephemeral resources, resource identity,
 // deferred actions, list resources, actions, state stores) is not offered
 // to cairn; a response that needs it (a Deferred plan) fails with a
 // diagnostic that says so.

@@ -31,6 +31,7 @@ var (
 	_ resource.ResourceWithConfigure    = &itemResource{}
 	_ resource.ResourceWithImportState  = &itemResource{}
 	_ resource.ResourceWithUpgradeState = &itemResource{}
+	_ resource.ResourceWithMoveState    = &itemResource{}
 )
 
 func newItemResource() resource.Resource { return &itemResource{} }

@@ -191,3 +191,67 @@ func TestValidatorDiagnosticsCarryTheirAttributePath(t *testing.T) {
 		t.Fatalf("path %q: %v", got, ds)
 	}
 }
+
+// A tfhttp_legacy_item moves to tfhttp_item through MoveResourceState:
+// content becomes value, and the revision kept in private state carries
+// over, so the first update of the moved item sends it.
+func TestMoveStateAcrossTypesThroughTheBridge(t *testing.T) {
+	p, s := bridged(t)
+	legacySchema := p.Schema().Resources["tfhttp_legacy_item"]
+	legacy := cairn.Object{"id": nil, "name": "old", "content": "kept", "revision": nil}
+	plan, err := p.Plan(&cairn.PlanRequest{TypeName: "tfhttp_legacy_item", Schema: &legacySchema, ProposedNewState: legacy.Clone(), Config: legacy})
+	if err != nil || plan.Diagnostics.HasErrors() {
+		t.Fatal(err, plan.Diagnostics)
+	}
+	made, err := p.Apply(&cairn.ApplyRequest{TypeName: "tfhttp_legacy_item", Schema: &legacySchema, PlannedState: plan.PlannedState, Config: legacy})
+	if err != nil || made.Diagnostics.HasErrors() {
+		t.Fatal(err, made.Diagnostics)
+	}
+	stored, err := json.Marshal(made.NewState)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	moved, err := p.MoveState(&cairn.MoveStateRequest{
+		SourceProviderAddress: "registry.terraform.io/example/tfhttp", SourceTypeName: "tfhttp_legacy_item",
+		SourceStateJSON: string(stored), SourcePrivate: made.Private, TargetTypeName: "tfhttp_item",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := moved.TargetState
+	if state["id"] != "i-old" || state["value"] != "kept" || state["size"] != int64(1) || state["revision"] != int64(1) {
+		t.Fatalf("moved state: %#v", state)
+	}
+	if !strings.Contains(string(moved.TargetPrivate), `"etag"`) {
+		t.Fatalf("the private state did not carry over: %q", moved.TargetPrivate)
+	}
+
+	schema := p.Schema().Resources["tfhttp_item"]
+	config := cairn.Object{
+		"id": nil, "name": "old", "value": "changed", "size": nil, "labels": nil, "settings": nil, "rules": nil,
+		"note": []any{}, "password": nil, "secret": nil, "revision": nil,
+	}
+	proposed := config.Clone()
+	proposed["id"], proposed["size"], proposed["revision"] = state["id"], state["size"], state["revision"]
+	update, err := p.Plan(&cairn.PlanRequest{TypeName: "tfhttp_item", Schema: &schema, PriorState: state, ProposedNewState: proposed, Config: config, PriorPrivate: moved.TargetPrivate})
+	if err != nil || update.Diagnostics.HasErrors() {
+		t.Fatal(err, update.Diagnostics)
+	}
+	applied, err := p.Apply(&cairn.ApplyRequest{TypeName: "tfhttp_item", Schema: &schema, PriorState: state, PlannedState: update.PlannedState, Config: config, PlannedPrivate: update.PlannedPrivate})
+	if err != nil || applied.Diagnostics.HasErrors() {
+		t.Fatal(err, applied.Diagnostics)
+	}
+	if got := s.ifMatch; len(got) != 2 || got[1] != "1" {
+		t.Fatalf("If-Match headers: %q", got)
+	}
+
+	// A type no mover takes: the framework's error, naming both types.
+	_, err = p.MoveState(&cairn.MoveStateRequest{
+		SourceProviderAddress: "registry.terraform.io/hashicorp/null", SourceTypeName: "null_resource",
+		SourceStateJSON: `{"id":"1"}`, TargetTypeName: "tfhttp_item",
+	})
+	if err == nil || !strings.Contains(err.Error(), "null_resource") {
+		t.Fatalf("a move from null_resource: %v", err)
+	}
+}

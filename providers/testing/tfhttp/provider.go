@@ -64,7 +64,7 @@ func (p *tfhttpProvider) Configure(ctx context.Context, req provider.ConfigureRe
 }
 
 func (p *tfhttpProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newItemResource, newMisbehaveResource}
+	return []func() resource.Resource{newItemResource, newLegacyItemResource, newMisbehaveResource}
 }
 
 func (p *tfhttpProvider) DataSources(context.Context) []func() datasource.DataSource {

@@ -428,3 +428,78 @@ fn tfbridge_go_tests_pass() {
         );
     }
 }
+
+/// `tfhttp` with one item, `a`, configured by `resource`.
+fn moved_config(port: u16, resource: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    tfhttp = {{ source = "./tfhttp.wasm" }}
+  }}
+}}
+
+provider "tfhttp" {{
+  endpoint = "http://127.0.0.1:{port}"
+  sandbox {{
+    http {{
+      url = "http://127.0.0.1:{port}"
+    }}
+  }}
+}}
+{resource}
+"#
+    )
+}
+
+/// `moved` across resource types through the bridge: the framework
+/// resource's MoveState (resource.ResourceWithMoveState) converts a
+/// `tfhttp_legacy_item` into a `tfhttp_item`, with no replacement, and the
+/// revision kept in private state carries over.
+#[test]
+fn moved_across_types_converts_through_the_framework_move_state() {
+    let server = ItemServer::start();
+    let legacy = "resource \"tfhttp_legacy_item\" \"a\" {\n  name    = \"alpha\"\n  content = \"hello\"\n}\n";
+    let w = workdir(&moved_config(server.port, legacy));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.attributes("tfhttp_legacy_item.a")["id"], "i1");
+
+    let moved = "resource \"tfhttp_item\" \"a\" {\n  name  = \"alpha\"\n  value = \"hello\"\n}\n\n\
+                 moved {\n  from = tfhttp_legacy_item.a\n  to   = tfhttp_item.a\n}\n";
+    w.write("main.tf", &moved_config(server.port, moved));
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("# tfhttp_legacy_item.a has moved to tfhttp_item.a"), "{}", plan.all());
+    assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.addresses(), ["tfhttp_item.a"]);
+    let attrs = w.attributes("tfhttp_item.a");
+    assert_eq!((attrs["id"].as_str(), attrs["value"].as_str()), (Some("i1"), Some("hello")), "{attrs:#}");
+    assert_eq!((attrs["size"].as_i64(), attrs["revision"].as_i64()), (Some(1), Some(1)), "{attrs:#}");
+    assert_eq!(server.puts().len(), 1, "the move wrote to the store");
+    assert_eq!(w.cairn(&["plan", "-detailed-exitcode"]).code, 0);
+
+    // The moved object updates in place, with the revision it carried.
+    let updated = moved.replace("value = \"hello\"", "value = \"hello again\"");
+    w.write("main.tf", &moved_config(server.port, &updated));
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("Resources: 0 added, 1 changed, 0 destroyed."), "{}", run.all());
+    let update = server.puts().pop().unwrap();
+    assert_eq!((update.name.as_str(), update.if_match.as_deref()), ("alpha", Some("1")), "{update:?}");
+}
+
+/// A move the provider does not take is refused at the `moved` block with
+/// the framework's message, and nothing is planned.
+#[test]
+fn moved_across_types_from_a_type_the_provider_does_not_take_is_refused() {
+    let server = ItemServer::start();
+    let w = workdir(&moved_config(server.port, "resource \"terraform_data\" \"a\" {\n  input = \"alpha\"\n}\n"));
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let moved = "resource \"tfhttp_item\" \"a\" {\n  name  = \"alpha\"\n  value = \"hello\"\n}\n\n\
+                 moved {\n  from = terraform_data.a\n  to   = tfhttp_item.a\n}\n";
+    w.write("main.tf", &moved_config(server.port, moved));
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("terraform_data"), "{}", plan.all());
+    assert!(plan.stderr.contains("main.tf:"), "the error is at the moved block: {}", plan.all());
+    assert!(server.puts().is_empty());
+    assert_eq!(w.addresses(), ["terraform_data.a"]);
+}
