@@ -94,7 +94,7 @@ fn answer(request: Request, store: &Mutex<Store>) -> (&'static str, String) {
             None => ("404 Not Found", r#"{"error":"no such key"}"#.to_string()),
         },
         "PUT" => {
-            let written: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let written: Value = serde_json::from_str(body).unwrap_or(Value::Null);
             if !store.entries.contains_key(&key) {
                 store.made += 1;
                 let id = format!("e{}", store.made);
