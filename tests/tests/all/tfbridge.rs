@@ -10,12 +10,11 @@
 //! records what it was sent.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use cairn_e2e::languages::{Lang, lang_component, toolchain};
+use cairn_e2e::loopback_http::{Request, serve_json};
 use cairn_e2e::{Run, Workdir, cairn_command, repo_root};
 use serde_json::{Value, json};
 
@@ -45,16 +44,9 @@ struct ItemServer {
 
 impl ItemServer {
     fn start() -> ItemServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let store = Arc::new(Mutex::new(Store::default()));
         let shared = Arc::clone(&store);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { return };
-                serve(stream, &shared);
-            }
-        });
+        let port = serve_json(move |request| answer(&request, &shared));
         ItemServer { port, store }
     }
 
@@ -75,40 +67,19 @@ impl ItemServer {
     }
 }
 
-/// Answers one request (one connection: the answer closes it).
-fn serve(stream: std::net::TcpStream, store: &Mutex<Store>) {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    let (mut length, mut if_match) = (0, None);
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-            break;
-        }
-        let (name, value) = h.trim_end().split_once(':').unwrap_or((h.trim_end(), ""));
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-        if name.eq_ignore_ascii_case("if-match") {
-            if_match = Some(value.trim().to_string());
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let mut parts = line.split(' ');
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+/// The store's answer to one request.
+fn answer(request: &Request, store: &Mutex<Store>) -> (&'static str, String) {
+    let (method, path) = (request.method.as_str(), request.path.as_str());
+    let if_match = request.header("if-match").map(str::to_string);
     let name = path.strip_prefix("/items/").unwrap_or("").to_string();
     let mut store = store.lock().unwrap();
-    let (status, answer) = match method {
+    match method {
         "GET" => match store.items.get(&name) {
             Some(item) => ("200 OK", item.to_string()),
             None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
         },
         "PUT" => {
-            let mut written: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let mut written: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
             store.puts.push(Put { name: name.clone(), if_match, body: written.clone() });
             // The secret is taken, never given back.
             written.as_object_mut().map(|o| o.remove("secret"));
@@ -129,12 +100,7 @@ fn serve(stream: std::net::TcpStream, store: &Mutex<Store>) {
             None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
         },
         _ => ("405 Method Not Allowed", String::new()),
-    };
-    let response = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
-        answer.len()
-    );
-    let _ = reader.get_mut().write_all(response.as_bytes());
+    }
 }
 
 fn config(port: u16) -> String {
