@@ -91,8 +91,30 @@ impl Workspace {
         inputs: &[config::VariableInput],
         ask: &mut dyn FnMut(&config::Variable) -> Result<Option<String>>,
     ) -> Result<Workspace> {
+        Workspace::load_adjusted(dir, inputs, ask, &mut |_| Ok(()))
+    }
+
+    /// [`Workspace::load`], with `adjust` changing the configuration as
+    /// parsed, before its variables are resolved and its modules expanded
+    /// (`cairn test` replaces the module calls that `override_module`
+    /// names).
+    pub fn load_overridden(
+        dir: &Path,
+        inputs: &[config::VariableInput],
+        adjust: &mut dyn FnMut(&mut Config) -> Result<()>,
+    ) -> Result<Workspace> {
+        Workspace::load_adjusted(dir, inputs, &mut |_| Ok(None), adjust)
+    }
+
+    fn load_adjusted(
+        dir: &Path,
+        inputs: &[config::VariableInput],
+        ask: &mut dyn FnMut(&config::Variable) -> Result<Option<String>>,
+        adjust: &mut dyn FnMut(&mut Config) -> Result<()>,
+    ) -> Result<Workspace> {
         let started = Instant::now();
-        let config = parse_config(dir)?;
+        let mut config = parse_config(dir)?;
+        adjust(&mut config)?;
         tracing::debug!(elapsed = ?started.elapsed(), "configuration parsed");
         let env: Vec<(String, String)> = std::env::vars().collect();
         let mut inputs = inputs.to_vec();

@@ -288,6 +288,31 @@ fn check_inputs(
     }
 }
 
+/// Replaces the root module's call `name` by one that declares nothing
+/// but its outputs, each the value `outputs` gives it (null when not
+/// given; a value for an output the module does not declare is passed
+/// over, as Terraform does): what `cairn test`'s `override_module` does.
+/// Its resources, checks and nested calls are not planned, and its inputs
+/// are not evaluated or validated. `false` when there is no such call.
+pub fn override_call(config: &mut Config, name: &str, outputs: &BTreeMap<String, Value>, location: &Location) -> bool {
+    let Some(call) = config.modules.iter_mut().find(|c| c.name == name) else { return false };
+    let stub_outputs = call
+        .config
+        .outputs
+        .iter()
+        .map(|(output, declared)| {
+            let value = outputs.get(output).cloned().unwrap_or(Value::Null);
+            let expr = Expression { kind: ExprKind::Literal(value), location: location.clone() };
+            let stub = super::Output { expr, depends_on: Vec::new(), preconditions: Vec::new(), ..declared.clone() };
+            (output.clone(), stub)
+        })
+        .collect();
+    *call.config = Config { dir: call.config.dir.clone(), outputs: stub_outputs, ..Config::default() };
+    call.inputs.clear();
+    call.providers.clear();
+    true
+}
+
 /// Expands every module call of `config` (the root module, its root
 /// variables resolved to `variables`) into one flat configuration; see the
 /// module documentation. The result has no module calls.
@@ -989,6 +1014,24 @@ resource "fake_thing" "t" {
         assert!(err.contains("main.tf:3: Unsupported argument"), "{err}");
         assert!(err.contains("Did you mean \"name\"?"), "{err}");
         assert!(err.contains("main.tf:1: Missing required argument"), "{err}");
+    }
+
+    #[test]
+    fn an_overridden_call_plans_nothing_and_gives_its_outputs() {
+        let dir = write_dir(&[
+            ("main.tf", "module \"a\" {\n  source = \"./child\"\n  name   = \"a\"\n}\n"),
+            ("child/main.tf", CHILD),
+        ]);
+        let mut config = super::super::load(dir.path()).unwrap();
+        let at = Location::new("a.tftest.hcl", 1, 1);
+        assert!(!override_call(&mut config, "b", &BTreeMap::new(), &at));
+        let outputs = BTreeMap::from([("file".to_string(), Value::string("x.txt")), ("nope".to_string(), Value::Null)]);
+        assert!(override_call(&mut config, "a", &outputs, &at));
+        let flat = expand_modules(config, &BTreeMap::new()).unwrap();
+        assert!(flat.resources.is_empty(), "{:?}", flat.resources);
+        let output = &flat.locals["module.a.output.file"].expr;
+        assert!(matches!(&output.kind, ExprKind::Literal(v) if *v == Value::string("x.txt")), "{output:?}");
+        assert!(!flat.locals.contains_key("module.a.output.nope"));
     }
 
     #[test]
