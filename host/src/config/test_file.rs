@@ -2,11 +2,11 @@
 //! reads them: `variables` for the whole file, `mock_provider` blocks
 //! (with their `mock_resource`, `mock_data` and overrides, inline or from
 //! the `*.tfmock.hcl` files of their `source`), `override_resource` and
-//! `override_data` for the whole file, and `run` blocks, each with its
-//! `command` (`apply`, the default, or `plan`), its own `variables`,
-//! overrides, `assert` blocks and `expect_failures`.
+//! `override_data` and `override_module` for the whole file, and `run`
+//! blocks, each with its `command` (`apply`, the default, or `plan`), its
+//! own `variables`, overrides, `assert` blocks and `expect_failures`.
 //!
-//! What cairn does not run yet (`override_module`, `provider` blocks, a
+//! What cairn does not run yet (`provider` blocks, a
 //! run's `module`, `providers`, `plan_options` and `state_key`, the `test`
 //! block) is an error at its place, never ignored: a test that quietly ran
 //! something else than written would pass for the wrong reason.
@@ -34,6 +34,8 @@ pub struct TestFile {
     pub mock_providers: Vec<MockProvider>,
     /// Its file-level `override_resource` and `override_data` blocks.
     pub overrides: Vec<Override>,
+    /// Its file-level `override_module` blocks.
+    pub module_overrides: Vec<ModuleOverride>,
     /// Its `run` blocks, in file order.
     pub runs: Vec<TestRun>,
 }
@@ -102,6 +104,20 @@ pub struct Override {
     pub location: Location,
 }
 
+/// An `override_module { target = module.NAME  outputs = { … } }` block:
+/// the module call is not planned or applied, and its outputs are the
+/// given values (null for those not given), as in Terraform 1.11.
+#[derive(Debug, Clone)]
+pub struct ModuleOverride {
+    /// The name of the root module's call it overrides (`m` for
+    /// `module.m`).
+    pub call: String,
+    /// `outputs = { … }`, as written.
+    pub outputs: Option<Expression>,
+    /// The block header.
+    pub location: Location,
+}
+
 /// What a run does with the configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TestCommand {
@@ -125,6 +141,8 @@ pub struct TestRun {
     /// Its own `override_resource` and `override_data` blocks, over the
     /// file's.
     pub overrides: Vec<Override>,
+    /// Its own `override_module` blocks, over the file's.
+    pub module_overrides: Vec<ModuleOverride>,
     /// The checkable objects expected to fail (`var.x`, `output.y`,
     /// `terraform_data.z`, `check.c`), as written, each with its place.
     pub expect_failures: Vec<(String, Location)>,
@@ -148,11 +166,6 @@ pub fn load_test_file(dir: &Path, name: &str) -> Result<TestFile, Vec<Diagnostic
 /// at its place with this sentence.
 const NOT_YET: &[(&str, &str)] = &[
     (
-        "override_module",
-        "Overriding a module's outputs is not supported yet: the run plans the module's own resources (mock their \
-         provider, or override them, instead).",
-    ),
-    (
         "provider",
         "Provider blocks in test files are not supported yet: the configuration's own provider blocks are used.",
     ),
@@ -165,6 +178,7 @@ fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) ->
         variables: Vec::new(),
         mock_providers: Vec::new(),
         overrides: Vec::new(),
+        module_overrides: Vec::new(),
         runs: Vec::new(),
     };
     for attr in &body.attributes {
@@ -180,12 +194,13 @@ fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) ->
             "run" => test.runs.extend(run_block(block, &test.runs, diags)),
             "mock_provider" => test.mock_providers.extend(mock_provider_block(dir, block, &test.mock_providers, diags)),
             "override_resource" | "override_data" => test.overrides.extend(override_block(&block, diags)),
+            "override_module" => test.module_overrides.extend(module_override_block(&block, diags)),
             other => match NOT_YET.iter().find(|(kind, _)| *kind == other) {
                 Some((_, why)) => diags.push(not_supported(other, why, &block.location)),
                 None => diags.push(unsupported_block(
                     &block,
                     "test file",
-                    &["run", "variables", "mock_provider", "override_resource", "override_data"],
+                    &["run", "variables", "mock_provider", "override_resource", "override_data", "override_module"],
                 )),
             },
         }
@@ -231,6 +246,7 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
         variables: Vec::new(),
         asserts: Vec::new(),
         overrides: Vec::new(),
+        module_overrides: Vec::new(),
         expect_failures: Vec::new(),
         location: block.location.clone(),
     };
@@ -251,7 +267,7 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
             "variables" => run.variables.extend(variables_block(nested, diags)),
             "assert" => run.asserts.extend(condition_block(&nested, ConditionKind::CheckAssertion, diags)),
             "override_resource" | "override_data" => run.overrides.extend(override_block(&nested, diags)),
-            "override_module" => diags.push(not_supported("override_module", NOT_YET[0].1, &nested.location)),
+            "override_module" => run.module_overrides.extend(module_override_block(&nested, diags)),
             "module" => diags.push(not_supported(
                 "A run's module block",
                 "A run tests the configuration of the directory cairn test runs in.",
@@ -402,6 +418,47 @@ fn mock_type_block(block: Block, mode: Mode, diags: &mut Vec<Diagnostic>) -> Opt
         diags.push(unsupported_block(nested, &block.type_name, &[]));
     }
     Some(mock)
+}
+
+/// An `override_module { … }` block.
+fn module_override_block(block: &Block, diags: &mut Vec<Diagnostic>) -> Option<ModuleOverride> {
+    expect_no_labels(block, diags);
+    let mut call = None;
+    let mut outputs = None;
+    for attr in &block.body.attributes {
+        match attr.name.as_str() {
+            "target" => call = module_call_target(&attr.expr, diags),
+            "outputs" => outputs = Some(attr.expr.clone()),
+            _ => diags.push(unsupported_argument(attr, "override_module", &["target", "outputs"])),
+        }
+    }
+    for nested in &block.body.blocks {
+        diags.push(unsupported_block(nested, "override_module", &[]));
+    }
+    if call.is_none() && !block.body.attributes.iter().any(|a| a.name == "target") {
+        diags.push(error_at(
+            "Missing required argument",
+            "The argument \"target\" is required in override_module blocks: the module call to override.",
+            &block.location,
+        ));
+    }
+    Some(ModuleOverride { call: call?, outputs, location: block.location.clone() })
+}
+
+/// The call's name in `target = module.NAME`; a nested module or one
+/// instance of a call is refused, not overridden in part.
+fn module_call_target(expr: &Expression, diags: &mut Vec<Diagnostic>) -> Option<String> {
+    let text = address_text(expr);
+    let name = text.as_deref().and_then(|t| t.strip_prefix("module.")).filter(|n| !n.contains(['.', '[']));
+    if name.is_none() {
+        diags.push(error_at(
+            "Invalid override_module target",
+            "cairn test overrides a module call of the root module as a whole, like target = module.m: a nested \
+             module or one instance of a call cannot be overridden yet.",
+            &expr.location,
+        ));
+    }
+    name.map(str::to_string)
 }
 
 /// An `override_resource { … }` or `override_data { … }` block.
@@ -570,11 +627,23 @@ mod tests {
     }
 
     #[test]
-    fn what_is_not_supported_yet_is_an_error_at_its_place() {
-        let e = load(
-            "override_module {\n  target = module.m\n}\n\nrun \"a\" {\n  module {\n    source = \"./m\"\n  }\n}\n",
+    fn module_overrides_name_a_call_of_the_root_module() {
+        let file = load(
+            "override_module {\n  target = module.m\n  outputs = {\n    o = 1\n  }\n}\n\nrun \"a\" {\n  \
+             override_module {\n    target = module.n\n  }\n}\n",
         )
-        .unwrap_err();
+        .unwrap();
+        assert_eq!(file.module_overrides[0].call, "m");
+        assert!(file.module_overrides[0].outputs.is_some());
+        assert_eq!(file.runs[0].module_overrides[0].call, "n");
+        let e = load("override_module {\n  target = module.m.module.n\n}\n").unwrap_err();
+        assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:2:12", "{e:?}");
+    }
+
+    #[test]
+    fn what_is_not_supported_yet_is_an_error_at_its_place() {
+        let e = load("test {\n  parallel = true\n}\n\nrun \"a\" {\n  module {\n    source = \"./m\"\n  }\n}\n")
+            .unwrap_err();
         let places: Vec<String> =
             e.iter().map(|d| crate::diag::source::position(d.location.as_ref().unwrap())).collect();
         assert_eq!(places, ["a.tftest.hcl:1:1", "a.tftest.hcl:6:3"], "{e:?}");

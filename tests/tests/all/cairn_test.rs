@@ -203,13 +203,13 @@ fn expected_failures_that_do_not_happen_fail_the_run() {
 }
 
 #[test]
-fn module_overrides_are_refused_where_they_are_written() {
+fn provider_blocks_are_refused_where_they_are_written() {
     let w = Workdir::new();
     w.write("main.tf", MODULE);
-    w.write("main.tftest.hcl", "override_module {\n  target = module.m\n}\n\nrun \"a\" {}\n");
+    w.write("main.tftest.hcl", "provider \"terraform\" {\n}\n\nrun \"a\" {}\n");
     let run = w.cairn(&["test", "-no-color"]);
     assert_eq!(run.code, 1, "{}", run.all());
-    assert!(run.stderr.contains("main.tftest.hcl:1:1: override_module is not supported yet"), "{}", run.all());
+    assert!(run.stderr.contains("main.tftest.hcl:1:1: provider is not supported yet"), "{}", run.all());
 }
 
 const CALLS_MODULE: &str = "variable \"n\" {\n  type    = number\n  default = 1\n}\n\nmodule \"m\" {\n  source = \"./m\"\n  n      = var.n\n}\n";
@@ -271,4 +271,112 @@ fn expected_failures_inside_a_module_are_refused_as_terraform_refuses_them() {
     );
     assert!(ours.stderr.contains("You cannot expect failures from module.m.check."), "{}", ours.all());
     assert!(theirs.stderr.contains("You cannot expect failures from module.m.check."), "{}", theirs.all());
+}
+
+const VALIDATED_MODULE: &str = r#"variable "n" {
+  type = number
+  validation {
+    condition     = var.n > 0
+    error_message = "n must be positive"
+  }
+}
+
+resource "terraform_data" "d" {
+  input = var.n * 2
+}
+
+output "doubled" {
+  value = terraform_data.d.output
+}
+
+output "other" {
+  value = "o"
+}
+"#;
+
+const CALLS_VALIDATED_MODULE: &str = r#"variable "n" {
+  type    = number
+  default = 1
+}
+
+module "m" {
+  source = "./m"
+  n      = var.n
+}
+
+output "doubled" {
+  value = module.m.doubled
+}
+
+output "other" {
+  value = module.m.other
+}
+"#;
+
+const OVERRIDES_MODULE: &str = r#"override_module {
+  target = module.m
+  outputs = {
+    doubled = 42
+  }
+}
+
+run "file_level" {
+  variables {
+    n = -1
+  }
+  assert {
+    condition     = output.doubled == 42
+    error_message = "the file's override is not used"
+  }
+  assert {
+    condition     = output.other == null
+    error_message = "an output the override does not give is not null"
+  }
+}
+
+run "run_level" {
+  command = plan
+  override_module {
+    target = module.m
+    outputs = {
+      doubled = 43
+    }
+  }
+  assert {
+    condition     = output.doubled == 43
+    error_message = "the run's override does not win"
+  }
+}
+
+run "wrong" {
+  command = plan
+  assert {
+    condition     = output.doubled == 1
+    error_message = "doubled is the override's"
+  }
+}
+"#;
+
+fn overridden_module() -> Workdir {
+    let w = Workdir::new();
+    w.write("main.tf", CALLS_VALIDATED_MODULE);
+    w.write("m/main.tf", VALIDATED_MODULE);
+    w.write("main.tftest.hcl", OVERRIDES_MODULE);
+    w
+}
+
+#[test]
+fn an_overridden_module_is_not_planned_and_gives_its_outputs_as_in_terraform() {
+    let ours = overridden_module().cairn(&["test", "-no-color"]);
+    let tf_dir = overridden_module();
+    terraform(&tf_dir, &["init", "-no-color"]);
+    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    assert_eq!(ours.stdout, theirs.stdout, "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert_eq!((ours.code, theirs.code), (1, 1), "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert!(ours.stdout.contains("  run \"file_level\"... pass\n  run \"run_level\"... pass\n"), "{}", ours.all());
+    assert!(ours.stderr.contains("doubled is the override's"), "{}", ours.all());
+    // The module's resource is neither planned nor applied.
+    let verbose = overridden_module().cairn(&["test", "-no-color", "-verbose"]);
+    assert!(!verbose.stdout.contains("terraform_data"), "{}", verbose.all());
+    assert!(verbose.stdout.contains("doubled = 42\n"), "{}", verbose.all());
 }

@@ -40,7 +40,8 @@ use super::render::{Colors, render_plan, schemas_of};
 use crate::addr::{InstanceAddr, Mode};
 use crate::apply::events::{Event, EventSink};
 use crate::config::{
-    self, Config, EvalContext, MockProvider, Override, OverrideDuring, TestCommand, TestFile, TestRun, VariableInput,
+    self, Config, EvalContext, MockProvider, ModuleOverride, Override, OverrideDuring, TestCommand, TestFile, TestRun,
+    VariableInput,
 };
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::engine::{Engine, Intent, RunOptions, Workspace};
@@ -196,6 +197,7 @@ fn run_file(engine: &Engine, dir: &Path, name: &str, declared: &Config, options:
     };
     let file_overrides = file.overrides.iter().chain(file.mock_providers.iter().flat_map(|m| &m.overrides));
     print_diagnostics(&missing_targets(declared, file_overrides));
+    print_diagnostics(&missing_modules(declared, &file.module_overrides));
     let mut state = FileState::default();
     let mut runs = Vec::new();
     let mut halted = false;
@@ -247,6 +249,9 @@ fn run_one(
     }
     let gathered = Arc::new(Gather::default());
     for warning in missing_targets(declared, &run.overrides) {
+        gathered.diagnostic(&warning);
+    }
+    for warning in missing_modules(declared, &run.module_overrides) {
         gathered.diagnostic(&warning);
     }
     let outcome = execute(engine, dir, file, run, state, &gathered, options);
@@ -330,7 +335,14 @@ fn execute(
 ) -> Result<Checked, Vec<Diagnostic>> {
     let mut inputs = options.inputs.clone();
     inputs.extend(run_variables(dir, file, run, &state.run_outputs)?);
-    let ws = Workspace::load(dir, &inputs).map_err(into_diagnostics)?;
+    let module_outputs = module_override_outputs(dir, file, run)?;
+    let ws = Workspace::load_overridden(dir, &inputs, &mut |config| {
+        for (call, (outputs, location)) in &module_outputs {
+            config::override_call(config, call, outputs, location);
+        }
+        Ok(())
+    })
+    .map_err(into_diagnostics)?;
     let doubles = Arc::new(test_doubles(engine, &ws, file, run, state)?);
     engine.set_doubles(Some(doubles.clone()));
     let result = execute_with(engine, &ws, run, state, gathered, options);
@@ -537,6 +549,45 @@ fn missing_targets<'a>(config: &Config, overrides: impl IntoIterator<Item = &'a 
         .collect()
 }
 
+/// A warning, as Terraform's, for each `override_module` whose target
+/// the configuration does not call.
+fn missing_modules(config: &Config, overrides: &[ModuleOverride]) -> Vec<Diagnostic> {
+    overrides
+        .iter()
+        .filter(|o| !config.modules.iter().any(|c| c.name == o.call))
+        .map(|o| {
+            Diagnostic::warning("Invalid override target")
+                .with_detail(format!(
+                    "The override target module.{} does not exist within the configuration under test. This could \
+                     indicate a typo in the target address or an unnecessary override.",
+                    o.call
+                ))
+                .at(&o.location)
+        })
+        .collect()
+}
+
+/// The overridden module calls, by name: the outputs each gives, and the
+/// place of its override.
+type OverriddenCalls = BTreeMap<String, (BTreeMap<String, Value>, Location)>;
+
+/// The outputs each overridden module call gives in this run, by call
+/// name, with the place of the override: the file's `override_module`
+/// blocks, then the run's over them.
+fn module_override_outputs(dir: &Path, file: &TestFile, run: &TestRun) -> Result<OverriddenCalls, Vec<Diagnostic>> {
+    // As in Terraform, the values are static: no run outputs, no variables.
+    let ctx = EvalContext::new(dir);
+    let mut found = BTreeMap::new();
+    for o in file.module_overrides.iter().chain(&run.module_overrides) {
+        let outputs = match object_value(o.outputs.as_ref(), &ctx, &[])? {
+            Value::Object(m) | Value::Map(m) => m.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            _ => BTreeMap::new(),
+        };
+        found.insert(o.call.clone(), (outputs, o.location.clone()));
+    }
+    Ok(found)
+}
+
 /// The object `expr` gives (null without one).
 fn object_value(
     expr: Option<&config::Expression>,
@@ -585,6 +636,8 @@ fn state_text(state: &State, schemas: &super::render::Schemas, outputs: &BTreeMa
         out.push_str(&super::show::render_instance(inst, schema));
         out.push('\n');
     }
+    // A null root output is not kept in the state, as in Terraform.
+    let outputs: Vec<(&String, &Value)> = outputs.iter().filter(|(_, v)| !v.is_null()).collect();
     if !outputs.is_empty() {
         out.push_str("\nOutputs:\n\n");
         for (name, value) in outputs {
