@@ -80,8 +80,8 @@ pub use provider::{TERRAFORM_VERSION, parse_constraint};
 pub use refactor::{Import, ImportForEach, MoveAddr, Moved, Removed, expand_imports};
 pub use schema_refs::check_attribute_references;
 pub use test_file::{
-    MockProvider, MockType, ModuleOverride, Override, OverrideDuring, TestCommand, TestFile, TestRun, address_text,
-    load_test_file,
+    MockProvider, MockType, ModuleOverride, Override, OverrideDuring, TestCommand, TestFile, TestPlanOptions, TestRun,
+    address_text, load_test_file,
 };
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{

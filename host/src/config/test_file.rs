@@ -4,10 +4,11 @@
 //! the `*.tfmock.hcl` files of their `source`), `override_resource` and
 //! `override_data` and `override_module` for the whole file, and `run`
 //! blocks, each with its `command` (`apply`, the default, or `plan`), its
-//! own `variables`, overrides, `assert` blocks and `expect_failures`.
+//! own `variables`, overrides, `plan_options`, `assert` blocks and
+//! `expect_failures`.
 //!
 //! What cairn does not run yet (`provider` blocks, a
-//! run's `module`, `providers`, `plan_options` and `state_key`, the `test`
+//! run's `module`, `providers` and `state_key`, the `test`
 //! block) is an error at its place, never ignored: a test that quietly ran
 //! something else than written would pass for the wrong reason.
 
@@ -15,6 +16,7 @@ use std::path::Path;
 
 use crate::addr::Mode;
 use crate::diag::{Diagnostic, Location};
+use crate::value::Value;
 
 use super::blocks::{expect_no_labels, literal_string, unsupported_argument, unsupported_block};
 use super::conditions::condition_block;
@@ -118,6 +120,26 @@ pub struct ModuleOverride {
     pub location: Location,
 }
 
+/// A run's `plan_options { … }`: how its plan is made, as `cairn plan`'s
+/// `-refresh-only`, `-refresh=false`, `-replace` and `-target` make it.
+#[derive(Debug, Clone)]
+pub struct TestPlanOptions {
+    /// `mode = refresh-only` (`normal` by default).
+    pub refresh_only: bool,
+    /// `refresh = false` skips refreshing.
+    pub refresh: bool,
+    /// `replace = [ADDRESS, …]`, each as written with its place.
+    pub replace: Vec<(String, Location)>,
+    /// `target = [ADDRESS, …]`, each as written with its place.
+    pub targets: Vec<(String, Location)>,
+}
+
+impl Default for TestPlanOptions {
+    fn default() -> TestPlanOptions {
+        TestPlanOptions { refresh_only: false, refresh: true, replace: Vec::new(), targets: Vec::new() }
+    }
+}
+
 /// What a run does with the configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TestCommand {
@@ -143,6 +165,8 @@ pub struct TestRun {
     pub overrides: Vec<Override>,
     /// Its own `override_module` blocks, over the file's.
     pub module_overrides: Vec<ModuleOverride>,
+    /// Its `plan_options` block (the defaults without one).
+    pub plan_options: TestPlanOptions,
     /// The checkable objects expected to fail (`var.x`, `output.y`,
     /// `terraform_data.z`, `check.c`), as written, each with its place.
     pub expect_failures: Vec<(String, Location)>,
@@ -247,6 +271,7 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
         asserts: Vec::new(),
         overrides: Vec::new(),
         module_overrides: Vec::new(),
+        plan_options: TestPlanOptions::default(),
         expect_failures: Vec::new(),
         location: block.location.clone(),
     };
@@ -273,15 +298,19 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
                 "A run tests the configuration of the directory cairn test runs in.",
                 &nested.location,
             )),
-            "plan_options" => diags.push(not_supported(
-                "plan_options",
-                "A run plans as a plain `cairn plan` does (normal mode, with refresh).",
-                &nested.location,
-            )),
+            "plan_options" => run.plan_options = plan_options_block(&nested, diags),
             _ => diags.push(unsupported_block(
                 &nested,
                 "run",
-                &["variables", "assert", "override_resource", "override_data", "module", "plan_options"],
+                &[
+                    "variables",
+                    "assert",
+                    "override_resource",
+                    "override_data",
+                    "override_module",
+                    "module",
+                    "plan_options",
+                ],
             )),
         }
     }
@@ -418,6 +447,60 @@ fn mock_type_block(block: Block, mode: Mode, diags: &mut Vec<Diagnostic>) -> Opt
         diags.push(unsupported_block(nested, &block.type_name, &[]));
     }
     Some(mock)
+}
+
+/// A run's `plan_options { mode, refresh, replace, target }` block.
+fn plan_options_block(block: &Block, diags: &mut Vec<Diagnostic>) -> TestPlanOptions {
+    expect_no_labels(block, diags);
+    let mut options = TestPlanOptions::default();
+    for attr in &block.body.attributes {
+        match attr.name.as_str() {
+            "mode" => match &attr.expr.kind {
+                ExprKind::Variable(word) if word == "normal" => options.refresh_only = false,
+                ExprKind::Variable(word) if word == "refresh-only" => options.refresh_only = true,
+                _ => diags.push(error_at(
+                    "Invalid plan mode",
+                    "The mode of plan_options is the keyword normal or refresh-only (without quotes).",
+                    &attr.expr.location,
+                )),
+            },
+            "refresh" => match &attr.expr.kind {
+                ExprKind::Literal(Value::Bool(b)) => options.refresh = *b,
+                _ => diags.push(error_at("Invalid refresh", "refresh is true or false.", &attr.expr.location)),
+            },
+            "replace" => options.replace = addresses(&attr.expr, "replace", diags),
+            "target" => options.targets = addresses(&attr.expr, "target", diags),
+            _ => diags.push(unsupported_argument(attr, "plan_options", &["mode", "refresh", "replace", "target"])),
+        }
+    }
+    for nested in &block.body.blocks {
+        diags.push(unsupported_block(nested, "plan_options", &[]));
+    }
+    options
+}
+
+/// The references of `what = [a.b, …]`, as written, each with its place.
+fn addresses(expr: &Expression, what: &str, diags: &mut Vec<Diagnostic>) -> Vec<(String, Location)> {
+    let ExprKind::Tuple(items) = &expr.kind else {
+        diags.push(error_at(
+            format!("Invalid {what}"),
+            format!("{what} is a list of resource addresses, like [terraform_data.a]."),
+            &expr.location,
+        ));
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for item in items {
+        match address_text(item) {
+            Some(text) => found.push((text, item.location.clone())),
+            None => diags.push(error_at(
+                format!("Invalid {what}"),
+                "Each item must be a resource address, like terraform_data.a or terraform_data.b[0].",
+                &item.location,
+            )),
+        }
+    }
+    found
 }
 
 /// An `override_module { … }` block.
@@ -638,6 +721,22 @@ mod tests {
         assert_eq!(file.runs[0].module_overrides[0].call, "n");
         let e = load("override_module {\n  target = module.m.module.n\n}\n").unwrap_err();
         assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:2:12", "{e:?}");
+    }
+
+    #[test]
+    fn plan_options_give_mode_refresh_replace_and_targets() {
+        let file = load(
+            "run \"a\" {\n  plan_options {\n    mode    = refresh-only\n    refresh = false\n    replace = \
+             [terraform_data.a]\n    target  = [terraform_data.b[0], module.m]\n  }\n}\n",
+        )
+        .unwrap();
+        let options = &file.runs[0].plan_options;
+        assert!(options.refresh_only && !options.refresh);
+        assert_eq!(options.replace[0].0, "terraform_data.a");
+        let targets: Vec<&str> = options.targets.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(targets, ["terraform_data.b[0]", "module.m"]);
+        let e = load("run \"a\" {\n  plan_options {\n    mode = destroy\n  }\n}\n").unwrap_err();
+        assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:3:12", "{e:?}");
     }
 
     #[test]

@@ -380,3 +380,105 @@ fn an_overridden_module_is_not_planned_and_gives_its_outputs_as_in_terraform() {
     assert!(!verbose.stdout.contains("terraform_data"), "{}", verbose.all());
     assert!(verbose.stdout.contains("doubled = 42\n"), "{}", verbose.all());
 }
+
+const PLANNED_TWICE: &str = r#"variable "x" {
+  type = string
+}
+
+resource "terraform_data" "a" {
+  input = var.x
+}
+
+resource "terraform_data" "b" {
+  input = var.x
+}
+
+output "a_id" {
+  value = terraform_data.a.id
+}
+"#;
+
+/// Runs whose `plan_options` target, refresh only and replace; the last
+/// run fails on purpose, to show that only the run that asks replaces.
+const PLAN_OPTIONS_TEST: &str = r#"run "first" {
+  variables {
+    x = "one"
+  }
+}
+
+run "targeted" {
+  command = plan
+  variables {
+    x = "two"
+  }
+  plan_options {
+    target = [terraform_data.a]
+  }
+  assert {
+    condition     = terraform_data.a.input == "two"
+    error_message = "only terraform_data.a is planned"
+  }
+}
+
+run "refresh_only" {
+  command = plan
+  variables {
+    x = "three"
+  }
+  plan_options {
+    mode    = refresh-only
+    refresh = true
+  }
+  assert {
+    condition     = terraform_data.a.input == "one"
+    error_message = "a refresh-only plan changes nothing"
+  }
+}
+
+run "replaced" {
+  variables {
+    x = "one"
+  }
+  plan_options {
+    replace = [terraform_data.a]
+  }
+  assert {
+    condition     = terraform_data.a.id != run.first.a_id
+    error_message = "terraform_data.a is not replaced"
+  }
+}
+
+run "not_replaced" {
+  variables {
+    x = "one"
+  }
+  assert {
+    condition     = terraform_data.a.id != run.replaced.a_id
+    error_message = "terraform_data.a is kept"
+  }
+}
+"#;
+
+fn plan_options_config() -> Workdir {
+    let w = Workdir::new();
+    w.write("main.tf", PLANNED_TWICE);
+    w.write("main.tftest.hcl", PLAN_OPTIONS_TEST);
+    w
+}
+
+#[test]
+fn plan_options_target_refresh_only_and_replace_as_in_terraform() {
+    let ours = plan_options_config().cairn(&["test", "-no-color"]);
+    let tf_dir = plan_options_config();
+    terraform(&tf_dir, &["init", "-no-color"]);
+    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    // Terraform prints a run's warnings (targeting) on standard output,
+    // cairn on standard error: the results are what must be the same.
+    let results = |out: &str| -> Vec<String> { out.lines().filter(|l| l.contains("...")).map(String::from).collect() };
+    assert_eq!(results(&ours.stdout), results(&theirs.stdout), "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert_eq!((ours.code, theirs.code), (1, 1), "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert!(ours.stdout.ends_with("Failure! 4 passed, 1 failed.\n"), "{}", ours.all());
+    assert!(theirs.stdout.ends_with("Failure! 4 passed, 1 failed.\n"), "{}", theirs.all());
+    assert!(ours.stderr.contains("Resource targeting is in effect"), "{}", ours.all());
+    assert!(ours.stderr.contains("terraform_data.a is kept"), "{}", ours.all());
+}

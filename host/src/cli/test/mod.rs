@@ -40,8 +40,8 @@ use super::render::{Colors, render_plan, schemas_of};
 use crate::addr::{InstanceAddr, Mode};
 use crate::apply::events::{Event, EventSink};
 use crate::config::{
-    self, Config, EvalContext, MockProvider, ModuleOverride, Override, OverrideDuring, TestCommand, TestFile, TestRun,
-    VariableInput,
+    self, Config, EvalContext, MockProvider, ModuleOverride, Override, OverrideDuring, TestCommand, TestFile,
+    TestPlanOptions, TestRun, VariableInput,
 };
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::engine::{Engine, Intent, RunOptions, Workspace};
@@ -357,6 +357,30 @@ fn execute(
     result
 }
 
+/// The engine's options for a run's plan: its `plan_options`, as the
+/// flags of `cairn plan` give them; an address that is not one is an
+/// error at its place.
+fn run_options(given: &TestPlanOptions, intent: Intent) -> Result<RunOptions, Vec<Diagnostic>> {
+    let mut options =
+        RunOptions { intent, refresh: given.refresh, refresh_only: given.refresh_only, ..Default::default() };
+    let mut errors = Vec::new();
+    let mut parse = |(text, location): &(String, Location)| match text.parse::<InstanceAddr>() {
+        Ok(addr) => Some(addr),
+        Err(e) => {
+            errors.push(Diagnostic::error("Invalid address").with_detail(format!("{text}: {e}")).at(location));
+            None
+        }
+    };
+    options.replace = given.replace.iter().filter_map(&mut parse).collect();
+    for target in &given.targets {
+        match target.0.parse::<crate::addr::ModuleInstance>().ok().filter(|m| !m.is_root()) {
+            Some(module) => options.target_modules.push(module),
+            None => options.targets.extend(parse(target)),
+        }
+    }
+    if errors.is_empty() { Ok(options) } else { Err(errors) }
+}
+
 /// [`execute`] once the workspace is loaded and the doubles are set.
 fn execute_with(
     engine: &Engine,
@@ -368,7 +392,7 @@ fn execute_with(
 ) -> Result<Checked, Vec<Diagnostic>> {
     let apply = run.command == TestCommand::Apply;
     let intent = if apply { Intent::Change } else { Intent::Inspect };
-    let run_options = RunOptions { intent, ..RunOptions::default() };
+    let run_options = run_options(&run.plan_options, intent)?;
     let events: Arc<dyn EventSink> = gathered.clone();
     let planned = engine
         .plan_on(ws, Box::new(state.memory.clone()), run_options, false, events.as_ref())
