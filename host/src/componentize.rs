@@ -28,8 +28,8 @@ pub struct WorldSource<'a> {
     /// A WIT file or directory (with its `deps/`); cairn's own WIT when
     /// absent.
     pub wit: Option<&'a Path>,
-    /// The world's name in that WIT; its only world when absent, or
-    /// `provider-world` for cairn's own WIT.
+    /// The world's name in that WIT; when absent, `provider-world` where
+    /// the WIT has one (cairn's own, or a copy of it), else its only world.
     pub world: Option<&'a str>,
 }
 
@@ -89,7 +89,10 @@ fn embed_world(module: &mut Vec<u8>, source: WorldSource<'_>) -> Result<()> {
         Some(path) => {
             let (package, _) =
                 resolve.push_path(path).with_context(|| format!("cannot read the WIT at {}", path.display()))?;
-            (package, source.world)
+            // A copy of cairn's own WIT has more worlds than the provider's
+            // (the optional exports each have one): it means the provider's.
+            let cairns = resolve.packages[package].worlds.contains_key(PROVIDER_WORLD);
+            (package, source.world.or(cairns.then_some(PROVIDER_WORLD)))
         }
         None => {
             let package = resolve.push_str("provider.wit", PROVIDER_WIT).context("cairn's own WIT does not parse")?;
@@ -123,6 +126,21 @@ mod tests {
         let module = core_module("(module (memory (export \"memory\") 1))");
         let err = componentize(&module, WorldSource::default()).unwrap_err();
         let text = format!("{err:#}");
+        assert!(text.contains("cairn:provider/provider"), "{text}");
+    }
+
+    #[test]
+    fn a_copy_of_cairns_wit_without_a_world_means_the_providers_world() {
+        // A project's own copy of cairn's WIT (the C template's `--wit
+        // wit`) has the optional exports' worlds too: the provider's is
+        // chosen, so the error names its missing exports rather than
+        // asking which world.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("provider.wit"), PROVIDER_WIT).unwrap();
+        let module = core_module("(module (memory (export \"memory\") 1))");
+        let err = componentize(&module, WorldSource { wit: Some(dir.path()), world: None }).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(!text.contains("multiple worlds"), "{text}");
         assert!(text.contains("cairn:provider/provider"), "{text}");
     }
 
