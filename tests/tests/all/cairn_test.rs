@@ -3,9 +3,7 @@
 //! a file's runs and destroyed at its end; compared with the real
 //! `terraform` 1.11.4 on PATH where both can run the same files.
 
-use std::process::Command;
-
-use cairn_e2e::{Run, Workdir};
+use cairn_e2e::Workdir;
 
 const MODULE: &str = r#"variable "name" {
   type = string
@@ -71,18 +69,6 @@ run "bad_name" {
 
 const SECOND_TEST: &str = "run \"ok\" {\n  variables {\n    name = \"delta\"\n  }\n}\n";
 
-/// Runs the real `terraform` in the directory; it must be on PATH.
-fn terraform(w: &Workdir, args: &[&str]) -> Run {
-    Command::new("terraform")
-        .args(args)
-        .current_dir(w.path())
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .output()
-        .expect("terraform (1.4 or later, for terraform_data) must be on PATH for the Terraform compatibility tests")
-        .into()
-}
-
 fn module_with_tests() -> Workdir {
     let w = Workdir::new();
     w.write("main.tf", MODULE);
@@ -96,8 +82,8 @@ fn test_files_run_and_report_as_terraform_test_does() {
     let w = module_with_tests();
     let ours = w.cairn(&["test", "-no-color"]);
     let tf_dir = module_with_tests();
-    terraform(&tf_dir, &["init", "-no-color"]);
-    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    tf_dir.terraform(&["init", "-no-color"]);
+    let theirs = tf_dir.terraform(&["test", "-no-color"]);
     assert_eq!(ours.stdout, theirs.stdout, "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
     assert_eq!((ours.code, theirs.code), (1, 1));
     // The failed assertion, with its place and its message.
@@ -107,7 +93,7 @@ fn test_files_run_and_report_as_terraform_test_does() {
     assert!(!w.path().join("cairn.state.json").exists());
 
     let filtered = w.cairn(&["test", "-no-color", "-filter=tests/second.tftest.hcl"]).success();
-    let theirs = terraform(&tf_dir, &["test", "-no-color", "-filter=tests/second.tftest.hcl"]);
+    let theirs = tf_dir.terraform(&["test", "-no-color", "-filter=tests/second.tftest.hcl"]);
     assert_eq!(filtered.stdout, theirs.stdout, "{}", filtered.all());
     assert!(filtered.stdout.ends_with("Success! 1 passed, 0 failed.\n"), "{}", filtered.all());
 }
@@ -259,8 +245,8 @@ fn expects_inside_module() -> Workdir {
 fn expected_failures_inside_a_module_are_refused_as_terraform_refuses_them() {
     let ours = expects_inside_module().cairn(&["test", "-no-color"]);
     let tf_dir = expects_inside_module();
-    terraform(&tf_dir, &["init", "-no-color"]);
-    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    tf_dir.terraform(&["init", "-no-color"]);
+    let theirs = tf_dir.terraform(&["test", "-no-color"]);
     assert_eq!(ours.stdout, theirs.stdout, "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
     assert_eq!((ours.code, theirs.code), (1, 1), "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
     assert!(ours.stdout.contains("  run \"inside\"... fail\n  run \"after\"... skip\n"), "{}", ours.all());
@@ -369,8 +355,8 @@ fn overridden_module() -> Workdir {
 fn an_overridden_module_is_not_planned_and_gives_its_outputs_as_in_terraform() {
     let ours = overridden_module().cairn(&["test", "-no-color"]);
     let tf_dir = overridden_module();
-    terraform(&tf_dir, &["init", "-no-color"]);
-    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    tf_dir.terraform(&["init", "-no-color"]);
+    let theirs = tf_dir.terraform(&["test", "-no-color"]);
     assert_eq!(ours.stdout, theirs.stdout, "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
     assert_eq!((ours.code, theirs.code), (1, 1), "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
     assert!(ours.stdout.contains("  run \"file_level\"... pass\n  run \"run_level\"... pass\n"), "{}", ours.all());
@@ -470,8 +456,8 @@ fn plan_options_config() -> Workdir {
 fn plan_options_target_refresh_only_and_replace_as_in_terraform() {
     let ours = plan_options_config().cairn(&["test", "-no-color"]);
     let tf_dir = plan_options_config();
-    terraform(&tf_dir, &["init", "-no-color"]);
-    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    tf_dir.terraform(&["init", "-no-color"]);
+    let theirs = tf_dir.terraform(&["test", "-no-color"]);
     // Terraform prints a run's warnings (targeting) on standard output,
     // cairn on standard error: the results are what must be the same.
     let results = |out: &str| -> Vec<String> { out.lines().filter(|l| l.contains("...")).map(String::from).collect() };

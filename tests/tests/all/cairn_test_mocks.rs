@@ -4,21 +4,7 @@
 //! a mocked provider is never configured or called; the quickstart
 //! example's own tests run offline with mocks.
 
-use std::process::Command;
-
-use cairn_e2e::{Run, Workdir, repo_root};
-
-/// Runs the real `terraform` in the directory; it must be on PATH.
-fn terraform(w: &Workdir, args: &[&str]) -> Run {
-    Command::new("terraform")
-        .args(args)
-        .current_dir(w.path())
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .output()
-        .expect("terraform 1.11 must be on PATH for the Terraform compatibility tests (scripts/test.sh installs it)")
-        .into()
-}
+use cairn_e2e::{Workdir, repo_root};
 
 /// A copy of `tests/configs/cairn_test_mocks`.
 fn mocks_config() -> Workdir {
@@ -35,8 +21,8 @@ fn mocks_and_overrides_give_what_terraform_test_gives() {
     let w = mocks_config();
     let ours = w.cairn(&["test", "-no-color"]);
     let tf_dir = mocks_config();
-    terraform(&tf_dir, &["init", "-no-color"]);
-    let theirs = terraform(&tf_dir, &["test", "-no-color"]);
+    tf_dir.terraform(&["init", "-no-color"]);
+    let theirs = tf_dir.terraform(&["test", "-no-color"]);
     assert_eq!(ours.stdout, theirs.stdout, "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
     assert_eq!((ours.code, theirs.code), (1, 1), "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
     // What each run did, as both print it.
