@@ -22,7 +22,10 @@
 # - The Go modules every Go provider and test program requires, from the Go
 #   module proxy into Go's module cache (the tests then build offline).
 # - hashicorp/null for the real terraform (tests/terraform-null), built
-#   from Debian's Go libraries into ~/.terraform.d/plugins.
+#   from Debian's Go libraries into target/terraform-plugins, a filesystem
+#   mirror the tests point terraform at (never the user's ~/.terraform.d,
+#   where this minimal provider would stand in for the real one in the
+#   user's own projects).
 # - The real terraform (1.4 or later) and Go, which the machine must have
 #   (they come from no registry here): checked first.
 # It fails, rather than leave a test to skip, when any of these is missing.
@@ -63,7 +66,7 @@ if ! command -v clang >/dev/null 2>&1 || ! command -v wasm-ld >/dev/null 2>&1 \
 fi
 # The hashicorp/null provider the real terraform runs (tests/terraform-null)
 # is built from Debian's Go libraries and protoc.
-null_provider="$HOME/.terraform.d/plugins/registry.terraform.io/hashicorp/null/3.1.0/linux_amd64/terraform-provider-null_v3.1.0"
+null_provider="$PWD/target/terraform-plugins/registry.terraform.io/hashicorp/null/3.1.0/linux_amd64/terraform-provider-null_v3.1.0"
 null_packages=(golang-github-hashicorp-go-plugin-dev golang-google-grpc-dev golang-github-zclconf-go-cty-dev
     protobuf-compiler golang-goprotobuf-dev)
 if [ ! -x "$null_provider" ]; then
@@ -84,7 +87,7 @@ fi
 
 # The Terraform compatibility tests of `moved` from null_resource run the
 # real terraform with hashicorp/null: tests/terraform-null, built in
-# GOPATH mode against Debian's libraries, as an implied local mirror.
+# GOPATH mode against Debian's libraries, into the tests' filesystem mirror.
 if [ ! -x "$null_provider" ]; then
     echo "scripts/test-tools.sh: building tests/terraform-null into $(dirname "$null_provider")" >&2
     null_build="$(mktemp -d)"

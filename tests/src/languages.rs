@@ -92,7 +92,7 @@ impl Lang {
 
 /// The cargo target directory of this test run (`target/<profile>/deps/<test
 /// binary>` → `target`).
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary knows its path");
     exe.ancestors().nth(3).expect("tests run from target/<profile>/deps").to_path_buf()
 }

@@ -131,9 +131,33 @@ pub fn terraform_in(dir: &Path, args: &[&str]) -> Run {
         .current_dir(dir)
         .env("CHECKPOINT_DISABLE", "1")
         .env("TF_IN_AUTOMATION", "1")
+        .env("TF_CLI_CONFIG_FILE", terraform_cli_config())
         .output()
         .expect("terraform (1.11 on this project's machines) must be on PATH for the Terraform compatibility tests")
         .into()
+}
+
+/// The terraform CLI configuration of the tests: `hashicorp/null` (the
+/// minimal one scripts/test-tools.sh builds from tests/terraform-null) from
+/// the filesystem mirror `target/terraform-plugins`, everything else as
+/// usual. Written once per test process.
+fn terraform_cli_config() -> &'static Path {
+    static CONFIG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CONFIG.get_or_init(|| {
+        let target = languages::target_dir();
+        let mirror = target.join("terraform-plugins");
+        let config = format!(
+            "provider_installation {{\n  filesystem_mirror {{\n    path    = {mirror:?}\n    include = [\"registry.terraform.io/hashicorp/null\"]\n  }}\n  direct {{\n    exclude = [\"registry.terraform.io/hashicorp/null\"]\n  }}\n}}\n",
+            mirror = mirror.display().to_string()
+        );
+        // Written aside and renamed, so that a test process starting at
+        // the same time never reads half a file.
+        let path = target.join("terraform-cli.tfrc");
+        let written = target.join(format!("terraform-cli.tfrc.{}", std::process::id()));
+        std::fs::write(&written, config).expect("the target directory is writable");
+        std::fs::rename(&written, &path).expect("the target directory is writable");
+        path
+    })
 }
 
 impl Workdir {
