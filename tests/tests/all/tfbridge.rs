@@ -36,14 +36,14 @@ struct Store {
     puts: Vec<Put>,
 }
 
-/// The store on a loopback port.
-struct ItemServer {
-    port: u16,
+/// The store on a loopback port (the side-by-side tests run it too).
+pub(crate) struct ItemServer {
+    pub(crate) port: u16,
     store: Arc<Mutex<Store>>,
 }
 
 impl ItemServer {
-    fn start() -> ItemServer {
+    pub(crate) fn start() -> ItemServer {
         let store = Arc::new(Mutex::new(Store::default()));
         let shared = Arc::clone(&store);
         let port = serve_json(move |request| answer(&request, &shared));

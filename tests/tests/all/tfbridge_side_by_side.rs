@@ -14,13 +14,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use cairn_e2e::languages::{Lang, lang_component, toolchain};
-use cairn_e2e::loopback_http::{Request, serve_json};
 use cairn_e2e::{Run, Workdir, repo_root};
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::tfbridge::ItemServer;
 
 /// The version the test providers' native mains are installed as.
 const VERSION: &str = "0.1.0";
@@ -29,53 +29,6 @@ const VERSION: &str = "0.1.0";
 /// serves.
 fn address(provider: &str) -> String {
     format!("registry.terraform.io/cairn/{provider}")
-}
-
-/// The store tfhttp manages, as the bridge's own tests run it: items by
-/// name, each given an id when made and a revision counted up by every
-/// write; the write-only secret is taken and never given back.
-struct Store {
-    port: u16,
-}
-
-impl Store {
-    fn start() -> Store {
-        let items = Mutex::new((BTreeMap::<String, Value>::new(), 0u64));
-        Store { port: serve_json(move |request| answer(&request, &items)) }
-    }
-}
-
-/// The store's answer to one request.
-fn answer(request: &Request, items: &Mutex<(BTreeMap<String, Value>, u64)>) -> (&'static str, String) {
-    let name = request.path.strip_prefix("/items/").unwrap_or("").to_string();
-    let mut guard = items.lock().unwrap();
-    let (items, made) = &mut *guard;
-    match request.method.as_str() {
-        "GET" => match items.get(&name) {
-            Some(item) => ("200 OK", item.to_string()),
-            None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
-        },
-        "PUT" => {
-            let mut written: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
-            written.as_object_mut().map(|o| o.remove("secret"));
-            let (id, revision) = match items.get(&name) {
-                Some(prior) => (prior["id"].clone(), prior["revision"].as_i64().unwrap() + 1),
-                None => {
-                    *made += 1;
-                    (json!(format!("i{made}")), 1)
-                }
-            };
-            written["id"] = id;
-            written["revision"] = json!(revision);
-            items.insert(name, written.clone());
-            ("200 OK", written.to_string())
-        }
-        "DELETE" => match items.remove(&name) {
-            Some(_) => ("204 No Content", String::new()),
-            None => ("404 Not Found", r#"{"error":"no such item"}"#.to_string()),
-        },
-        _ => ("405 Method Not Allowed", String::new()),
-    }
 }
 
 /// The configuration both apply; `provider` is the provider block's
@@ -222,7 +175,7 @@ struct SideBySide {
 impl SideBySide {
     /// tfhttp, each tool's against its own store.
     fn tfhttp() -> SideBySide {
-        let (tf_store, cairn_store) = (Store::start(), Store::start());
+        let (tf_store, cairn_store) = (ItemServer::start(), ItemServer::start());
         let grant =
             format!("  sandbox {{\n    http {{\n      url = \"http://127.0.0.1:{}\"\n    }}\n  }}\n", cairn_store.port);
         SideBySide::new(
