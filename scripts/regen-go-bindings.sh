@@ -32,7 +32,7 @@ find "$tmp/gen" -name '*.go' -exec sed -i 's#"go.bytecodealliance.org/pkg/wit/#"
 # The hand-written files among them: the exported functions of each
 # exported interface, which hand each call to the SDK (wit-bindgen would
 # write stubs there).
-handlers=(exports/export_cairn_provider_provider/handler.go exports/export_cairn_provider_state_moves/handler.go)
+handlers=(exports/export_cairn_provider_provider/handler.go exports/export_cairn_provider_state_moves/handler.go exports/export_cairn_provider_ephemeral_resources/handler.go)
 for handler in "${handlers[@]}"; do
     mkdir -p "$tmp/kept/$(dirname "$handler")"
     cp "$out/$handler" "$tmp/kept/$handler"

@@ -132,6 +132,7 @@ const GO_SDK: Files = &[
     ("sdk/cairnhttp/transport_wasip1.go", include_str!("../../providers/sdk-go/cairnhttp/transport_wasip1.go")),
     ("sdk/cmd/stamp-identity/main.go", include_str!("../../providers/sdk-go/cmd/stamp-identity/main.go")),
     ("sdk/diag.go", include_str!("../../providers/sdk-go/diag.go")),
+    ("sdk/ephemeral.go", include_str!("../../providers/sdk-go/ephemeral.go")),
     ("sdk/glue.go", include_str!("../../providers/sdk-go/glue.go")),
     ("sdk/go.mod", include_str!("../../providers/sdk-go/go.mod")),
     ("sdk/internal/gopkg/LICENSE", include_str!("../../providers/sdk-go/internal/gopkg/LICENSE")),
@@ -166,6 +167,10 @@ const GO_SDK: Files = &[
     ("sdk/internal/gopkg/wit/types/unit.go", include_str!("../../providers/sdk-go/internal/gopkg/wit/types/unit.go")),
     ("sdk/internal/wit/WIT_SHA256", include_str!("../../providers/sdk-go/internal/wit/WIT_SHA256")),
     (
+        "sdk/internal/wit/exports/export_cairn_provider_ephemeral_resources/handler.go",
+        include_str!("../../providers/sdk-go/internal/wit/exports/export_cairn_provider_ephemeral_resources/handler.go"),
+    ),
+    (
         "sdk/internal/wit/exports/export_cairn_provider_provider/handler.go",
         include_str!("../../providers/sdk-go/internal/wit/exports/export_cairn_provider_provider/handler.go"),
     ),
@@ -176,6 +181,14 @@ const GO_SDK: Files = &[
     (
         "sdk/internal/wit/exports/wit_exports/wit_exports.go",
         include_str!("../../providers/sdk-go/internal/wit/exports/wit_exports/wit_exports.go"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_ephemeral_resources/empty.s",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_ephemeral_resources/empty.s"),
+    ),
+    (
+        "sdk/internal/wit/imports/cairn_provider_ephemeral_resources/wit_bindings.go",
+        include_str!("../../providers/sdk-go/internal/wit/imports/cairn_provider_ephemeral_resources/wit_bindings.go"),
     ),
     (
         "sdk/internal/wit/imports/cairn_provider_files/empty.s",

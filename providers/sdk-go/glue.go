@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	witTypes "cairn.dev/sdk-go/internal/gopkg/wit/types"
+	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_ephemeral_resources"
 	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_provider"
 	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_state_moves"
 	abi "cairn.dev/sdk-go/internal/wit/imports/cairn_provider_provider"
@@ -28,6 +29,7 @@ func Export(p Provider) {
 	g := newGlue(p)
 	export_cairn_provider_provider.Handler = g
 	export_cairn_provider_state_moves.Handler = moveGlue{g}
+	export_cairn_provider_ephemeral_resources.Handler = ephemeralGlue{g}
 }
 
 // glue serves the generated exports for one Provider.
@@ -44,7 +46,7 @@ func newGlue(p Provider) *glue {
 		g.schema = &ProviderSchema{}
 		g.schemaErrs = []string{"Schema() returned nil"}
 	} else {
-		g.schemaErrs = g.schema.Check()
+		g.schemaErrs = append(g.schema.Check(), checkEphemeralHook(p, g.schema)...)
 	}
 	return g
 }

@@ -157,6 +157,11 @@ type ProviderSchema struct {
 	Resources map[string]Schema
 	// DataSources are the data sources, by type name.
 	DataSources map[string]Schema
+	// EphemeralResources are the ephemeral resource types (Terraform
+	// 1.10's `ephemeral "TYPE" "NAME" { … }`), by type name. A provider
+	// that declares any must implement EphemeralResourcer. Their Version
+	// is unused: nothing of them is stored.
+	EphemeralResources map[string]Schema
 }
 
 // objectType is the type of a nested attribute's value.
@@ -285,6 +290,9 @@ func (ps *ProviderSchema) Check() []string {
 	}
 	for _, name := range sortedKeys(ps.DataSources) {
 		check("data source "+name, ps.DataSources[name])
+	}
+	for _, name := range sortedKeys(ps.EphemeralResources) {
+		check("ephemeral resource "+name, ps.EphemeralResources[name])
 	}
 	return errs
 }

@@ -16,6 +16,7 @@ package wit_exports
 import (
 	witRuntime "cairn.dev/sdk-go/internal/gopkg/wit/runtime"
 	witTypes "cairn.dev/sdk-go/internal/gopkg/wit/types"
+	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_ephemeral_resources"
 	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_provider"
 	"cairn.dev/sdk-go/internal/wit/exports/export_cairn_provider_state_moves"
 	"cairn.dev/sdk-go/internal/wit/imports/cairn_provider_provider"
@@ -26,7 +27,7 @@ import (
 )
 
 var staticPinner = runtime.Pinner{}
-var exportReturnArea = uintptr(witRuntime.Allocate(&staticPinner, (8 * 4), 8))
+var exportReturnArea = uintptr(witRuntime.Allocate(&staticPinner, (16 + 6*4), 8))
 var syncExportPinner = runtime.Pinner{}
 
 //go:wasmexport cairn:provider/state-moves@0.2.0#move-resource-state
@@ -343,6 +344,1077 @@ func wasm_export_cairn_provider_state_moves_move_resource_state(arg0 uintptr, ar
 
 //go:wasmexport cabi_post_cairn:provider/state-moves@0.2.0#move-resource-state
 func wasm_export_post_return_cairn_provider_state_moves_move_resource_state(result uintptr) {
+	syncExportPinner.Unpin()
+}
+
+//go:wasmexport cairn:provider/ephemeral-resources@0.2.0#schemas
+func wasm_export_cairn_provider_ephemeral_resources_schemas() uintptr {
+
+	pinner := &syncExportPinner
+	result := export_cairn_provider_ephemeral_resources.Schemas()
+	slice23 := result
+	length25 := uint32(len(slice23))
+	result24 := witRuntime.Allocate(pinner, uintptr(length25*(8+4*4)), 8)
+	for index, element := range slice23 {
+		base := unsafe.Add(result24, index*(8+4*4))
+		utf8 := unsafe.Pointer(unsafe.StringData((element).F0))
+		pinner.Pin(utf8)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uint32(len((element).F0)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(utf8)))
+		*(*int64)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = int64(((element).F1).Version)
+		slice20 := ((element).F1).Blocks
+		length22 := uint32(len(slice20))
+		result21 := witRuntime.Allocate(pinner, uintptr(length22*(6*4)), 4)
+		for index, element := range slice20 {
+			base := unsafe.Add(result21, index*(6*4))
+			slice12 := (element).Attributes
+			length14 := uint32(len(slice12))
+			result13 := witRuntime.Allocate(pinner, uintptr(length14*(16+7*4)), 4)
+			for index, element := range slice12 {
+				base := unsafe.Add(result13, index*(16+7*4))
+				utf80 := unsafe.Pointer(unsafe.StringData((element).Name))
+				pinner.Pin(utf80)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uint32(len((element).Name)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(utf80)))
+				slice3 := ((element).Type).Nodes
+				length5 := uint32(len(slice3))
+				result4 := witRuntime.Allocate(pinner, uintptr(length5*(3*4)), 4)
+				for index, element := range slice3 {
+					base := unsafe.Add(result4, index*(3*4))
+
+					switch element.Tag() {
+					case cairn_provider_types.TypeNode_Boolean:
+
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(0))
+
+					case cairn_provider_types.TypeNode_Number:
+
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(1))
+
+					case cairn_provider_types.TypeNode_Text:
+
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(2))
+
+					case cairn_provider_types.TypeNode_Dynamic:
+
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(3))
+
+					case cairn_provider_types.TypeNode_List:
+						payload := element.List()
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(4))
+						*(*int32)(unsafe.Add(unsafe.Pointer(base), 4)) = int32(payload)
+
+					case cairn_provider_types.TypeNode_Set:
+						payload := element.Set()
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(5))
+						*(*int32)(unsafe.Add(unsafe.Pointer(base), 4)) = int32(payload)
+
+					case cairn_provider_types.TypeNode_Map:
+						payload := element.Map()
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(6))
+						*(*int32)(unsafe.Add(unsafe.Pointer(base), 4)) = int32(payload)
+
+					case cairn_provider_types.TypeNode_Object:
+						payload := element.Object()
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(7))
+						slice := payload
+						length := uint32(len(slice))
+						result2 := witRuntime.Allocate(pinner, uintptr(length*(3*4)), 4)
+						for index, element := range slice {
+							base := unsafe.Add(result2, index*(3*4))
+							utf81 := unsafe.Pointer(unsafe.StringData((element).F0))
+							pinner.Pin(utf81)
+							*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uint32(len((element).F0)))
+							*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(utf81)))
+							*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = int32((element).F1)
+
+						}
+
+						*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(length)
+						*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uintptr(uintptr(result2)))
+
+					case cairn_provider_types.TypeNode_Tuple:
+						payload := element.Tuple()
+						*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(8))
+						data := unsafe.Pointer(unsafe.SliceData(payload))
+						pinner.Pin(data)
+						*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(uint32(len(payload)))
+						*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uintptr(uintptr(data)))
+
+					default:
+						panic("unreachable")
+					}
+
+				}
+
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (3 * 4))) = uint32(length5)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(uintptr(uintptr(result4)))
+
+				switch (element).Nested.Tag() {
+				case witTypes.OptionNone:
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (4 * 4))) = int8(int32(0))
+
+				case witTypes.OptionSome:
+					payload := (element).Nested.Some()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (4 * 4))) = int8(int32(1))
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (4 + 4*4))) = int8(int32((payload).Nesting))
+					*(*int32)(unsafe.Add(unsafe.Pointer(base), (8 + 4*4))) = int32((payload).Block)
+
+				default:
+					panic("unreachable")
+				}
+				var result6 int32
+				if (element).Required {
+					result6 = 1
+				} else {
+					result6 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (12 + 4*4))) = int8(result6)
+				var result7 int32
+				if (element).Optional {
+					result7 = 1
+				} else {
+					result7 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (13 + 4*4))) = int8(result7)
+				var result8 int32
+				if (element).Computed {
+					result8 = 1
+				} else {
+					result8 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (14 + 4*4))) = int8(result8)
+				var result9 int32
+				if (element).Sensitive {
+					result9 = 1
+				} else {
+					result9 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (15 + 4*4))) = int8(result9)
+				var result10 int32
+				if (element).WriteOnly {
+					result10 = 1
+				} else {
+					result10 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (16 + 4*4))) = int8(result10)
+				utf811 := unsafe.Pointer(unsafe.StringData((element).Description))
+				pinner.Pin(utf811)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (16 + 6*4))) = uint32(uint32(len((element).Description)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (16 + 5*4))) = uint32(uintptr(uintptr(utf811)))
+
+			}
+
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(length14)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(result13)))
+			slice16 := (element).Blocks
+			length18 := uint32(len(slice16))
+			result17 := witRuntime.Allocate(pinner, uintptr(length18*(16+2*4)), 4)
+			for index, element := range slice16 {
+				base := unsafe.Add(result17, index*(16+2*4))
+				utf815 := unsafe.Pointer(unsafe.StringData((element).Name))
+				pinner.Pin(utf815)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uint32(len((element).Name)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(utf815)))
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = int8(int32((element).Nesting))
+				*(*int32)(unsafe.Add(unsafe.Pointer(base), (4 + 2*4))) = int32((element).Block)
+				*(*int32)(unsafe.Add(unsafe.Pointer(base), (8 + 2*4))) = int32((element).MinItems)
+				*(*int32)(unsafe.Add(unsafe.Pointer(base), (12 + 2*4))) = int32((element).MaxItems)
+
+			}
+
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (3 * 4))) = uint32(length18)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(uintptr(uintptr(result17)))
+			utf819 := unsafe.Pointer(unsafe.StringData((element).Description))
+			pinner.Pin(utf819)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (5 * 4))) = uint32(uint32(len((element).Description)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (4 * 4))) = uint32(uintptr(uintptr(utf819)))
+
+		}
+
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 3*4))) = uint32(length22)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 2*4))) = uint32(uintptr(uintptr(result21)))
+
+	}
+
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 4)) = uint32(length25)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 0)) = uint32(uintptr(uintptr(result24)))
+	return exportReturnArea
+
+}
+
+//go:wasmexport cabi_post_cairn:provider/ephemeral-resources@0.2.0#schemas
+func wasm_export_post_return_cairn_provider_ephemeral_resources_schemas(result uintptr) {
+	syncExportPinner.Unpin()
+}
+
+//go:wasmexport cairn:provider/ephemeral-resources@0.2.0#validate
+func wasm_export_cairn_provider_ephemeral_resources_validate(arg0 uintptr, arg1 uint32, arg2 uintptr, arg3 uint32) uintptr {
+
+	pinner := &syncExportPinner
+	value := unsafe.String((*uint8)(unsafe.Pointer(arg0)), arg1)
+	result14 := make([]cairn_provider_types.Node, 0, arg3)
+	for index := 0; index < int(arg3); index++ {
+		base := unsafe.Add(unsafe.Pointer(arg2), index*(112+4*4))
+		var variant13 cairn_provider_types.ValueNode
+		switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0))) {
+		case 0:
+
+			variant13 = cairn_provider_types.MakeValueNodeNull()
+
+		case 1:
+			var option witTypes.Option[string]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4)))) {
+			case 0:
+
+				option = witTypes.None[string]()
+			case 1:
+				value0 := unsafe.String((*uint8)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 2*4)))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 3*4))))
+
+				option = witTypes.Some[string](value0)
+			default:
+				panic("unreachable")
+			}
+			var option1 witTypes.Option[cairn_provider_types.NumberBound]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 4*4)))) {
+			case 0:
+
+				option1 = witTypes.None[cairn_provider_types.NumberBound]()
+			case 1:
+				var variant cairn_provider_types.Number
+				switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (16 + 4*4)))) {
+				case 0:
+
+					variant = cairn_provider_types.MakeNumberInteger(*(*int64)(unsafe.Add(unsafe.Pointer(base), (24 + 4*4))))
+
+				case 1:
+
+					variant = cairn_provider_types.MakeNumberFloat(*(*float64)(unsafe.Add(unsafe.Pointer(base), (24 + 4*4))))
+
+				default:
+					panic("unreachable")
+				}
+
+				option1 = witTypes.Some[cairn_provider_types.NumberBound](cairn_provider_types.NumberBound{Value: variant, Inclusive: (uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (32 + 4*4)))) != 0)})
+			default:
+				panic("unreachable")
+			}
+			var option3 witTypes.Option[cairn_provider_types.NumberBound]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (40 + 4*4)))) {
+			case 0:
+
+				option3 = witTypes.None[cairn_provider_types.NumberBound]()
+			case 1:
+				var variant2 cairn_provider_types.Number
+				switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (48 + 4*4)))) {
+				case 0:
+
+					variant2 = cairn_provider_types.MakeNumberInteger(*(*int64)(unsafe.Add(unsafe.Pointer(base), (56 + 4*4))))
+
+				case 1:
+
+					variant2 = cairn_provider_types.MakeNumberFloat(*(*float64)(unsafe.Add(unsafe.Pointer(base), (56 + 4*4))))
+
+				default:
+					panic("unreachable")
+				}
+
+				option3 = witTypes.Some[cairn_provider_types.NumberBound](cairn_provider_types.NumberBound{Value: variant2, Inclusive: (uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (64 + 4*4)))) != 0)})
+			default:
+				panic("unreachable")
+			}
+			var option4 witTypes.Option[uint64]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (72 + 4*4)))) {
+			case 0:
+
+				option4 = witTypes.None[uint64]()
+			case 1:
+
+				option4 = witTypes.Some[uint64](uint64(*(*int64)(unsafe.Add(unsafe.Pointer(base), (80 + 4*4)))))
+			default:
+				panic("unreachable")
+			}
+			var option5 witTypes.Option[uint64]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (88 + 4*4)))) {
+			case 0:
+
+				option5 = witTypes.None[uint64]()
+			case 1:
+
+				option5 = witTypes.Some[uint64](uint64(*(*int64)(unsafe.Add(unsafe.Pointer(base), (96 + 4*4)))))
+			default:
+				panic("unreachable")
+			}
+
+			variant13 = cairn_provider_types.MakeValueNodeUnknown(cairn_provider_types.Refinements{NotNull: (uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))) != 0), Prefix: option, Lower: option1, Upper: option3, MinLength: option4, MaxLength: option5})
+
+		case 2:
+
+			variant13 = cairn_provider_types.MakeValueNodeBoolean((uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))) != 0))
+
+		case 3:
+
+			variant13 = cairn_provider_types.MakeValueNodeInteger(*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)))
+
+		case 4:
+
+			variant13 = cairn_provider_types.MakeValueNodeFloat(*(*float64)(unsafe.Add(unsafe.Pointer(base), 8)))
+
+		case 5:
+			value6 := unsafe.String((*uint8)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+
+			variant13 = cairn_provider_types.MakeValueNodeText(value6)
+
+		case 6:
+			value7 := unsafe.Slice((*uint32)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+
+			variant13 = cairn_provider_types.MakeValueNodeList(value7)
+
+		case 7:
+			value8 := unsafe.Slice((*uint32)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+
+			variant13 = cairn_provider_types.MakeValueNodeSet(value8)
+
+		case 8:
+			result := make([]witTypes.Tuple2[string, uint32], 0, *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+			for index := 0; index < int(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4)))); index++ {
+				base := unsafe.Add(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)))), index*(3*4))
+				value9 := unsafe.String((*uint8)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)))
+
+				result = append(result, witTypes.Tuple2[string, uint32]{F0: value9, F1: uint32(*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))))})
+			}
+
+			variant13 = cairn_provider_types.MakeValueNodeMap(result)
+
+		case 9:
+			result11 := make([]witTypes.Tuple2[string, uint32], 0, *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+			for index := 0; index < int(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4)))); index++ {
+				base := unsafe.Add(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)))), index*(3*4))
+				value10 := unsafe.String((*uint8)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)))
+
+				result11 = append(result11, witTypes.Tuple2[string, uint32]{F0: value10, F1: uint32(*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))))})
+			}
+
+			variant13 = cairn_provider_types.MakeValueNodeObject(result11)
+
+		case 10:
+			value12 := unsafe.Slice((*uint32)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+
+			variant13 = cairn_provider_types.MakeValueNodeTuple(value12)
+
+		default:
+			panic("unreachable")
+		}
+
+		result14 = append(result14, cairn_provider_types.Node{Kind: variant13, Sensitive: (uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (104 + 4*4)))) != 0)})
+	}
+
+	witRuntime.Unpin()
+	result15 := export_cairn_provider_ephemeral_resources.Validate(value, cairn_provider_types.Value{Nodes: result14})
+	slice20 := result15
+	length22 := uint32(len(slice20))
+	result21 := witRuntime.Allocate(pinner, uintptr(length22*(7*4)), 4)
+	for index, element := range slice20 {
+		base := unsafe.Add(result21, index*(7*4))
+		*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32((element).Severity))
+		utf8 := unsafe.Pointer(unsafe.StringData((element).Summary))
+		pinner.Pin(utf8)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(uint32(len((element).Summary)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uintptr(uintptr(utf8)))
+		utf816 := unsafe.Pointer(unsafe.StringData((element).Detail))
+		pinner.Pin(utf816)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (4 * 4))) = uint32(uint32(len((element).Detail)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (3 * 4))) = uint32(uintptr(uintptr(utf816)))
+		slice := (element).Path
+		length := uint32(len(slice))
+		result19 := witRuntime.Allocate(pinner, uintptr(length*(8+2*4)), 8)
+		for index, element := range slice {
+			base := unsafe.Add(result19, index*(8+2*4))
+
+			switch element.Tag() {
+			case cairn_provider_types.PathStep_Attribute:
+				payload := element.Attribute()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(0))
+				utf817 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf817)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf817)))
+
+			case cairn_provider_types.PathStep_Key:
+				payload := element.Key()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(1))
+				utf818 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf818)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf818)))
+
+			case cairn_provider_types.PathStep_Index:
+				payload := element.Index()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(2))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+		}
+
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (6 * 4))) = uint32(length)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (5 * 4))) = uint32(uintptr(uintptr(result19)))
+
+	}
+
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 4)) = uint32(length22)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 0)) = uint32(uintptr(uintptr(result21)))
+	return exportReturnArea
+
+}
+
+//go:wasmexport cabi_post_cairn:provider/ephemeral-resources@0.2.0#validate
+func wasm_export_post_return_cairn_provider_ephemeral_resources_validate(result uintptr) {
+	syncExportPinner.Unpin()
+}
+
+//go:wasmexport cairn:provider/ephemeral-resources@0.2.0#open
+func wasm_export_cairn_provider_ephemeral_resources_open(arg0 uintptr, arg1 uint32, arg2 uintptr, arg3 uint32) uintptr {
+
+	pinner := &syncExportPinner
+	value := unsafe.String((*uint8)(unsafe.Pointer(arg0)), arg1)
+	result14 := make([]cairn_provider_types.Node, 0, arg3)
+	for index := 0; index < int(arg3); index++ {
+		base := unsafe.Add(unsafe.Pointer(arg2), index*(112+4*4))
+		var variant13 cairn_provider_types.ValueNode
+		switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0))) {
+		case 0:
+
+			variant13 = cairn_provider_types.MakeValueNodeNull()
+
+		case 1:
+			var option witTypes.Option[string]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4)))) {
+			case 0:
+
+				option = witTypes.None[string]()
+			case 1:
+				value0 := unsafe.String((*uint8)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 2*4)))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 3*4))))
+
+				option = witTypes.Some[string](value0)
+			default:
+				panic("unreachable")
+			}
+			var option1 witTypes.Option[cairn_provider_types.NumberBound]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 4*4)))) {
+			case 0:
+
+				option1 = witTypes.None[cairn_provider_types.NumberBound]()
+			case 1:
+				var variant cairn_provider_types.Number
+				switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (16 + 4*4)))) {
+				case 0:
+
+					variant = cairn_provider_types.MakeNumberInteger(*(*int64)(unsafe.Add(unsafe.Pointer(base), (24 + 4*4))))
+
+				case 1:
+
+					variant = cairn_provider_types.MakeNumberFloat(*(*float64)(unsafe.Add(unsafe.Pointer(base), (24 + 4*4))))
+
+				default:
+					panic("unreachable")
+				}
+
+				option1 = witTypes.Some[cairn_provider_types.NumberBound](cairn_provider_types.NumberBound{Value: variant, Inclusive: (uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (32 + 4*4)))) != 0)})
+			default:
+				panic("unreachable")
+			}
+			var option3 witTypes.Option[cairn_provider_types.NumberBound]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (40 + 4*4)))) {
+			case 0:
+
+				option3 = witTypes.None[cairn_provider_types.NumberBound]()
+			case 1:
+				var variant2 cairn_provider_types.Number
+				switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (48 + 4*4)))) {
+				case 0:
+
+					variant2 = cairn_provider_types.MakeNumberInteger(*(*int64)(unsafe.Add(unsafe.Pointer(base), (56 + 4*4))))
+
+				case 1:
+
+					variant2 = cairn_provider_types.MakeNumberFloat(*(*float64)(unsafe.Add(unsafe.Pointer(base), (56 + 4*4))))
+
+				default:
+					panic("unreachable")
+				}
+
+				option3 = witTypes.Some[cairn_provider_types.NumberBound](cairn_provider_types.NumberBound{Value: variant2, Inclusive: (uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (64 + 4*4)))) != 0)})
+			default:
+				panic("unreachable")
+			}
+			var option4 witTypes.Option[uint64]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (72 + 4*4)))) {
+			case 0:
+
+				option4 = witTypes.None[uint64]()
+			case 1:
+
+				option4 = witTypes.Some[uint64](uint64(*(*int64)(unsafe.Add(unsafe.Pointer(base), (80 + 4*4)))))
+			default:
+				panic("unreachable")
+			}
+			var option5 witTypes.Option[uint64]
+			switch uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (88 + 4*4)))) {
+			case 0:
+
+				option5 = witTypes.None[uint64]()
+			case 1:
+
+				option5 = witTypes.Some[uint64](uint64(*(*int64)(unsafe.Add(unsafe.Pointer(base), (96 + 4*4)))))
+			default:
+				panic("unreachable")
+			}
+
+			variant13 = cairn_provider_types.MakeValueNodeUnknown(cairn_provider_types.Refinements{NotNull: (uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))) != 0), Prefix: option, Lower: option1, Upper: option3, MinLength: option4, MaxLength: option5})
+
+		case 2:
+
+			variant13 = cairn_provider_types.MakeValueNodeBoolean((uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))) != 0))
+
+		case 3:
+
+			variant13 = cairn_provider_types.MakeValueNodeInteger(*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)))
+
+		case 4:
+
+			variant13 = cairn_provider_types.MakeValueNodeFloat(*(*float64)(unsafe.Add(unsafe.Pointer(base), 8)))
+
+		case 5:
+			value6 := unsafe.String((*uint8)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+
+			variant13 = cairn_provider_types.MakeValueNodeText(value6)
+
+		case 6:
+			value7 := unsafe.Slice((*uint32)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+
+			variant13 = cairn_provider_types.MakeValueNodeList(value7)
+
+		case 7:
+			value8 := unsafe.Slice((*uint32)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+
+			variant13 = cairn_provider_types.MakeValueNodeSet(value8)
+
+		case 8:
+			result := make([]witTypes.Tuple2[string, uint32], 0, *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+			for index := 0; index < int(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4)))); index++ {
+				base := unsafe.Add(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)))), index*(3*4))
+				value9 := unsafe.String((*uint8)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)))
+
+				result = append(result, witTypes.Tuple2[string, uint32]{F0: value9, F1: uint32(*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))))})
+			}
+
+			variant13 = cairn_provider_types.MakeValueNodeMap(result)
+
+		case 9:
+			result11 := make([]witTypes.Tuple2[string, uint32], 0, *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+			for index := 0; index < int(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4)))); index++ {
+				base := unsafe.Add(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)))), index*(3*4))
+				value10 := unsafe.String((*uint8)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)))
+
+				result11 = append(result11, witTypes.Tuple2[string, uint32]{F0: value10, F1: uint32(*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))))})
+			}
+
+			variant13 = cairn_provider_types.MakeValueNodeObject(result11)
+
+		case 10:
+			value12 := unsafe.Slice((*uint32)(unsafe.Pointer(uintptr(*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8))))), *(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))))
+
+			variant13 = cairn_provider_types.MakeValueNodeTuple(value12)
+
+		default:
+			panic("unreachable")
+		}
+
+		result14 = append(result14, cairn_provider_types.Node{Kind: variant13, Sensitive: (uint8(*(*uint32)(unsafe.Add(unsafe.Pointer(base), (104 + 4*4)))) != 0)})
+	}
+
+	witRuntime.Unpin()
+	result15 := export_cairn_provider_ephemeral_resources.Open(value, cairn_provider_types.Value{Nodes: result14})
+	slice30 := ((result15).Result).Nodes
+	length32 := uint32(len(slice30))
+	result31 := witRuntime.Allocate(pinner, uintptr(length32*(112+4*4)), 8)
+	for index, element := range slice30 {
+		base := unsafe.Add(result31, index*(112+4*4))
+
+		switch (element).Kind.Tag() {
+		case cairn_provider_types.ValueNode_Null:
+
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(0))
+
+		case cairn_provider_types.ValueNode_Unknown:
+			payload := (element).Kind.Unknown()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(1))
+			var result16 int32
+			if (payload).NotNull {
+				result16 = 1
+			} else {
+				result16 = 0
+			}
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 8)) = int8(result16)
+
+			switch (payload).Prefix.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).Prefix.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = int8(int32(1))
+				utf8 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf8)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 3*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 2*4))) = uint32(uintptr(uintptr(utf8)))
+
+			default:
+				panic("unreachable")
+			}
+
+			switch (payload).Lower.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (8 + 4*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).Lower.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (8 + 4*4))) = int8(int32(1))
+
+				switch (payload).Value.Tag() {
+				case cairn_provider_types.Number_Integer:
+					payload := (payload).Value.Integer()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (16 + 4*4))) = int8(int32(0))
+					*(*int64)(unsafe.Add(unsafe.Pointer(base), (24 + 4*4))) = payload
+
+				case cairn_provider_types.Number_Float:
+					payload := (payload).Value.Float()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (16 + 4*4))) = int8(int32(1))
+					*(*float64)(unsafe.Add(unsafe.Pointer(base), (24 + 4*4))) = payload
+
+				default:
+					panic("unreachable")
+				}
+				var result17 int32
+				if (payload).Inclusive {
+					result17 = 1
+				} else {
+					result17 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (32 + 4*4))) = int8(result17)
+
+			default:
+				panic("unreachable")
+			}
+
+			switch (payload).Upper.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (40 + 4*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).Upper.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (40 + 4*4))) = int8(int32(1))
+
+				switch (payload).Value.Tag() {
+				case cairn_provider_types.Number_Integer:
+					payload := (payload).Value.Integer()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (48 + 4*4))) = int8(int32(0))
+					*(*int64)(unsafe.Add(unsafe.Pointer(base), (56 + 4*4))) = payload
+
+				case cairn_provider_types.Number_Float:
+					payload := (payload).Value.Float()
+					*(*int8)(unsafe.Add(unsafe.Pointer(base), (48 + 4*4))) = int8(int32(1))
+					*(*float64)(unsafe.Add(unsafe.Pointer(base), (56 + 4*4))) = payload
+
+				default:
+					panic("unreachable")
+				}
+				var result18 int32
+				if (payload).Inclusive {
+					result18 = 1
+				} else {
+					result18 = 0
+				}
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (64 + 4*4))) = int8(result18)
+
+			default:
+				panic("unreachable")
+			}
+
+			switch (payload).MinLength.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (72 + 4*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).MinLength.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (72 + 4*4))) = int8(int32(1))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), (80 + 4*4))) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+			switch (payload).MaxLength.Tag() {
+			case witTypes.OptionNone:
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (88 + 4*4))) = int8(int32(0))
+
+			case witTypes.OptionSome:
+				payload := (payload).MaxLength.Some()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), (88 + 4*4))) = int8(int32(1))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), (96 + 4*4))) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+		case cairn_provider_types.ValueNode_Boolean:
+			payload := (element).Kind.Boolean()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(2))
+			var result19 int32
+			if payload {
+				result19 = 1
+			} else {
+				result19 = 0
+			}
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 8)) = int8(result19)
+
+		case cairn_provider_types.ValueNode_Integer:
+			payload := (element).Kind.Integer()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(3))
+			*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)) = payload
+
+		case cairn_provider_types.ValueNode_Float:
+			payload := (element).Kind.Float()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(4))
+			*(*float64)(unsafe.Add(unsafe.Pointer(base), 8)) = payload
+
+		case cairn_provider_types.ValueNode_Text:
+			payload := (element).Kind.Text()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(5))
+			utf820 := unsafe.Pointer(unsafe.StringData(payload))
+			pinner.Pin(utf820)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf820)))
+
+		case cairn_provider_types.ValueNode_List:
+			payload := (element).Kind.List()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(6))
+			data := unsafe.Pointer(unsafe.SliceData(payload))
+			pinner.Pin(data)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(data)))
+
+		case cairn_provider_types.ValueNode_Set:
+			payload := (element).Kind.Set()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(7))
+			data21 := unsafe.Pointer(unsafe.SliceData(payload))
+			pinner.Pin(data21)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(data21)))
+
+		case cairn_provider_types.ValueNode_Map:
+			payload := (element).Kind.Map()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(8))
+			slice := payload
+			length := uint32(len(slice))
+			result23 := witRuntime.Allocate(pinner, uintptr(length*(3*4)), 4)
+			for index, element := range slice {
+				base := unsafe.Add(result23, index*(3*4))
+				utf822 := unsafe.Pointer(unsafe.StringData((element).F0))
+				pinner.Pin(utf822)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uint32(len((element).F0)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(utf822)))
+				*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = int32((element).F1)
+
+			}
+
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(length)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(result23)))
+
+		case cairn_provider_types.ValueNode_Object:
+			payload := (element).Kind.Object()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(9))
+			slice25 := payload
+			length27 := uint32(len(slice25))
+			result26 := witRuntime.Allocate(pinner, uintptr(length27*(3*4)), 4)
+			for index, element := range slice25 {
+				base := unsafe.Add(result26, index*(3*4))
+				utf824 := unsafe.Pointer(unsafe.StringData((element).F0))
+				pinner.Pin(utf824)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uint32(len((element).F0)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 0)) = uint32(uintptr(uintptr(utf824)))
+				*(*int32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = int32((element).F1)
+
+			}
+
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(length27)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(result26)))
+
+		case cairn_provider_types.ValueNode_Tuple:
+			payload := (element).Kind.Tuple()
+			*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(10))
+			data28 := unsafe.Pointer(unsafe.SliceData(payload))
+			pinner.Pin(data28)
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+			*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(data28)))
+
+		default:
+			panic("unreachable")
+		}
+		var result29 int32
+		if (element).Sensitive {
+			result29 = 1
+		} else {
+			result29 = 0
+		}
+		*(*int8)(unsafe.Add(unsafe.Pointer(base), (104 + 4*4))) = int8(result29)
+
+	}
+
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 4)) = uint32(length32)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 0)) = uint32(uintptr(uintptr(result31)))
+	data33 := unsafe.Pointer(unsafe.SliceData((result15).Private))
+	pinner.Pin(data33)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (3 * 4))) = uint32(uint32(len((result15).Private)))
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (2 * 4))) = uint32(uintptr(uintptr(data33)))
+
+	switch (result15).RenewAt.Tag() {
+	case witTypes.OptionNone:
+		*(*int8)(unsafe.Add(unsafe.Pointer(exportReturnArea), (4 * 4))) = int8(int32(0))
+
+	case witTypes.OptionSome:
+		payload := (result15).RenewAt.Some()
+		*(*int8)(unsafe.Add(unsafe.Pointer(exportReturnArea), (4 * 4))) = int8(int32(1))
+		*(*int64)(unsafe.Add(unsafe.Pointer(exportReturnArea), (8 + 4*4))) = int64(payload)
+
+	default:
+		panic("unreachable")
+	}
+	slice41 := (result15).Diagnostics
+	length43 := uint32(len(slice41))
+	result42 := witRuntime.Allocate(pinner, uintptr(length43*(7*4)), 4)
+	for index, element := range slice41 {
+		base := unsafe.Add(result42, index*(7*4))
+		*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32((element).Severity))
+		utf834 := unsafe.Pointer(unsafe.StringData((element).Summary))
+		pinner.Pin(utf834)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(uint32(len((element).Summary)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uintptr(uintptr(utf834)))
+		utf835 := unsafe.Pointer(unsafe.StringData((element).Detail))
+		pinner.Pin(utf835)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (4 * 4))) = uint32(uint32(len((element).Detail)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (3 * 4))) = uint32(uintptr(uintptr(utf835)))
+		slice38 := (element).Path
+		length40 := uint32(len(slice38))
+		result39 := witRuntime.Allocate(pinner, uintptr(length40*(8+2*4)), 8)
+		for index, element := range slice38 {
+			base := unsafe.Add(result39, index*(8+2*4))
+
+			switch element.Tag() {
+			case cairn_provider_types.PathStep_Attribute:
+				payload := element.Attribute()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(0))
+				utf836 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf836)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf836)))
+
+			case cairn_provider_types.PathStep_Key:
+				payload := element.Key()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(1))
+				utf837 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf837)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf837)))
+
+			case cairn_provider_types.PathStep_Index:
+				payload := element.Index()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(2))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+		}
+
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (6 * 4))) = uint32(length40)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (5 * 4))) = uint32(uintptr(uintptr(result39)))
+
+	}
+
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (16 + 5*4))) = uint32(length43)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (16 + 4*4))) = uint32(uintptr(uintptr(result42)))
+	return exportReturnArea
+
+}
+
+//go:wasmexport cabi_post_cairn:provider/ephemeral-resources@0.2.0#open
+func wasm_export_post_return_cairn_provider_ephemeral_resources_open(result uintptr) {
+	syncExportPinner.Unpin()
+}
+
+//go:wasmexport cairn:provider/ephemeral-resources@0.2.0#renew
+func wasm_export_cairn_provider_ephemeral_resources_renew(arg0 uintptr, arg1 uint32, arg2 uintptr, arg3 uint32) uintptr {
+
+	pinner := &syncExportPinner
+	value := unsafe.String((*uint8)(unsafe.Pointer(arg0)), arg1)
+	value0 := unsafe.Slice((*uint8)(unsafe.Pointer(arg2)), arg3)
+	witRuntime.Unpin()
+	result := export_cairn_provider_ephemeral_resources.Renew(value, value0)
+	data := unsafe.Pointer(unsafe.SliceData((result).Private))
+	pinner.Pin(data)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 4)) = uint32(uint32(len((result).Private)))
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 0)) = uint32(uintptr(uintptr(data)))
+
+	switch (result).RenewAt.Tag() {
+	case witTypes.OptionNone:
+		*(*int8)(unsafe.Add(unsafe.Pointer(exportReturnArea), (2 * 4))) = int8(int32(0))
+
+	case witTypes.OptionSome:
+		payload := (result).RenewAt.Some()
+		*(*int8)(unsafe.Add(unsafe.Pointer(exportReturnArea), (2 * 4))) = int8(int32(1))
+		*(*int64)(unsafe.Add(unsafe.Pointer(exportReturnArea), (8 + 2*4))) = int64(payload)
+
+	default:
+		panic("unreachable")
+	}
+	slice5 := (result).Diagnostics
+	length7 := uint32(len(slice5))
+	result6 := witRuntime.Allocate(pinner, uintptr(length7*(7*4)), 4)
+	for index, element := range slice5 {
+		base := unsafe.Add(result6, index*(7*4))
+		*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32((element).Severity))
+		utf8 := unsafe.Pointer(unsafe.StringData((element).Summary))
+		pinner.Pin(utf8)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(uint32(len((element).Summary)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uintptr(uintptr(utf8)))
+		utf81 := unsafe.Pointer(unsafe.StringData((element).Detail))
+		pinner.Pin(utf81)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (4 * 4))) = uint32(uint32(len((element).Detail)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (3 * 4))) = uint32(uintptr(uintptr(utf81)))
+		slice := (element).Path
+		length := uint32(len(slice))
+		result4 := witRuntime.Allocate(pinner, uintptr(length*(8+2*4)), 8)
+		for index, element := range slice {
+			base := unsafe.Add(result4, index*(8+2*4))
+
+			switch element.Tag() {
+			case cairn_provider_types.PathStep_Attribute:
+				payload := element.Attribute()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(0))
+				utf82 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf82)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf82)))
+
+			case cairn_provider_types.PathStep_Key:
+				payload := element.Key()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(1))
+				utf83 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf83)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf83)))
+
+			case cairn_provider_types.PathStep_Index:
+				payload := element.Index()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(2))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+		}
+
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (6 * 4))) = uint32(length)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (5 * 4))) = uint32(uintptr(uintptr(result4)))
+
+	}
+
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (16 + 3*4))) = uint32(length7)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), (16 + 2*4))) = uint32(uintptr(uintptr(result6)))
+	return exportReturnArea
+
+}
+
+//go:wasmexport cabi_post_cairn:provider/ephemeral-resources@0.2.0#renew
+func wasm_export_post_return_cairn_provider_ephemeral_resources_renew(result uintptr) {
+	syncExportPinner.Unpin()
+}
+
+//go:wasmexport cairn:provider/ephemeral-resources@0.2.0#close
+func wasm_export_cairn_provider_ephemeral_resources_close(arg0 uintptr, arg1 uint32, arg2 uintptr, arg3 uint32) uintptr {
+
+	pinner := &syncExportPinner
+	value := unsafe.String((*uint8)(unsafe.Pointer(arg0)), arg1)
+	value0 := unsafe.Slice((*uint8)(unsafe.Pointer(arg2)), arg3)
+	witRuntime.Unpin()
+	result := export_cairn_provider_ephemeral_resources.Close(value, value0)
+	slice5 := result
+	length7 := uint32(len(slice5))
+	result6 := witRuntime.Allocate(pinner, uintptr(length7*(7*4)), 4)
+	for index, element := range slice5 {
+		base := unsafe.Add(result6, index*(7*4))
+		*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32((element).Severity))
+		utf8 := unsafe.Pointer(unsafe.StringData((element).Summary))
+		pinner.Pin(utf8)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (2 * 4))) = uint32(uint32(len((element).Summary)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), 4)) = uint32(uintptr(uintptr(utf8)))
+		utf81 := unsafe.Pointer(unsafe.StringData((element).Detail))
+		pinner.Pin(utf81)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (4 * 4))) = uint32(uint32(len((element).Detail)))
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (3 * 4))) = uint32(uintptr(uintptr(utf81)))
+		slice := (element).Path
+		length := uint32(len(slice))
+		result4 := witRuntime.Allocate(pinner, uintptr(length*(8+2*4)), 8)
+		for index, element := range slice {
+			base := unsafe.Add(result4, index*(8+2*4))
+
+			switch element.Tag() {
+			case cairn_provider_types.PathStep_Attribute:
+				payload := element.Attribute()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(0))
+				utf82 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf82)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf82)))
+
+			case cairn_provider_types.PathStep_Key:
+				payload := element.Key()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(1))
+				utf83 := unsafe.Pointer(unsafe.StringData(payload))
+				pinner.Pin(utf83)
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), (8 + 1*4))) = uint32(uint32(len(payload)))
+				*(*uint32)(unsafe.Add(unsafe.Pointer(base), 8)) = uint32(uintptr(uintptr(utf83)))
+
+			case cairn_provider_types.PathStep_Index:
+				payload := element.Index()
+				*(*int8)(unsafe.Add(unsafe.Pointer(base), 0)) = int8(int32(2))
+				*(*int64)(unsafe.Add(unsafe.Pointer(base), 8)) = int64(payload)
+
+			default:
+				panic("unreachable")
+			}
+
+		}
+
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (6 * 4))) = uint32(length)
+		*(*uint32)(unsafe.Add(unsafe.Pointer(base), (5 * 4))) = uint32(uintptr(uintptr(result4)))
+
+	}
+
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 4)) = uint32(length7)
+	*(*uint32)(unsafe.Add(unsafe.Pointer(exportReturnArea), 0)) = uint32(uintptr(uintptr(result6)))
+	return exportReturnArea
+
+}
+
+//go:wasmexport cabi_post_cairn:provider/ephemeral-resources@0.2.0#close
+func wasm_export_post_return_cairn_provider_ephemeral_resources_close(result uintptr) {
 	syncExportPinner.Unpin()
 }
 
