@@ -32,9 +32,10 @@ type Provider struct {
 	schema *cairn.ProviderSchema
 	// types are the value types of the provider configuration, of each
 	// resource type and of each data source.
-	providerType  tftypes.Type
-	resourceTypes map[string]tftypes.Type
-	dataTypes     map[string]tftypes.Type
+	providerType   tftypes.Type
+	resourceTypes  map[string]tftypes.Type
+	dataTypes      map[string]tftypes.Type
+	ephemeralTypes map[string]tftypes.Type
 	// schemaErr is why the server's schema cannot be offered to cairn:
 	// reported by every call, so that `cairn providers check` shows it.
 	schemaErr error
@@ -42,13 +43,22 @@ type Provider struct {
 
 // New bridges server. Its schema is read (GetProviderSchema) at once.
 func New(server tfprotov6.ProviderServer) *Provider {
-	p := &Provider{server: server, resourceTypes: map[string]tftypes.Type{}, dataTypes: map[string]tftypes.Type{}}
+	p := &Provider{
+		server:         server,
+		resourceTypes:  map[string]tftypes.Type{},
+		dataTypes:      map[string]tftypes.Type{},
+		ephemeralTypes: map[string]tftypes.Type{},
+	}
 	p.loadSchema()
 	return p
 }
 
 func (p *Provider) loadSchema() {
-	p.schema = &cairn.ProviderSchema{Resources: map[string]cairn.Schema{}, DataSources: map[string]cairn.Schema{}}
+	p.schema = &cairn.ProviderSchema{
+		Resources:          map[string]cairn.Schema{},
+		DataSources:        map[string]cairn.Schema{},
+		EphemeralResources: map[string]cairn.Schema{},
+	}
 	p.providerType = tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}
 	resp, err := p.server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
 	if err == nil && resp == nil {
@@ -81,6 +91,10 @@ func (p *Provider) loadSchema() {
 	for name, s := range resp.DataSourceSchemas {
 		p.schema.DataSources[name] = convert("data source "+name, s)
 		p.dataTypes[name] = s.ValueType()
+	}
+	for name, s := range resp.EphemeralResourceSchemas {
+		p.schema.EphemeralResources[name] = convert("ephemeral resource type "+name, s)
+		p.ephemeralTypes[name] = s.ValueType()
 	}
 	if len(problems) > 0 {
 		p.schemaErr = cairn.Errorf("The provider's schema uses what cairn cannot represent").

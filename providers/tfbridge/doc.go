@@ -25,9 +25,10 @@
 // and builds it with `GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared`
 // and `cairn providers componentize` (docs/terraform-providers.md).
 //
-// What the protocol has and cairn's WIT does not (provider-defined
-// functions, ephemeral resources, resource identity,
+// Ephemeral resources (Terraform 1.10) are offered through the optional
+// `ephemeral-resources` export (ephemeral.go). What the protocol has and
+// cairn's WIT does not (provider-defined functions, resource identity,
 // deferred actions, list resources, actions, state stores) is not offered
-// to cairn; a response that needs it (a Deferred plan) fails with a
-// diagnostic that says so.
+// to cairn; a response that needs it (a Deferred plan or open) fails with
+// a diagnostic that says so.
 package tfbridge
