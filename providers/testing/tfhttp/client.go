@@ -87,29 +87,83 @@ func (c *client) delete(name string) error {
 }
 
 func (c *client) do(req *http.Request) (*item, error) {
+	var it item
+	found, err := c.send(req, &it, "an item")
+	if err != nil || !found {
+		return nil, err
+	}
+	return &it, nil
+}
+
+// send sends req and decodes the store's JSON answer into out (what is
+// named in errors): false for an answer with no content.
+func (c *client) send(req *http.Request, out any, what string) (bool, error) {
 	if c.endpoint == "" {
-		return nil, fmt.Errorf("the provider's endpoint is not set")
+		return false, fmt.Errorf("the provider's endpoint is not set")
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the store at %s: %w", c.endpoint, err)
+		return false, fmt.Errorf("cannot reach the store at %s: %w", c.endpoint, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("reading the store's answer to %s %s: %w", req.Method, req.URL.Path, err)
+		return false, fmt.Errorf("reading the store's answer to %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, errNotFound
+		return false, errNotFound
 	case resp.StatusCode == http.StatusNoContent:
-		return nil, nil
+		return false, nil
 	case resp.StatusCode >= 300:
-		return nil, fmt.Errorf("the store answered %s %s with %s: %s", req.Method, req.URL.Path, resp.Status, body)
+		return false, fmt.Errorf("the store answered %s %s with %s: %s", req.Method, req.URL.Path, resp.Status, body)
 	}
-	var it item
-	if err := json.Unmarshal(body, &it); err != nil {
-		return nil, fmt.Errorf("the store's answer to %s %s is not an item: %w", req.Method, req.URL.Path, err)
+	if err := json.Unmarshal(body, out); err != nil {
+		return false, fmt.Errorf("the store's answer to %s %s is not %s: %w", req.Method, req.URL.Path, what, err)
 	}
-	return &it, nil
+	return true, nil
+}
+
+// lease is a lease as the store hands it out: POST /leases with the
+// scope, POST /leases/<id>/renew, DELETE /leases/<id>.
+type lease struct {
+	ID    string `json:"id"`
+	Scope string `json:"scope"`
+	Token string `json:"token"`
+}
+
+func (c *client) openLease(scope string) (*lease, error) {
+	body, err := json.Marshal(map[string]string{"scope": scope})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodPost, c.endpoint+"/leases", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	var got lease
+	if _, err := c.send(req, &got, "a lease"); err != nil {
+		return nil, err
+	}
+	return &got, nil
+}
+
+func (c *client) renewLease(id string) error {
+	req, err := http.NewRequest(http.MethodPost, c.endpoint+"/leases/"+url.PathEscape(id)+"/renew", nil)
+	if err != nil {
+		return err
+	}
+	var got lease
+	_, err = c.send(req, &got, "a lease")
+	return err
+}
+
+func (c *client) revokeLease(id string) error {
+	req, err := http.NewRequest(http.MethodDelete, c.endpoint+"/leases/"+url.PathEscape(id), nil)
+	if err != nil {
+		return err
+	}
+	_, err = c.send(req, nil, "nothing")
+	return err
 }

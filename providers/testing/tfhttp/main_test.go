@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,16 +19,23 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 )
 
-// store is an in-memory item store; ifMatch records the If-Match headers.
+// store is an in-memory item store; ifMatch records the If-Match headers,
+// leases the lease calls ("open l1 deploy", "renew l1", "close l1").
 type store struct {
 	mu      sync.Mutex
 	items   map[string]map[string]any
 	ifMatch []string
+	leases  []string
+	open    map[string]bool
 }
 
 func (s *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if strings.HasPrefix(r.URL.Path, "/leases") {
+		s.lease(w, r)
+		return
+	}
 	name := strings.TrimPrefix(r.URL.Path, "/items/")
 	switch r.Method {
 	case http.MethodGet:
@@ -57,9 +65,37 @@ func (s *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// lease answers POST /leases (open), POST /leases/<id>/renew and
+// DELETE /leases/<id> (close); the scope `forbidden` is refused.
+func (s *store) lease(w http.ResponseWriter, r *http.Request) {
+	id, renew := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/leases/"), "/renew")
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/leases":
+		var asked struct{ Scope string }
+		_ = json.NewDecoder(r.Body).Decode(&asked)
+		if asked.Scope == "forbidden" {
+			http.Error(w, "no leases for that scope", http.StatusForbidden)
+			return
+		}
+		id = "l" + strconv.Itoa(len(s.open)+1)
+		s.open[id] = true
+		s.leases = append(s.leases, "open "+id+" "+asked.Scope)
+		_ = json.NewEncoder(w).Encode(map[string]string{"id": id, "scope": asked.Scope, "token": "token-" + id})
+	case !s.open[id]:
+		http.NotFound(w, r)
+	case r.Method == http.MethodPost && renew:
+		s.leases = append(s.leases, "renew "+id)
+		_ = json.NewEncoder(w).Encode(map[string]string{"id": id})
+	case r.Method == http.MethodDelete:
+		s.leases = append(s.leases, "close "+id)
+		s.open[id] = false
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
 func bridged(t *testing.T) (*tfbridge.Provider, *store) {
 	t.Helper()
-	s := &store{items: map[string]map[string]any{}}
+	s := &store{items: map[string]map[string]any{}, open: map[string]bool{}}
 	server := httptest.NewServer(s)
 	t.Cleanup(server.Close)
 	p := tfbridge.New(providerserver.NewProtocol6(New("test")())())
@@ -253,5 +289,68 @@ func TestMoveStateAcrossTypesThroughTheBridge(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "null_resource") {
 		t.Fatalf("a move from null_resource: %v", err)
+	}
+}
+
+// tfhttp_lease is opened, renewed and closed through the bridge, each a
+// call to the store; its token reaches a write-only attribute.
+func TestALeaseIsOpenedRenewedAndClosedThroughTheBridge(t *testing.T) {
+	p, s := bridged(t)
+	schema, ok := p.Schema().EphemeralResources["tfhttp_lease"]
+	if !ok || !schema.Attributes["token"].Sensitive || !schema.Attributes["token"].Computed {
+		t.Fatalf("ephemeral resources: %#v", p.Schema().EphemeralResources)
+	}
+	config := cairn.Object{"scope": "deploy", "renew": true, "id": nil, "token": nil}
+	if err := p.ValidateEphemeral("tfhttp_lease", config); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := p.OpenEphemeral(&cairn.OpenEphemeralRequest{TypeName: "tfhttp_lease", Schema: &schema, Config: config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened.Result["token"] != "token-l1" || opened.Result["id"] != "l1" || opened.RenewAt.IsZero() {
+		t.Fatalf("opened: %#v", opened)
+	}
+	renewed, err := p.RenewEphemeral(&cairn.RenewEphemeralRequest{TypeName: "tfhttp_lease", Private: opened.Private})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !renewed.RenewAt.IsZero() {
+		t.Errorf("a lease is renewed once: %#v", renewed)
+	}
+	if err := p.CloseEphemeral(&cairn.CloseEphemeralRequest{TypeName: "tfhttp_lease", Private: renewed.Private}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.leases, "|"); got != "open l1 deploy|renew l1|close l1" {
+		t.Errorf("the store saw %s", got)
+	}
+	// Without renew, the lease asks for none.
+	config["renew"] = nil
+	again, err := p.OpenEphemeral(&cairn.OpenEphemeralRequest{TypeName: "tfhttp_lease", Schema: &schema, Config: config})
+	if err != nil || !again.RenewAt.IsZero() {
+		t.Fatalf("open without renew: %v %#v", err, again)
+	}
+}
+
+// A refused lease is an error at `scope`; a deferred one is refused by the
+// bridge; closing a lease already revoked is the store's error.
+func TestLeaseErrorsNameTheirAttributeAndCause(t *testing.T) {
+	p, _ := bridged(t)
+	schema := p.Schema().EphemeralResources["tfhttp_lease"]
+	open := func(scope string) error {
+		_, err := p.OpenEphemeral(&cairn.OpenEphemeralRequest{TypeName: "tfhttp_lease", Schema: &schema, Config: cairn.Object{"scope": scope, "renew": nil, "id": nil, "token": nil}})
+		return err
+	}
+	err := open("forbidden")
+	ds, ok := err.(cairn.Diagnostics)
+	if !ok || len(ds) != 1 || ds[0].Summary != "Cannot lease a token" || ds[0].Path.String() != ".scope" || !strings.Contains(ds[0].Detail, "no leases for that scope") {
+		t.Fatalf("a refused lease: %#v", err)
+	}
+	if err := open("later"); err == nil || !strings.Contains(err.Error(), "the provider deferred the opening of the ephemeral resource") {
+		t.Fatalf("a deferred lease: %v", err)
+	}
+	err = p.CloseEphemeral(&cairn.CloseEphemeralRequest{TypeName: "tfhttp_lease", Private: []byte(`{"lease":{"id":"l9"}}`)})
+	if err == nil || !strings.Contains(err.Error(), "Cannot revoke the lease") {
+		t.Fatalf("closing an unknown lease: %v", err)
 	}
 }

@@ -5,7 +5,8 @@
 // plugin (main.go). It uses what real providers use: plan modifiers
 // (UseStateForUnknown, RequiresReplace), validators, defaults, nested
 // attributes and a nested block, a data source, import, private state,
-// sensitive and write-only attributes, and a state upgrade.
+// sensitive and write-only attributes, a state upgrade, and an ephemeral
+// resource (`tfhttp_lease`, a token for a write-only attribute).
 //
 // `tfhttp_misbehave` fails on purpose in plan (a panic, a hang, a memory
 // flood), for the tests that check such a failure fails only that resource.
@@ -16,6 +17,7 @@ import (
 	"net/http"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -61,6 +63,7 @@ func (p *tfhttpProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	c := &client{endpoint: config.Endpoint.ValueString(), http: &http.Client{}}
 	resp.ResourceData = c
 	resp.DataSourceData = c
+	resp.EphemeralResourceData = c
 }
 
 func (p *tfhttpProvider) Resources(context.Context) []func() resource.Resource {
@@ -69,4 +72,8 @@ func (p *tfhttpProvider) Resources(context.Context) []func() resource.Resource {
 
 func (p *tfhttpProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{newItemDataSource}
+}
+
+func (p *tfhttpProvider) EphemeralResources(context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{newLeaseEphemeral}
 }
