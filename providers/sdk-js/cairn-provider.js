@@ -380,11 +380,12 @@ function checkBlock(block, where, errors, nestedAttr = false) {
   }
 }
 
-/** The declaration mistakes of a provider schema ({provider, resources, dataSources}); empty when sound. */
+/** The declaration mistakes of a provider schema ({provider, resources, dataSources, ephemeralResources}); empty when sound. */
 export function checkSchema(schema) {
   const errors = [];
   checkBlock(schema.provider ?? {}, "provider", errors);
-  for (const [kind, table] of [["resource", schema.resources], ["data source", schema.dataSources]]) {
+  const tables = [["resource", schema.resources], ["data source", schema.dataSources], ["ephemeral resource", schema.ephemeralResources]];
+  for (const [kind, table] of tables) {
     for (const [name, s] of Object.entries(table ?? {})) checkBlock(s, `${kind} ${name}`, errors);
   }
   return errors;
@@ -534,9 +535,9 @@ export function exportProvider(def) {
     }
   };
   const sensitive = (s) => new Set(attrsWhere(s, "sensitive"));
-  const knownCheck = (state, diags) => {
+  const knownCheck = (state, diags, what = "the new state", who = "Apply") => {
     const path = findUnknown(state);
-    if (path) diags.push({ severity: "error", summary: "Provider bug: the new state has an unknown value", detail: "Apply must set every attribute to a known value.", path });
+    if (path) diags.push({ severity: "error", summary: `Provider bug: ${what} has an unknown value`, detail: `${who} must set every attribute to a known value.`, path });
   };
   // Runs `call` (which returns [answer, diagnostics]); a throw becomes diagnostics and `fallback`.
   const run = async (call, fallback) => {
@@ -549,7 +550,7 @@ export function exportProvider(def) {
   };
   const call = (name, ...args) => (def[name] ? def[name].call(configured, ...args) : undefined);
 
-  return {
+  const exports = {
     schema() {
       const table = (t) => Object.entries(t ?? {}).map(([n, s]) => [n, schemaToWire(s)]);
       return { provider: schemaToWire(schema.provider ?? {}), resources: table(schema.resources), dataSources: table(schema.dataSources) };
@@ -695,6 +696,133 @@ export function exportProvider(def) {
       return { upgradedState: state, diagnostics: diags };
     },
   };
+  ephemeralExportsOf.set(exports, () => ephemeralExports({ def, schema, ready, call, valueIn, sensitive, knownCheck, run }));
+  return exports;
+}
+
+// --- ephemeral resources -------------------------------------------------------------
+
+/** What `openEphemeral` answers beside the result: built with `openResponse`. */
+export class OpenResponse {
+  /**
+   * @param {object} result the configuration with every computed attribute filled in
+   * @param {{private?: Uint8Array, renewAt?: Date|number|bigint|null, diagnostics?: Array}} [options]
+   *   `private`: bytes handed back to `renewEphemeral` and `closeEphemeral` (never stored);
+   *   `renewAt`: when to renew (a Date, or milliseconds since the Unix epoch), null for never
+   */
+  constructor(result, { private: priv = new Uint8Array(), renewAt = null, diagnostics = [] } = {}) {
+    this.result = result;
+    this.private = priv;
+    this.renewAt = renewAt;
+    this.diagnostics = diagnostics;
+  }
+}
+
+/** `new OpenResponse(result, options)`: the answer of `openEphemeral` with private bytes or a renewal time. */
+export function openResponse(result, options) {
+  return new OpenResponse(result, options);
+}
+
+// The ephemeral-resources export of each `provider` export exportProvider made.
+const ephemeralExportsOf = new WeakMap();
+
+/** `renewAt` (null, a Date, or milliseconds since the Unix epoch) as the wire's `option<u64>`. */
+function renewAtToWire(renewAt, where) {
+  if (renewAt == null) return undefined;
+  const ms = renewAt instanceof Date ? renewAt.getTime() : renewAt;
+  if ((typeof ms === "number" && Number.isInteger(ms) && ms >= 0) || (typeof ms === "bigint" && ms >= 0n)) return BigInt(ms);
+  throw new ProviderError(`Provider bug: ${where} renewAt is ${String(renewAt)}`, {
+    detail: "It must be null, a Date, or milliseconds since the Unix epoch.",
+  });
+}
+
+/** Bytes for the wire's `list<u8>`: a Uint8Array, or a string as UTF-8. */
+function bytes(v) {
+  if (v == null) return new Uint8Array();
+  if (typeof v === "string") return new TextEncoder().encode(v);
+  return v instanceof Uint8Array ? v : new Uint8Array(v);
+}
+
+function ephemeralExports({ def, schema, ready, call, valueIn, sensitive, knownCheck, run }) {
+  const ephemeralSchema = (typeName) => {
+    const s = schema.ephemeralResources?.[typeName];
+    if (!s) throw new ProviderError(`Unknown ephemeral resource type \`${typeName}\``);
+    return s;
+  };
+  return {
+    schemas() {
+      return Object.entries(schema.ephemeralResources ?? {}).map(([n, s]) => [n, schemaToWire(s)]);
+    },
+
+    async validate(typeName, config) {
+      const [, diags] = await run(async () => {
+        ready();
+        ephemeralSchema(typeName);
+        return [null, (await call("validateEphemeral", typeName, valueIn(config, "configuration"))) ?? []];
+      });
+      return diags;
+    },
+
+    async open(typeName, config) {
+      // On failure nothing is open: the host calls no close.
+      const fallback = { result: { nodes: [] }, private: new Uint8Array(), renewAt: undefined, diagnostics: [] };
+      const [answer, diags] = await run(async () => {
+        ready();
+        const s = ephemeralSchema(typeName);
+        if (!def.openEphemeral) throw new ProviderError(`Ephemeral resource type \`${typeName}\` cannot be opened`, { detail: "The provider does not implement openEphemeral." });
+        const out = await call("openEphemeral", typeName, valueIn(config, "configuration"));
+        const resp = out instanceof OpenResponse ? out : new OpenResponse(out);
+        const diagnostics = [...(resp.diagnostics ?? [])];
+        knownCheck(resp.result, diagnostics, "the opened result", "openEphemeral");
+        const wire = {
+          result: encode(resp.result, sensitive(s)),
+          private: bytes(resp.private),
+          renewAt: renewAtToWire(resp.renewAt, "openEphemeral's"),
+          diagnostics: [],
+        };
+        return [wire, diagnostics];
+      }, fallback);
+      answer.diagnostics = diags;
+      return answer;
+    },
+
+    async renew(typeName, priv) {
+      // On failure the object keeps its private bytes and is not renewed again.
+      const fallback = { private: priv, renewAt: undefined, diagnostics: [] };
+      const [answer, diags] = await run(async () => {
+        ready();
+        ephemeralSchema(typeName);
+        if (!def.renewEphemeral) throw new ProviderError(`Ephemeral resource type \`${typeName}\` cannot be renewed`, { detail: "The provider asked for a renewal but does not implement renewEphemeral." });
+        // renewEphemeral returns {private, renewAt, diagnostics}, or null to keep the bytes and renew no more.
+        const resp = (await call("renewEphemeral", typeName, priv)) ?? { private: priv };
+        return [{ private: bytes(resp.private), renewAt: renewAtToWire(resp.renewAt, "renewEphemeral's"), diagnostics: [] }, resp.diagnostics];
+      }, fallback);
+      answer.diagnostics = diags;
+      return answer;
+    },
+
+    async close(typeName, priv) {
+      const [, diags] = await run(async () => {
+        ready();
+        ephemeralSchema(typeName);
+        return [null, (await call("closeEphemeral", typeName, priv)) ?? []];
+      });
+      return diags;
+    },
+  };
+}
+
+/**
+ * The `ephemeral-resources` export, given the `provider` export `exportProvider` made:
+ * `export const ephemeralResources = exportEphemeralResources(provider)`. Its calls go to the
+ * provider `configure` set up; the definition's `schema.ephemeralResources` declares the types and
+ * `validateEphemeral`, `openEphemeral`, `renewEphemeral`, `closeEphemeral` implement them. Needs the
+ * SDK's world (`--wit providers/sdk-js/wit --world-name js-provider`).
+ */
+export function exportEphemeralResources(provider) {
+  const make = ephemeralExportsOf.get(provider);
+  if (!make) throw new TypeError("exportEphemeralResources takes the object exportProvider returned");
+  return make();
 }
 
 /** A state read from JSON, with maps, sets and tuples typed by the schema's top-level attributes. */

@@ -4,7 +4,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   BOOL, NUMBER, STRING, Key, ProviderError, Sensitive, Tuple, Unknown, ValueSet, WireError, checkSchema, decode,
-  encode, equal, exportProvider, listOf, mapOf, objectOf, planFromProposed,
+  encode, equal, exportEphemeralResources, exportProvider, listOf, mapOf, objectOf, openResponse, planFromProposed,
+  warning,
 } from "../cairn-provider.js";
 
 const roundtrip = (v, opts) => decode(encode(v), opts);
@@ -155,4 +156,95 @@ test("read, import, data sources and upgrade", async () => {
   assert.deepEqual(up.diagnostics, []);
   assert.ok(decode(up.upgradedState).tags instanceof Map);
   assert.match((await p.upgradeState("echo", 0n, "{}")).diagnostics[0].summary, /version 0/);
+});
+
+// --- ephemeral resources ---
+
+const closed = [];
+const text = (bytes) => new TextDecoder().decode(bytes);
+
+// Ephemeral `token`s whose private bytes count renewals.
+const tokens = () => {
+  const provider = exportProvider({
+    schema: {
+      ephemeralResources: {
+        token: { attributes: { audience: { type: STRING, required: true }, value: { type: STRING, computed: true, sensitive: true } } },
+      },
+    },
+    configure() { this.prefix = "t-"; },
+    validateEphemeral(_t, config) { if (config.audience === "") throw new ProviderError("empty audience", { path: ["audience"] }); },
+    async openEphemeral(_t, config) {
+      if (config.audience === "boom") throw new TypeError("cannot reach the token service");
+      if (config.audience === "plain") return { ...config, value: "p" };
+      if (config.audience === "unknown") return { ...config, value: new Unknown() };
+      if (config.audience === "bad-time") return openResponse(config, { renewAt: "soon" });
+      return openResponse({ ...config, value: this.prefix + config.audience }, { private: "0", renewAt: new Date(Date.UTC(2030, 0, 1)) });
+    },
+    renewEphemeral(_t, priv) {
+      if (text(priv) === "bad") throw new ProviderError("lease gone");
+      const n = Number(text(priv)) + 1;
+      return { private: String(n), renewAt: 1000 * n, diagnostics: [warning("renewed")] };
+    },
+    closeEphemeral(_t, priv) {
+      if (text(priv) === "bad") throw new RangeError("revoke failed");
+      closed.push(text(priv));
+    },
+  });
+  return { provider, ephemeral: exportEphemeralResources(provider) };
+};
+
+const open = (e, audience) => e.open("token", encode({ audience, value: null }));
+
+test("ephemeral: schemas list the declared types, none for a provider declaring none", async () => {
+  const { provider, ephemeral } = tokens();
+  const [[name, s]] = ephemeral.schemas();
+  assert.equal(name, "token");
+  assert.deepEqual(s.blocks[0].attributes.map((a) => a.name), ["audience", "value"]);
+  assert.deepEqual(provider.schema().resources, [], "ephemeral types are no resources");
+  assert.deepEqual(exportEphemeralResources(echo()).schemas(), []);
+  assert.throws(() => exportEphemeralResources({}), /the object exportProvider returned/);
+  assert.deepEqual(checkSchema({ ephemeralResources: { t: { attributes: { a: { type: STRING } } } } }),
+    ["ephemeral resource t: attribute `a` is none of required, optional and computed"]);
+});
+
+test("ephemeral: open answers result, private bytes and renewAt; renew and close", async () => {
+  const { provider, ephemeral } = tokens();
+  assert.equal((await ephemeral.close("token", new Uint8Array()))[0].summary, "Provider not configured");
+  await provider.configure(encode(null));
+  const opened = await open(ephemeral, "db");
+  assert.deepEqual(opened.diagnostics, []);
+  assert.deepEqual(decode(opened.result), { audience: "db", value: "t-db" });
+  const marks = Object.fromEntries(opened.result.nodes[0].kind.val.map(([n, i]) => [n, opened.result.nodes[i].sensitive]));
+  assert.ok(marks.value, "the schema's sensitive attribute is marked");
+  assert.equal(text(opened.private), "0");
+  assert.equal(opened.renewAt, 1893456000000n);
+  const plain = await open(ephemeral, "plain");
+  assert.deepEqual([decode(plain.result).value, plain.private.length, plain.renewAt], ["p", 0, undefined]);
+
+  const renewed = await ephemeral.renew("token", new TextEncoder().encode("4"));
+  assert.deepEqual([text(renewed.private), renewed.renewAt], ["5", 5000n]);
+  assert.deepEqual([renewed.diagnostics[0].summary, renewed.diagnostics[0].severity], ["renewed", "warning"]);
+  assert.deepEqual(await ephemeral.close("token", renewed.private), []);
+  assert.equal(closed.at(-1), "5");
+});
+
+test("ephemeral: throws become diagnostics with paths, never traps", async () => {
+  const { provider, ephemeral } = tokens();
+  await provider.configure(encode(null));
+  const diags = await ephemeral.validate("token", encode({ audience: "", value: null }));
+  assert.deepEqual([diags[0].summary, diags[0].path], ["empty audience", [{ tag: "attribute", val: "audience" }]]);
+  assert.deepEqual(await ephemeral.validate("token", encode({ audience: new Unknown(), value: null })), []);
+
+  const boom = await open(ephemeral, "boom");
+  assert.equal(boom.diagnostics[0].summary, "Provider bug: TypeError: cannot reach the token service");
+  assert.equal(decode(boom.result), null);
+  assert.equal((await open(ephemeral, "unknown")).diagnostics[0].summary, "Provider bug: the opened result has an unknown value");
+  assert.match((await open(ephemeral, "bad-time")).diagnostics[0].summary, /renewAt is soon/);
+
+  const bad = new TextEncoder().encode("bad");
+  const renewed = await ephemeral.renew("token", bad);
+  assert.deepEqual([renewed.diagnostics[0].summary, renewed.private, renewed.renewAt], ["lease gone", bad, undefined]);
+  const closing = await ephemeral.close("token", bad);
+  assert.deepEqual([closing[0].summary, closing[0].severity], ["Provider bug: RangeError: revoke failed", "error"]);
+  assert.equal((await ephemeral.open("nope", encode(null))).diagnostics[0].summary, "Unknown ephemeral resource type `nope`");
 });

@@ -7,12 +7,13 @@ kept in a variable of the closure `make_exports` returns, which lives as
 long as the component instance (its Python interpreter).
 """
 
+import datetime
 import json
 import os
 import traceback
 
-from .provider import (ApplyRequest, ApplyResponse, Diagnostic, Diagnostics, PlanRequest, PlanResponse,
-                       ProviderError, ReadRequest)
+from .provider import (ApplyRequest, ApplyResponse, Diagnostic, Diagnostics, OpenResponse, PlanRequest, PlanResponse,
+                       ProviderError, ReadRequest, RenewResponse)
 from .schema import Type
 from .values import Key, ValueMap, ValueSet, WireError, decode, encode, find_unknown
 
@@ -24,7 +25,52 @@ def export(provider_cls):
     from wit_world.exports import provider as abi
     from wit_world.imports import types
 
+    declared = provider_cls.schema.ephemeral_resources if provider_cls.schema is not None else {}
+    if declared:
+        try:
+            from wit_world.exports import ephemeral_resources  # noqa: F401
+        except ImportError:
+            # Built for `provider-world`: the host would never see the types.
+            raise TypeError(
+                f"{provider_cls.__name__} declares ephemeral resources ({', '.join(sorted(declared))}) but the "
+                "component is built without the `ephemeral-resources` export: build with "
+                "`-d providers/sdk-python/wit -w python-provider` (the SDK's world) and add "
+                "`EphemeralResources = export_ephemeral_resources(Provider)` to the app module") from None
     return make_exports(provider_cls, types, abi)
+
+
+def export_ephemeral_resources(provider_exports):
+    """The class componentize-py exports for the `ephemeral-resources`
+    interface, given the class `export` returned: in `app.py`,
+    `EphemeralResources = export_ephemeral_resources(Provider)`. Its calls
+    go to the provider `Provider` configured. Needs the SDK's world
+    (`-d providers/sdk-python/wit -w python-provider`)."""
+    from wit_world.exports import ephemeral_resources as abi
+
+    return make_ephemeral_exports(provider_exports, abi)
+
+
+def make_ephemeral_exports(provider_exports, abi):
+    """`export_ephemeral_resources` with the bindings module of the
+    `ephemeral-resources` interface given: for tests outside a component."""
+    return provider_exports.cairn_ephemeral_exports(abi)
+
+
+def millis(renew_at, where):
+    """`renew_at` (None, a `datetime`, or milliseconds since the Unix epoch)
+    as the wire's `option<u64>`."""
+    if renew_at is None:
+        return None
+    if isinstance(renew_at, datetime.datetime):
+        if renew_at.tzinfo is None:
+            raise ProviderError(f"Provider bug: {where} renew_at is a naive datetime",
+                                detail="Give it a time zone (datetime.now(timezone.utc)), or milliseconds since "
+                                       "the Unix epoch.")
+        return int(renew_at.timestamp() * 1000)
+    if isinstance(renew_at, bool) or not isinstance(renew_at, int) or renew_at < 0:
+        raise ProviderError(f"Provider bug: {where} renew_at is {renew_at!r}",
+                            detail="It must be None, a datetime, or milliseconds since the Unix epoch.")
+    return renew_at
 
 
 def make_exports(provider_cls, types, abi):
@@ -86,22 +132,25 @@ def make_exports(provider_cls, types, abi):
             raise ProviderError(f"Unknown resource type `{type_name}`")
         return s
 
-    def check_known(state, diags):
+    def check_known(state, diags, what="the new state", who="Apply"):
         path = find_unknown(state)
         if path is not None:
-            diags.append(Diagnostic("Provider bug: the new state has an unknown value",
-                                    "Apply must set every attribute to a known value.", path))
+            diags.append(Diagnostic(f"Provider bug: {what} has an unknown value",
+                                    f"{who} must set every attribute to a known value.", path))
 
     # The configured provider of this component instance.
     instance = {"provider": None}
+
+    def configured_provider():
+        if instance["provider"] is None:
+            raise ProviderError("Provider not configured", detail="The host called the provider before `configure`.")
+        return instance["provider"]
 
     class Exports:
         """The `provider` interface as componentize-py calls it."""
 
         def configured(self):
-            if instance["provider"] is None:
-                raise ProviderError("Provider not configured", detail="The host called the provider before `configure`.")
-            return instance["provider"]
+            return configured_provider()
 
         def schema(self):
             return schema.to_wire(types)
@@ -220,6 +269,78 @@ def make_exports(provider_cls, types, abi):
             state, diags = run(call, types.Value(nodes=[]))
             return abi.UpgradeResponse(upgraded_state=state, diagnostics=diags)
 
+    def ephemeral_schema(type_name):
+        s = schema.ephemeral_resources.get(type_name)
+        if s is None:
+            raise ProviderError(f"Unknown ephemeral resource type `{type_name}`")
+        return s
+
+    def ephemeral_exports(eph):
+        """The `ephemeral-resources` interface as componentize-py calls it,
+        on the provider this component instance configured (`eph` is its
+        bindings module)."""
+
+        class EphemeralExports:
+            def schemas(self):
+                return schema.ephemeral_to_wire(types)
+
+            def validate(self, type_name, config):
+                def call():
+                    p = configured_provider()
+                    ephemeral_schema(type_name)
+                    return None, list(p.validate_ephemeral(type_name, value_in(config, "configuration")) or [])
+                return run(call, None)[1]
+
+            def open(self, type_name, config):
+                # On failure nothing is open: the host calls no close.
+                fallback = eph.OpenResponse(result=types.Value(nodes=[]), private=b"", renew_at=None, diagnostics=[])
+
+                def call():
+                    p = configured_provider()
+                    s = ephemeral_schema(type_name)
+                    resp = p.open_ephemeral(type_name, value_in(config, "configuration"))
+                    if not isinstance(resp, OpenResponse):
+                        resp = OpenResponse(resp)
+                    diags = list(resp.diagnostics)
+                    check_known(resp.result, diags, "the opened result", "open_ephemeral")
+                    answer = eph.OpenResponse(result=encode(resp.result, types, s.sensitive_attributes()),
+                                              private=bytes(resp.private),
+                                              renew_at=millis(resp.renew_at, "open_ephemeral's"), diagnostics=[])
+                    return answer, diags
+                answer, diags = run(call, fallback)
+                answer.diagnostics = diags
+                return answer
+
+            def renew(self, type_name, private):
+                # On failure the object keeps its private bytes and is not
+                # renewed again.
+                fallback = eph.RenewResponse(private=private, renew_at=None, diagnostics=[])
+
+                def call():
+                    p = configured_provider()
+                    ephemeral_schema(type_name)
+                    resp = p.renew_ephemeral(type_name, bytes(private))
+                    if resp is None:
+                        resp = RenewResponse(private)
+                    answer = eph.RenewResponse(private=bytes(resp.private),
+                                               renew_at=millis(resp.renew_at, "renew_ephemeral's"), diagnostics=[])
+                    return answer, resp.diagnostics
+                answer, diags = run(call, fallback)
+                answer.diagnostics = diags
+                return answer
+
+            def close(self, type_name, private):
+                def call():
+                    p = configured_provider()
+                    ephemeral_schema(type_name)
+                    return None, list(p.close_ephemeral(type_name, bytes(private)) or [])
+                return run(call, None)[1]
+
+        # componentize-py finds the export by this name in the app module.
+        EphemeralExports.__name__ = EphemeralExports.__qualname__ = "EphemeralResources"
+        return EphemeralExports
+
+    Exports.cairn_ephemeral_exports = staticmethod(ephemeral_exports)
     # componentize-py finds the export by this name in the app module.
     Exports.__name__ = Exports.__qualname__ = "Provider"
     return Exports

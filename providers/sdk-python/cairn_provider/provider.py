@@ -190,6 +190,33 @@ class ApplyResponse:
         self.diagnostics = list(diagnostics)
 
 
+class OpenResponse:
+    """What `Provider.open_ephemeral` answers: `result` (the configuration
+    with every computed attribute filled in), `private` bytes the host hands
+    back to `renew_ephemeral` and `close_ephemeral` of this object (never
+    stored), `renew_at` (when to call `renew_ephemeral`: a `datetime` or
+    milliseconds since the Unix epoch; None for never), and diagnostics
+    (warnings). A plain dict returned from `open_ephemeral` is the result
+    alone."""
+
+    def __init__(self, result, private=b"", renew_at=None, diagnostics=()):
+        self.result = result
+        self.private = bytes(private)
+        self.renew_at = renew_at
+        self.diagnostics = list(diagnostics)
+
+
+class RenewResponse:
+    """What `Provider.renew_ephemeral` answers: the object's new `private`
+    bytes, when to renew again (`renew_at`, None for never), and
+    diagnostics (warnings)."""
+
+    def __init__(self, private=b"", renew_at=None, diagnostics=()):
+        self.private = bytes(private)
+        self.renew_at = renew_at
+        self.diagnostics = list(diagnostics)
+
+
 class Provider:
     """Subclass it, set `schema`, override what you need, then in the
     component's `app.py`: `Provider = cairn_provider.export(MyProvider)`.
@@ -241,6 +268,34 @@ class Provider:
                                        f"upgrade from version {version}.")
         return raw_state
 
+    # Ephemeral resources (`ephemeral "TYPE" "NAME" {}`): declared in
+    # `ProviderSchema(ephemeral_resources={...})`, exported with
+    # `export_ephemeral_resources`.
 
-__all__ = ["ApplyRequest", "ApplyResponse", "Diagnostic", "Diagnostics", "Key", "PlanRequest", "PlanResponse",
-           "Provider", "ProviderError", "ReadRequest", "warning"]
+    def validate_ephemeral(self, type_name, config):
+        """Check an ephemeral resource's configuration beyond the schema;
+        return a list of diagnostics or raise. Say nothing about `Unknown`
+        values."""
+        return []
+
+    def open_ephemeral(self, type_name, config):
+        """Open one object (`config` fully known); return an `OpenResponse`,
+        or the result dict alone."""
+        raise ProviderError(f"Ephemeral resource type `{type_name}` cannot be opened",
+                            detail="The provider does not implement open_ephemeral.")
+
+    def renew_ephemeral(self, type_name, private):
+        """Keep an open object alive; return a `RenewResponse` (None keeps
+        the private bytes and asks for no further renewal). Called only when
+        `open_ephemeral` or an earlier renewal gave a `renew_at`."""
+        raise ProviderError(f"Ephemeral resource type `{type_name}` cannot be renewed",
+                            detail="The provider asked for a renewal but does not implement renew_ephemeral.")
+
+    def close_ephemeral(self, type_name, private):
+        """Close an open object (revoke, end a session); may return a list of
+        warnings. Called once for every successful open."""
+        return []
+
+
+__all__ = ["ApplyRequest", "ApplyResponse", "Diagnostic", "Diagnostics", "Key", "OpenResponse", "PlanRequest",
+           "PlanResponse", "Provider", "ProviderError", "ReadRequest", "RenewResponse", "warning"]

@@ -229,19 +229,22 @@ class Schema(Block):
 
 
 class ProviderSchema:
-    """Everything a provider offers: its own block, resources and data
-    sources, each a dict of type name to `Schema`."""
+    """Everything a provider offers: its own block, resources, data sources
+    and ephemeral resources, each a dict of type name to `Schema`."""
 
-    def __init__(self, provider=None, resources=None, data_sources=None):
+    def __init__(self, provider=None, resources=None, data_sources=None, ephemeral_resources=None):
         self.provider = provider if provider is not None else Schema(0)
         self.resources = dict(resources or {})
         self.data_sources = dict(data_sources or {})
+        self.ephemeral_resources = dict(ephemeral_resources or {})
 
     def check(self):
         """A list of declaration mistakes; empty when the schema is sound."""
         errors = []
         self.provider.check("provider", errors)
-        for kind, table in (("resource", self.resources), ("data source", self.data_sources)):
+        tables = (("resource", self.resources), ("data source", self.data_sources),
+                  ("ephemeral resource", self.ephemeral_resources))
+        for kind, table in tables:
             for name, s in table.items():
                 if not isinstance(s, Schema):
                     errors.append(f"{kind} `{name}` is not a Schema")
@@ -255,3 +258,7 @@ class ProviderSchema:
             provider=self.provider.to_wire(types),
             resources=[(n, s.to_wire(types)) for n, s in self.resources.items()],
             data_sources=[(n, s.to_wire(types)) for n, s in self.data_sources.items()])
+
+    def ephemeral_to_wire(self, types):
+        """The ephemeral resources' schemas, as `ephemeral-resources.schemas` answers."""
+        return [(n, s.to_wire(types)) for n, s in self.ephemeral_resources.items()]

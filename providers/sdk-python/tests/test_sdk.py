@@ -1,18 +1,21 @@
 """Unit tests of the Python SDK against the generated bindings.
 
 Run by the e2e test `python::python_sdk_unit_tests_pass`, or by hand:
-    componentize-py -d wit -w provider-world bindings /tmp/b
+    componentize-py -d providers/sdk-python/wit -w python-provider bindings /tmp/b
     PYTHONPATH=/tmp/b:providers/sdk-python python3 -m unittest discover -s providers/sdk-python/tests
 """
 
+import datetime
 import unittest
 
+from wit_world.exports import ephemeral_resources as eph_abi
 from wit_world.exports import provider as abi
 from wit_world.imports import types
 
-from cairn_provider import (BOOL, NUMBER, STRING, Attr, Block, Key, Nested, NestedBlock, PlanResponse, Provider,
-                            ProviderError, ProviderSchema, Schema, Sensitive, Unknown, ValueMap, ValueSet, decode,
-                            encode, equal, list_of, make_exports, map_of, object_of)
+from cairn_provider import (BOOL, NUMBER, STRING, Attr, Block, Key, Nested, NestedBlock, OpenResponse, PlanResponse,
+                            Provider, ProviderError, ProviderSchema, RenewResponse, Schema, Sensitive, Unknown, ValueMap,
+                            ValueSet, decode, encode, equal, list_of, make_ephemeral_exports, make_exports, map_of,
+                            object_of, warning)
 from cairn_provider.values import WireError
 
 
@@ -228,6 +231,117 @@ class Glue(unittest.TestCase):
     def test_calls_before_configure_are_diagnosed(self):
         p = make_exports(Echo, types, abi)()
         self.assertEqual(p.validate_resource("echo", encode(None, types))[0].summary, "Provider not configured")
+
+
+TOKEN = Schema(0, attributes={
+    "audience": Attr(STRING, required=True),
+    "value": Attr(STRING, computed=True, sensitive=True),
+})
+
+
+class Tokens(Provider):
+    """Ephemeral `token`s whose private bytes count renewals."""
+    schema = ProviderSchema(ephemeral_resources={"token": TOKEN})
+    closed = []
+
+    def validate_ephemeral(self, type_name, config):
+        if config.get("audience") == "":
+            raise ProviderError("empty audience", path=("audience",))
+        return []
+
+    def open_ephemeral(self, type_name, config):
+        if config["audience"] == "boom":
+            raise RuntimeError("cannot reach the token service")
+        if config["audience"] == "plain":
+            return dict(config, value="p")
+        if config["audience"] == "unknown":
+            return dict(config, value=Unknown())
+        renew_at = datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc)
+        return OpenResponse(dict(config, value="t-" + config["audience"]), private=b"0", renew_at=renew_at)
+
+    def renew_ephemeral(self, type_name, private):
+        if private == b"bad":
+            raise ProviderError("lease gone")
+        n = int(private) + 1
+        return RenewResponse(str(n).encode(), renew_at=1_000 * n, diagnostics=[warning("renewed")])
+
+    def close_ephemeral(self, type_name, private):
+        if private == b"bad":
+            raise ValueError("revoke failed")
+        Tokens.closed.append(private)
+
+
+class EphemeralGlue(unittest.TestCase):
+    def setUp(self):
+        self.provider = make_exports(Tokens, types, abi)
+        self.p = self.provider()
+        self.e = make_ephemeral_exports(self.provider, eph_abi)()
+        self.assertEqual(self.p.configure(encode(None, types)), [])
+
+    def open(self, audience):
+        return self.e.open("token", encode({"audience": audience, "value": None}, types))
+
+    def test_schemas_list_the_declared_types(self):
+        (name, s), = self.e.schemas()
+        self.assertEqual((name, s.version), ("token", 0))
+        self.assertEqual(sorted(a.name for a in s.blocks[0].attributes), ["audience", "value"])
+        self.assertEqual(dict(self.p.schema().resources), {}, "ephemeral types are no resources")
+        self.assertEqual(make_ephemeral_exports(make_exports(Echo, types, abi), eph_abi)().schemas(), [],
+                         "a provider declaring none answers an empty list")
+
+    def test_open_answers_result_private_and_renew_at(self):
+        resp = self.open("db")
+        self.assertEqual(resp.diagnostics, [])
+        self.assertEqual(decode(resp.result, types), {"audience": "db", "value": "t-db"})
+        marks = {n: resp.result.nodes[i].sensitive for n, i in resp.result.nodes[0].kind.value}
+        self.assertTrue(marks["value"], "the schema's sensitive attribute is marked")
+        self.assertEqual(resp.private, b"0")
+        self.assertEqual(resp.renew_at, 1893456000000)
+        plain = self.open("plain")
+        self.assertEqual((decode(plain.result, types)["value"], plain.private, plain.renew_at), ("p", b"", None))
+
+    def test_renew_and_close(self):
+        resp = self.e.renew("token", b"4")
+        self.assertEqual((resp.private, resp.renew_at), (b"5", 5000))
+        self.assertEqual((resp.diagnostics[0].summary, resp.diagnostics[0].severity),
+                         ("renewed", types.Severity.WARNING))
+        self.assertEqual(self.e.close("token", b"5"), [])
+        self.assertEqual(Tokens.closed[-1], b"5")
+
+    def test_exceptions_become_diagnostics_with_paths(self):
+        diags = self.e.validate("token", encode({"audience": "", "value": None}, types))
+        self.assertEqual((diags[0].summary, diags[0].path), ("empty audience", [types.PathStep_Attribute("audience")]))
+        self.assertEqual(self.e.validate("token", encode({"audience": Unknown(), "value": None}, types)), [])
+
+        resp = self.open("boom")
+        self.assertEqual(resp.diagnostics[0].summary, "Provider bug: RuntimeError: cannot reach the token service")
+        self.assertIn("Traceback", resp.diagnostics[0].detail)
+        self.assertIsNone(decode(resp.result, types))
+        self.assertEqual(self.open("unknown").diagnostics[0].summary,
+                         "Provider bug: the opened result has an unknown value")
+
+        resp = self.e.renew("token", b"bad")
+        self.assertEqual((resp.diagnostics[0].summary, resp.private, resp.renew_at), ("lease gone", b"bad", None))
+        diags = self.e.close("token", b"bad")
+        self.assertEqual((diags[0].summary, diags[0].severity),
+                         ("Provider bug: ValueError: revoke failed", types.Severity.ERROR))
+        self.assertEqual(self.e.open("nope", encode(None, types)).diagnostics[0].summary,
+                         "Unknown ephemeral resource type `nope`")
+
+    def test_bad_renew_at_and_calls_before_configure_are_diagnosed(self):
+        class Naive(Tokens):
+            def open_ephemeral(self, type_name, config):
+                return OpenResponse(config, renew_at=datetime.datetime(2030, 1, 1))
+        provider = make_exports(Naive, types, abi)
+        e = make_ephemeral_exports(provider, eph_abi)()
+        self.assertEqual(e.close("token", b"")[0].summary, "Provider not configured")
+        provider().configure(encode(None, types))
+        self.assertIn("naive datetime", e.open("token", encode({"audience": "a", "value": "v"}, types))
+                      .diagnostics[0].summary)
+
+    def test_ephemeral_schema_mistakes_are_found(self):
+        bad = ProviderSchema(ephemeral_resources={"t": Schema(0, attributes={"a": Attr(STRING)})})
+        self.assertIn("ephemeral resource t: attribute `a` is none of required, optional and computed", bad.check())
 
 
 if __name__ == "__main__":

@@ -194,7 +194,8 @@ fn archive_provider_declares_its_name_and_version() {
 }
 
 /// The SDK's own unit tests (`providers/sdk-python/tests`), run by the
-/// toolchain's Python against freshly generated bindings.
+/// toolchain's Python against freshly generated bindings of the SDK's world
+/// (`provider-world` plus the `ephemeral-resources` export).
 #[test]
 fn python_sdk_unit_tests_pass() {
     let tool = toolchain(Lang::Python);
@@ -202,7 +203,7 @@ fn python_sdk_unit_tests_pass() {
     let root = repo_root();
     let status = Command::new(&tool)
         .current_dir(&root)
-        .args(["-d", "wit", "-w", "provider-world", "bindings"])
+        .args(["-d", "providers/sdk-python/wit", "-w", "python-provider", "bindings"])
         .arg(bindings.path())
         .status()
         .unwrap();
