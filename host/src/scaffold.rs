@@ -69,6 +69,10 @@ const PYTHON_SDK: Files = &[
     ("sdk/cairn_provider/schema.py", include_str!("../../providers/sdk-python/cairn_provider/schema.py")),
     ("sdk/cairn_provider/values.py", include_str!("../../providers/sdk-python/cairn_provider/values.py")),
     ("sdk/stamp_identity.py", include_str!("../../providers/sdk-python/stamp_identity.py")),
+    // The SDK's world (provider-world plus the ephemeral-resources export),
+    // for a provider that offers ephemeral resources.
+    ("sdk/wit/world.wit", include_str!("../../providers/sdk-python/wit/world.wit")),
+    ("sdk/wit/deps/provider/provider.wit", include_str!("../../wit/provider.wit")),
     ("wit/provider.wit", include_str!("../../wit/provider.wit")),
 ];
 
@@ -86,6 +90,10 @@ const JS_SDK: Files = &[
     ("sdk/cairn-provider.js", include_str!("../../providers/sdk-js/cairn-provider.js")),
     ("sdk/log.js", include_str!("../../providers/sdk-js/log.js")),
     ("sdk/stamp-identity.mjs", include_str!("../../providers/sdk-js/stamp-identity.mjs")),
+    // The SDK's world (provider-world plus the ephemeral-resources export),
+    // for a provider that offers ephemeral resources.
+    ("sdk/wit/world.wit", include_str!("../../providers/sdk-js/wit/world.wit")),
+    ("sdk/wit/deps/provider/provider.wit", include_str!("../../wit/provider.wit")),
     ("wit/provider.wit", include_str!("../../wit/provider.wit")),
 ];
 

@@ -173,6 +173,22 @@ fn warm_cache(wasm: &Path) {
     );
 }
 
+/// The Python and JavaScript providers that offer ephemeral resources: built
+/// for their SDK's world (`provider-world` plus the `ephemeral-resources`
+/// export, which their app modules then export too), the others for
+/// `provider-world`.
+const EPHEMERAL_PROVIDERS: &[&str] = &["testing/pytoken", "testing/jstoken"];
+
+/// The WIT directory (from the repository root) and world a Python or
+/// JavaScript provider `name` is built for.
+fn wit_world(lang: Lang, name: &str) -> (&'static str, &'static str) {
+    match (lang, EPHEMERAL_PROVIDERS.contains(&name)) {
+        (Lang::Python, true) => ("providers/sdk-python/wit", "python-provider"),
+        (Lang::JavaScript, true) => ("providers/sdk-js/wit", "js-provider"),
+        _ => ("wit", "provider-world"),
+    }
+}
+
 fn build(lang: Lang, name: &str) -> PathBuf {
     let root = repo_root();
     let tool = toolchain(lang);
@@ -209,20 +225,20 @@ fn build(lang: Lang, name: &str) -> PathBuf {
     let mut command = Command::new(&tool);
     let shown = match lang {
         Lang::Python => {
+            let (wit, world) = wit_world(lang, name);
             // `-p` puts the SDK and the provider on the Python path.
-            command.current_dir(&root).args(["-d", "wit", "-w", "provider-world", "componentize", "-p"]);
+            command.current_dir(&root).args(["-d", wit, "-w", world, "componentize", "-p"]);
             command.arg(&sdk_dir).arg("-p").arg(&provider_dir).arg("app").arg("-o").arg(&partial);
             format!(
-                "componentize-py -d wit -w provider-world componentize -p {} -p providers/{name} app -o OUT",
+                "componentize-py -d {wit} -w {world} componentize -p {} -p providers/{name} app -o OUT",
                 lang.sdk_dir()
             )
         }
         Lang::JavaScript => {
-            command.current_dir(&root).args(["--wit", "wit", "--world-name", "provider-world", "-d", "fetch-event"]);
+            let (wit, world) = wit_world(lang, name);
+            command.current_dir(&root).args(["--wit", wit, "--world-name", world, "-d", "fetch-event"]);
             command.arg("-o").arg(&partial).arg(provider_dir.join("app.js"));
-            format!(
-                "componentize-js --wit wit --world-name provider-world -d fetch-event -o OUT providers/{name}/app.js"
-            )
+            format!("componentize-js --wit {wit} --world-name {world} -d fetch-event -o OUT providers/{name}/app.js")
         }
         Lang::C => {
             let core = partial.with_extension("core.wasm");

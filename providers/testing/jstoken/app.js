@@ -1,0 +1,95 @@
+// A test provider (JavaScript SDK) with an ephemeral resource type, for the
+// e2e tests of ephemeral resources (`tests/tests/all/javascript.rs`).
+// componentize-js has no file system, so everything the provider wants a
+// test to see is POSTed to the provider's `store` (a loopback server the
+// test runs, granted with `sandbox { http { url = … } }`):
+//
+// - `ephemeral "jstoken_token"`: open makes a fresh random `value` (POST
+//   /values) and asks to be renewed at once; every open, renew and close is
+//   POSTed to /events.
+// - `resource "jstoken_sink"`: takes a token through the write-only
+//   `secret` and POSTs it to /sink/NAME.
+// - The provider's `api_key` (optional) is POSTed to /configured by
+//   configure: the token reaching a provider configuration.
+import {
+  NUMBER, STRING, ProviderError, exportEphemeralResources, exportProvider, openResponse, planFromProposed,
+} from "../../sdk-js/cairn-provider.js";
+
+async function post(store, path, body) {
+  const response = await fetch(`${store}${path}`, { method: "POST", body });
+  if (!response.ok) throw new ProviderError(`The store answered ${response.status} to POST ${path}`);
+}
+
+const text = (bytes) => new TextDecoder().decode(bytes);
+
+export const provider = exportProvider({
+  schema: {
+    provider: {
+      attributes: {
+        store: { type: STRING, required: true, description: "Where the provider POSTs what it does." },
+        api_key: { type: STRING, optional: true, sensitive: true, description: "POSTed by configure." },
+      },
+    },
+    resources: {
+      jstoken_sink: {
+        version: 0,
+        attributes: {
+          name: { type: STRING, required: true },
+          secret: { type: STRING, optional: true, writeOnly: true },
+          secret_length: { type: NUMBER, computed: true },
+        },
+      },
+    },
+    ephemeralResources: {
+      jstoken_token: {
+        attributes: {
+          audience: { type: STRING, required: true },
+          value: { type: STRING, computed: true, sensitive: true },
+        },
+      },
+    },
+  },
+
+  async configure(config) {
+    this.store = config.store;
+    if (config.api_key != null) await post(this.store, "/configured", config.api_key);
+  },
+
+  plan(req) {
+    return planFromProposed(req).requiresReplace("name");
+  },
+
+  async apply(req) {
+    if (req.isDelete) return null;
+    const secret = req.config.secret ?? "";
+    await post(this.store, `/sink/${req.plannedState.name}`, secret);
+    return { ...req.plannedState, secret: null, secret_length: secret.length };
+  },
+
+  validateEphemeral(_type, config) {
+    if (config.audience === "") throw new ProviderError("`audience` must not be empty", { path: ["audience"] });
+  },
+
+  async openEphemeral(_type, config) {
+    if (config.audience === "unreachable") throw new Error("the token service is unreachable");
+    const value = `jstok-${crypto.randomUUID()}`;
+    await post(this.store, "/values", value);
+    await post(this.store, "/events", `open ${config.audience}`);
+    return openResponse({ ...config, value }, { private: `${config.audience} 0`, renewAt: Date.now() });
+  },
+
+  async renewEphemeral(_type, priv) {
+    const [audience, count] = text(priv).split(" ");
+    const next = Number(count) + 1;
+    await post(this.store, "/events", `renew ${audience} ${next}`);
+    // Once renewed, the lease lasts for the rest of the run.
+    return { private: `${audience} ${next}`, renewAt: null };
+  },
+
+  async closeEphemeral(_type, priv) {
+    const [audience, count] = text(priv).split(" ");
+    await post(this.store, "/events", `close ${audience} ${count}`);
+  },
+});
+
+export const ephemeralResources = exportEphemeralResources(provider);

@@ -1,0 +1,92 @@
+"""A test provider (Python SDK) with an ephemeral resource type, for the e2e
+tests of ephemeral resources (`tests/tests/all/python.rs`).
+
+- `ephemeral "pytoken_token"`: `open` makes a fresh random `value` and asks
+  to be renewed at once; `renew` and `close` count on. Every open, renew and
+  close is a line of `events.log` in the provider's `log_dir`, and every
+  value made is a line of `values.log`, so that a test can look for each one
+  in the state, the plan file and the output.
+- `resource "pytoken_sink"`: takes a token through the write-only `secret`
+  and writes what it got to `sink-NAME.txt` in `log_dir`.
+- The provider's `api_key` (optional) is written to `configured.log` by
+  `configure`: the token reaching a provider configuration.
+"""
+
+import os
+import secrets
+import time
+
+from cairn_provider import (NUMBER, STRING, Attr, OpenResponse, PlanResponse, Provider, ProviderError,
+                            ProviderSchema, RenewResponse, Schema, export, export_ephemeral_resources)
+
+
+class Tokens(Provider):
+    schema = ProviderSchema(
+        provider=Schema(0, attributes={
+            "log_dir": Attr(STRING, required=True, description="Granted directory the provider logs into."),
+            "api_key": Attr(STRING, optional=True, sensitive=True, description="Logged by configure."),
+        }),
+        resources={"pytoken_sink": Schema(0, attributes={
+            "name": Attr(STRING, required=True),
+            "secret": Attr(STRING, optional=True, write_only=True),
+            "secret_length": Attr(NUMBER, computed=True),
+        })},
+        ephemeral_resources={"pytoken_token": Schema(0, attributes={
+            "audience": Attr(STRING, required=True),
+            "value": Attr(STRING, computed=True, sensitive=True),
+        })},
+    )
+
+    def configure(self, config):
+        self.log_dir = config["log_dir"]
+        if config.get("api_key") is not None:
+            self.append("configured.log", config["api_key"])
+
+    def append(self, name, line):
+        with open(os.path.join(self.log_dir, name), "a") as f:
+            f.write(line + "\n")
+
+    # The sink resource.
+
+    def plan(self, req):
+        return PlanResponse.from_proposed(req).requires_replace("name")
+
+    def apply(self, req):
+        if req.is_delete:
+            return None
+        secret = req.config.get("secret") or ""
+        with open(os.path.join(self.log_dir, f"sink-{req.planned_state['name']}.txt"), "w") as f:
+            f.write(secret)
+        return dict(req.planned_state, secret=None, secret_length=len(secret))
+
+    # The ephemeral token.
+
+    def validate_ephemeral(self, type_name, config):
+        if config.get("audience") == "":
+            raise ProviderError("`audience` must not be empty", path=("audience",))
+        return []
+
+    def open_ephemeral(self, type_name, config):
+        if config["audience"] == "unreachable":
+            raise ConnectionError("the token service is unreachable")
+        value = "pytok-" + secrets.token_hex(12)
+        self.append("values.log", value)
+        self.append("events.log", f"open {config['audience']}")
+        private = f"{config['audience']} 0".encode()
+        return OpenResponse(dict(config, value=value), private=private, renew_at=int(time.time() * 1000))
+
+    def renew_ephemeral(self, type_name, private):
+        audience, count = private.decode().rsplit(" ", 1)
+        count = int(count) + 1
+        self.append("events.log", f"renew {audience} {count}")
+        # Once renewed, the lease lasts for the rest of the run.
+        return RenewResponse(f"{audience} {count}".encode(), renew_at=None)
+
+    def close_ephemeral(self, type_name, private):
+        audience, count = private.decode().rsplit(" ", 1)
+        self.append("events.log", f"close {audience} {count}")
+        return []
+
+
+Provider = export(Tokens)
+EphemeralResources = export_ephemeral_resources(Provider)
