@@ -13,9 +13,9 @@ from wit_world.exports import provider as abi
 from wit_world.imports import types
 
 from cairn_provider import (BOOL, NUMBER, STRING, Attr, Block, Key, Nested, NestedBlock, OpenResponse, PlanResponse,
-                            Provider, ProviderError, ProviderSchema, RenewResponse, Schema, Sensitive, Unknown, ValueMap,
-                            ValueSet, decode, encode, equal, list_of, make_ephemeral_exports, make_exports, map_of,
-                            object_of, warning)
+                            Provider, ProviderError, ProviderSchema, RenewResponse, Schema, Sensitive, Unknown,
+                            ValueMap, ValueSet, decode, encode, equal, export, list_of, make_ephemeral_exports,
+                            make_exports, map_of, object_of, warning)
 from cairn_provider.values import WireError
 
 
@@ -338,6 +338,24 @@ class EphemeralGlue(unittest.TestCase):
         provider().configure(encode(None, types))
         self.assertIn("naive datetime", e.open("token", encode({"audience": "a", "value": "v"}, types))
                       .diagnostics[0].summary)
+
+    def test_export_refuses_ephemeral_types_built_without_the_sdk_world(self):
+        # As if the bindings were made for `provider-world`: no
+        # `wit_world.exports.ephemeral_resources`.
+        import sys
+        import wit_world.exports as exports
+        name = "wit_world.exports.ephemeral_resources"
+        saved = sys.modules[name]
+        try:
+            del exports.ephemeral_resources
+            sys.modules[name] = None
+            expected = r"Tokens declares ephemeral resources \(token\).*-w python-provider"
+            with self.assertRaisesRegex(TypeError, expected):
+                export(Tokens)
+            self.assertTrue(isinstance(export(Echo), type), "a provider without them builds as before")
+        finally:
+            sys.modules[name] = saved
+            exports.ephemeral_resources = saved
 
     def test_ephemeral_schema_mistakes_are_found(self):
         bad = ProviderSchema(ephemeral_resources={"t": Schema(0, attributes={"a": Attr(STRING)})})
