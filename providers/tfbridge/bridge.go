@@ -418,7 +418,7 @@ func answered[R any](resp *R, err error, call string, diagsOf func(*R) []*tfprot
 // deferred refuses a deferred answer: cairn's plan has no deferred
 // changes, and the bridge tells every server it may not defer.
 func deferred(what string, d *tfprotov6.Deferred) error {
-	return cairn.Errorf("Provider bug: the provider deferred the %s (reason %d)", what, d.Reason).
+	return cairn.Errorf("Provider bug: the provider deferred the %s (reason %s)", what, d.Reason).
 		WithDetail("cairn has no deferred actions, and told the provider so (DeferralAllowed is false).")
 }
 

@@ -140,7 +140,7 @@ func TestADeferredOpenIsRefused(t *testing.T) {
 		Deferred: &tfprotov6.Deferred{Reason: tfprotov6.DeferredReasonProviderConfigUnknown},
 	}}
 	_, err := New(server).OpenEphemeral(&cairn.OpenEphemeralRequest{TypeName: "lease", Config: cairn.Object{"scope": "x", "token": nil}})
-	if err == nil || !strings.Contains(err.Error(), "the provider deferred the opening of the ephemeral resource") {
+	if err == nil || !strings.Contains(err.Error(), "the provider deferred the opening of the ephemeral resource (reason PROVIDER_CONFIG_UNKNOWN)") {
 		t.Errorf("deferred: %v", err)
 	}
 }
