@@ -59,7 +59,8 @@ fn show_plan(common: &Common, path: &Path, json: bool) -> Result<i32> {
     let names: BTreeSet<String> = saved.plan.changes.iter().map(|c| c.provider.clone()).collect();
     let schemas: BTreeMap<String, ProviderSchema> = engine.schemas(&ws, &names)?;
     if json {
-        let mut document = plan_json::plan_json(&saved.plan, &saved.variables, &schemas, &ws.config);
+        let (config, _) = ws.planned_config(&saved.plan)?;
+        let mut document = plan_json::plan_json(&saved.plan, &saved.variables, &schemas, &config);
         // As written, module calls and all: the workspace holds the
         // configuration with its modules expanded.
         let written = crate::config::load(ws.dir()).map_err(crate::diag::Diagnostics)?;

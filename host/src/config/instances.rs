@@ -4,9 +4,10 @@
 //! time, since the instances are what a plan is made of.
 
 use crate::addr::InstanceKey;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Location};
 use crate::value::{Type, Value};
 
+use super::expr::ExprKind;
 use super::{EvalContext, Expression, Resource, error_at, eval};
 
 /// One instance of a resource, and what `count.index` or `each` is inside it.
@@ -43,14 +44,39 @@ pub(crate) fn expand(
     for_each: Option<&Expression>,
     ctx: &EvalContext,
 ) -> Result<Vec<Instance>, Vec<Diagnostic>> {
+    if let Some(for_each) = for_each.filter(|_| count.is_none())
+        && super::marks::marks(for_each, ctx).iter().any(crate::value::Path::is_root)
+    {
+        return Err(vec![error_at(
+            "Invalid for_each argument",
+            "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If \
+             used, the sensitive value could be exposed as a resource instance key.",
+            &for_each.location,
+        )]);
+    }
+    match count.or(for_each) {
+        Some(argument) => expand_value(count, for_each, eval(argument, ctx)?),
+        None => expand_value(None, None, Value::Null),
+    }
+}
+
+/// The instances a block with these `count` and `for_each` arguments has
+/// when the one it has evaluated to `value` (a module call whose argument
+/// was evaluated while planning; see `engine::staged`). Errors are at the
+/// argument's location, worded as Terraform words them.
+pub(crate) fn expand_value(
+    count: Option<&Expression>,
+    for_each: Option<&Expression>,
+    value: Value,
+) -> Result<Vec<Instance>, Vec<Diagnostic>> {
     if let Some(count) = count {
-        let n = count_value(count, ctx)?;
+        let n = count_value(value, &count.location)?;
         return Ok((0..n)
             .map(|i| Instance { key: Some(InstanceKey::Int(i)), count_index: Some(i), each: None })
             .collect());
     }
     if let Some(for_each) = for_each {
-        return Ok(for_each_entries(for_each, ctx)?
+        return Ok(for_each_entries(value, for_each)?
             .into_iter()
             .map(|(key, value)| Instance {
                 key: Some(InstanceKey::String(key.clone())),
@@ -62,19 +88,48 @@ pub(crate) fn expand(
     Ok(vec![Instance { key: None, count_index: None, each: None }])
 }
 
-fn count_value(expr: &Expression, ctx: &EvalContext) -> Result<i64, Vec<Diagnostic>> {
-    let invalid = |detail: String| vec![error_at("Invalid count argument", detail, &expr.location)];
-    let value = eval(expr, ctx)?;
+/// Terraform's detail for a `count` not known while planning.
+const UNKNOWN_COUNT: &str = "The \"count\" value depends on resource attributes that cannot be determined until \
+                             apply, so cairn cannot predict how many instances will be created. To work around \
+                             this, use the -target argument to first apply only the resources that the count \
+                             depends on.";
+
+/// Terraform's advice after an unknown `for_each`.
+const UNKNOWN_FOR_EACH_TARGET: &str = "Alternatively, you could use the -target planning option to first apply \
+                                       only the resources that the for_each value depends on, and then apply a \
+                                       second time to fully converge.";
+
+/// Terraform's detail for a `for_each` set with elements not known while
+/// planning.
+fn unknown_set_detail() -> String {
+    format!(
+        "The \"for_each\" set includes values derived from resource attributes that cannot be determined until \
+         apply, and so cairn cannot determine the full set of keys that will identify the instances of this \
+         resource.\n\nWhen working with unknown values in for_each, it's better to use a map value where the keys \
+         are defined statically in your configuration and where only the values contain apply-time \
+         results.\n\n{UNKNOWN_FOR_EACH_TARGET}"
+    )
+}
+
+/// Terraform's detail for a `for_each` map (or a value of a type not known
+/// yet) whose keys are not known while planning.
+fn unknown_map_detail() -> String {
+    format!(
+        "The \"for_each\" map includes keys derived from resource attributes that cannot be determined until \
+         apply, and so cairn cannot determine the full set of keys that will identify the instances of this \
+         resource.\n\nWhen working with unknown values in for_each, it's better to define the map keys statically \
+         in your configuration and place apply-time results only in the map values.\n\n{UNKNOWN_FOR_EACH_TARGET}"
+    )
+}
+
+fn count_value(value: Value, location: &Location) -> Result<i64, Vec<Diagnostic>> {
+    let invalid = |detail: String| vec![error_at("Invalid count argument", detail, location)];
     match Type::Number.convert(&value) {
         Ok(Value::Number(n)) => match n.as_i64() {
             Some(i) if i >= 0 => Ok(i),
             _ => Err(invalid(format!("The \"count\" argument must be a whole number of at least 0, got {n}."))),
         },
-        Ok(Value::Unknown(_)) => Err(invalid(
-            "The \"count\" value depends on values known only after apply, so the number of instances cannot be \
-             planned. Make count depend only on values known when planning."
-                .into(),
-        )),
+        Ok(Value::Unknown(_)) => Err(invalid(UNKNOWN_COUNT.into())),
         Ok(Value::Null) => Err(invalid("The \"count\" argument is null; a whole number is required.".into())),
         _ => Err(invalid(format!("The \"count\" argument must be a whole number, got {}.", value.kind_name()))),
     }
@@ -82,37 +137,27 @@ fn count_value(expr: &Expression, ctx: &EvalContext) -> Result<i64, Vec<Diagnost
 
 /// The (key, value) pairs of a `for_each` value: a map or object's
 /// entries, or a set of strings (each string both key and value).
-fn for_each_entries(expr: &Expression, ctx: &EvalContext) -> Result<Vec<(String, Value)>, Vec<Diagnostic>> {
+fn for_each_entries(value: Value, expr: &Expression) -> Result<Vec<(String, Value)>, Vec<Diagnostic>> {
     let invalid = |detail: String| vec![error_at("Invalid for_each argument", detail, &expr.location)];
-    if super::marks::marks(expr, ctx).iter().any(crate::value::Path::is_root) {
-        return Err(invalid(
-            "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If \
-             used, the sensitive value could be exposed as a resource instance key."
-                .into(),
-        ));
-    }
-    match eval(expr, ctx)? {
+    match value {
         Value::Map(entries) | Value::Object(entries) => Ok(entries.into_iter().collect()),
         Value::Set(elements) => elements
             .into_iter()
             .map(|e| match e {
                 Value::String(s) => Ok((s.clone(), Value::String(s))),
-                Value::Unknown(_) => Err(invalid(
-                    "The \"for_each\" set contains values known only after apply, so the instance keys cannot be \
-                     planned."
-                        .into(),
-                )),
+                Value::Unknown(_) => Err(invalid(unknown_set_detail())),
                 other => Err(invalid(format!(
                     "The \"for_each\" set must contain strings, but it contains {}.",
                     other.to_hcl()
                 ))),
             })
             .collect(),
-        Value::Unknown(_) => Err(invalid(
-            "The \"for_each\" value depends on values known only after apply, so the instance keys cannot be \
-             planned. Make for_each depend only on values known when planning."
-                .into(),
-        )),
+        // Terraform tells a set from a map by its type, which an unknown
+        // value here does not carry: `toset(…)` is a set.
+        Value::Unknown(_) if matches!(&expr.kind, ExprKind::Call { name, .. } if name == "toset") => {
+            Err(invalid(unknown_set_detail()))
+        }
+        Value::Unknown(_) => Err(invalid(unknown_map_detail())),
         Value::Null => Err(invalid("The \"for_each\" argument is null; a map or a set of strings is required.".into())),
         Value::List(_) | Value::Tuple(_) => Err(invalid(
             "The \"for_each\" argument must be a map or a set of strings, got a list. Convert a list of strings \
@@ -206,13 +251,17 @@ resource "a" "null" {
 "#,
         );
         let errors: Vec<String> = results.into_iter().map(|r| r.unwrap_err()).collect();
-        assert!(errors[0].starts_with("Error: main.tf:3: Invalid count argument\n  The \"count\" value depends on values known only after apply"), "{}", errors[0]);
+        assert!(errors[0].starts_with("Error: main.tf:3: Invalid count argument\n  The \"count\" value depends on resource attributes that cannot be determined until apply"), "{}", errors[0]);
         assert!(errors[1].contains("must be a whole number of at least 0, got -1"), "{}", errors[1]);
         assert!(errors[2].contains("got 1.5"), "{}", errors[2]);
         assert!(errors[3].starts_with("Error: main.tf:12: Invalid for_each argument"), "{}", errors[3]);
         assert!(errors[3].contains("toset(...)"), "{}", errors[3]);
         assert!(errors[4].contains("must contain strings, but it contains 1."), "{}", errors[4]);
-        assert!(errors[5].contains("depends on values known only after apply"), "{}", errors[5]);
+        assert!(
+            errors[5].contains("The \"for_each\" set includes values derived from resource attributes"),
+            "{}",
+            errors[5]
+        );
         assert!(errors[6].contains("is null"), "{}", errors[6]);
     }
 }

@@ -74,7 +74,10 @@ pub use instances::{Instance, instances};
 pub use load::config_files;
 pub use load::load;
 pub use marks::{Sensitivity, body_marks, conform, is_marked, marks, object_marks};
-pub use module::{ModuleCall, ProviderPass, expand_modules, module_files, override_call};
+pub use module::{
+    DeferredCall, Expanded, ModuleCall, Pinned, ProviderPass, expand_modules, has_repeated_calls, module_files,
+    override_call,
+};
 pub use parse::parse_expression;
 pub use provider::{TERRAFORM_VERSION, parse_constraint};
 pub use refactor::{Import, ImportForEach, MoveAddr, Moved, Removed, expand_imports};

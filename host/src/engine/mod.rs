@@ -20,6 +20,7 @@ mod import;
 mod providers;
 mod saved;
 mod signals;
+mod staged;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -73,6 +74,10 @@ pub struct Workspace {
     /// Warnings from loading (values in variable files for variables no
     /// one declared); a run shows them with its own.
     pub warnings: Vec<Diagnostic>,
+    /// With module calls whose `count` or `for_each` only planning can
+    /// decide (see `staged`): what expanding them needs. `config` and
+    /// `graph` have none of their instances.
+    staging: Option<Arc<staged::Staging>>,
 }
 
 impl Workspace {
@@ -132,7 +137,7 @@ impl Workspace {
         let module_files = config::module_files(&config);
         files.extend(module_files.iter().cloned());
         let started = Instant::now();
-        let (config, graph) = expand_config(config, &resolved.values)?;
+        let (config, graph, staging) = expand_config(config, &resolved.values)?;
         tracing::debug!(resources = config.resources.len(), elapsed = ?started.elapsed(), "configuration expanded");
         files.extend(resolved.files);
         crate::diag::source::remember_secrets(config::marks::variable_secrets(&config, &resolved.values));
@@ -143,6 +148,7 @@ impl Workspace {
             files,
             module_files,
             warnings: resolved.warnings,
+            staging,
         })
     }
 
@@ -154,7 +160,7 @@ impl Workspace {
         let mut files = config::config_files(&config.dir).map_err(diagnostics)?;
         let module_files = config::module_files(&config);
         files.extend(module_files.iter().cloned());
-        let (config, graph) = expand_config(config, &variables)?;
+        let (config, graph, staging) = expand_config(config, &variables)?;
         files.extend(config::automatic_var_files(&config.dir));
         crate::diag::source::remember_secrets(config::marks::variable_secrets(&config, &variables));
         Ok(Workspace {
@@ -164,7 +170,33 @@ impl Workspace {
             files,
             module_files,
             warnings: Vec::new(),
+            staging,
         })
+    }
+
+    /// The configuration as `plan` planned it, and its graph: with the
+    /// module calls whose `count` or `for_each` planning decided expanded
+    /// from the plan's own values (see `staged`), so that a saved plan
+    /// applies to the instances it was made with.
+    pub fn planned_config(&self, plan: &Plan) -> Result<(Arc<Config>, Arc<DependencyGraph>)> {
+        let Some(staging) = &self.staging else { return Ok((Arc::clone(&self.config), Arc::clone(&self.graph))) };
+        if plan.destroy {
+            return Ok((Arc::clone(&self.config), Arc::clone(&self.graph)));
+        }
+        let first = self.first_stage(staging);
+        let stage = staged::expand_in_rounds(&staging.parsed, &self.variables, first, |_, _| Ok(plan.clone()))?;
+        Ok((stage.config, stage.graph))
+    }
+
+    /// The configuration as loading expanded it, the first stage of
+    /// expanding its deferred calls.
+    fn first_stage(&self, staging: &staged::Staging) -> staged::Stage {
+        staged::Stage {
+            config: Arc::clone(&self.config),
+            graph: Arc::clone(&self.graph),
+            deferred: staging.deferred.clone(),
+            deferred_providers: staging.providers.clone(),
+        }
     }
 
     /// The configuration directory.
@@ -180,7 +212,8 @@ impl Workspace {
     /// The providers the configuration itself uses (resources and
     /// `provider` blocks).
     pub fn provider_names(&self) -> BTreeSet<String> {
-        let names = needed_providers(&self.config, &State::new());
+        let mut names = needed_providers(&self.config, &State::new());
+        names.extend(self.staging.iter().flat_map(|s| s.providers.iter().cloned()));
         names.iter().map(|n| providers::provider_type(n).to_string()).collect()
     }
 
@@ -198,14 +231,26 @@ impl Workspace {
 }
 
 /// The configuration with its module calls expanded (which needs the
-/// root module's `variables`), and its dependency graph.
-fn expand_config(config: Config, variables: &BTreeMap<String, Value>) -> Result<(Config, DependencyGraph)> {
-    let mut config = config::expand_modules(config, variables).map_err(diagnostics)?;
-    let dir = config.dir.clone();
-    config::expand_imports(&mut config.imports, variables, &dir).map_err(diagnostics)?;
-    config::ephemeral::mark(&mut config).map_err(diagnostics)?;
-    let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
-    Ok((config, graph))
+/// root module's `variables`), its dependency graph, and what expanding the
+/// calls only planning can decide needs, when there are some.
+#[allow(clippy::type_complexity)]
+fn expand_config(
+    config: Config,
+    variables: &BTreeMap<String, Value>,
+) -> Result<(Config, DependencyGraph, Option<Arc<staged::Staging>>)> {
+    // Only a call with count or for_each can be deferred: only then is the
+    // configuration as parsed worth keeping.
+    let parsed = config::has_repeated_calls(&config).then(|| config.clone());
+    let stage = staged::expand_config(config, variables, &config::Pinned::new())?;
+    let staging = match (stage.deferred.is_empty(), parsed) {
+        (false, Some(parsed)) => {
+            Some(Arc::new(staged::Staging { parsed, deferred: stage.deferred, providers: stage.deferred_providers }))
+        }
+        _ => None,
+    };
+    let config = Arc::try_unwrap(stage.config).unwrap_or_else(|shared| (*shared).clone());
+    let graph = Arc::try_unwrap(stage.graph).map_err(|_| anyhow::anyhow!("the graph is not shared yet"))?;
+    Ok((config, graph, staging))
 }
 
 /// The configuration in `dir`, read and checked but not evaluated.
@@ -351,6 +396,11 @@ pub struct Planned {
     /// The SHA-256 of each provider's component (none for providers
     /// started in this process).
     provider_hashes: ProviderHashes,
+    /// The configuration planned: the workspace's, with the module calls
+    /// only planning could expand expanded (see `staged`). Apply uses it.
+    pub config: Arc<Config>,
+    /// Its dependency graph.
+    pub graph: Arc<DependencyGraph>,
 }
 
 impl Planned {
@@ -679,12 +729,19 @@ impl Engine {
         let state = Arc::new(state);
         let (progress, reported) = std::sync::mpsc::channel();
         let planner = Planner {
-            config: Arc::clone(&ws.config),
-            graph: Arc::clone(&ws.graph),
+            config: Arc::clone(&config),
+            graph: Arc::clone(&graph),
+        // A destroy plans the state alone: module expansion does not matter.
+        let (config, graph) = match &ws.staging {
+            Some(staging) if !options.destroy => {
+                self.expand_while_planning(ws, staging, &state, &providers, &options)?
+            }
+            _ => (Arc::clone(&ws.config), Arc::clone(&ws.graph)),
+        };
             providers: providers.clone(),
             state: Arc::clone(&state),
             variables: ws.variables.clone(),
-            options: options.plan_options(&ws.config, &state)?,
+            options: options.plan_options(&config, &state)?,
             moves,
             progress: plan::Progress::to(progress),
         };
@@ -709,7 +766,42 @@ impl Engine {
                 events.diagnostic(w);
             }
         }
-        Ok(Planned { plan, providers, state, recoveries, backend, options, provider_hashes })
+        Ok(Planned { plan, providers, state, recoveries, backend, options, provider_hashes, config, graph })
+    }
+
+    /// The configuration of `ws` with its deferred module calls expanded
+    /// (see `staged`): each round plans, quietly, the resources their
+    /// arguments depend on in `state` with `providers`.
+    fn expand_while_planning(
+        &self,
+        ws: &Workspace,
+        staging: &staged::Staging,
+        state: &Arc<State>,
+        providers: &Providers,
+        options: &RunOptions,
+    ) -> Result<(Arc<Config>, Arc<DependencyGraph>)> {
+        let first = ws.first_stage(staging);
+        let stage = staged::expand_in_rounds(&staging.parsed, &ws.variables, first, |stage, upstream| {
+            let planner = Planner {
+                config: Arc::clone(&stage.config),
+                graph: Arc::clone(&stage.graph),
+                providers: providers.clone(),
+                state: Arc::clone(state),
+                variables: ws.variables.clone(),
+                options: PlanOptions {
+                    destroy: false,
+                    skip_refresh: !options.refresh,
+                    refresh_only: options.refresh_only,
+                    replace: Vec::new(),
+                    targets: upstream,
+                    parallelism: options.parallelism,
+                },
+                moves: Vec::new(),
+                progress: plan::Progress::default(),
+            };
+            self.until_interrupted_on_workers("the plan", planner.plan())?.map_err(diagnostics)
+        })?;
+        Ok((stage.config, stage.graph))
     }
 
     /// Applies a plan: every change as soon as what it depends on is done,
@@ -717,7 +809,7 @@ impl Engine {
     /// once at the end. Errors are in the report; the state records
     /// everything that finished.
     pub fn apply(&self, ws: &Workspace, planned: Planned, events: Arc<dyn EventSink>) -> (ApplyReport, State) {
-        let Planned { plan, providers, mut state, recoveries, mut backend, options, .. } = planned;
+        let Planned { plan, providers, mut state, recoveries, mut backend, options, config, graph, .. } = planned;
         let failed = |d: Vec<Diagnostic>, state: State| {
             for e in &d {
                 events.diagnostic(e);
@@ -742,8 +834,8 @@ impl Engine {
             return failed(vec![Diagnostic::error(format!("cannot write the state: {e}"))], state);
         }
         let applier = Applier {
-            config: Arc::clone(&ws.config),
-            graph: Arc::clone(&ws.graph),
+            config,
+            graph,
             providers,
             plan,
             variables: ws.variables.clone(),
@@ -773,7 +865,8 @@ impl Engine {
 
     /// The steps applying `plan` would take, as an apply graph.
     pub fn apply_graph(&self, ws: &Workspace, plan: &Plan) -> Result<apply::ApplyGraph> {
-        apply::graph::build(plan, &ws.graph).map_err(|d| diagnostics(vec![d]))
+        let (_, graph) = ws.planned_config(plan)?;
+        apply::graph::build(plan, &graph).map_err(|d| diagnostics(vec![d]))
     }
 
     /// What a provider component is and could ask for, without granting it
@@ -798,6 +891,7 @@ impl Engine {
         // A mocked provider is not started at all.
         let mocked = doubles.as_ref().map(|d| doubles::take_mocked(d.as_ref(), &mut names)).unwrap_or_default();
         let (started, hashes) = self.start_real_providers(ws, &names, intent)?;
+        names.extend(ws.staging.iter().flat_map(|s| s.providers.iter().cloned()));
         match doubles {
             None => Ok((started, hashes)),
             Some(d) => Ok((doubles::substitute(d.as_ref(), started, &mocked).map_err(diagnostics)?, hashes)),

@@ -217,7 +217,18 @@ impl Engine {
         }
         // What was planned is in the plan; applying needs only these.
         let options = RunOptions { parallelism, intent: Intent::Change, ..RunOptions::default() };
-        Ok(Planned { plan: saved.plan, providers, state, recoveries: Vec::new(), backend, options, provider_hashes })
+        let (config, graph) = ws.planned_config(&saved.plan)?;
+        Ok(Planned {
+            plan: saved.plan,
+            providers,
+            state,
+            recoveries: Vec::new(),
+            backend,
+            options,
+            provider_hashes,
+            config,
+            graph,
+        })
     }
 }
 

@@ -7,9 +7,16 @@
 //! module's directory; a registry or git source is an error.
 //!
 //! Expansion ([`expand_modules`]) happens once the root module's input
-//! variables are known. Each call's `count` or `for_each` is evaluated (it
-//! may refer only to variables, locals and literals: unknown keys are an
-//! error, as in Terraform), and every module instance contributes:
+//! variables are known. Each call's `count` or `for_each` is evaluated with
+//! what is known before planning (variables, locals and literals). A call
+//! whose argument refers to more (a resource, a data source, another
+//! module's outputs) is *deferred*: the flat configuration gets a local
+//! holding the argument's value (`module.m.for_each`) and an unknown
+//! object for its outputs (`module.m`), and `engine::staged` plans what
+//! that local depends on, evaluates it, and expands again with the value
+//! *pinned* (a known value expands the call as a literal would; an unknown
+//! one is Terraform's "Invalid for_each argument"). Every module instance
+//! contributes:
 //!
 //! - its resources, with addresses in the module instance
 //!   (`module.a["x"].local_file.f`) and their provider configuration
@@ -39,7 +46,7 @@ use rewrite::Rewriter;
 
 use super::blocks::{literal_string, take_attribute, unsupported_block};
 use super::expr::{ExprKind, Expression, Reference, Step};
-use super::instances::{Instance, expand};
+use super::instances::{Instance, expand, expand_value};
 use super::{
     Attribute, Block, Check, ConditionKind, Config, EvalContext, Lifecycle, Local, ReplaceTrigger, Resource, error_at,
     eval, variables,
@@ -314,19 +321,67 @@ pub fn override_call(config: &mut Config, name: &str, outputs: &BTreeMap<String,
 }
 
 /// Expands every module call of `config` (the root module, its root
-/// variables resolved to `variables`) into one flat configuration; see the
-/// module documentation. The result has no module calls.
-pub fn expand_modules(mut config: Config, variables: &BTreeMap<String, Value>) -> Result<Config, Vec<Diagnostic>> {
+/// variables resolved to `variables`) into one flat configuration, the
+/// calls whose argument was evaluated while planning with their value in
+/// `pinned`; see the module documentation. The result has no module calls.
+pub fn expand_modules(
+    mut config: Config,
+    variables: &BTreeMap<String, Value>,
+    pinned: &Pinned,
+) -> Result<Expanded, Vec<Diagnostic>> {
     let calls = std::mem::take(&mut config.modules);
     if calls.is_empty() {
-        return Ok(config);
+        return Ok(Expanded { config, deferred: Vec::new(), deferred_providers: BTreeSet::new() });
     }
     let root = Scope { module: ModuleInstance::root(), dir: ".".into(), providers: BTreeMap::new() };
     let ctx = static_context(&config, &config.dir, variables.clone());
-    let rewriter = Rewriter { scope: &root, instance: None };
+    let rewriter = Rewriter { scope: &root, instance: None, expansion: None };
+/// The value of each deferred module call's `count` or `for_each` found
+/// while planning, by the call's name in the flat configuration (`module.m`,
+/// `module.a["x"].module.b`).
+pub type Pinned = BTreeMap<String, Value>;
+
+/// A module call whose `count` or `for_each` refers to what only planning
+/// knows, left unexpanded (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct DeferredCall {
+    /// The call's name in the flat configuration, the key of [`Pinned`]:
+    /// `module.m`, `module.a["x"].module.b`.
+    pub name: String,
+    /// Every instance of the call: `module.m` without a key.
+    pub call: ModuleInstance,
+    /// The local of the flat configuration holding the argument's value:
+    /// `module.m.for_each` or `module.m.count`.
+    pub local: String,
+    /// The call's `count`.
+    pub count: Option<Expression>,
+    /// The call's `for_each`.
+    pub for_each: Option<Expression>,
+}
+
+impl DeferredCall {
+    /// The instances `value` (the argument's value) gives the call, or
+    /// Terraform's error at the argument (unknown keys, a list…).
+    pub fn instances(&self, value: Value) -> Result<Vec<Instance>, Vec<Diagnostic>> {
+        expand_value(self.count.as_ref(), self.for_each.as_ref(), value)
+    }
+}
+
+/// A configuration with its module calls expanded, but for the deferred ones.
+#[derive(Debug, Clone)]
+pub struct Expanded {
+    /// The flat configuration.
+    pub config: Config,
+    /// The calls left for planning to decide; none once every call expands.
+    pub deferred: Vec<DeferredCall>,
+    /// The provider configurations the deferred calls' modules use, which
+    /// a run starts although no resource of the flat configuration uses them yet.
+    pub deferred_providers: BTreeSet<String>,
+}
+
     let mut flat =
         Config { resources: Vec::new(), locals: BTreeMap::new(), outputs: BTreeMap::new(), ..config.clone() };
-    let mut expander = Expander { flat: &mut flat, diags: Vec::new() };
+    let mut expander = Expander::new(&mut flat, pinned);
     for r in &config.resources {
         expander.resource(r, &rewriter, &[]);
     }
@@ -346,10 +401,11 @@ pub fn expand_modules(mut config: Config, variables: &BTreeMap<String, Value>) -
     for call in &calls {
         expander.call(call, &root, &ctx);
     }
-    let mut diags = expander.diags;
+    let Expander { mut diags, deferred, deferred_providers, .. } = expander;
     depend_on_module_resources(&mut flat);
     super::refactor::check(&flat, &mut diags);
-    if diags.is_empty() { Ok(flat) } else { Err(diags) }
+    flat.imports.extend::<Vec<_>>(waiting);
+    if diags.is_empty() { Ok(Expanded { config: flat, deferred, deferred_providers }) } else { Err(diags) }
 }
 
 /// What expansion knows of one module instance.
@@ -359,6 +415,11 @@ struct Scope {
     /// Its directory relative to the root module's: `path.module`.
     dir: String,
     /// The root provider configuration of each provider name the module
+    // An import into a deferred call's instance is checked once it expands.
+    let (waiting, imports) = std::mem::take(&mut flat.imports)
+        .into_iter()
+        .partition(|i| deferred.iter().any(|d| i.to.resource.module.within(&d.call)));
+    flat.imports = imports;
     /// uses, as its calls' `providers` passed them (root: none, each name
     /// is its own).
     providers: BTreeMap<String, String>,
@@ -387,7 +448,11 @@ struct Expander<'a> {
     diags: Vec<Diagnostic>,
 }
 
-impl Expander<'_> {
+impl<'a> Expander<'a> {
+    fn new(flat: &'a mut Config, pinned: &'a Pinned) -> Expander<'a> {
+        Expander { flat, diags: Vec::new(), pinned, deferred: Vec::new(), deferred_providers: BTreeSet::new() }
+    }
+
     /// Adds a resource of the module instance `rewriter` is for; `extra`
     /// are the `depends_on` of the module calls around it.
     fn resource(&mut self, r: &Resource, rewriter: &Rewriter, extra: &[(Reference, Location)]) {
@@ -396,6 +461,12 @@ impl Expander<'_> {
             self.diags.push(error_at(
                 "Provider configuration not present",
                 format!(
+    /// The deferred calls' arguments, as planning found them.
+    pinned: &'a Pinned,
+    /// The calls left for planning.
+    deferred: Vec<DeferredCall>,
+    /// The provider configurations the deferred calls' modules use.
+    deferred_providers: BTreeSet<String>,
                     "{} uses the provider configuration {:?}, which the module block of {} does not pass: add it \
                      to its providers = {{ … }}.",
                     r.addr.clone().in_module(scope.module.clone()),
@@ -477,14 +548,23 @@ impl Expander<'_> {
     /// Expands the module call `call` of the module instance `parent`,
     /// whose statically known values are `ctx`.
     fn call(&mut self, call: &ModuleCall, parent: &Scope, ctx: &EvalContext) {
-        let instances = match expand(call.count.as_ref(), call.for_each.as_ref(), ctx) {
+        let name = parent.name("module", &call.name);
+        let pinned = self.pinned.get(&name);
+        let instances = match pinned {
+            Some(value) => expand_value(call.count.as_ref(), call.for_each.as_ref(), value.clone()),
+            None => expand(call.count.as_ref(), call.for_each.as_ref(), ctx),
+        };
+        let instances = match instances {
             Ok(instances) => instances,
-            Err(errors) => return self.diags.extend(unknown_expansion(call, errors)),
+            Err(errors) if pinned.is_none() && refers_to_planned_values(&errors) => {
+                return self.defer(call, parent, ctx, name);
+            }
+            Err(errors) => return self.diags.extend(errors),
         };
         let mut objects = Vec::new();
         for instance in &instances {
             let Some(scope) = self.child_scope(call, parent, instance) else { continue };
-            let outputs = self.instance(call, parent, &scope, instance, ctx);
+            let outputs = self.instance(call, parent, &scope, instance, ctx, expansion.as_deref());
             objects.push((instance.key.clone(), outputs));
         }
         let location = &call.location;
@@ -492,6 +572,10 @@ impl Expander<'_> {
         let expr = if call.count.is_some() {
             value(ExprKind::Tuple(objects.into_iter().map(|(_, o)| o).collect()))
         } else if call.for_each.is_some() {
+        // A pinned argument stays in the configuration, evaluated by plan
+        // and apply like any local: `each.value` parts known only after
+        // apply are read from it.
+        let expansion = pinned.map(|_| self.argument_local(call, parent, &name));
             let entries = objects.into_iter().filter_map(|(key, o)| match key {
                 Some(InstanceKey::String(k)) => Some((value(ExprKind::Literal(Value::String(k))), o)),
                 _ => None,
@@ -503,7 +587,11 @@ impl Expander<'_> {
                 None => value(ExprKind::Literal(Value::Null)),
             }
         };
-        let name = parent.name("module", &call.name);
+        self.add_local(name, expr, location);
+    }
+
+    /// Adds the local `name` with `expr`, written at `location`.
+    fn add_local(&mut self, name: String, expr: Expression, location: &Location) {
         let local = Local {
             name: name.clone(),
             expr,
@@ -527,6 +615,54 @@ impl Expander<'_> {
             if let Some(p) = parent.provider(&name) {
                 providers.insert(name, p);
             }
+    /// Adds the local holding the `count` or `for_each` of `call` (named
+    /// `name` in the flat configuration), evaluated in its caller `parent`;
+    /// returns the local's name.
+    fn argument_local(&mut self, call: &ModuleCall, parent: &Scope, name: &str) -> String {
+        let (argument, expr) = match (&call.count, &call.for_each) {
+            (Some(count), _) => ("count", count),
+            (None, Some(for_each)) => ("for_each", for_each),
+            (None, None) => unreachable!("only a call with count or for_each is deferred"),
+        };
+        let local = format!("{name}.{argument}");
+        let rewriter = Rewriter { scope: parent, instance: None, expansion: None };
+        self.add_local(local.clone(), rewriter.expr(expr), &expr.location);
+        local
+    }
+
+    /// Leaves `call` (named `name`) for planning to expand: the local of its
+    /// argument, an unknown object for its outputs, and what one instance of
+    /// it would need, found in a placeholder instance expanded aside (the
+    /// providers to start, the errors of its configuration whatever its keys).
+    fn defer(&mut self, call: &ModuleCall, parent: &Scope, ctx: &EvalContext, name: String) {
+        let local = self.argument_local(call, parent, &name);
+        let unknown = Expression { kind: ExprKind::Literal(Value::unknown()), location: call.location.clone() };
+        self.add_local(name.clone(), unknown, &call.location);
+        let mut aside = Config { providers: self.flat.providers.clone(), ..Config::default() };
+        let no_pins = Pinned::new();
+        let mut placeholder = Expander::new(&mut aside, &no_pins);
+        let instance = Instance {
+            key: None,
+            count_index: call.count.as_ref().map(|_| 0),
+            each: call.for_each.as_ref().map(|_| (Value::unknown(), Value::unknown())),
+        };
+        if let Some(scope) = placeholder.child_scope(call, parent, &instance) {
+            placeholder.instance(call, parent, &scope, &instance, ctx, None);
+        }
+        let Expander { diags, deferred_providers, .. } = placeholder;
+        self.diags.extend(diags);
+        self.deferred_providers.extend(deferred_providers);
+        self.deferred_providers.extend(aside.resources.iter().map(|r| r.provider.clone()));
+        self.deferred_providers.extend(aside.checks.iter().flat_map(|c| &c.data).map(|d| d.provider.clone()));
+        self.deferred.push(DeferredCall {
+            name,
+            call: parent.module.child(&call.name, None),
+            local,
+            count: call.count.clone(),
+            for_each: call.for_each.clone(),
+        });
+    }
+
         }
         for pass in &call.providers {
             match parent.provider(&pass.parent) {
@@ -573,7 +709,8 @@ impl Expander<'_> {
     }
 
     /// Adds one module instance: its inputs, locals, outputs, resources and
-    /// nested calls. Returns the object of its outputs.
+    /// nested calls. Returns the object of its outputs. `expansion` is the
+    /// local holding the call's pinned argument, if it has one.
     fn instance(
         &mut self,
         call: &ModuleCall,
@@ -583,8 +720,8 @@ impl Expander<'_> {
         parent_ctx: &EvalContext,
     ) -> Expression {
         let module = &call.config;
-        let arguments = Rewriter { scope: parent, instance: Some(instance) };
-        let inside = Rewriter { scope, instance: None };
+        let arguments = Rewriter { scope: parent, instance: Some(instance), expansion };
+        let inside = Rewriter { scope, instance: None, expansion: None };
         let mut arg_ctx = parent_ctx.clone();
         instance.apply_to(&mut arg_ctx);
         let mut known = BTreeMap::new();
@@ -609,6 +746,7 @@ impl Expander<'_> {
             let local = Local {
                 name: local_name.clone(),
                 expr: marked_if(variable.sensitive, expr),
+        expansion: Option<&str>,
                 location: variable.location.clone(),
                 input: Some(Box::new(variable.clone())),
                 depends_on: Vec::new(),
@@ -727,6 +865,12 @@ fn default_providers(config: &Config) -> BTreeSet<String> {
 
 /// Adds what the modules `config` calls require of providers
 /// (`required_providers`, `trusted_keys`) to what `config` requires: there is
+/// Whether `config` calls a module with `count` or `for_each`, at any
+/// depth: only such a call may be deferred to planning.
+pub fn has_repeated_calls(config: &Config) -> bool {
+    config.modules.iter().any(|c| c.count.is_some() || c.for_each.is_some() || has_repeated_calls(&c.config))
+}
+
 /// one provider of each name in a run. The calling module's entry wins.
 pub(super) fn gather_requirements(config: &mut Config) {
     let mut required = BTreeMap::new();
@@ -758,28 +902,12 @@ fn undeclared_provider(name: &str, location: &Location) -> Diagnostic {
     )
 }
 
-/// The error for a module call whose `count` or `for_each` could not be
-/// evaluated before planning: what refers to something not known yet is
-/// explained, other errors (a list for `for_each`) are kept.
-fn unknown_expansion(call: &ModuleCall, errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    if !errors.iter().any(|d| d.summary.starts_with("Reference to undeclared")) {
-        return errors;
-    }
-    let (argument, expr) = match (&call.count, &call.for_each) {
-        (Some(count), _) => ("count", count),
-        (_, Some(for_each)) => ("for_each", for_each),
-        _ => return errors,
-    };
-    vec![error_at(
-        format!("Invalid {argument} argument"),
-        format!(
-            "The \"{argument}\" value of module \"{}\" depends on values cairn cannot know before planning: module \
-             instances are decided before anything is planned, so {argument} may refer only to input variables, \
-             local values and literals that do not depend on resources or other modules.",
-            call.name
-        ),
-        &expr.location,
-    )]
+/// Whether the errors of evaluating a module call's `count` or `for_each`
+/// before planning come from referring to what only planning knows
+/// (resources, data sources, module outputs, or locals and module inputs
+/// that depend on them): such a call is deferred, not refused.
+fn refers_to_planned_values(errors: &[Diagnostic]) -> bool {
+    errors.iter().any(|d| d.summary.starts_with("Reference to undeclared"))
 }
 
 /// A context with the values of a module instance known before planning:
@@ -816,7 +944,9 @@ mod tests {
     fn expanded(files: &[(&str, &str)]) -> Result<Config, String> {
         let dir = write_dir(files);
         let config = super::super::load(dir.path()).map_err(|d| crate::diag::Diagnostics(d).to_string())?;
-        expand_modules(config, &BTreeMap::new()).map_err(|d| crate::diag::Diagnostics(d).to_string())
+        expand_modules(config, &BTreeMap::new(), &Pinned::new())
+            .map(|e| e.config)
+            .map_err(|d| crate::diag::Diagnostics(d).to_string())
     }
 
     const CHILD: &str = r#"
@@ -1001,13 +1131,48 @@ resource "fake_thing" "t" {
     }
 
     #[test]
-    fn unknown_module_expansion_and_bad_calls_are_errors() {
-        let err = expanded(&[
-            ("main.tf", "resource \"random_id\" \"r\" {}\nmodule \"m\" {\n  source = \"./m\"\n  count  = length(random_id.r.hex)\n  name   = \"x\"\n}\n"),
+    fn a_call_whose_argument_planning_decides_is_deferred_then_pinned() {
+        let dir = write_dir(&[
+            (
+                "main.tf",
+                "resource \"random_id\" \"r\" {}\nmodule \"m\" {\n  source   = \"./m\"\n  for_each = random_id.r.keepers\n  name     = each.value\n}\noutput \"o\" {\n  value = module.m\n}\n",
+            ),
             ("m/main.tf", CHILD),
-        ])
-        .unwrap_err();
-        assert!(err.contains("main.tf:4: Invalid count argument"), "{err}");
+        ]);
+        let config = super::super::load(dir.path()).unwrap();
+        let first = expand_modules(config.clone(), &BTreeMap::new(), &Pinned::new()).unwrap();
+        let [deferred] = first.deferred.as_slice() else { panic!("{:?}", first.deferred) };
+        assert_eq!((deferred.name.as_str(), deferred.local.as_str()), ("module.m", "module.m.for_each"));
+        assert_eq!(deferred.call.to_string(), "module.m");
+        assert_eq!(first.deferred_providers, BTreeSet::from(["local".to_string()]));
+        let addrs: Vec<String> = first.config.resources.iter().map(|r| r.addr.to_string()).collect();
+        assert_eq!(addrs, ["random_id.r"]);
+        let refs: Vec<String> =
+            first.config.locals["module.m.for_each"].references().iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(refs, ["random_id.r"]);
+        // Pinned with keys known and a value known only after apply: the
+        // instance's input reads that value from the argument's local.
+        let keys = Value::Object(
+            [("a".to_string(), Value::string("x")), ("b".to_string(), Value::unknown())].into_iter().collect(),
+        );
+        let pinned = Pinned::from([("module.m".to_string(), keys)]);
+        let second = expand_modules(config.clone(), &BTreeMap::new(), &pinned).unwrap();
+        assert!(second.deferred.is_empty());
+        let addrs: Vec<String> = second.config.resources.iter().map(|r| r.addr.to_string()).collect();
+        assert_eq!(addrs, ["random_id.r", r#"module.m["a"].local_file.f"#, r#"module.m["b"].local_file.f"#]);
+        let a = &second.config.locals[r#"module.m["a"].var.name"#].expr;
+        assert_eq!(a.kind, ExprKind::Literal(Value::string("x")));
+        let b = &second.config.locals[r#"module.m["b"].var.name"#];
+        let refs: Vec<String> = b.references().iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(refs, ["module.m.for_each"]);
+        // A pinned value that cannot expand is the argument's error.
+        let pinned = Pinned::from([("module.m".to_string(), Value::Tuple(vec![]))]);
+        let err = crate::diag::Diagnostics(expand_modules(config, &BTreeMap::new(), &pinned).unwrap_err()).to_string();
+        assert!(err.contains("main.tf:4: Invalid for_each argument"), "{err}");
+    }
+
+    #[test]
+    fn bad_calls_are_errors() {
         let err =
             expanded(&[("main.tf", "module \"m\" {\n  source = \"./m\"\n  nmae   = \"x\"\n}\n"), ("m/main.tf", CHILD)])
                 .unwrap_err();
@@ -1027,7 +1192,7 @@ resource "fake_thing" "t" {
         assert!(!override_call(&mut config, "b", &BTreeMap::new(), &at));
         let outputs = BTreeMap::from([("file".to_string(), Value::string("x.txt")), ("nope".to_string(), Value::Null)]);
         assert!(override_call(&mut config, "a", &outputs, &at));
-        let flat = expand_modules(config, &BTreeMap::new()).unwrap();
+        let flat = expand_modules(config, &BTreeMap::new(), &Pinned::new()).unwrap().config;
         assert!(flat.resources.is_empty(), "{:?}", flat.resources);
         let output = &flat.locals["module.a.output.file"].expr;
         assert!(matches!(&output.kind, ExprKind::Literal(v) if *v == Value::string("x.txt")), "{output:?}");

@@ -21,6 +21,11 @@ pub(super) struct Rewriter<'a> {
     /// For the arguments of a module call with `count` or `for_each`: the
     /// instance, whose `count.index` or `each` become literals.
     pub(super) instance: Option<&'a Instance>,
+    /// For the arguments of a module call whose `for_each` was evaluated
+    /// while planning: the local holding it. An `each.value` not wholly
+    /// known then is read from it (`local["module.m.for_each"]["k"]`), so
+    /// that apply sees its final value rather than an unknown literal.
+    pub(super) expansion: Option<&'a str>,
 }
 
 impl Rewriter<'_> {
@@ -183,7 +188,16 @@ impl Rewriter<'_> {
             }
             ("each", Some("key" | "value")) if self.instance.is_some_and(|i| i.each.is_some()) => {
                 let (key, value) = self.instance.and_then(|i| i.each.clone()).unwrap_or_default();
-                literal(if first == Some("key") { key } else { value })
+                match (first, self.expansion) {
+                    (Some("key"), _) => literal(key),
+                    (_, Some(expansion)) if !value.is_wholly_known() => {
+                        let mut rest =
+                            vec![Step::Attr(expansion.to_string()), Step::Index(Box::new(at(ExprKind::Literal(key))))];
+                        rest.extend(steps.iter().skip(1).cloned());
+                        traverse(at(ExprKind::Variable("local".into())), rest)
+                    }
+                    _ => literal(value),
+                }
             }
             ("var" | "local" | "module" | "path" | "count" | "each" | "self" | "terraform", _) => {
                 traverse(at(ExprKind::Variable(root.to_string())), steps)

@@ -1,0 +1,192 @@
+//! Module calls whose `count` or `for_each` only planning can decide
+//! (`for_each = toset(null_resource.a.triggers["names"])`,
+//! `count = length(module.other.names)`), planned in stages as Terraform
+//! plans them: the value is evaluated once what it refers to is planned,
+//! and the module expands if it is known.
+//!
+//! Loading expands every call it can ([`config::expand_modules`]) and
+//! *defers* the others: the flat configuration holds a local with each
+//! deferred call's argument (`module.m.for_each`) and nothing of the
+//! module's instances. A plan then goes in rounds ([`expand_in_rounds`]):
+//!
+//! 1. the resources the deferred arguments depend on (only those, as
+//!    `-target` would) are planned, quietly;
+//! 2. each argument is evaluated from that plan's values
+//!    ([`argument_values`]: configured values, prior state, data sources
+//!    read while planning, module outputs of those);
+//! 3. the known ones are *pinned* and the configuration is expanded again
+//!    with them, which may defer calls nested in the new instances.
+//!
+//! When a round pins nothing, the arguments left are unknown (or invalid):
+//! Terraform's "Invalid for_each argument" / "Invalid count argument", at
+//! the argument. Once nothing is deferred, the whole configuration is
+//! planned as usual, so a plan reads the same whatever the thread count and
+//! however many rounds it took; the preliminary rounds' plans are dropped.
+//!
+//! Applying uses the plan's expansion: a run's [`Planned`](super::Planned)
+//! carries the configuration it planned, and a saved plan expands again in
+//! the same rounds from its own planned values (no provider is asked), so
+//! its instances are those it was made with.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use crate::addr::{InstanceAddr, ResourceAddr};
+use crate::config::{self, Config, DeferredCall, EvalContext, Pinned};
+use crate::diag::Diagnostic;
+use crate::graph::{DependencyGraph, Node};
+use crate::plan::{Action, Plan, ResourceValues, locals_of};
+use crate::value::Value;
+
+use super::diagnostics;
+
+/// What a workspace whose configuration has deferred module calls keeps
+/// to expand them once their arguments are known.
+#[derive(Debug)]
+pub(crate) struct Staging {
+    /// The configuration as parsed (and adjusted), its calls unexpanded.
+    pub parsed: Config,
+    /// The calls loading deferred.
+    pub deferred: Vec<DeferredCall>,
+    /// The provider configurations their modules use: started with the
+    /// run's others.
+    pub providers: BTreeSet<String>,
+}
+
+/// A configuration expanded as far as its pinned arguments allow: the flat
+/// configuration, its graph, and the calls left for planning.
+pub(crate) struct Stage {
+    /// The flat configuration.
+    pub config: Arc<Config>,
+    /// Its dependency graph.
+    pub graph: Arc<DependencyGraph>,
+    /// The calls whose `count` or `for_each` planning decides.
+    pub deferred: Vec<DeferredCall>,
+    /// The provider configurations the deferred calls' modules use.
+    pub deferred_providers: BTreeSet<String>,
+}
+
+/// `config` (as parsed, its module calls unexpanded) expanded with its
+/// root `variables` and the `pinned` arguments of deferred calls, its
+/// imports expanded, its ephemeral values marked, and its graph built.
+pub(crate) fn expand_config(config: Config, variables: &BTreeMap<String, Value>, pinned: &Pinned) -> Result<Stage> {
+    let expanded = config::expand_modules(config, variables, pinned).map_err(diagnostics)?;
+    let mut config = expanded.config;
+    let dir = config.dir.clone();
+    config::expand_imports(&mut config.imports, variables, &dir).map_err(diagnostics)?;
+    config::ephemeral::mark(&mut config).map_err(diagnostics)?;
+    let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
+    Ok(Stage {
+        config: Arc::new(config),
+        graph: Arc::new(graph),
+        deferred: expanded.deferred,
+        deferred_providers: expanded.deferred_providers,
+    })
+}
+
+/// Expands `parsed` (with `variables`) from its first `stage` until no
+/// call is deferred, pinning each round the arguments that `plan_of`'s
+/// plan of the resources they depend on makes known (see the module
+/// documentation). `plan_of` is given the stage and those resources.
+pub(crate) fn expand_in_rounds(
+    parsed: &Config,
+    variables: &BTreeMap<String, Value>,
+    first: Stage,
+    mut plan_of: impl FnMut(&Stage, Vec<InstanceAddr>) -> Result<Plan>,
+) -> Result<Stage> {
+    let mut pinned = Pinned::new();
+    let mut stage = first;
+    while !stage.deferred.is_empty() {
+        let upstream: BTreeSet<ResourceAddr> = (stage.deferred.iter())
+            .flat_map(|d| stage.graph.resource_dependencies(&Node::Local(d.local.clone())))
+            .collect();
+        let plan = match upstream.is_empty() {
+            true => Plan::default(),
+            false => plan_of(&stage, upstream.iter().map(ResourceAddr::instance).collect())?,
+        };
+        let locals: Vec<&str> = stage.deferred.iter().map(|d| d.local.as_str()).collect();
+        let mut values = argument_values(&stage.config, &stage.graph, &plan, variables, &locals);
+        let mut errors = Vec::new();
+        let mut progressed = false;
+        for d in &stage.deferred {
+            let value = values.remove(&d.local).unwrap_or_else(|| Ok(Value::unknown()));
+            match value.and_then(|v| d.instances(v.clone()).map(|_| v)) {
+                Ok(v) => {
+                    pinned.insert(d.name.clone(), v);
+                    progressed = true;
+                }
+                Err(e) => errors.extend(e),
+            }
+        }
+        // An argument unknown this round may refer to a call pinned in it:
+        // it is refused only once a round pins nothing.
+        if !progressed {
+            return Err(diagnostics(errors));
+        }
+        stage = expand_config(parsed.clone(), variables, &pinned)?;
+    }
+    Ok(stage)
+}
+
+/// The values of the locals `wanted` of `config`, evaluated from `plan`'s
+/// values of the resources they depend on: each planned object (or a data
+/// source's value read while planning), and the locals between, in the
+/// graph's order. A resource the plan does not have is unknown.
+pub(crate) fn argument_values(
+    config: &Config,
+    graph: &DependencyGraph,
+    plan: &Plan,
+    variables: &BTreeMap<String, Value>,
+    wanted: &[&str],
+) -> BTreeMap<String, Result<Value, Vec<Diagnostic>>> {
+    let needed = upstream_nodes(graph, wanted);
+    let mut resources = ResourceValues::default();
+    for (addr, expansion) in &plan.expansions {
+        resources.declare(addr, expansion);
+    }
+    for change in &plan.changes {
+        if change.deposed.is_none() && !matches!(change.action, Action::Delete | Action::Forget) {
+            resources.set(&change.addr, change.planned.clone());
+        }
+    }
+    for (addr, value) in &plan.data_values {
+        resources.set(addr, value.clone());
+    }
+    let mut locals = BTreeMap::new();
+    let mut results = BTreeMap::new();
+    for node in graph.topo_order() {
+        let Node::Local(name) = &node else { continue };
+        if !needed.contains(&node) {
+            continue;
+        }
+        let ctx = EvalContext {
+            variables: variables.clone(),
+            locals: locals_of(&graph.local_dependencies(&node), &locals),
+            resources: resources.snapshot_of(&graph.resource_dependencies(&node)),
+            ephemeral: Arc::clone(&config.ephemeral),
+            ..EvalContext::new(&config.dir)
+        };
+        let value = config.locals[name].value(&ctx);
+        if let Ok(v) = &value {
+            locals.insert(name.clone(), v.clone());
+        }
+        if wanted.contains(&name.as_str()) {
+            results.insert(name.clone(), value);
+        }
+    }
+    results
+}
+
+/// The locals `wanted` and every node they depend on, directly or not.
+fn upstream_nodes(graph: &DependencyGraph, wanted: &[&str]) -> BTreeSet<Node> {
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<Node> = wanted.iter().map(|w| Node::Local(w.to_string())).collect();
+    while let Some(node) = stack.pop() {
+        if seen.insert(node.clone()) {
+            stack.extend(graph.direct_dependencies(&node).cloned());
+        }
+    }
+    seen
+}
