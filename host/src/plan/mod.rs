@@ -30,7 +30,7 @@ use crate::addr::{AddrMap, AddrSet, InstanceAddr, InstanceKey, Mode, ResourceAdd
 use crate::config::{self, ConditionKind, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
-use crate::graph::walk::{Limits, walk_limited};
+use crate::graph::walk::walk_spread;
 use crate::graph::{DependencyGraph, Node};
 use crate::provider::Provider;
 use crate::state::{InstanceState, State};
@@ -742,17 +742,11 @@ impl Planner {
             trigger_targets: triggers::referenced(&planner.config),
             sensitive_variables: sensitivity::sensitive_variables(&planner.config),
         });
-        let limits = Limits { parallelism: planner.options.parallelism, per_group: BTreeMap::new() };
         let task = Arc::clone(&walk);
-        walk_limited(
-            planner.graph.petgraph(),
-            &limits,
-            |_| None,
-            move |node| {
-                let walk = Arc::clone(&task);
-                async move { walk.plan_node(node).await }
-            },
-        )
+        walk_spread(planner.graph.petgraph(), planner.options.parallelism, move |node, _| {
+            let walk = Arc::clone(&task);
+            async move { walk.plan_node(node).await }
+        })
         .await;
         let walked = std::mem::take(&mut *walk.walked.lock().unwrap_or_else(PoisonError::into_inner));
         let Walked { locals, mut values, gathered, .. } = walked;
