@@ -1069,7 +1069,9 @@ impl Shared {
     fn deferred_validations(&self) {
         let applier = &self.applier;
         let deferred = |v: &crate::config::Variable| v.validations.iter().any(|r| r.refers_beyond_variables());
-        if applier.plan.destroy || !applier.config.variables.values().any(deferred) {
+        let any_deferred =
+            applier.config.variables.values().any(deferred) || !applier.config.module_validations.is_empty();
+        if applier.plan.destroy || !any_deferred {
             return;
         }
         let (mut values, locals) = {

@@ -88,8 +88,8 @@ pub use test_file::{
 };
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{
-    ResolvedVariables, VariableInput, check_deferred_validation, given_names, parse_type, resolve_variables,
-    unset_required,
+    ModuleValidation, ResolvedVariables, VariableInput, check_deferred_validation, check_module_validation,
+    given_names, parse_type, resolve_variables, unset_required,
 };
 pub use workspace::{
     DEFAULT_WORKSPACE, SELECTION_FILE as WORKSPACE_SELECTION_FILE, WORKSPACE_VARIABLES, check_workspace_name,
@@ -133,6 +133,9 @@ pub struct Config {
     pub modules: Vec<ModuleCall>,
     /// What is ephemeral, once modules are expanded (see [`ephemeral`]).
     pub ephemeral: std::sync::Arc<Ephemerality>,
+    /// The validations of module variables that refer to other objects of
+    /// their module, once modules are expanded ([`ModuleValidation`]).
+    pub module_validations: Vec<ModuleValidation>,
 }
 
 impl Config {

@@ -4,13 +4,15 @@
 //! the `*.tfmock.hcl` files of their `source`), `override_resource` and
 //! `override_data` and `override_module` for the whole file, and `run`
 //! blocks, each with its `command` (`apply`, the default, or `plan`), its
-//! own `variables`, overrides, `plan_options`, `assert` blocks and
-//! `expect_failures`.
+//! own `variables`, overrides, `plan_options`, `assert` blocks,
+//! `expect_failures`, `state_key` and `module { source = "./DIR" }` (a
+//! local module run instead of the configuration under test).
 //!
-//! What cairn does not run yet (`provider` blocks, a
-//! run's `module`, `providers` and `state_key`, the `test`
-//! block) is an error at its place, never ignored: a test that quietly ran
-//! something else than written would pass for the wrong reason.
+//! The `test` block is refused as Terraform 1.11 refuses it (it came with
+//! 1.12). What cairn does not run yet (`provider` blocks, a run's
+//! `providers`, a run's module from a registry or with a `version`) is an
+//! error at its place, never ignored: a test that quietly ran something
+//! else than written would pass for the wrong reason.
 
 use std::path::Path;
 
@@ -111,9 +113,9 @@ pub struct Override {
 /// given values (null for those not given), as in Terraform 1.11.
 #[derive(Debug, Clone)]
 pub struct ModuleOverride {
-    /// The name of the root module's call it overrides (`m` for
-    /// `module.m`).
-    pub call: String,
+    /// The names of the calls down to the one it overrides: `["m"]` for
+    /// `module.m`, `["m", "n"]` for `module.m.module.n`.
+    pub call: Vec<String>,
     /// `outputs = { … }`, as written.
     pub outputs: Option<Expression>,
     /// The block header.
@@ -170,8 +172,37 @@ pub struct TestRun {
     /// The checkable objects expected to fail (`var.x`, `output.y`,
     /// `terraform_data.z`, `check.c`), as written, each with its place.
     pub expect_failures: Vec<(String, Location)>,
+    /// Its `module { source = "./DIR" }` block: the local module it runs
+    /// instead of the configuration under test.
+    pub module: Option<RunModule>,
+    /// Its `state_key`, as written.
+    pub state_key: Option<String>,
     /// The block header.
     pub location: Location,
+}
+
+/// A run's `module { source = "./DIR" }` block.
+#[derive(Debug, Clone)]
+pub struct RunModule {
+    /// The module's directory, as written (relative to the configuration
+    /// directory).
+    pub source: String,
+    /// The block header.
+    pub location: Location,
+}
+
+impl TestRun {
+    /// The key of the state the run plans and applies over, as Terraform
+    /// 1.11 keys it: its `state_key`, else its module's source, else the
+    /// configuration under test's (the empty key). Runs with the same key
+    /// share one state.
+    pub fn state_key(&self) -> String {
+        match (&self.state_key, &self.module) {
+            (Some(key), _) => key.clone(),
+            (None, Some(module)) => module.source.clone(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// Reads the test file at `dir`/`name`: every problem at its
@@ -188,13 +219,10 @@ pub fn load_test_file(dir: &Path, name: &str) -> Result<TestFile, Vec<Diagnostic
 
 /// The blocks of a test file that cairn does not run yet: each is refused
 /// at its place with this sentence.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "provider",
-        "Provider blocks in test files are not supported yet: the configuration's own provider blocks are used.",
-    ),
-    ("test", "The test block (parallel runs) is not supported yet: runs go one after the other."),
-];
+const NOT_YET: &[(&str, &str)] = &[(
+    "provider",
+    "Provider blocks in test files are not supported yet: the configuration's own provider blocks are used.",
+)];
 
 fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) -> TestFile {
     let mut test = TestFile {
@@ -215,10 +243,17 @@ fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) ->
     for block in body.blocks {
         match block.type_name.as_str() {
             "variables" => test.variables.extend(variables_block(block, diags)),
-            "run" => test.runs.extend(run_block(block, &test.runs, diags)),
+            "run" => test.runs.extend(run_block(dir, block, &test.runs, diags)),
             "mock_provider" => test.mock_providers.extend(mock_provider_block(dir, block, &test.mock_providers, diags)),
             "override_resource" | "override_data" => test.overrides.extend(override_block(&block, diags)),
             "override_module" => test.module_overrides.extend(module_override_block(&block, diags)),
+            // Terraform 1.11 does not know the `test` block (1.12 added
+            // it): refused with its words.
+            "test" => diags.push(error_at(
+                "Unsupported block type",
+                "Blocks of type \"test\" are not expected here.",
+                &block.location,
+            )),
             other => match NOT_YET.iter().find(|(kind, _)| *kind == other) {
                 Some((_, why)) => diags.push(not_supported(other, why, &block.location)),
                 None => diags.push(unsupported_block(
@@ -248,7 +283,7 @@ fn variables_block(block: Block, diags: &mut Vec<Diagnostic>) -> Vec<Attribute> 
 
 /// A `run` block; `earlier` are the file's runs before it (names are
 /// unique in a file).
-fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> Option<TestRun> {
+fn run_block(dir: &Path, block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> Option<TestRun> {
     let [name] = block.labels.as_slice() else {
         diags.push(error_at(
             "Wrong number of labels for a run block",
@@ -273,18 +308,21 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
         module_overrides: Vec::new(),
         plan_options: TestPlanOptions::default(),
         expect_failures: Vec::new(),
+        module: None,
+        state_key: None,
         location: block.location.clone(),
     };
     for attr in block.body.attributes {
         match attr.name.as_str() {
             "command" => run.command = command(&attr, diags),
             "expect_failures" => run.expect_failures = checkables(&attr.expr, diags),
-            "providers" | "state_key" => diags.push(not_supported(
+            "state_key" => run.state_key = literal_string(&attr, dir, diags),
+            "providers" => diags.push(not_supported(
                 &attr.name,
-                "Only the configuration's own providers and state are used.",
+                "Only the configuration's own providers are used.",
                 &attr.location,
             )),
-            _ => diags.push(unsupported_argument(&attr, "run", &["command", "expect_failures"])),
+            _ => diags.push(unsupported_argument(&attr, "run", &["command", "expect_failures", "state_key"])),
         }
     }
     for nested in block.body.blocks {
@@ -293,11 +331,7 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
             "assert" => run.asserts.extend(condition_block(&nested, ConditionKind::CheckAssertion, diags)),
             "override_resource" | "override_data" => run.overrides.extend(override_block(&nested, diags)),
             "override_module" => run.module_overrides.extend(module_override_block(&nested, diags)),
-            "module" => diags.push(not_supported(
-                "A run's module block",
-                "A run tests the configuration of the directory cairn test runs in.",
-                &nested.location,
-            )),
+            "module" => run.module = run_module_block(dir, &nested, diags),
             "plan_options" => run.plan_options = plan_options_block(&nested, diags),
             _ => diags.push(unsupported_block(
                 &nested,
@@ -315,6 +349,44 @@ fn run_block(block: Block, earlier: &[TestRun], diags: &mut Vec<Diagnostic>) -> 
         }
     }
     Some(run)
+}
+
+/// A run's `module { source = "./DIR" }` block: a local directory, as
+/// cairn test does not download modules.
+fn run_module_block(dir: &Path, block: &Block, diags: &mut Vec<Diagnostic>) -> Option<RunModule> {
+    expect_no_labels(block, diags);
+    let mut source = None;
+    for attr in &block.body.attributes {
+        match attr.name.as_str() {
+            "source" => source = literal_string(attr, dir, diags).map(|s| (s, attr.location.clone())),
+            "version" => diags.push(not_supported(
+                "A run module's version",
+                "cairn test runs local modules only (source = \"./DIR\"), which have no version.",
+                &attr.location,
+            )),
+            _ => diags.push(unsupported_argument(attr, "module", &["source", "version"])),
+        }
+    }
+    for nested in &block.body.blocks {
+        diags.push(unsupported_block(nested, "module", &[]));
+    }
+    let Some((source, location)) = source else {
+        diags.push(error_at(
+            "Missing required argument",
+            "The argument \"source\" is required in a run's module block: the module to run, like \"./testing/setup\".",
+            &block.location,
+        ));
+        return None;
+    };
+    if !(source.starts_with("./") || source.starts_with("../")) {
+        diags.push(not_supported(
+            "A run module from a registry or a remote source",
+            "cairn test runs local modules only: a source starting with ./ or ../.",
+            &location,
+        ));
+        return None;
+    }
+    Some(RunModule { source, location: block.location.clone() })
 }
 
 /// A `mock_provider "NAME" { … }` block; `earlier` are the file's mock
@@ -528,20 +600,24 @@ fn module_override_block(block: &Block, diags: &mut Vec<Diagnostic>) -> Option<M
     Some(ModuleOverride { call: call?, outputs, location: block.location.clone() })
 }
 
-/// The call's name in `target = module.NAME`; a nested module or one
+/// The call names in `target = module.NAME` or `module.A.module.B`; one
 /// instance of a call is refused, not overridden in part.
-fn module_call_target(expr: &Expression, diags: &mut Vec<Diagnostic>) -> Option<String> {
-    let text = address_text(expr);
-    let name = text.as_deref().and_then(|t| t.strip_prefix("module.")).filter(|n| !n.contains(['.', '[']));
-    if name.is_none() {
+fn module_call_target(expr: &Expression, diags: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
+    let calls = address_text(expr).filter(|t| !t.contains('[')).and_then(|text| {
+        let parts: Vec<&str> = text.split('.').collect();
+        let pairs = parts.chunks(2);
+        let all_calls = parts.len() % 2 == 0 && pairs.clone().all(|pair| pair[0] == "module");
+        all_calls.then(|| parts.chunks(2).map(|pair| pair[1].to_string()).collect::<Vec<_>>())
+    });
+    if calls.is_none() {
         diags.push(error_at(
             "Invalid override_module target",
-            "cairn test overrides a module call of the root module as a whole, like target = module.m: a nested \
-             module or one instance of a call cannot be overridden yet.",
+            "cairn test overrides a module call as a whole, like target = module.m or module.m.module.n: one \
+             instance of a call cannot be overridden yet.",
             &expr.location,
         ));
     }
-    name.map(str::to_string)
+    calls
 }
 
 /// An `override_resource { … }` or `override_data { … }` block.
@@ -710,16 +786,20 @@ mod tests {
     }
 
     #[test]
-    fn module_overrides_name_a_call_of_the_root_module() {
+    fn module_overrides_name_a_call_nested_or_not() {
         let file = load(
             "override_module {\n  target = module.m\n  outputs = {\n    o = 1\n  }\n}\n\nrun \"a\" {\n  \
              override_module {\n    target = module.n\n  }\n}\n",
         )
         .unwrap();
-        assert_eq!(file.module_overrides[0].call, "m");
+        assert_eq!(file.module_overrides[0].call, ["m"]);
         assert!(file.module_overrides[0].outputs.is_some());
-        assert_eq!(file.runs[0].module_overrides[0].call, "n");
-        let e = load("override_module {\n  target = module.m.module.n\n}\n").unwrap_err();
+        assert_eq!(file.runs[0].module_overrides[0].call, ["n"]);
+        let file = load("override_module {\n  target = module.m.module.n\n}\n").unwrap();
+        assert_eq!(file.module_overrides[0].call, ["m", "n"]);
+        let e = load("override_module {\n  target = module.m[0]\n}\n").unwrap_err();
+        assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:2:12", "{e:?}");
+        let e = load("override_module {\n  target = module.m.output.o\n}\n").unwrap_err();
         assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:2:12", "{e:?}");
     }
 
@@ -741,12 +821,37 @@ mod tests {
 
     #[test]
     fn what_is_not_supported_yet_is_an_error_at_its_place() {
-        let e = load("test {\n  parallel = true\n}\n\nrun \"a\" {\n  module {\n    source = \"./m\"\n  }\n}\n")
-            .unwrap_err();
+        let e = load(
+            "provider \"local\" {}\n\nrun \"a\" {\n  providers = {\n    local = local\n  }\n  module {\n    source  = \
+             \"hashicorp/consul/aws\"\n    version = \"1.0.0\"\n  }\n}\n",
+        )
+        .unwrap_err();
         let places: Vec<String> =
             e.iter().map(|d| crate::diag::source::position(d.location.as_ref().unwrap())).collect();
-        assert_eq!(places, ["a.tftest.hcl:1:1", "a.tftest.hcl:6:3"], "{e:?}");
-        assert!(e[0].summary.contains("not supported yet"), "{e:?}");
+        assert_eq!(places, ["a.tftest.hcl:1:1", "a.tftest.hcl:4:3", "a.tftest.hcl:9:5", "a.tftest.hcl:8:5"], "{e:?}");
+        assert!(e.iter().all(|d| d.summary.contains("not supported yet")), "{e:?}");
+    }
+
+    #[test]
+    fn the_test_block_is_refused_as_terraform_1_11_refuses_it() {
+        let e = load("test {\n  parallel = true\n}\n\nrun \"a\" {}\n").unwrap_err();
+        assert_eq!(
+            (e[0].summary.as_str(), e[0].detail.as_str()),
+            ("Unsupported block type", "Blocks of type \"test\" are not expected here.")
+        );
+        assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:1:1");
+    }
+
+    #[test]
+    fn a_run_keys_its_state_by_state_key_then_module_source() {
+        let file = load(
+            "run \"main\" {}\n\nrun \"setup\" {\n  module {\n    source = \"./testing/setup\"\n  }\n}\n\nrun \
+             \"keyed\" {\n  state_key = \"k\"\n  module {\n    source = \"./testing/setup\"\n  }\n}\n",
+        )
+        .unwrap();
+        let keys: Vec<String> = file.runs.iter().map(TestRun::state_key).collect();
+        assert_eq!(keys, ["", "./testing/setup", "k"]);
+        assert_eq!(file.runs[1].module.as_ref().unwrap().source, "./testing/setup");
     }
 
     #[test]

@@ -154,6 +154,61 @@ impl Validation {
     }
 }
 
+/// A validation rule of a module's input variable that refers to other
+/// objects of its module (Terraform 1.9): another variable, a local value,
+/// a resource or a data source. Once modules are expanded, the rule's
+/// references name that module instance's objects in the flat
+/// configuration (`var.min` is the local `module.m.var.min`), and the rule
+/// is checked as the root module's deferred ones are: once the plan has
+/// the values, and again after the apply when the plan could not decide.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModuleValidation {
+    /// The variable as its module declares it, for the message.
+    pub variable: Variable,
+    /// The rule, its references rewritten for the flat configuration.
+    pub rule: Validation,
+    /// Whether its message would show a sensitive variable of the module:
+    /// it is then hidden, as Terraform hides it.
+    pub hides_message: bool,
+    /// Where a failure is reported: the module call's argument giving the
+    /// variable, as Terraform reports it (the rule, when the variable
+    /// keeps its default).
+    pub reported_at: Location,
+}
+
+impl Validation {
+    /// Whether the rule refers to nothing but the variable `name` itself:
+    /// a module checks such a rule when it takes its input; the others
+    /// become [`ModuleValidation`]s.
+    pub fn refers_only_to(&self, name: &str) -> bool {
+        [&self.condition, &self.error_message]
+            .iter()
+            .flat_map(|e| e.references())
+            .all(|(r, _)| r == Reference::Variable(name.to_string()))
+    }
+}
+
+/// Checks a module variable's rule that refers to other objects of its
+/// module, in `ctx` holding the values of the flat configuration's locals
+/// and resources it refers to: its failure, or `None` when it holds or
+/// cannot be decided yet (an unknown value).
+pub fn check_module_validation(validation: &ModuleValidation, ctx: &EvalContext) -> Option<Diagnostic> {
+    let mut diags = Vec::new();
+    check_rule(&validation.variable, &validation.rule, ctx, &mut diags);
+    let mut failure = diags.into_iter().next()?;
+    if failure.summary == "Invalid value for variable" {
+        if validation.hides_message {
+            failure.detail = format!(
+                "The error message included a sensitive value, so it will not be displayed.\n\nThis was checked by \
+                 the validation rule of variable \"{}\" declared at {}.",
+                validation.variable.name, validation.variable.location
+            );
+        }
+        failure = failure.at(&validation.reported_at);
+    }
+    Some(failure)
+}
+
 /// Checks a rule that [refers beyond variables](Validation::refers_beyond_variables)
 /// in `ctx`, which holds the values it refers to: its failure, as when the
 /// variables are decided, or `None` when it holds or cannot be decided yet

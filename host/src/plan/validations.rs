@@ -55,5 +55,38 @@ pub fn deferred_validations(
             errors.extend(config::check_deferred_validation(variable, rule, &ctx));
         }
     }
+    errors.extend(module_validations(config, locals, values));
+    errors
+}
+
+/// The failures of the module variables' validations that refer to other
+/// objects of their module: their references are the flat configuration's
+/// locals (the module's variables and locals) and resources.
+fn module_validations(
+    config: &Config,
+    locals: &BTreeMap<String, Value>,
+    values: &mut ResourceValues,
+) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    for validation in &config.module_validations {
+        let rule = &validation.rule;
+        let references: Vec<config::Reference> =
+            [&rule.condition, &rule.error_message].iter().flat_map(|e| e.references()).map(|(r, _)| r).collect();
+        let mut resources = Vec::new();
+        let mut local_names = Vec::new();
+        for reference in references {
+            match reference {
+                config::Reference::Resource(addr) => resources.push(addr),
+                config::Reference::Local(name) => local_names.push(name),
+                _ => {}
+            }
+        }
+        let ctx = EvalContext {
+            locals: locals_of(&local_names, locals),
+            resources: values.snapshot_of(&resources),
+            ..EvalContext::new(&config.dir)
+        };
+        errors.extend(config::check_module_validation(validation, &ctx));
+    }
     errors
 }

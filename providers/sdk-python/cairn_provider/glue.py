@@ -39,6 +39,18 @@ def export(provider_cls):
     return make_exports(provider_cls, types, abi)
 
 
+def traceback_text(exc):
+    """The traceback of `exc`, file, line and function of each frame, without
+    the source lines: in a component the sources are not files the sandbox
+    grants, and reading them would be refusals the host reports beside the
+    error."""
+    frames = traceback.StackSummary.extract(traceback.walk_tb(exc.__traceback__), lookup_lines=False)
+    lines = ["Traceback (most recent call last):"]
+    lines += [f'  File "{f.filename}", line {f.lineno}, in {f.name}' for f in frames]
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "\n".join(line.rstrip("\n") for line in lines)
+
+
 def export_ephemeral_resources(provider_exports):
     """The class componentize-py exports for the `ephemeral-resources`
     interface, given the class `export` returned: in `app.py`,
@@ -110,7 +122,7 @@ def make_exports(provider_cls, types, abi):
         if isinstance(exc, WireError):
             return [Diagnostic("Provider bug: a value cannot be sent to the host", str(exc))]
         # A bug: say where, since the user will paste this into an issue.
-        return [Diagnostic(f"Provider bug: {type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc)))]
+        return [Diagnostic(f"Provider bug: {type(exc).__name__}: {exc}", traceback_text(exc))]
 
     def run(call, fallback):
         """(answer, wire diagnostics): `call()` returns (answer, diagnostics)."""

@@ -1,23 +1,35 @@
 """A test provider (Python SDK) with an ephemeral resource type, for the e2e
 tests of ephemeral resources (`tests/tests/all/python.rs`).
 
-- `ephemeral "pytoken_token"`: `open` makes a fresh random `value` and asks
-  to be renewed at once; `renew` and `close` count on. Every open, renew and
-  close is a line of `events.log` in the provider's `log_dir`, and every
-  value made is a line of `values.log`, so that a test can look for each one
-  in the state, the plan file and the output.
+Each call a test looks for is a line of cairn's log (`CAIRN_LOG=info`):
+while planning the sandbox lets the provider write no file, and a token is
+opened then too. A token's value is never logged, only its SHA-256.
+
+- `ephemeral "pytoken_token"`: `open` makes a fresh random `value`
+  (`pytok-` and hex digits, so a test can look for any token anywhere) and
+  asks to be renewed at once; `renew` and `close` count on.
 - `resource "pytoken_sink"`: takes a token through the write-only `secret`
-  and writes what it got to `sink-NAME.txt` in `log_dir`.
-- The provider's `api_key` (optional) is written to `configured.log` by
-  `configure`: the token reaching a provider configuration.
+  and writes what it got to `sink-NAME.txt` in `log_dir` (while applying).
+- The provider's `api_key` (optional): `configure` logs its SHA-256, the
+  token reaching a provider configuration.
 """
 
+import hashlib
 import os
 import secrets
 import time
 
 from cairn_provider import (NUMBER, STRING, Attr, OpenResponse, PlanResponse, Provider, ProviderError,
-                            ProviderSchema, RenewResponse, Schema, export, export_ephemeral_resources)
+                            ProviderSchema, RenewResponse, Schema, export, export_ephemeral_resources, log)
+
+
+def event(text):
+    """A line of cairn's log that a test looks for."""
+    log.info(f"pytoken event: {text}")
+
+
+def sha256(text):
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class Tokens(Provider):
@@ -40,11 +52,7 @@ class Tokens(Provider):
     def configure(self, config):
         self.log_dir = config["log_dir"]
         if config.get("api_key") is not None:
-            self.append("configured.log", config["api_key"])
-
-    def append(self, name, line):
-        with open(os.path.join(self.log_dir, name), "a") as f:
-            f.write(line + "\n")
+            event(f"configured api_key sha256={sha256(config['api_key'])}")
 
     # The sink resource.
 
@@ -70,21 +78,20 @@ class Tokens(Provider):
         if config["audience"] == "unreachable":
             raise ConnectionError("the token service is unreachable")
         value = "pytok-" + secrets.token_hex(12)
-        self.append("values.log", value)
-        self.append("events.log", f"open {config['audience']}")
+        event(f"open {config['audience']} sha256={sha256(value)}")
         private = f"{config['audience']} 0".encode()
         return OpenResponse(dict(config, value=value), private=private, renew_at=int(time.time() * 1000))
 
     def renew_ephemeral(self, type_name, private):
         audience, count = private.decode().rsplit(" ", 1)
         count = int(count) + 1
-        self.append("events.log", f"renew {audience} {count}")
+        event(f"renew {audience} {count}")
         # Once renewed, the lease lasts for the rest of the run.
         return RenewResponse(f"{audience} {count}".encode(), renew_at=None)
 
     def close_ephemeral(self, type_name, private):
         audience, count = private.decode().rsplit(" ", 1)
-        self.append("events.log", f"close {audience} {count}")
+        event(f"close {audience} {count}")
         return []
 
 

@@ -428,3 +428,108 @@ fn validations_referring_to_other_objects_are_decided_when_known_as_terraform_do
     assert!(ours.stderr.contains("Error: main.tf:7:3: Invalid value for variable"), "{}", ours.all());
     assert_eq!(w.addresses(), ["terraform_data.a"], "the object made stays in the state");
 }
+
+const MODULE_VALIDATING_OBJECTS: &str = r#"variable "min" {
+  type = number
+}
+
+variable "max" {
+  type = number
+  validation {
+    condition     = var.max > var.min
+    error_message = "max ${var.max} must be above min ${var.min}."
+  }
+}
+
+locals {
+  limit = 100
+}
+
+variable "n" {
+  type = number
+  validation {
+    condition     = var.n < local.limit
+    error_message = "n must be below ${local.limit}."
+  }
+}
+
+resource "terraform_data" "t" {
+  input = 7
+}
+
+variable "o" {
+  type = number
+  validation {
+    condition     = terraform_data.t.output == var.o
+    error_message = "o must be the output."
+  }
+}
+"#;
+
+const CALLS_MODULE_VALIDATING_OBJECTS: &str = r#"variable "max" {
+  type = number
+}
+
+variable "n" {
+  type = number
+}
+
+variable "o" {
+  type = number
+}
+
+module "m" {
+  source = "./m"
+  min    = 5
+  max    = var.max
+  n      = var.n
+  o      = var.o
+}
+"#;
+
+/// Issue 37: a child module's variable validation may refer to another
+/// variable, a local value or a resource of its module (Terraform 1.9):
+/// decided once the plan has their values, after the apply when the plan
+/// cannot decide, and reported at the module call's argument, as
+/// Terraform 1.11.4 does.
+#[test]
+fn module_validations_referring_to_other_objects_are_decided_as_terraform_does() {
+    let (w, tf) = (Workdir::new(), Workdir::new());
+    for d in [&w, &tf] {
+        d.write("main.tf", CALLS_MODULE_VALIDATING_OBJECTS);
+        d.write("m/main.tf", MODULE_VALIDATING_OBJECTS);
+    }
+    assert_eq!(tf.terraform(&["init", "-input=false", "-no-color"]).code, 0);
+    let bad = ["-var", "max=1", "-var", "n=200", "-var", "o=7"];
+    let theirs = tf.terraform(&[&["plan", "-no-color"][..], &bad].concat());
+    let ours = w.cairn(&[&["plan", "-no-color"][..], &bad].concat()).failure();
+    assert_eq!(theirs.code, 1, "{}", theirs.all());
+    for run in [&theirs, &ours] {
+        assert_eq!(run.stderr.matches("Invalid value for variable").count(), 2, "{}", run.all());
+        assert!(run.stderr.contains("max 1 must be above min 5."), "{}", run.all());
+        assert!(run.stderr.contains("n must be below 100."), "{}", run.all());
+    }
+    // At the call's arguments, where Terraform points.
+    assert!(theirs.stderr.contains("on main.tf line 16, in module \"m\""), "{}", theirs.all());
+    assert!(theirs.stderr.contains("on main.tf line 17, in module \"m\""), "{}", theirs.all());
+    assert!(ours.stderr.contains("Error: main.tf:16:12: Invalid value for variable"), "{}", ours.all());
+    assert!(ours.stderr.contains("Error: main.tf:17:12: Invalid value for variable"), "{}", ours.all());
+
+    let good = ["-var", "max=6", "-var", "n=2", "-var", "o=7"];
+    assert_eq!(tf.terraform(&[&["plan", "-no-color"][..], &good].concat()).code, 0);
+    w.cairn(&[&["plan", "-no-color"][..], &good].concat()).success();
+
+    // Unknown in the plan (the output is made by the apply): decided after
+    // the apply, which fails once the object is made.
+    let after = ["-var", "max=6", "-var", "n=2", "-var", "o=8"];
+    assert_eq!(tf.terraform(&[&["plan", "-no-color"][..], &after].concat()).code, 0);
+    w.cairn(&[&["plan", "-no-color"][..], &after].concat()).success();
+    let theirs = tf.terraform(&[&["apply", "-auto-approve", "-no-color"][..], &after].concat());
+    let ours = w.cairn(&[&["apply", "-auto-approve", "-no-color"][..], &after].concat()).failure();
+    assert_eq!(theirs.code, 1, "{}", theirs.all());
+    for run in [&theirs, &ours] {
+        assert!(run.all().contains("module.m.terraform_data.t: Creation complete"), "{}", run.all());
+        assert!(run.stderr.contains("o must be the output."), "{}", run.all());
+    }
+    assert!(ours.stderr.contains("Error: main.tf:18:12: Invalid value for variable"), "{}", ours.all());
+}

@@ -5,6 +5,7 @@
 mod c;
 mod cairn_test;
 mod cairn_test_mocks;
+mod cairn_test_modules;
 mod check;
 mod check_blocks;
 mod commands;

@@ -125,10 +125,24 @@ pub(super) fn run(options: &TestOptions) -> Result<i32> {
     }
     // The configuration as written, for where its checkable objects are.
     let declared = config::load(&dir).map_err(|d| anyhow::Error::new(Diagnostics(d)))?;
+    // Every file is read before any runs, as Terraform reads them with the
+    // configuration: a malformed file stops everything, nothing is run.
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for name in &names {
+        match config::load_test_file(&dir, name) {
+            Ok(file) => files.push(file),
+            Err(diags) => errors.extend(diags),
+        }
+    }
+    if !errors.is_empty() {
+        print_diagnostics(&errors);
+        return Ok(1);
+    }
     let engine = Engine::new()?;
     let mut results = Vec::new();
-    for name in &names {
-        results.push(run_file(&engine, &dir, name, &declared, options));
+    for file in &files {
+        results.push(run_file(&engine, &dir, file, &declared, options));
     }
     let count = |s: Status| results.iter().flat_map(|f| &f.runs).filter(|r| r.status == s).count();
     let (passed, failed, skipped) =
@@ -170,25 +184,77 @@ fn print_diagnostics(diags: &[Diagnostic]) {
     }
 }
 
-/// What a run left for the next ones: its outputs, and the workspace of
-/// the last run that applied (the teardown destroys with its variables).
+/// What a file's runs left for the next ones: their states, by state key,
+/// and their outputs.
 #[derive(Default)]
 struct FileState {
-    memory: Memory,
+    /// One state per key ([`TestRun::state_key`]): the configuration
+    /// under test's (the empty key), each run module's, each `state_key`'s.
+    states: BTreeMap<String, KeyedState>,
     run_outputs: BTreeMap<String, Value>,
-    last_applied: Option<Workspace>,
-    /// The doubles of the last run that applied: the teardown destroys
-    /// with them, so that a mocked object is never sent to a real provider.
-    last_doubles: Option<Arc<TestDoubles>>,
     /// The schemas of the mocked providers, read once per file.
     mocked_schemas: BTreeMap<String, ProviderSchema>,
 }
 
+/// One state of a file's runs, and what the last run that applied over it
+/// used: the teardown destroys it with that run's workspace (its module
+/// and variables) and doubles.
+#[derive(Default)]
+struct KeyedState {
+    memory: Memory,
+    /// The index in the file of the last run that applied over this
+    /// state: the teardown goes from the latest to the earliest, as
+    /// Terraform's does.
+    last_run: usize,
+    last_applied: Option<Workspace>,
+    /// The doubles of the last run that applied: the teardown destroys
+    /// with them, so that a mocked object is never sent to a real provider.
+    last_doubles: Option<Arc<TestDoubles>>,
+}
+
+/// The directory of the module a run plans: its `module`'s source, or the
+/// configuration under test.
+fn run_dir(dir: &Path, run: &TestRun) -> PathBuf {
+    match &run.module {
+        Some(module) => dir.join(&module.source),
+        None => dir.to_path_buf(),
+    }
+}
+
+/// The configurations the runs of `file` plan, as written, by run module
+/// source (the configuration under test under the empty key); the errors
+/// of a run module that cannot be read.
+fn run_modules(dir: &Path, file: &TestFile, declared: &Config) -> Result<BTreeMap<String, Config>, Vec<Diagnostic>> {
+    let mut found = BTreeMap::from([(String::new(), declared.clone())]);
+    for module in file.runs.iter().filter_map(|r| r.module.as_ref()) {
+        if !found.contains_key(&module.source) {
+            let loaded = config::load(&dir.join(&module.source)).map_err(|mut diags| {
+                diags.insert(
+                    0,
+                    Diagnostic::error("Cannot load the run's module")
+                        .with_detail(format!("The module \"{}\" of this run cannot be loaded.", module.source))
+                        .at(&module.location),
+                );
+                diags
+            })?;
+            found.insert(module.source.clone(), loaded);
+        }
+    }
+    Ok(found)
+}
+
+/// The run module source of `run` (empty for the configuration under
+/// test), the key of [`run_modules`].
+fn module_source(run: &TestRun) -> &str {
+    run.module.as_ref().map_or("", |m| m.source.as_str())
+}
+
 /// Runs one file's runs and tears down what they made.
-fn run_file(engine: &Engine, dir: &Path, name: &str, declared: &Config, options: &TestOptions) -> FileResult {
+fn run_file(engine: &Engine, dir: &Path, file: &TestFile, declared: &Config, options: &TestOptions) -> FileResult {
+    let name = file.name.as_str();
     println!("{name}... in progress");
-    let file = match config::load_test_file(dir, name) {
-        Ok(file) => file,
+    let modules = match run_modules(dir, file, declared) {
+        Ok(modules) => modules,
         Err(diags) => {
             print_diagnostics(&diags);
             println!("{name}... fail");
@@ -201,13 +267,15 @@ fn run_file(engine: &Engine, dir: &Path, name: &str, declared: &Config, options:
     let mut state = FileState::default();
     let mut runs = Vec::new();
     let mut halted = false;
-    for run in &file.runs {
+    for (index, run) in file.runs.iter().enumerate() {
         if halted {
             println!("  run \"{}\"... skip", run.name);
             runs.push(RunResult { name: run.name.clone(), status: Status::Skip, failures: Vec::new() });
             continue;
         }
-        let (status, diags, verbose) = run_one(engine, dir, &file, run, declared, &mut state, options);
+        let declared = &modules[module_source(run)];
+        let at = RunAt { dir, file, run, index };
+        let (status, diags, verbose) = run_one(engine, &at, declared, &mut state, options);
         println!("  run \"{}\"... {}", run.name, status.word());
         if options.verbose && !verbose.is_empty() {
             println!("\n{verbose}");
@@ -218,7 +286,7 @@ fn run_file(engine: &Engine, dir: &Path, name: &str, declared: &Config, options:
         runs.push(RunResult { name: run.name.clone(), status, failures });
     }
     println!("{name}... tearing down");
-    let torn_down = tear_down(engine, dir, &file, &mut state, &options.inputs);
+    let torn_down = tear_down(engine, file, &mut state);
     let status = if !torn_down {
         Status::Error
     } else if runs.iter().all(|r| r.status == Status::Pass) {
@@ -230,17 +298,26 @@ fn run_file(engine: &Engine, dir: &Path, name: &str, declared: &Config, options:
     FileResult { name: name.to_string(), status, runs }
 }
 
+/// A run block, with where it is: the configuration directory, its file
+/// and its index in the file.
+struct RunAt<'a> {
+    dir: &'a Path,
+    file: &'a TestFile,
+    run: &'a TestRun,
+    index: usize,
+}
+
 /// Runs one `run` block: its status, what to show of it, and with
-/// `-verbose` its plan or state.
+/// `-verbose` its plan or state. `declared` is the configuration it plans
+/// (the run's module's, or the one under test), as written.
 fn run_one(
     engine: &Engine,
-    dir: &Path,
-    file: &TestFile,
-    run: &TestRun,
+    at: &RunAt,
     declared: &Config,
     state: &mut FileState,
     options: &TestOptions,
 ) -> (Status, Vec<Diagnostic>, String) {
+    let run = at.run;
     let uncheckable = uncheckable_expectations(run);
     if !uncheckable.is_empty() {
         // As in Terraform: the run fails before it plans, and the file's
@@ -254,7 +331,7 @@ fn run_one(
     for warning in missing_modules(declared, &run.module_overrides) {
         gathered.diagnostic(&warning);
     }
-    let outcome = execute(engine, dir, file, run, state, &gathered, options);
+    let outcome = execute(engine, at, state, &gathered, options);
     // Errors come back from the calls too: only the warnings from here.
     let warnings: Vec<Diagnostic> = gathered.take().into_iter().filter(|d| !d.is_error()).collect();
     let (errors, checked) = match outcome {
@@ -326,33 +403,37 @@ struct Checked {
 /// run's assertions; the errors that kept it from finishing otherwise.
 fn execute(
     engine: &Engine,
-    dir: &Path,
-    file: &TestFile,
-    run: &TestRun,
+    at: &RunAt,
     state: &mut FileState,
     gathered: &Arc<Gather>,
     options: &TestOptions,
 ) -> Result<Checked, Vec<Diagnostic>> {
+    let (dir, file, run) = (at.dir, at.file, at.run);
     let mut inputs = options.inputs.clone();
     inputs.extend(run_variables(dir, file, run, &state.run_outputs)?);
     let module_outputs = module_override_outputs(dir, file, run)?;
-    let ws = Workspace::load_overridden(dir, &inputs, &mut |config| {
-        for (call, (outputs, location)) in &module_outputs {
-            config::override_call(config, call, outputs, location);
+    let ws = Workspace::load_overridden(&run_dir(dir, run), &inputs, &mut |config| {
+        for (calls, (outputs, location)) in &module_outputs {
+            config::override_call(config, calls, outputs, location);
         }
         Ok(())
     })
     .map_err(into_diagnostics)?;
-    let doubles = Arc::new(test_doubles(engine, &ws, file, run, state)?);
+    // Runs with the same state key share one state.
+    let memory = state.states.entry(run.state_key()).or_default().memory.clone();
+    let doubles =
+        Arc::new(test_doubles(engine, &ws, file, run, &memory, &state.run_outputs, &mut state.mocked_schemas)?);
     engine.set_doubles(Some(doubles.clone()));
-    let result = execute_with(engine, &ws, run, state, gathered, options);
+    let result = execute_with(engine, &ws, run, &memory, &mut state.run_outputs, gathered, options);
     engine.set_doubles(None);
     for warning in doubles.take_warnings() {
         gathered.diagnostic(&warning);
     }
     if run.command == TestCommand::Apply {
-        state.last_applied = Some(ws);
-        state.last_doubles = Some(doubles);
+        let keyed = state.states.entry(run.state_key()).or_default();
+        keyed.last_run = at.index;
+        keyed.last_applied = Some(ws);
+        keyed.last_doubles = Some(doubles);
     }
     result
 }
@@ -386,7 +467,8 @@ fn execute_with(
     engine: &Engine,
     ws: &Workspace,
     run: &TestRun,
-    state: &mut FileState,
+    memory: &Memory,
+    run_outputs: &mut BTreeMap<String, Value>,
     gathered: &Arc<Gather>,
     options: &TestOptions,
 ) -> Result<Checked, Vec<Diagnostic>> {
@@ -394,9 +476,8 @@ fn execute_with(
     let intent = if apply { Intent::Change } else { Intent::Inspect };
     let run_options = run_options(&run.plan_options, intent)?;
     let events: Arc<dyn EventSink> = gathered.clone();
-    let planned = engine
-        .plan_on(ws, Box::new(state.memory.clone()), run_options, false, events.as_ref())
-        .map_err(into_diagnostics)?;
+    let planned =
+        engine.plan_on(ws, Box::new(memory.clone()), run_options, false, events.as_ref()).map_err(into_diagnostics)?;
     let schemas = schemas_of(&planned.providers);
     let mut values = ResourceValues::default();
     for (addr, expansion) in &planned.plan.expansions {
@@ -424,8 +505,8 @@ fn execute_with(
         planned.release();
         (outputs, verbose)
     };
-    let failed = check_assertions(run, ws, &mut values, &outputs, &state.run_outputs);
-    state.run_outputs.insert(run.name.clone(), object(&outputs));
+    let failed = check_assertions(run, ws, &mut values, &outputs, run_outputs);
+    run_outputs.insert(run.name.clone(), object(&outputs));
     Ok(Checked { failed, verbose })
 }
 
@@ -437,15 +518,17 @@ fn test_doubles(
     ws: &Workspace,
     file: &TestFile,
     run: &TestRun,
-    state: &mut FileState,
+    memory: &Memory,
+    run_outputs: &BTreeMap<String, Value>,
+    mocked_schemas: &mut BTreeMap<String, ProviderSchema>,
 ) -> Result<TestDoubles, Vec<Diagnostic>> {
     let ctx = EvalContext { variables: ws.variables.clone(), ..EvalContext::new(ws.dir()) };
-    let bound = [("run".to_string(), object(&state.run_outputs))];
-    let used = crate::engine::needed_providers(&ws.config, &state.memory.state());
+    let bound = [("run".to_string(), object(run_outputs))];
+    let used = crate::engine::needed_providers(&ws.config, &memory.state());
     let mut errors = Vec::new();
     let mut mocked = BTreeMap::new();
     for mock in file.mock_providers.iter().filter(|m| used.contains(&m.name)) {
-        let schema = match mocked_schema(engine, ws, mock, &mut state.mocked_schemas) {
+        let schema = match mocked_schema(engine, ws, mock, mocked_schemas) {
             Ok(schema) => schema,
             Err(d) => {
                 errors.extend(d);
@@ -578,22 +661,30 @@ fn missing_targets<'a>(config: &Config, overrides: impl IntoIterator<Item = &'a 
 fn missing_modules(config: &Config, overrides: &[ModuleOverride]) -> Vec<Diagnostic> {
     overrides
         .iter()
-        .filter(|o| !config.modules.iter().any(|c| c.name == o.call))
+        .filter(|o| !calls_module(config, &o.call))
         .map(|o| {
+            let target: Vec<String> = o.call.iter().map(|c| format!("module.{c}")).collect();
             Diagnostic::warning("Invalid override target")
                 .with_detail(format!(
-                    "The override target module.{} does not exist within the configuration under test. This could \
+                    "The override target {} does not exist within the configuration under test. This could \
                      indicate a typo in the target address or an unnecessary override.",
-                    o.call
+                    target.join(".")
                 ))
                 .at(&o.location)
         })
         .collect()
 }
 
-/// The overridden module calls, by name: the outputs each gives, and the
-/// place of its override.
-type OverriddenCalls = BTreeMap<String, (BTreeMap<String, Value>, Location)>;
+/// Whether `config` has the module call at `path` (from the root module
+/// down).
+fn calls_module(config: &Config, path: &[String]) -> bool {
+    let Some((name, inner)) = path.split_first() else { return true };
+    config.modules.iter().any(|c| &c.name == name && calls_module(&c.config, inner))
+}
+
+/// The overridden module calls, by path of call names: the outputs each
+/// gives, and the place of its override.
+type OverriddenCalls = BTreeMap<Vec<String>, (BTreeMap<String, Value>, Location)>;
 
 /// The outputs each overridden module call gives in this run, by call
 /// name, with the place of the override: the file's `override_module`
@@ -830,40 +921,17 @@ fn checkable_at(config: &Config, location: &Location) -> Option<String> {
         .map(|(name, _)| name)
 }
 
-/// Destroys what the file's runs made, with the variables of the last run
-/// that applied; `false`, after saying loudly what is left, when any
-/// object could not be destroyed.
-fn tear_down(engine: &Engine, dir: &Path, file: &TestFile, state: &mut FileState, inputs: &[VariableInput]) -> bool {
-    let left = |s: &State| -> Vec<InstanceAddr> {
-        s.resources
-            .iter()
-            .filter(|i| i.addr.resource.mode == Mode::Managed && (!i.attributes.is_null() || !i.deposed.is_empty()))
-            .map(|i| i.addr.clone())
-            .collect()
-    };
-    if left(&state.memory.state()).is_empty() {
-        return true;
+/// Destroys what the file's runs made: each state with the workspace
+/// (module and variables) of the last run that applied over it, the state
+/// of the latest such run first, as Terraform does; `false`, after saying
+/// loudly what is left, when any object could not be destroyed.
+fn tear_down(engine: &Engine, file: &TestFile, state: &mut FileState) -> bool {
+    let mut states: Vec<KeyedState> = std::mem::take(&mut state.states).into_values().collect();
+    states.sort_by_key(|s| std::cmp::Reverse(s.last_run));
+    let mut remaining = Vec::new();
+    for keyed in states {
+        remaining.extend(destroy_state(engine, keyed));
     }
-    let destroyed = (|| -> Result<(), Vec<Diagnostic>> {
-        let ws = match state.last_applied.take() {
-            Some(ws) => ws,
-            None => Workspace::load(dir, inputs).map_err(into_diagnostics)?,
-        };
-        engine.set_doubles(state.last_doubles.take().map(|d| d as Arc<dyn crate::engine::Doubles>));
-        let gathered = Arc::new(Gather::default());
-        let events: Arc<dyn EventSink> = gathered.clone();
-        let options = RunOptions { destroy: true, intent: Intent::Change, ..RunOptions::default() };
-        let planned = engine
-            .plan_on(&ws, Box::new(state.memory.clone()), options, false, events.as_ref())
-            .map_err(into_diagnostics)?;
-        let (report, _) = engine.apply(&ws, planned, events);
-        if report.errors.is_empty() { Ok(()) } else { Err(report.errors) }
-    })();
-    engine.set_doubles(None);
-    if let Err(diags) = &destroyed {
-        print_diagnostics(diags);
-    }
-    let remaining = left(&state.memory.state());
     if remaining.is_empty() {
         return true;
     }
@@ -875,6 +943,39 @@ fn tear_down(engine: &Engine, dir: &Path, file: &TestFile, state: &mut FileState
         listed.join("\n")
     ))]);
     false
+}
+
+/// Destroys the objects of one state with the workspace and doubles of
+/// the last run that applied over it: what is left afterwards.
+fn destroy_state(engine: &Engine, keyed: KeyedState) -> Vec<InstanceAddr> {
+    let left = |s: &State| -> Vec<InstanceAddr> {
+        s.resources
+            .iter()
+            .filter(|i| i.addr.resource.mode == Mode::Managed && (!i.attributes.is_null() || !i.deposed.is_empty()))
+            .map(|i| i.addr.clone())
+            .collect()
+    };
+    let KeyedState { memory, last_applied, last_doubles, .. } = keyed;
+    // Objects are only ever applied by a run whose workspace is kept.
+    let Some(ws) = last_applied else { return left(&memory.state()) };
+    if left(&memory.state()).is_empty() {
+        return Vec::new();
+    }
+    engine.set_doubles(last_doubles.map(|d| d as Arc<dyn crate::engine::Doubles>));
+    let destroyed = (|| -> Result<(), Vec<Diagnostic>> {
+        let gathered = Arc::new(Gather::default());
+        let events: Arc<dyn EventSink> = gathered.clone();
+        let options = RunOptions { destroy: true, intent: Intent::Change, ..RunOptions::default() };
+        let planned =
+            engine.plan_on(&ws, Box::new(memory.clone()), options, false, events.as_ref()).map_err(into_diagnostics)?;
+        let (report, _) = engine.apply(&ws, planned, events);
+        if report.errors.is_empty() { Ok(()) } else { Err(report.errors) }
+    })();
+    engine.set_doubles(None);
+    if let Err(diags) = &destroyed {
+        print_diagnostics(diags);
+    }
+    left(&memory.state())
 }
 
 /// The diagnostics an engine error carries, or the error as one.

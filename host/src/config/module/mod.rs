@@ -295,14 +295,25 @@ fn check_inputs(
     }
 }
 
-/// Replaces the root module's call `name` by one that declares nothing
+/// Replaces the module call at `path` (from the root module down) by one that declares nothing
 /// but its outputs, each the value `outputs` gives it (null when not
 /// given; a value for an output the module does not declare is passed
 /// over, as Terraform does): what `cairn test`'s `override_module` does.
 /// Its resources, checks and nested calls are not planned, and its inputs
 /// are not evaluated or validated. `false` when there is no such call.
-pub fn override_call(config: &mut Config, name: &str, outputs: &BTreeMap<String, Value>, location: &Location) -> bool {
-    let Some(call) = config.modules.iter_mut().find(|c| c.name == name) else { return false };
+pub fn override_call(
+    config: &mut Config,
+    path: &[String],
+    outputs: &BTreeMap<String, Value>,
+    location: &Location,
+) -> bool {
+    // `path` names the calls from the root module down: `module.a.module.b`
+    // is the call `b` inside the module `a` calls.
+    let Some((name, inner)) = path.split_first() else { return false };
+    let Some(call) = config.modules.iter_mut().find(|c| &c.name == name) else { return false };
+    if !inner.is_empty() {
+        return override_call(&mut call.config, inner, outputs, location);
+    }
     let stub_outputs = call
         .config
         .outputs
@@ -688,24 +699,41 @@ impl<'a> Expander<'a> {
         !name.contains('.') || self.flat.provider(name).is_some()
     }
 
-    /// An error for a module variable's validation that refers to another
-    /// variable: the module's variables become locals checked one by one,
-    /// so only the root module's validations may compare variables yet.
-    fn refuse_cross_variable_validation(&mut self, variable: &super::Variable) {
-        let rules = variable.validations.iter().flat_map(|r| [&r.condition, &r.error_message]);
-        for (reference, location) in rules.flat_map(|e| e.references()) {
-            if reference != Reference::Variable(variable.name.clone()) {
-                self.diags.push(error_at(
-                    "Invalid reference in variable validation",
-                    format!(
-                        "The validation of variable \"{}\" refers to {reference}: inside a module, cairn checks a \
-                         validation with its own variable only (the root module's may refer to other variables).",
-                        variable.name
-                    ),
-                    &location,
-                ));
-            }
+    /// `variable` with only the validations that refer to it alone, which
+    /// the module checks when it takes its input (the local standing for
+    /// it); each other rule, which refers to other objects of the module
+    /// (Terraform 1.9), is rewritten with `inside` for this module
+    /// instance and added to the flat configuration's
+    /// `module_validations`, checked once the plan has their values.
+    fn split_validations(
+        &mut self,
+        variable: &super::Variable,
+        call: &ModuleCall,
+        inside: &Rewriter,
+    ) -> super::Variable {
+        let module = &call.config;
+        let (own, cross): (Vec<_>, Vec<_>) =
+            variable.validations.iter().cloned().partition(|rule| rule.refers_only_to(&variable.name));
+        for rule in cross {
+            let hides_message = rule.error_message.references().iter().any(|(r, _)| match r {
+                Reference::Variable(name) => module.variables.get(name).is_some_and(|v| v.sensitive),
+                _ => false,
+            });
+            let given = call.inputs.get(&variable.name).map(|attr| attr.expr.location.clone());
+            let reported_at = given.unwrap_or_else(|| rule.location.clone());
+            let rule = super::Validation {
+                condition: inside.expr(&rule.condition),
+                error_message: inside.expr(&rule.error_message),
+                location: rule.location,
+            };
+            self.flat.module_validations.push(variables::ModuleValidation {
+                variable: variable.clone(),
+                rule,
+                hides_message,
+                reported_at,
+            });
         }
+        super::Variable { validations: own, ..variable.clone() }
     }
 
     /// Adds one module instance: its inputs, locals, outputs, resources and
@@ -725,8 +753,8 @@ impl<'a> Expander<'a> {
         let mut arg_ctx = parent_ctx.clone();
         instance.apply_to(&mut arg_ctx);
         let mut known = BTreeMap::new();
-        for (name, variable) in &module.variables {
-            self.refuse_cross_variable_validation(variable);
+        for (name, declared) in &module.variables {
+            let variable = &self.split_validations(declared, call, &inside);
             let (expr, static_value) = match call.inputs.get(name) {
                 Some(attr) => (arguments.expr(&attr.expr), eval(&attr.expr, &arg_ctx).ok()),
                 None => {
@@ -1189,9 +1217,9 @@ resource "fake_thing" "t" {
         ]);
         let mut config = super::super::load(dir.path()).unwrap();
         let at = Location::new("a.tftest.hcl", 1, 1);
-        assert!(!override_call(&mut config, "b", &BTreeMap::new(), &at));
+        assert!(!override_call(&mut config, &["b".to_string()], &BTreeMap::new(), &at));
         let outputs = BTreeMap::from([("file".to_string(), Value::string("x.txt")), ("nope".to_string(), Value::Null)]);
-        assert!(override_call(&mut config, "a", &outputs, &at));
+        assert!(override_call(&mut config, &["a".to_string()], &outputs, &at));
         let flat = expand_modules(config, &BTreeMap::new(), &Pinned::new()).unwrap().config;
         assert!(flat.resources.is_empty(), "{:?}", flat.resources);
         let output = &flat.locals["module.a.output.file"].expr;

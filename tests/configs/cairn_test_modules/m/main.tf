@@ -1,0 +1,7 @@
+module "n" {
+  source = "./n"
+}
+
+output "v" {
+  value = module.n.v
+}
