@@ -56,21 +56,29 @@ fn every_state_is_destroyed_with_its_own_module() {
         "testing/setup/main.tf",
         &format!(
             "{sandboxed}resource \"local_file\" \"setup\" {{\n  filename = \"out/setup.txt\"\n  content  = \
-             \"setup\"\n}}\n\noutput \"path\" {{\n  value = local_file.setup.filename\n}}\n"
+             \"setup\"\n}}\n\noutput \"content\" {{\n  value = local_file.setup.content\n}}\n"
         ),
     );
     w.write(
         "main.tftest.hcl",
         "run \"setup\" {\n  module {\n    source = \"./testing/setup\"\n  }\n}\n\nrun \"main\" {\n  variables {\n    \
-         from_setup = file(run.setup.path)\n  }\n  assert {\n    condition     = local_file.main.content == \
+         from_setup = run.setup.content\n  }\n  assert {\n    condition     = local_file.main.content == \
          \"setup\"\n    error_message = \"the setup's file is not there\"\n  }\n}\n",
     );
-    std::fs::create_dir_all(w.path().join("out")).unwrap();
-    let run = w.cairn(&["test", "-no-color"]).success();
-    assert!(run.stdout.contains("  run \"setup\"... pass\n  run \"main\"... pass\n"), "{}", run.all());
+    // A run module's relative paths and sandbox grants are its own
+    // directory's, as for any configuration cairn plans.
+    for dir in ["out", "testing/setup/out"] {
+        std::fs::create_dir_all(w.path().join(dir)).unwrap();
+    }
+    let run = w.cairn(&["test", "-no-color", "-verbose"]).success();
+    assert!(run.stdout.contains("  run \"setup\"... pass\n"), "{}", run.all());
+    assert!(run.stdout.contains("  run \"main\"... pass\n"), "{}", run.all());
+    // Both files existed during the runs.
+    assert!(run.stdout.contains("local_file.setup"), "{}", run.all());
+    assert!(run.stdout.contains("local_file.main"), "{}", run.all());
     // Both states are destroyed, each with its own module's configuration.
     assert!(!w.path().join("out/main.txt").exists(), "{}", run.all());
-    assert!(!w.path().join("out/setup.txt").exists(), "{}", run.all());
+    assert!(!w.path().join("testing/setup/out/setup.txt").exists(), "{}", run.all());
 }
 
 fn with_test_block() -> Workdir {
