@@ -19,6 +19,9 @@ pub enum Mode {
     Managed,
     /// A `data` block: an object cairn only reads.
     Data,
+    /// An `ephemeral` block (Terraform 1.10): an object a provider opens
+    /// for the length of one plan or apply and closes again; never stored.
+    Ephemeral,
 }
 
 /// One step of a module path: `module.NAME` or `module.NAME[KEY]`.
@@ -274,8 +277,10 @@ impl fmt::Display for ResourceAddr {
         if !self.module.is_root() {
             write!(f, "{}.", self.module)?;
         }
-        if self.mode == Mode::Data {
-            f.write_str("data.")?;
+        match self.mode {
+            Mode::Data => f.write_str("data.")?,
+            Mode::Ephemeral => f.write_str("ephemeral.")?,
+            Mode::Managed => {}
         }
         write!(f, "{}.{}", self.type_name, self.name)
     }
@@ -403,6 +408,7 @@ impl FromStr for InstanceAddr {
         let (module, rest) = module_prefix(&parts).ok_or_else(err)?;
         let (mode, type_name, name, key) = match rest {
             [("data", None), (t, None), (n, key)] => (Mode::Data, *t, *n, key.clone()),
+            [("ephemeral", None), (t, None), (n, key)] => (Mode::Ephemeral, *t, *n, key.clone()),
             [(t, None), (n, key)] => (Mode::Managed, *t, *n, key.clone()),
             _ => return Err(err()),
         };

@@ -133,6 +133,34 @@ pub struct MoveResponse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// What `open_ephemeral` answers (see the WIT `ephemeral-resources`
+/// interface).
+#[derive(Debug, Clone, Default)]
+pub struct OpenResponse {
+    /// The configuration with every computed attribute filled in, all
+    /// known. Meaningless when `diagnostics` has an error.
+    pub result: Value,
+    /// The paths the provider marked sensitive in `result`.
+    pub sensitive: Vec<Path>,
+    /// Handed to `renew` and `close` of this object; never stored.
+    pub private: Vec<u8>,
+    /// When to renew, in milliseconds since the Unix epoch; `None` for never.
+    pub renew_at: Option<u64>,
+    /// Messages for the user; an error means nothing was opened.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What `renew_ephemeral` answers.
+#[derive(Debug, Clone, Default)]
+pub struct RenewResponse {
+    /// Replaces the object's private bytes.
+    pub private: Vec<u8>,
+    /// When to renew again; `None` for never.
+    pub renew_at: Option<u64>,
+    /// Messages for the user.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
 /// A failure of the call itself (trap, timeout, oversized answer), as
 /// opposed to an error the provider reported in its diagnostics.
 ///
@@ -191,6 +219,11 @@ fn activity(operation: &str) -> (&str, &str) {
         "import-resource" => ("importing", "importing"),
         "read-data-source" => ("reading a data source", "reading"),
         "upgrade-state" => ("upgrading a state", "upgrading the state of"),
+        "ephemeral-schemas" => ("reading its ephemeral resource schemas", "reading its schemas for"),
+        "ephemeral-validate" => ("validating an ephemeral resource", "validating"),
+        "ephemeral-open" => ("opening an ephemeral resource", "opening"),
+        "ephemeral-renew" => ("renewing an ephemeral resource", "renewing"),
+        "ephemeral-close" => ("closing an ephemeral resource", "closing"),
         other => (other, other),
     }
 }
@@ -275,6 +308,35 @@ pub trait Provider: Send + Sync {
     fn move_resource_state(&self, request: MoveRequest) -> CallFuture<'_, Option<MoveResponse>> {
         let _ = request;
         ready(Ok(None))
+    }
+
+    /// Provider-specific validation of an ephemeral resource's
+    /// configuration. Providers without ephemeral resources keep the
+    /// default: nothing to say.
+    fn validate_ephemeral<'a>(&'a self, type_name: &'a str, config: &'a Value) -> CallFuture<'a, Vec<Diagnostic>> {
+        let _ = (type_name, config);
+        ready(Ok(Vec::new()))
+    }
+
+    /// Opens an ephemeral resource of `type_name` with its fully known
+    /// `config`. Providers without the optional `ephemeral-resources`
+    /// export keep the default, an error (the host refuses their
+    /// `ephemeral` blocks before, since their schema offers no type).
+    fn open_ephemeral<'a>(&'a self, type_name: &'a str, config: &'a Value) -> CallFuture<'a, OpenResponse> {
+        let _ = (type_name, config);
+        ready(Err(CallError::new(self.name(), "ephemeral-open", "offers no ephemeral resources")))
+    }
+
+    /// Renews an open ephemeral object, given its private bytes.
+    fn renew_ephemeral<'a>(&'a self, type_name: &'a str, private: &'a [u8]) -> CallFuture<'a, RenewResponse> {
+        let _ = (type_name, private);
+        ready(Err(CallError::new(self.name(), "ephemeral-renew", "offers no ephemeral resources")))
+    }
+
+    /// Closes an open ephemeral object, given its private bytes.
+    fn close_ephemeral<'a>(&'a self, type_name: &'a str, private: &'a [u8]) -> CallFuture<'a, Vec<Diagnostic>> {
+        let _ = (type_name, private);
+        ready(Err(CallError::new(self.name(), "ephemeral-close", "offers no ephemeral resources")))
     }
 
     /// The provider that answers the calls about the instance `addr`

@@ -14,6 +14,9 @@ pub struct ProviderSchema {
     pub resources: BTreeMap<String, Schema>,
     /// Data sources by name.
     pub data_sources: BTreeMap<String, Schema>,
+    /// Ephemeral resource types by name (the optional
+    /// `ephemeral-resources` export's `schemas`; empty without it).
+    pub ephemeral_resources: BTreeMap<String, Schema>,
 }
 
 impl ProviderSchema {
@@ -28,6 +31,7 @@ impl ProviderSchema {
         match mode {
             crate::addr::Mode::Managed => &self.resources,
             crate::addr::Mode::Data => &self.data_sources,
+            crate::addr::Mode::Ephemeral => &self.ephemeral_resources,
         }
     }
 }
@@ -64,7 +68,8 @@ impl ProviderSchema {
     /// type is not the one they imply.
     pub fn problems(&self) -> Vec<SchemaProblem> {
         let mut out = Vec::new();
-        let tables = [("resource", &self.resources), ("data", &self.data_sources)];
+        let tables =
+            [("resource", &self.resources), ("data", &self.data_sources), ("ephemeral", &self.ephemeral_resources)];
         let mut blocks = vec![("provider".to_string(), &self.provider.block)];
         for (kind, table) in tables {
             for (name, schema) in table {

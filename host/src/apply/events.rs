@@ -165,6 +165,26 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
+    /// An operation on an ephemeral resource instance starts (Terraform's
+    /// `ephemeral_op_start`: `ephemeral.x.y: Opening...`).
+    EphemeralStart {
+        /// The instance address.
+        address: String,
+        /// `open`, `renew` or `close`.
+        action: String,
+    },
+    /// It ended (Terraform's `ephemeral_op_complete`, or, failed, nothing
+    /// more than the diagnostic that says why).
+    EphemeralFinish {
+        /// The instance address.
+        address: String,
+        /// `open`, `renew` or `close`.
+        action: String,
+        /// Whether it succeeded.
+        done: bool,
+        /// How long it ran, in milliseconds.
+        duration_ms: u64,
+    },
     /// An error or a warning.
     Diagnostic {
         /// `error` or `warning`.

@@ -54,6 +54,9 @@ pub enum Step {
     Apply(InstanceAddr, Option<String>),
     /// Evaluate a local value.
     Local(String),
+    /// Open the instances of an ephemeral resource block (when something
+    /// applied needs them): they are closed when the apply ends.
+    Open(ResourceAddr),
     /// Nothing: a step that finishes once a group of steps has, standing
     /// for the edges from every step of that group to every step of
     /// another. Between two blocks of many instances those edges would
@@ -79,7 +82,7 @@ impl Step {
     pub fn addr(&self) -> Option<&InstanceAddr> {
         match self {
             Step::Destroy(a, _) | Step::Apply(a, _) => Some(a),
-            Step::Local(_) | Step::Join(_) => None,
+            Step::Local(_) | Step::Open(_) | Step::Join(_) => None,
         }
     }
 }
@@ -91,6 +94,7 @@ impl fmt::Display for Step {
             Step::Destroy(a, Some(k)) => write!(f, "{a} (destroy deposed {k})"),
             Step::Apply(a, _) => write!(f, "{a}"),
             Step::Local(n) => f.write_str(&crate::config::local_address(n)),
+            Step::Open(r) => write!(f, "{r} (open)"),
             Step::Join(Join::Applied(r)) => write!(f, "{r} (all applied)"),
             Step::Join(Join::DestroyedBefore(r, dep)) => write!(f, "{r} (all destroyed before {dep})"),
             Step::Join(Join::Destroyed(r)) => write!(f, "{r} (all destroyed)"),
@@ -184,6 +188,20 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     // to number these steps, cost a tenth of a second at 100,000.)
     for name in deps.locals().filter(|_| !plan.destroy) {
         node_steps.insert(Node::Local(name.to_string()), vec![g.add_node(Step::Local(name.to_string()))]);
+    }
+    // Ephemeral resources are opened, like locals, only for the
+    // configuration's creates and updates (in the order of their names).
+    let mut ephemeral: Vec<&ResourceAddr> = deps
+        .petgraph()
+        .node_weights()
+        .filter_map(|n| match n {
+            Node::Resource(r) if r.mode == crate::addr::Mode::Ephemeral && !plan.destroy => Some(r),
+            _ => None,
+        })
+        .collect();
+    ephemeral.sort();
+    for r in ephemeral {
+        node_steps.insert(Node::Resource(r.clone()), vec![g.add_node(Step::Open(r.clone()))]);
     }
     let mut joins = Joins::default();
     for (node, steps) in &node_steps {
@@ -383,6 +401,7 @@ fn label(step: &Step, plan: &Plan) -> String {
             format!("{a} {action}")
         }
         Step::Local(n) => crate::config::local_address(n),
+        Step::Open(r) => format!("{r} open"),
         Step::Join(_) => step.to_string(),
     }
 }

@@ -71,7 +71,20 @@ pub fn human_line(event: &Event) -> Option<String> {
             Some(format!("{address}: Refreshing state...{id}"))
         }
         Event::Recovered { message, .. } => Some(message.clone()),
+        Event::EphemeralStart { address, action } => Some(format!("{address}: {}...", ephemeral_verb(action))),
+        Event::EphemeralFinish { address, action, done: true, duration_ms } => {
+            Some(format!("{address}: {} complete after {}s", ephemeral_verb(action), duration_ms / 1000))
+        }
         _ => None,
+    }
+}
+
+/// Terraform's word for an operation on an ephemeral resource.
+fn ephemeral_verb(action: &str) -> &'static str {
+    match action {
+        "open" => "Opening",
+        "renew" => "Renewing",
+        _ => "Closing",
     }
 }
 

@@ -49,7 +49,14 @@ fn module_json(config: &Config) -> Json {
         .map(|r| {
             let mut entry = Map::new();
             entry.insert("address".into(), json!(r.addr.to_string()));
-            entry.insert("mode".into(), json!(if r.addr.mode == Mode::Data { "data" } else { "managed" }));
+            entry.insert(
+                "mode".into(),
+                json!(match r.addr.mode {
+                    Mode::Data => "data",
+                    Mode::Ephemeral => "ephemeral",
+                    Mode::Managed => "managed",
+                }),
+            );
             entry.insert("type".into(), json!(r.addr.type_name));
             entry.insert("name".into(), json!(r.addr.name));
             entry.insert("provider_config_key".into(), json!(r.provider));

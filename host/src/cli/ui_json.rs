@@ -125,6 +125,7 @@ fn message(event: &Event) -> String {
             format!("Plan: {add} to add, {change} to change, {destroy} to destroy.")
         }
         Event::NodeStart { .. } | Event::NodeFinish { .. } => hook_message(event),
+        Event::EphemeralStart { .. } | Event::EphemeralFinish { .. } => human_line(event).unwrap_or_default(),
         Event::Diagnostic { severity, summary, .. } => {
             format!("{}: {summary}", if severity == "error" { "Error" } else { "Warning" })
         }
@@ -158,6 +159,14 @@ fn hook_line(event: &Event) -> Option<(Map<String, Json>, &'static str, String)>
                 _ => return None,
             };
             (kind, address, action, extra)
+        }
+        // Terraform's `ephemeral_op_start` / `ephemeral_op_complete`; a
+        // failure is told by the diagnostic alone, as Terraform's is.
+        Event::EphemeralStart { address, action } => ("ephemeral_op_start", address, action, Map::new()),
+        Event::EphemeralFinish { address, action, done: true, duration_ms } => {
+            let mut extra = Map::new();
+            extra.insert("elapsed_seconds".into(), json!(duration_ms / 1000));
+            ("ephemeral_op_complete", address, action, extra)
         }
         _ => return None,
     };

@@ -180,7 +180,11 @@ impl<'a> Checker<'a> {
                 ),
             )),
             Reference::Resource(addr) if !self.resources.contains(addr) => {
-                let kind = if addr.mode == Mode::Data { "data" } else { "managed" };
+                let kind = match addr.mode {
+                    Mode::Data => "data",
+                    Mode::Ephemeral => "ephemeral",
+                    Mode::Managed => "managed",
+                };
                 let mut same_mode: Vec<String> =
                     self.resources.iter().filter(|r| r.mode == addr.mode).map(|r| r.to_string()).collect();
                 same_mode.sort();

@@ -2,7 +2,8 @@
 //! value that must never be persisted, and where such values may not go.
 //!
 //! A value is ephemeral when it is derived from an input variable declared
-//! `ephemeral = true`, from `terraform.applying`, or from a local (a
+//! `ephemeral = true`, from `terraform.applying`, from an ephemeral
+//! resource (`ephemeral.TYPE.NAME`), or from a local (a
 //! module's variable or output after [expansion](super::expand_modules))
 //! that is. `ephemeralasnull(x)` is not: it is `x` with its ephemeral
 //! parts made null. Unlike sensitivity this is followed per expression,
@@ -18,6 +19,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::addr::Mode;
 use crate::diag::Diagnostic;
 use crate::schema;
 
@@ -35,6 +37,9 @@ pub struct Ephemerality {
     /// Locals (module variables and outputs among them) derived from an
     /// ephemeral value.
     pub locals: BTreeSet<String>,
+    /// Whether the configuration declares `ephemeral` resource blocks
+    /// (every reference to one is ephemeral).
+    pub resources: bool,
 }
 
 impl Ephemerality {
@@ -44,9 +49,11 @@ impl Ephemerality {
         let mut found = Ephemerality {
             variables: config.variables.values().filter(|v| v.ephemeral).map(|v| v.name.clone()).collect(),
             locals: BTreeSet::new(),
+            resources: config.resources.iter().any(|r| r.addr.mode == Mode::Ephemeral),
         };
         // Most configurations have no ephemeral value at all: nothing to follow.
-        let seeded = !found.variables.is_empty() || config.locals.values().any(|l| reads_applying(&l.expr));
+        let seeded =
+            !found.variables.is_empty() || found.resources || config.locals.values().any(|l| reads_applying(&l.expr));
         if !seeded {
             return found;
         }
@@ -66,7 +73,7 @@ impl Ephemerality {
 
     /// Whether nothing is ephemeral.
     pub fn is_empty(&self) -> bool {
-        self.variables.is_empty() && self.locals.is_empty()
+        self.variables.is_empty() && self.locals.is_empty() && !self.resources
     }
 
     /// Whether the value of `expr` is derived from an ephemeral value
@@ -113,6 +120,7 @@ impl Ephemerality {
             Reference::Variable(name) => self.variables.contains(name),
             Reference::Local(name) => self.locals.contains(name),
             Reference::TerraformApplying => true,
+            Reference::Resource(addr) => addr.mode == Mode::Ephemeral,
             _ => false,
         }
     }
@@ -127,26 +135,6 @@ impl Ephemerality {
 /// Whether `expr` reads `terraform.applying`.
 fn reads_applying(expr: &Expression) -> bool {
     expr.references().iter().any(|(r, _)| *r == Reference::TerraformApplying)
-}
-
-/// The error for an `ephemeral "TYPE" "NAME"` block: cairn has no
-/// ephemeral resources yet (no provider operation opens one), and a block
-/// read but not opened would be a value silently missing.
-pub fn resource_block_refused(block: &super::Block) -> Diagnostic {
-    let what = match block.labels.as_slice() {
-        [type_name, name] => format!("ephemeral \"{type_name}\" \"{name}\""),
-        _ => "ephemeral".to_string(),
-    };
-    error_at(
-        "Ephemeral resources are not supported",
-        format!(
-            "The block {what} declares an ephemeral resource (Terraform 1.10), which cairn cannot open yet: no \
-             provider interface has the operations. Ephemeral input variables, ephemeral outputs of child \
-             modules, ephemeralasnull() and write-only attributes work; give the secret as an ephemeral \
-             variable instead."
-        ),
-        &block.location,
-    )
 }
 
 /// Finds what is ephemeral in the module-expanded `config` and records it
@@ -195,7 +183,9 @@ pub fn check_config(config: &Config, ephemeral: &Ephemerality) -> Vec<Diagnostic
     if ephemeral.is_empty() {
         return errors;
     }
-    for resource in &config.resources {
+    // An ephemeral resource's own repetition may be ephemeral: it is
+    // expanded anew in every run and never stored.
+    for resource in config.resources.iter().filter(|r| r.addr.mode != Mode::Ephemeral) {
         if let Some(count) = &resource.count
             && ephemeral.is_ephemeral(count)
         {
@@ -288,7 +278,7 @@ mod tests {
     }
 
     fn with_variable(name: &str) -> Ephemerality {
-        Ephemerality { variables: [name.to_string()].into(), locals: BTreeSet::new() }
+        Ephemerality { variables: [name.to_string()].into(), ..Ephemerality::default() }
     }
 
     #[test]
@@ -361,6 +351,37 @@ output "fine" {
         assert_eq!(errors.len(), 2, "{errors:#?}");
         assert!(errors[0].starts_with("Error: main.tf:5: Ephemeral output not allowed"), "{errors:#?}");
         assert!(errors[1].starts_with("Error: main.tf:10: Ephemeral value not allowed"), "{errors:#?}");
+    }
+
+    #[test]
+    fn an_ephemeral_resource_is_read_as_ephemeral_and_may_not_count_a_resource() {
+        let (_dir, config) = crate::config::testutil::load_main(
+            r#"
+ephemeral "random_password" "db" {
+  count  = 2
+  length = 20
+}
+locals {
+  pw = ephemeral.random_password.db[0].result
+}
+resource "random_id" "x" {
+  count       = length(local.pw)
+  byte_length = 4
+}
+"#,
+        );
+        let lease = &config.resources[0];
+        assert_eq!(lease.addr.to_string(), "ephemeral.random_password.db");
+        assert_eq!(lease.addr.mode, Mode::Ephemeral);
+        let e = Ephemerality::of(&config);
+        assert!(e.resources && e.locals.contains("pw"), "{e:?}");
+        assert!(e.is_ephemeral(&expr("ephemeral.random_password.db[0].result")));
+        let errors: Vec<String> = check_config(&config, &e).iter().map(|d| d.to_string()).collect();
+        // The managed resource's count, not the ephemeral one's own.
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert!(errors[0].starts_with("Error: main.tf:11: Invalid count argument"), "{errors:#?}");
+        let parsed: crate::addr::InstanceAddr = "ephemeral.random_password.db[1]".parse().unwrap();
+        assert_eq!(parsed.resource, lease.addr);
     }
 
     #[test]

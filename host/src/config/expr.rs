@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::addr::ResourceAddr;
+use crate::addr::{Mode, ModuleInstance, ResourceAddr};
 use crate::diag::{Diagnostic, Location};
 use crate::value::Value;
 
@@ -325,6 +325,20 @@ impl Reference {
                     return Err((
                         "Invalid data resource reference",
                         "A reference to a data resource must name its type and name, like data.local_file.name.".into(),
+                    ));
+                }
+            },
+            "ephemeral" => match (attr(0), attr(1)) {
+                (Some(type_name), Some(name)) => {
+                    let addr = ResourceAddr::new(ModuleInstance::root(), Mode::Ephemeral, type_name, name);
+                    return Ok((Reference::Resource(addr), 2));
+                }
+                _ => {
+                    return Err((
+                        "Invalid ephemeral resource reference",
+                        "The \"ephemeral\" object must be followed by two attribute names: the ephemeral resource \
+                         type and name."
+                            .into(),
                     ));
                 }
             },

@@ -185,7 +185,7 @@ impl Loader {
         match block.type_name.as_str() {
             "resource" => self.resource(block, Mode::Managed),
             "data" => self.resource(block, Mode::Data),
-            "ephemeral" => self.diags.push(super::ephemeral::resource_block_refused(&block)),
+            "ephemeral" => self.resource(block, Mode::Ephemeral),
             "provider" => {
                 let Some(name) = self.name_label(&block, "provider") else {
                     return;
@@ -261,7 +261,11 @@ impl Loader {
     }
 
     fn resource(&mut self, block: Block, mode: Mode) {
-        let kind = if mode == Mode::Data { "data" } else { "resource" };
+        let kind = match mode {
+            Mode::Data => "data",
+            Mode::Ephemeral => "ephemeral",
+            Mode::Managed => "resource",
+        };
         let [type_name, name] = block.labels.as_slice() else {
             self.diags.push(error_at(
                 format!("Wrong number of labels for a {kind} block"),
@@ -274,7 +278,11 @@ impl Loader {
             return;
         }
         let addr = ResourceAddr::new(ModuleInstance::root(), mode, type_name, name);
-        let what = if mode == Mode::Data { "data resource" } else { "resource" };
+        let what = match mode {
+            Mode::Data => "data resource",
+            Mode::Ephemeral => "ephemeral resource",
+            Mode::Managed => "resource",
+        };
         if self.declare(what, &addr.to_string(), &block.location) {
             let r = resource::resource(addr, block, &self.config.dir, &mut self.diags);
             self.config.resources.push(r);

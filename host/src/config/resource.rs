@@ -128,12 +128,16 @@ fn whole_resource(expr: &Expression) -> Result<(Reference, Location), Diagnostic
 fn lifecycle(block: Block, mode: Mode, dir: &FsPath, diags: &mut Vec<Diagnostic>) -> Lifecycle {
     let mut lifecycle = Lifecycle { location: Some(block.location.clone()), ..Lifecycle::default() };
     for attr in &block.body.attributes {
-        if mode == Mode::Data && LIFECYCLE_ARGUMENTS.contains(&attr.name.as_str()) {
+        if mode != Mode::Managed && LIFECYCLE_ARGUMENTS.contains(&attr.name.as_str()) {
+            let (kind, kinds) = match mode {
+                Mode::Ephemeral => ("ephemeral", "ephemeral resources"),
+                _ => ("data", "data resources"),
+            };
             diags.push(error_at(
-                "Invalid data resource lifecycle argument",
+                format!("Invalid {kind} resource lifecycle argument"),
                 format!(
                     "The lifecycle argument \"{}\" is defined only for managed resources (\"resource\" blocks), and \
-                     is not valid for data resources.",
+                     is not valid for {kinds}.",
                     attr.name
                 ),
                 &attr.location,

@@ -9,7 +9,7 @@
 
 use crate::addr::{InstanceAddr, Mode, ResourceAddr};
 use crate::diag::{Diagnostic, Location};
-use crate::provider::{ApplyRequest, ApplyResponse, CallError, PlanRequest, PlanResponse, Provider};
+use crate::provider::{ApplyRequest, ApplyResponse, CallError, OpenResponse, PlanRequest, PlanResponse, Provider};
 use crate::schema::Schema;
 use crate::value::{Path, Value};
 
@@ -75,6 +75,17 @@ impl FailedApply {
     }
 }
 
+/// An ephemeral resource's open that failed or was refused: why, and the
+/// private bytes of the object when the provider did open it (its answer
+/// broke the contract), which must still be closed.
+#[derive(Debug)]
+pub struct FailedOpen {
+    /// What went wrong.
+    pub error: CheckedCallError,
+    /// The opened object's private bytes, when there is one to close.
+    pub private: Option<Vec<u8>>,
+}
+
 /// A provider behind the contract checks.
 #[derive(Clone, Copy)]
 pub struct Gate<'a> {
@@ -103,9 +114,20 @@ impl<'a> Gate<'a> {
     pub fn schema_of(&self, resource: &ResourceAddr) -> Result<&'a Schema, Diagnostic> {
         let schema = self.provider.schema();
         schema.of(resource).ok_or_else(|| {
-            let kind = if resource.mode == Mode::Managed { "resource type" } else { "data source" };
+            let kind = match resource.mode {
+                Mode::Managed => "resource type",
+                Mode::Data => "data source",
+                Mode::Ephemeral => "ephemeral resource type",
+            };
             let known: Vec<&str> = schema.table(resource.mode).keys().map(String::as_str).collect();
-            let offers = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            let offers = match (known.is_empty(), resource.mode) {
+                // Most providers have none: say why, rather than a bare "none".
+                (true, Mode::Ephemeral) => "no ephemeral resource types (the component does not export the \
+                                            ephemeral-resources interface, or offers none through it)"
+                    .to_string(),
+                (true, _) => "none".to_string(),
+                (false, _) => known.join(", "),
+            };
             Diagnostic::error(format!("Provider {:?} has no {kind} {:?}", self.name(), resource.type_name))
                 .with_detail(format!("It offers: {offers}."))
         })
@@ -114,12 +136,40 @@ impl<'a> Gate<'a> {
     /// The provider's own validation of a configuration; returns its
     /// warnings.
     pub async fn validate(&self, addr: &InstanceAddr, config: &Value) -> Result<Vec<Diagnostic>, CheckedCallError> {
-        let diags = self
-            .answering(addr)
-            .validate_resource(&addr.resource.type_name, config)
-            .await
-            .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
+        let provider = self.answering(addr);
+        let type_name = &addr.resource.type_name;
+        let diags = match addr.resource.mode {
+            Mode::Ephemeral => provider.validate_ephemeral(type_name, config).await,
+            _ => provider.validate_resource(type_name, config).await,
+        }
+        .map_err(|e| CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)))?;
         reported(addr, diags)
+    }
+
+    /// Opens the ephemeral resource instance `addr` with its fully known
+    /// `config` and checks the answer as a data source's is checked
+    /// (configured values kept, everything known, of the schema's type).
+    /// A refused answer of an object the provider did open still carries
+    /// its private bytes, so that it can be closed.
+    pub async fn open_ephemeral(
+        &self,
+        schema: &Schema,
+        addr: &InstanceAddr,
+        config: &Value,
+    ) -> Result<OpenResponse, FailedOpen> {
+        let opened = self.answering(addr).open_ephemeral(&addr.resource.type_name, config).await.map_err(|e| {
+            FailedOpen { error: CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)), private: None }
+        })?;
+        if opened.diagnostics.iter().any(Diagnostic::is_error) {
+            let error = CheckedCallError::Reported(Box::new(addr.clone()), opened.diagnostics);
+            return Err(FailedOpen { error, private: None });
+        }
+        let mut violations = super::check_plan(&schema.block, &Value::Null, config, &opened.result);
+        violations.extend(super::check_compatible(&schema.block, &opened.result, &opened.result, true));
+        match self.refuse(addr, "an invalid ephemeral resource result", &violations) {
+            Ok(()) => Ok(opened),
+            Err(error) => Err(FailedOpen { error, private: Some(opened.private) }),
+        }
     }
 
     /// Calls plan with the proposed new state and checks the planned state

@@ -47,8 +47,8 @@ use crate::value::{Number, Path, Value, quote, quote_key};
 
 pub use compatible::{check_compatible, check_compatible_marked};
 pub use gate::{
-    CheckedCallError, FailedApply, Gate, RULE_DELETE_NULL, RULE_IMPORT_ONE, call_failed, import_gone, invalid_answer,
-    located,
+    CheckedCallError, FailedApply, FailedOpen, Gate, RULE_DELETE_NULL, RULE_IMPORT_ONE, call_failed, import_gone,
+    invalid_answer, located,
 };
 pub use plan::{check_plan, check_plan_marked};
 pub use proposed::proposed_new;

@@ -246,6 +246,15 @@ impl DependencyGraph {
         let mut out = Vec::new();
         while let Some(n) = stack.pop() {
             match n {
+                // An ephemeral resource is opened in the same run from what
+                // it reads: what reads it reads that too (for the order of
+                // apply, and for the values its opening needs).
+                Node::Resource(a) if a.mode == crate::addr::Mode::Ephemeral => {
+                    out.push(a.clone());
+                    if seen.insert(n) {
+                        stack.extend(self.direct_dependencies(n));
+                    }
+                }
                 Node::Resource(a) => out.push(a.clone()),
                 _ if seen.insert(n) => stack.extend(self.direct_dependencies(n)),
                 _ => {}

@@ -58,9 +58,20 @@ impl std::fmt::Debug for ComponentCache {
 pub(crate) struct Compilers<'a> {
     /// Cranelift's: what the cache keeps.
     pub optimized: &'a Engine,
-    /// Winch's, for tiered compilation (see `tiers`); `None` compiles
+    /// Winch's and what its code is for (see `tiers`); `None` compiles
     /// optimised code before the first call.
-    pub baseline: Option<&'a Engine>,
+    pub baseline: Option<(&'a Engine, BaselineUse)>,
+}
+
+/// What baseline (Winch) code is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BaselineUse {
+    /// This run only, while optimised code is compiled into the cache in
+    /// the background (`CAIRN_COMPILE=tiered`).
+    UntilOptimized,
+    /// This run and later ones: the baseline code is cached, and nothing
+    /// is compiled in the background (`CAIRN_COMPILE=baseline`).
+    Cached,
 }
 
 /// A component ready to instantiate, and whether it came from the cache.
@@ -116,6 +127,11 @@ impl ComponentCache {
     pub(crate) fn load(&self, compilers: Compilers<'_>, name: &str, wasm: &[u8]) -> anyhow::Result<Loaded> {
         let engine = compilers.optimized;
         let Some((dir, key)) = &self.store else {
+            if let Some((baseline, BaselineUse::Cached)) = compilers.baseline {
+                if let Some(component) = compile_baseline(baseline, name, wasm, Compile::Uncached) {
+                    return Ok(Loaded { component, from_cache: false, tier: Tier::Baseline });
+                }
+            }
             let component = compile(engine, name, wasm, Compile::Uncached)?;
             return Ok(Loaded { component, from_cache: false, tier: Tier::Optimized });
         };
@@ -126,26 +142,28 @@ impl ComponentCache {
         if let Some(component) = read_entry(engine, key, &context, &path) {
             return Ok(Loaded { component, from_cache: true, tier: Tier::Optimized });
         }
-        if let Some(baseline) = compilers.baseline {
-            match compile(baseline, name, wasm, Compile::Baseline) {
-                Ok(component) => {
+        match compilers.baseline {
+            Some((baseline, BaselineUse::UntilOptimized)) => {
+                if let Some(component) = compile_baseline(baseline, name, wasm, Compile::Baseline) {
                     super::tiers::compile_in_background(self, engine, name, wasm, &path);
                     return Ok(Loaded { component, from_cache: false, tier: Tier::Baseline });
                 }
-                // Winch lacks some proposals (tail calls, exceptions, GC,
-                // parts of SIMD) and some architectures: say so, then do
-                // what cairn did before tiers.
-                Err(e) => eprintln!(
-                    "provider {name} starts on optimised code: the baseline compiler (Winch) cannot compile it: {}",
-                    error_chain(&e)
-                ),
             }
+            Some((baseline, BaselineUse::Cached)) => {
+                let baseline_context = EntryContext::new(baseline, wasm);
+                let baseline_path = baseline_context.entry_path(dir);
+                if let Some(component) = read_entry(baseline, key, &baseline_context, &baseline_path) {
+                    return Ok(Loaded { component, from_cache: true, tier: Tier::Baseline });
+                }
+                if let Some(component) = compile_baseline(baseline, name, wasm, Compile::BaselineForCache) {
+                    store(&component, key, &baseline_context, &baseline_path);
+                    return Ok(Loaded { component, from_cache: false, tier: Tier::Baseline });
+                }
+            }
+            None => {}
         }
         let component = compile(engine, name, wasm, Compile::ForCache)?;
-        if let Err(e) = write_entry(&component, key, &context, &path) {
-            // A read-only or full disk costs speed, not correctness.
-            tracing::warn!(path = %path.display(), "cannot cache the compiled provider: {e:#}");
-        }
+        store(&component, key, &context, &path);
         Ok(Loaded { component, from_cache: false, tier: Tier::Optimized })
     }
 
@@ -208,6 +226,31 @@ impl EntryContext {
         mac.update(&self.wasm_hash);
         mac.update(code);
         mac
+    }
+}
+
+/// Winch's machine code of a component, or `None` (said on standard
+/// error) when Winch cannot compile it: it lacks some proposals (tail
+/// calls, exceptions, GC, parts of SIMD) and some architectures, and the
+/// caller then does what cairn did before tiers.
+fn compile_baseline(baseline: &Engine, name: &str, wasm: &[u8], what: Compile) -> Option<Component> {
+    match compile(baseline, name, wasm, what) {
+        Ok(component) => Some(component),
+        Err(e) => {
+            eprintln!(
+                "provider {name} starts on optimised code: the baseline compiler (Winch) cannot compile it: {}",
+                error_chain(&e)
+            );
+            None
+        }
+    }
+}
+
+/// Writes the entry of `component`; a read-only or full disk costs speed,
+/// not correctness, so a failure is only logged.
+fn store(component: &Component, key: &[u8; KEY_LEN], context: &EntryContext, path: &Path) {
+    if let Err(e) = write_entry(component, key, context, path) {
+        tracing::warn!(path = %path.display(), "cannot cache the compiled provider: {e:#}");
     }
 }
 
@@ -386,7 +429,7 @@ mod tests {
     fn a_first_load_runs_baseline_code_and_optimised_code_is_cached_in_the_background() {
         let optimized = super::super::engine::new_engine(Tier::Optimized).unwrap();
         let baseline = super::super::engine::new_engine(Tier::Baseline).unwrap();
-        let compilers = Compilers { optimized: &optimized, baseline: Some(&baseline) };
+        let compilers = Compilers { optimized: &optimized, baseline: Some((&baseline, BaselineUse::UntilOptimized)) };
         let t = test_cache();
         let first = t.cache.load(compilers, "null", wasm()).unwrap();
         assert_eq!((first.tier, first.from_cache), (Tier::Baseline, false));
@@ -405,11 +448,45 @@ mod tests {
             wat::parse_str(r#"(component (core module (func $spin (export "spin") return_call $spin)))"#).unwrap();
         let optimized = super::super::engine::new_engine(Tier::Optimized).unwrap();
         let baseline = super::super::engine::new_engine(Tier::Baseline).unwrap();
-        let compilers = Compilers { optimized: &optimized, baseline: Some(&baseline) };
+        for using in [BaselineUse::UntilOptimized, BaselineUse::Cached] {
+            let compilers = Compilers { optimized: &optimized, baseline: Some((&baseline, using)) };
+            let t = test_cache();
+            let loaded = t.cache.load(compilers, "tail", &wasm).unwrap();
+            assert_eq!((loaded.tier, loaded.from_cache), (Tier::Optimized, false), "{using:?}");
+            assert!(entry_path(&t.cache, &optimized, &wasm).unwrap().exists(), "stored at once, as before tiers");
+        }
+    }
+
+    #[test]
+    fn baseline_code_is_cached_when_asked_and_nothing_is_compiled_in_the_background() {
+        let optimized = super::super::engine::new_engine(Tier::Optimized).unwrap();
+        let baseline = super::super::engine::new_engine(Tier::Baseline).unwrap();
+        let compilers = Compilers { optimized: &optimized, baseline: Some((&baseline, BaselineUse::Cached)) };
         let t = test_cache();
-        let loaded = t.cache.load(compilers, "tail", &wasm).unwrap();
-        assert_eq!((loaded.tier, loaded.from_cache), (Tier::Optimized, false));
-        assert!(entry_path(&t.cache, &optimized, &wasm).unwrap().exists(), "stored at once, as before tiers");
+        let first = t.cache.load(compilers, "null", wasm()).unwrap();
+        assert_eq!((first.tier, first.from_cache), (Tier::Baseline, false));
+        let optimized_entry = entry_path(&t.cache, &optimized, wasm()).unwrap();
+        let baseline_entry = entry_path(&t.cache, &baseline, wasm()).unwrap();
+        assert_ne!(optimized_entry, baseline_entry, "the two compilers' code must not share an entry");
+        assert!(baseline_entry.exists(), "the baseline code was not stored");
+        assert!(!optimized_entry.exists() && !optimized_entry.with_extension("compiling").exists());
+        let second = t.cache.load(compilers, "null", wasm()).unwrap();
+        assert_eq!((second.tier, second.from_cache), (Tier::Baseline, true));
+        assert!(second.component.component_type().exports(&baseline).count() > 0);
+        // Optimised code already in the cache (a tiered run's, or `providers
+        // cache warm`'s) is better: it is taken first.
+        load(&t.cache, &optimized, false);
+        let third = t.cache.load(compilers, "null", wasm()).unwrap();
+        assert_eq!((third.tier, third.from_cache), (Tier::Optimized, true));
+    }
+
+    #[test]
+    fn without_a_cache_baseline_mode_still_compiles_baseline_code() {
+        let optimized = super::super::engine::new_engine(Tier::Optimized).unwrap();
+        let baseline = super::super::engine::new_engine(Tier::Baseline).unwrap();
+        let compilers = Compilers { optimized: &optimized, baseline: Some((&baseline, BaselineUse::Cached)) };
+        let loaded = ComponentCache::new(None, None).load(compilers, "null", wasm()).unwrap();
+        assert_eq!((loaded.tier, loaded.from_cache), (Tier::Baseline, false));
     }
 
     #[test]

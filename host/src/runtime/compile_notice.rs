@@ -37,6 +37,8 @@ pub(crate) enum Compile {
     /// Baseline code for this run, while optimised code is compiled into
     /// the cache in the background.
     Baseline,
+    /// Baseline code that later runs load from the cache.
+    BaselineForCache,
 }
 
 impl Notice {
@@ -91,6 +93,7 @@ fn line(name: &str, size: usize, what: Compile) -> String {
         Compile::Baseline => {
             " for the first run, with the baseline compiler (optimised code follows in the background)"
         }
+        Compile::BaselineForCache => " for the first run, with the baseline compiler",
     };
     format!("compiling provider {name} ({megabytes:.1} MB){when}…")
 }
@@ -113,6 +116,10 @@ mod tests {
             line("archive", 18_300_000, Compile::Baseline),
             "compiling provider archive (18.3 MB) for the first run, with the baseline compiler \
              (optimised code follows in the background)…"
+        );
+        assert_eq!(
+            line("archive", 18_300_000, Compile::BaselineForCache),
+            "compiling provider archive (18.3 MB) for the first run, with the baseline compiler…"
         );
     }
 

@@ -70,7 +70,7 @@ pub use sandbox::{Grant, HttpGrant, Sandbox};
 pub use tiers::{CompileMode, MODE_VARIABLE as COMPILE_MODE_VARIABLE, compile_in_background_with, compile_into_cache};
 
 use self::bindings::ProviderWorldPre;
-use self::cache::{Compilers, ComponentCache};
+use self::cache::{BaselineUse, Compilers, ComponentCache};
 use self::engine::{EpochTicker, Tier};
 use self::instance::{Instance, StoreState, answer_decodes_too_large};
 use self::pool::{Parts, WasmProvider};
@@ -93,7 +93,7 @@ pub(crate) struct Shared {
     engine: Engine,
     linker: Linker<StoreState>,
     /// Winch's, when compiling tiered; its linker is made on first use.
-    baseline: Option<(Engine, OnceLock<Linker<StoreState>>)>,
+    baseline: Option<(Engine, OnceLock<Linker<StoreState>>, BaselineUse)>,
     cache: ComponentCache,
     _ticker: EpochTicker,
 }
@@ -174,13 +174,16 @@ impl Runtime {
         let engine = engine::new_engine(Tier::Optimized).map_err(to_anyhow)?;
         let linker = instance::linker(&engine).map_err(to_anyhow)?;
         let cache = ComponentCache::new(dir, cache::default_key_file());
-        let baseline = match mode {
-            CompileMode::Tiered if cache.dir().is_some() => {
-                Some((engine::new_engine(Tier::Baseline).map_err(to_anyhow)?, OnceLock::new()))
-            }
+        let baseline_use = match mode {
+            CompileMode::Tiered if cache.dir().is_some() => Some(BaselineUse::UntilOptimized),
+            CompileMode::Baseline => Some(BaselineUse::Cached),
             _ => None,
         };
-        let engines: Vec<&Engine> = std::iter::once(&engine).chain(baseline.as_ref().map(|(e, _)| e)).collect();
+        let baseline = match baseline_use {
+            Some(using) => Some((engine::new_engine(Tier::Baseline).map_err(to_anyhow)?, OnceLock::new(), using)),
+            None => None,
+        };
+        let engines: Vec<&Engine> = std::iter::once(&engine).chain(baseline.as_ref().map(|(e, _, _)| e)).collect();
         let ticker = EpochTicker::start(&engines).context("cannot start the epoch ticker thread")?;
         let shared = Shared { engine, linker, baseline, cache, _ticker: ticker };
         Ok(Runtime { shared: Arc::new(shared) })
@@ -195,8 +198,10 @@ impl Runtime {
     /// the provider named `name`. Fails if it is not a component, or imports
     /// something the host does not provide.
     pub fn load(&self, name: &str, wasm: &[u8]) -> anyhow::Result<LoadedProvider> {
-        let compilers =
-            Compilers { optimized: &self.shared.engine, baseline: self.shared.baseline.as_ref().map(|(e, _)| e) };
+        let compilers = Compilers {
+            optimized: &self.shared.engine,
+            baseline: self.shared.baseline.as_ref().map(|(e, _, using)| (e, *using)),
+        };
         let loaded = self
             .shared
             .cache
@@ -221,7 +226,7 @@ impl Shared {
     /// The linker of components compiled by the engine of `tier`.
     fn linker_of(&self, tier: Tier) -> wasmtime::Result<&Linker<StoreState>> {
         match (tier, &self.baseline) {
-            (Tier::Baseline, Some((engine, linker))) => {
+            (Tier::Baseline, Some((engine, linker, _))) => {
                 if let Some(linker) = linker.get() {
                     return Ok(linker);
                 }

@@ -18,6 +18,7 @@ use super::bindings::ProviderWorldPre;
 use super::bindings::cairn::provider::types as wit;
 use super::bindings::exports::cairn::provider::provider as api;
 use super::denials::Diagnosed;
+use super::ephemeral;
 use super::instance::{self, ExportCall, Instance, InstanceCall, StoreState, answer_decodes_too_large};
 use super::sandbox::Sandbox;
 use super::state_moves::{self, wit_moves};
@@ -25,7 +26,7 @@ use super::wire::{self, Budget, DecodeError};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::{
     ApplyRequest, ApplyResponse, CallError, CallFuture, CallResult, ImportResponse, ImportedResource, MoveRequest,
-    MoveResponse, PlanRequest, PlanResponse, Provider, ReadResponse,
+    MoveResponse, OpenResponse, PlanRequest, PlanResponse, Provider, ReadResponse, RenewResponse,
 };
 use crate::schema::ProviderSchema;
 use crate::value::{Path, Value};
@@ -41,6 +42,8 @@ pub(crate) struct WasmProvider {
     pool: Pool,
     /// The component's optional `state-moves` export, if it has one.
     state_moves: Option<state_moves::Indices>,
+    /// The component's optional `ephemeral-resources` export, if it has one.
+    ephemeral: Option<ephemeral::Indices>,
     /// Keeps the engine's epoch ticker running while calls can be made.
     _shared: Arc<Shared>,
 }
@@ -95,10 +98,12 @@ impl WasmProvider {
     pub(crate) fn new(parts: Parts, schema: ProviderSchema, first: Instance) -> WasmProvider {
         let permits = parts.sandbox.concurrency().clamp(1, Semaphore::MAX_PERMITS);
         let state_moves = state_moves::lookup(&parts.pre);
+        let ephemeral = ephemeral::lookup(&parts.pre);
         WasmProvider {
             name: parts.name,
             schema,
             state_moves,
+            ephemeral,
             pre: parts.pre,
             sandbox: parts.sandbox,
             config: parts.config,
@@ -381,6 +386,59 @@ impl Provider for WasmProvider {
                 diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
             }))
         })
+    }
+
+    fn validate_ephemeral<'a>(&'a self, type_name: &'a str, config: &'a Value) -> CallFuture<'a, Vec<Diagnostic>> {
+        const OP: &str = "ephemeral-validate";
+        let Some(indices) = self.ephemeral.clone() else { return self.no_ephemeral(OP) };
+        let call = ephemeral::validate_call(indices, type_name.to_string(), wire::value_to_wire(config));
+        Box::pin(async move { Ok(wire::diagnostics_from_wire(&self.call_instance(OP, call).await?)) })
+    }
+
+    fn open_ephemeral<'a>(&'a self, type_name: &'a str, config: &'a Value) -> CallFuture<'a, OpenResponse> {
+        const OP: &str = "ephemeral-open";
+        let Some(indices) = self.ephemeral.clone() else { return self.no_ephemeral(OP) };
+        let call = ephemeral::open_call(indices, type_name.to_string(), wire::value_to_wire(config));
+        Box::pin(async move {
+            let answer = self.call_instance(OP, call).await?;
+            let mut budget = self.budget();
+            Ok(OpenResponse {
+                result: self.decode(OP, &answer.result, &mut budget)?,
+                sensitive: self.marks(OP, &answer.result, &mut budget)?,
+                private: answer.private,
+                renew_at: answer.renew_at,
+                diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+            })
+        })
+    }
+
+    fn renew_ephemeral<'a>(&'a self, type_name: &'a str, private: &'a [u8]) -> CallFuture<'a, RenewResponse> {
+        const OP: &str = "ephemeral-renew";
+        let Some(indices) = self.ephemeral.clone() else { return self.no_ephemeral(OP) };
+        let call = ephemeral::renew_call(indices, type_name.to_string(), private.to_vec());
+        Box::pin(async move {
+            let answer = self.call_instance(OP, call).await?;
+            Ok(RenewResponse {
+                private: answer.private,
+                renew_at: answer.renew_at,
+                diagnostics: wire::diagnostics_from_wire(&answer.diagnostics),
+            })
+        })
+    }
+
+    fn close_ephemeral<'a>(&'a self, type_name: &'a str, private: &'a [u8]) -> CallFuture<'a, Vec<Diagnostic>> {
+        const OP: &str = "ephemeral-close";
+        let Some(indices) = self.ephemeral.clone() else { return self.no_ephemeral(OP) };
+        let call = ephemeral::close_call(indices, type_name.to_string(), private.to_vec());
+        Box::pin(async move { Ok(wire::diagnostics_from_wire(&self.call_instance(OP, call).await?)) })
+    }
+}
+
+impl WasmProvider {
+    /// The answer to an ephemeral resource call on a component without the
+    /// export (the host refuses its `ephemeral` blocks before any call).
+    fn no_ephemeral<'a, T: Send + 'a>(&self, operation: &'static str) -> CallFuture<'a, T> {
+        crate::provider::ready(Err(self.error(operation, "does not export the ephemeral-resources interface".into())))
     }
 }
 

@@ -7,10 +7,15 @@
 //! seconds on two cores before its first answer), Winch 4.8 s. The
 //! baseline code runs slower, but a first run is dominated by the compile.
 //!
-//! `CAIRN_COMPILE` chooses: `tiered` (the default) or `optimized`, which
+//! `CAIRN_COMPILE` chooses: `tiered` (the default); `optimized`, which
 //! compiles with Cranelift before the first call, as `cairn providers cache
-//! warm` always does. A runtime without a cache compiles optimised code:
-//! there is no later run to compile for.
+//! warm` always does; or `baseline`, which compiles with Winch only and
+//! caches that code, never spending the cores on Cranelift: for a machine
+//! that runs cairn a few times with an empty cache and is thrown away (a
+//! CI runner without a cache between jobs, cairn's own test suite), where
+//! the background compile would only compete with the run for CPU. A
+//! tiered runtime without a cache compiles optimised code: there is no
+//! later run to compile for.
 //!
 //! The background compile runs in a process of its own when the `cairn`
 //! command registered itself ([`compile_in_background_with`]), so that it
@@ -40,18 +45,25 @@ pub enum CompileMode {
     Tiered,
     /// Optimised code before the first call.
     Optimized,
+    /// Baseline code, cached; optimised code only where a cached entry
+    /// already has it, or where Winch cannot compile the component.
+    Baseline,
 }
 
 impl CompileMode {
-    /// The mode `CAIRN_COMPILE` asks for: `tiered` (the default) or
-    /// `optimized`; anything else is an error that says what is accepted.
+    /// The mode `CAIRN_COMPILE` asks for: `tiered` (the default),
+    /// `optimized` or `baseline`; anything else is an error that says what
+    /// is accepted.
     pub fn from_env() -> anyhow::Result<CompileMode> {
         match std::env::var(MODE_VARIABLE) {
             Err(std::env::VarError::NotPresent) => Ok(CompileMode::Tiered),
             Ok(value) => match value.trim() {
                 "" | "tiered" => Ok(CompileMode::Tiered),
                 "optimized" | "optimised" => Ok(CompileMode::Optimized),
-                other => anyhow::bail!("{MODE_VARIABLE}={other:?} is not a compile mode: use tiered or optimized"),
+                "baseline" => Ok(CompileMode::Baseline),
+                other => {
+                    anyhow::bail!("{MODE_VARIABLE}={other:?} is not a compile mode: use tiered, optimized or baseline")
+                }
             },
             Err(e) => anyhow::bail!("{MODE_VARIABLE}: {e}"),
         }

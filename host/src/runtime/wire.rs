@@ -486,7 +486,17 @@ pub fn provider_schema_from_wire(
         provider: schema_from_wire(&schema.provider, budget).map_err(|e| within("the provider configuration", e))?,
         resources: named_schemas(&schema.resources, "resource type", budget)?,
         data_sources: named_schemas(&schema.data_sources, "data source", budget)?,
+        ephemeral_resources: BTreeMap::new(),
     })
+}
+
+/// Decodes the ephemeral resource types of the optional
+/// `ephemeral-resources` export's `schemas`, paying from `budget`.
+pub fn ephemeral_schemas_from_wire(
+    list: &[(String, wit::Schema)],
+    budget: &mut Budget,
+) -> Result<BTreeMap<String, Schema>, DecodeError> {
+    named_schemas(list, "ephemeral resource type", budget)
 }
 
 fn named_schemas(

@@ -24,6 +24,14 @@
 //!   only the first `result_count` if that is set; `id` is `"-"`.
 //! - `random_uuid`: `result`, a random (version 4) UUID; `id` is it too.
 //!
+//! The ephemeral resource type `random_password` (Terraform 1.10's
+//! `ephemeral "random_password" "db" { length = 20 }`, as hashicorp/random
+//! 3.7 has it) draws a new password every run, from the same arguments
+//! and characters as the resource but without `keepers`; its `result` is
+//! sensitive and never stored: it goes into write-only attributes and
+//! other ephemeral places. (hashicorp/random's `bcrypt_hash` is not
+//! offered yet.)
+//!
 //! `random_integer` and `random_shuffle` take a `seed`: the same seed gives
 //! the same result every time (but not the very numbers Terraform's Go
 //! generator gives for it).
@@ -36,8 +44,8 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use cairn_sdk::{
-    ApplyRequest, ApplyResponse, Attr, Diagnostic, Path, PlanRequest, PlanResponse, Provider, ProviderSchema, Schema,
-    Type, Value, random,
+    ApplyRequest, ApplyResponse, Attr, Diagnostic, OpenResponse, Path, PlanRequest, PlanResponse, Provider,
+    ProviderSchema, Schema, Type, Value, random,
 };
 
 /// The provider; it has no configuration.
@@ -146,6 +154,7 @@ impl Provider for Random {
                     .attribute("id", Attr::string().computed().description("URL-safe base64, no prefix.")),
             )
             .resource("random_password", password)
+            .ephemeral_resource("random_password", ephemeral_password())
     }
 
     fn configure(_config: Value) -> Result<Self, Vec<Diagnostic>> {
@@ -191,6 +200,31 @@ impl Provider for Random {
             }
         }
         out
+    }
+
+    fn validate_ephemeral(&self, type_name: &str, config: &Value) -> Vec<Diagnostic> {
+        // The same ranges as the resource's.
+        self.validate(type_name, config)
+    }
+
+    /// A new password every time: the resource's generator, on the
+    /// configuration with the classes' defaults filled in.
+    fn open_ephemeral(&self, type_name: &str, config: Value) -> Result<OpenResponse, Vec<Diagnostic>> {
+        if type_name != "random_password" {
+            return Err(Diagnostic::error(format!("Unknown ephemeral resource type `{type_name}`")).into());
+        }
+        let mut result = config;
+        for (switch, min, _) in CLASSES {
+            if result.get_attr(switch).is_null() {
+                result.set_attr(switch, true);
+            }
+            if result.get_attr(min).is_null() {
+                result.set_attr(min, 0);
+            }
+        }
+        let generated = password(&result)?;
+        result.set_attr("result", generated);
+        Ok(OpenResponse::new(result))
     }
 
     fn plan(&self, req: PlanRequest) -> Result<PlanResponse, Vec<Diagnostic>> {
@@ -541,6 +575,22 @@ fn pet_name(state: &Value) -> Result<String, Diagnostic> {
     Ok(words.join(separator))
 }
 
+/// The ephemeral `random_password`: the resource's arguments but
+/// `keepers` (nothing is kept to replace), a sensitive `result`.
+fn ephemeral_password() -> Schema {
+    let mut schema = Schema::new(0)
+        .description("A random password drawn anew in every run and never stored (sensitive).")
+        .attribute("length", Attr::number().required().description("Number of characters."))
+        .attribute("override_special", Attr::string().optional().description("Special characters to use instead."))
+        .attribute("result", Attr::string().computed().sensitive().description("The password."));
+    for (switch, min, _) in CLASSES {
+        schema = schema
+            .attribute(switch, Attr::bool().optional().computed().description("Use this class; default true."))
+            .attribute(min, Attr::number().optional().computed().description("At least this many; default 0."));
+    }
+    schema
+}
+
 /// Generate a `random_password` result from its (fully known) planned state.
 fn password(state: &Value) -> Result<String, Diagnostic> {
     let length = state.get_attr("length").as_i64().unwrap_or(0).clamp(1, MAX_PASSWORD_LENGTH) as usize;
@@ -577,6 +627,7 @@ fn password(state: &Value) -> Result<String, Diagnostic> {
 }
 
 cairn_sdk::export_provider!(Random, name = "random");
+cairn_sdk::export_ephemeral_resources!(Random);
 
 #[cfg(test)]
 mod tests {
@@ -681,6 +732,30 @@ mod tests {
         assert_eq!(state.get_attr("special").as_bool(), Some(true), "defaults are recorded");
         assert_eq!(state.get_attr("id").as_str(), Some("none"));
         assert!(Random::schema().resource_schema("random_password").unwrap().is_sensitive("result"));
+    }
+
+    #[test]
+    fn an_ephemeral_password_fills_the_defaults_and_keeps_the_configuration() {
+        let config = Value::object([("length", Value::from(16)), ("special", Value::from(false))]);
+        let opened = Random.open_ephemeral("random_password", config).unwrap();
+        let result = opened.result.get_attr("result").as_str().unwrap().to_owned();
+        assert_eq!(result.len(), 16);
+        assert!(result.chars().all(|c| c.is_ascii_alphanumeric()), "{result}");
+        assert_eq!(opened.result.get_attr("special").as_bool(), Some(false), "configured values are kept");
+        assert_eq!(opened.result.get_attr("upper").as_bool(), Some(true), "defaults are filled in");
+        assert_eq!(opened.result.get_attr("min_lower").as_i64(), Some(0));
+        assert!(opened.private.is_empty() && opened.renew_at.is_none(), "nothing to renew or close");
+        let schema = Random::schema();
+        assert!(schema.ephemeral_resource_schema("random_password").unwrap().is_sensitive("result"));
+        let again = Random.open_ephemeral("random_password", Value::object([("length", Value::from(16))])).unwrap();
+        assert_ne!(again.result.get_attr("result").as_str(), Some(result.as_str()), "a new password each time");
+    }
+
+    #[test]
+    fn an_ephemeral_password_refuses_other_types_and_bad_lengths() {
+        assert!(Random.open_ephemeral("random_string", Value::object([("length", Value::from(3))])).is_err());
+        let zero = Value::object([("length", Value::from(0))]);
+        assert!(!Random.validate_ephemeral("random_password", &zero).is_empty());
     }
 
     #[test]

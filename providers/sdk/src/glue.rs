@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::bindings::cairn::provider::types as wire;
 use crate::bindings::exports::cairn::provider::provider as abi;
 use crate::diag::{Diagnostic, Path};
+use crate::ephemeral_bindings::exports::cairn::provider::ephemeral_resources as ephemeral_abi;
 use crate::provider::{ApplyRequest, MoveRequest, PlanRequest, Provider, ReadRequest};
 use crate::schema::{ProviderSchema, Schema};
 use crate::state_move_bindings::exports::cairn::provider::state_moves as moves_abi;
@@ -300,6 +301,63 @@ impl<P: Provider> moves_abi::Guest for Glue<P> {
         })();
         let (target_state, diagnostics) = split(result, || Value::Null.to_wire());
         moves_abi::MoveResponse { target_state, target_private: Vec::new(), diagnostics }
+    }
+}
+
+/// The schema of an ephemeral resource type.
+fn ephemeral_schema<P: Provider>(type_name: &str) -> Result<Schema, Vec<Diagnostic>> {
+    schema_of::<P>()
+        .ephemeral_resource_schema(type_name)
+        .cloned()
+        .ok_or_else(|| Diagnostic::error(format!("Unknown ephemeral resource type `{type_name}`")).into())
+}
+
+impl<P: Provider> ephemeral_abi::Guest for Glue<P> {
+    fn schemas() -> Vec<(String, wire::Schema)> {
+        schema_of::<P>().ephemeral_resources.iter().map(|(n, s)| (n.clone(), s.to_wire())).collect()
+    }
+
+    fn validate(type_name: String, config: wire::Value) -> Vec<wire::Diagnostic> {
+        let result = (|| {
+            let provider = provider_of::<P>()?;
+            ephemeral_schema::<P>(&type_name)?;
+            let config = decode(config, "configuration")?;
+            Ok(provider.validate_ephemeral(&type_name, &config))
+        })();
+        match result {
+            Ok(ds) | Err(ds) => diags(&ds),
+        }
+    }
+
+    fn open(type_name: String, config: wire::Value) -> ephemeral_abi::OpenResponse {
+        let result = (|| {
+            let provider = provider_of::<P>()?;
+            let schema = ephemeral_schema::<P>(&type_name)?;
+            let opened = provider.open_ephemeral(&type_name, decode(config, "configuration")?)?;
+            let result = encode(&opened.result, &schema);
+            Ok(((result, opened.private, opened.renew_at), opened.diagnostics))
+        })();
+        let ((result, private, renew_at), diagnostics) = split(result, || (Value::Null.to_wire(), Vec::new(), None));
+        ephemeral_abi::OpenResponse { result, private, renew_at, diagnostics }
+    }
+
+    fn renew(type_name: String, private: Vec<u8>) -> ephemeral_abi::RenewResponse {
+        let result = provider_of::<P>().and_then(|p| p.renew_ephemeral(&type_name, &private));
+        match result {
+            Ok(renewed) => ephemeral_abi::RenewResponse {
+                private: renewed.private,
+                renew_at: renewed.renew_at,
+                diagnostics: vec![],
+            },
+            Err(ds) => ephemeral_abi::RenewResponse { private, renew_at: None, diagnostics: diags(&ds) },
+        }
+    }
+
+    fn close(type_name: String, private: Vec<u8>) -> Vec<wire::Diagnostic> {
+        match provider_of::<P>().and_then(|p| p.close_ephemeral(&type_name, &private)) {
+            Ok(()) => Vec::new(),
+            Err(ds) => diags(&ds),
+        }
     }
 }
 

@@ -88,6 +88,25 @@ pub mod state_move_bindings {
     });
 }
 
+// The generated code trips lints that are not ours to fix.
+#[allow(missing_docs, clippy::all, unsafe_op_in_unsafe_fn)]
+pub mod ephemeral_bindings {
+    //! The raw wit-bindgen bindings of the optional `ephemeral-resources`
+    //! export (added within 0.2.0), which a component has when its crate
+    //! calls [`export_ephemeral_resources!`](crate::export_ephemeral_resources):
+    //! [`Provider::open_ephemeral`](crate::Provider::open_ephemeral) and its
+    //! siblings answer it. Public for the same reason as
+    //! [`bindings`](crate::bindings).
+    wit_bindgen::generate!({
+        path: "wit",
+        world: "ephemeral-resources-world",
+        pub_export_macro: true,
+        default_bindings_module: "cairn_sdk::ephemeral_bindings",
+        export_macro_name: "__export_ephemeral_resources_world",
+        with: { "cairn:provider/types@0.2.0": crate::bindings::cairn::provider::types },
+    });
+}
+
 mod diag;
 pub mod files;
 mod glue;
@@ -106,7 +125,10 @@ mod value;
 static HEAP: heap::Heap = heap::Heap::new();
 
 pub use diag::{Diagnostic, Path, PathStep, Severity};
-pub use provider::{ApplyRequest, ApplyResponse, MoveRequest, PlanRequest, PlanResponse, Provider, ReadRequest};
+pub use provider::{
+    ApplyRequest, ApplyResponse, MoveRequest, OpenResponse, PlanRequest, PlanResponse, Provider, ReadRequest,
+    RenewResponse,
+};
 pub use schema::{Attr, Block, NestedBlock, Nesting, ProviderSchema, Schema, Type};
 pub use value::{Number, Refinements, Value, WireError};
 
@@ -196,6 +218,32 @@ macro_rules! export_state_moves {
             type __CairnStateMovesGlue = $crate::__private::Glue<$provider>;
             $crate::state_move_bindings::__export_state_moves_world!(
                 __CairnStateMovesGlue with_types_in $crate::state_move_bindings
+            );
+        };
+    };
+}
+
+/// Export the optional `ephemeral-resources` interface too, answered by
+/// [`Provider::open_ephemeral`], [`Provider::renew_ephemeral`] and
+/// [`Provider::close_ephemeral`] for the types
+/// [`ProviderSchema::ephemeral_resource`] declares: configurations may
+/// then open them with `ephemeral "TYPE" "NAME" { … }` blocks. Call it
+/// once, beside [`export_provider!`]; without it, the host refuses such
+/// blocks, saying the provider offers no ephemeral resource types.
+///
+/// ```text
+/// cairn_sdk::export_provider!(MyProvider, name = "my");
+/// cairn_sdk::export_ephemeral_resources!(MyProvider);
+/// ```
+#[rustfmt::skip]
+#[macro_export]
+macro_rules! export_ephemeral_resources {
+    ($provider:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type __CairnEphemeralGlue = $crate::__private::Glue<$provider>;
+            $crate::ephemeral_bindings::__export_ephemeral_resources_world!(
+                __CairnEphemeralGlue with_types_in $crate::ephemeral_bindings
             );
         };
     };

@@ -129,6 +129,88 @@ pub trait Provider: Sized + 'static {
             ))
             .into())
     }
+
+    /// Check an ephemeral resource's configuration beyond what the schema
+    /// says. Values may be unknown: say nothing about those.
+    fn validate_ephemeral(&self, type_name: &str, config: &Value) -> Vec<Diagnostic> {
+        let _ = (type_name, config);
+        Vec::new()
+    }
+
+    /// Open an object of the ephemeral resource type `type_name` (declared
+    /// with [`ProviderSchema::ephemeral_resource`](crate::ProviderSchema::ephemeral_resource))
+    /// from its fully known `config`: answer the configuration with every
+    /// computed attribute filled in, and whatever `renew` and `close` need
+    /// in [`OpenResponse::private`]. Nothing of it is ever stored.
+    ///
+    /// Only called when the crate exports the interface with
+    /// [`export_ephemeral_resources!`](crate::export_ephemeral_resources).
+    fn open_ephemeral(&self, type_name: &str, config: Value) -> Result<OpenResponse, Vec<Diagnostic>> {
+        let _ = config;
+        Err(Diagnostic::error(format!("Unknown ephemeral resource type `{type_name}`")).into())
+    }
+
+    /// Keep an open object alive (extend a lease, refresh a token), given
+    /// its private bytes; called when the `renew_at` of its open (or of its
+    /// last renewal) passes while the run still uses it. The default asks
+    /// for no more renewals.
+    fn renew_ephemeral(&self, type_name: &str, private: &[u8]) -> Result<RenewResponse, Vec<Diagnostic>> {
+        let _ = type_name;
+        Ok(RenewResponse { private: private.to_vec(), renew_at: None })
+    }
+
+    /// Close an open object (revoke a lease, end a session), given its
+    /// private bytes: called once for every successful open. The default
+    /// has nothing to close.
+    fn close_ephemeral(&self, type_name: &str, private: &[u8]) -> Result<(), Vec<Diagnostic>> {
+        let _ = (type_name, private);
+        Ok(())
+    }
+}
+
+/// What [`Provider::open_ephemeral`] answers.
+#[derive(Clone, Debug, Default)]
+pub struct OpenResponse {
+    /// The configuration with every computed attribute filled in, all
+    /// known; the schema's sensitive attributes are marked on the wire.
+    pub result: Value,
+    /// Opaque bytes handed to `renew` and `close` of this object, in this
+    /// run only.
+    pub private: Vec<u8>,
+    /// When to renew, in milliseconds since the Unix epoch; `None` for
+    /// never.
+    pub renew_at: Option<u64>,
+    /// Warnings.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl OpenResponse {
+    /// The object opened is `result`.
+    pub fn new(result: Value) -> OpenResponse {
+        OpenResponse { result, ..OpenResponse::default() }
+    }
+
+    /// Hand `private` to `renew` and `close` of this object.
+    pub fn private(mut self, private: impl Into<Vec<u8>>) -> OpenResponse {
+        self.private = private.into();
+        self
+    }
+
+    /// Ask for `renew` at `at`, milliseconds since the Unix epoch.
+    pub fn renew_at(mut self, at: u64) -> OpenResponse {
+        self.renew_at = Some(at);
+        self
+    }
+}
+
+/// What [`Provider::renew_ephemeral`] answers.
+#[derive(Clone, Debug, Default)]
+pub struct RenewResponse {
+    /// Replaces the object's private bytes.
+    pub private: Vec<u8>,
+    /// When to renew again, milliseconds since the Unix epoch; `None` for
+    /// never.
+    pub renew_at: Option<u64>,
 }
 
 /// What [`Provider::move_state`] is given: an object stored as another

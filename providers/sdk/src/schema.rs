@@ -650,6 +650,10 @@ pub struct ProviderSchema {
     pub resources: Vec<(String, Schema)>,
     /// Data sources, by type name.
     pub data_sources: Vec<(String, Schema)>,
+    /// Ephemeral resource types, by type name: offered to the host through
+    /// the optional `ephemeral-resources` export, which the crate adds with
+    /// [`export_ephemeral_resources!`](crate::export_ephemeral_resources).
+    pub ephemeral_resources: Vec<(String, Schema)>,
 }
 
 impl ProviderSchema {
@@ -676,6 +680,18 @@ impl ProviderSchema {
         self
     }
 
+    /// Add an ephemeral resource type (Terraform 1.10's `ephemeral` block),
+    /// opened by [`Provider::open_ephemeral`](crate::Provider::open_ephemeral).
+    pub fn ephemeral_resource(mut self, type_name: impl Into<String>, schema: Schema) -> ProviderSchema {
+        self.ephemeral_resources.push((type_name.into(), schema));
+        self
+    }
+
+    /// The schema of the ephemeral resource type `type_name`.
+    pub fn ephemeral_resource_schema(&self, type_name: &str) -> Option<&Schema> {
+        self.ephemeral_resources.iter().find(|(n, _)| n == type_name).map(|(_, s)| s)
+    }
+
     /// The schema of the resource type `type_name`.
     pub fn resource_schema(&self, type_name: &str) -> Option<&Schema> {
         self.resources.iter().find(|(n, _)| n == type_name).map(|(_, s)| s)
@@ -693,7 +709,12 @@ impl ProviderSchema {
     pub fn check(&self) -> Result<(), Vec<String>> {
         let mut errors = Vec::new();
         self.provider.block.check("provider", &mut errors);
-        for (kind, list) in [("resource", &self.resources), ("data source", &self.data_sources)] {
+        let lists = [
+            ("resource", &self.resources),
+            ("data source", &self.data_sources),
+            ("ephemeral resource", &self.ephemeral_resources),
+        ];
+        for (kind, list) in lists {
             for (i, (name, schema)) in list.iter().enumerate() {
                 if list[..i].iter().any(|(n, _)| n == name) {
                     errors.push(format!("{kind} `{name}` is declared twice"));

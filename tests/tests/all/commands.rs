@@ -318,7 +318,7 @@ fn an_unknown_compile_mode_is_refused_with_the_modes_there_are() {
     w.write("main.tf", "resource \"null_resource\" \"a\" {}\n");
     let run = w.cairn_env(&["plan"], &[("CAIRN_COMPILE", "fast")]).failure();
     assert!(
-        run.stderr.contains("CAIRN_COMPILE=\"fast\" is not a compile mode: use tiered or optimized"),
+        run.stderr.contains("CAIRN_COMPILE=\"fast\" is not a compile mode: use tiered, optimized or baseline"),
         "{}",
         run.all()
     );
@@ -338,7 +338,11 @@ fn cairn_log_debug_shows_cairns_own_lines_and_not_cranelifts() {
     assert!(!run.stderr.contains("cranelift"), "{}", run.all());
 
     // Named, a crate logs as asked: the same cold compile, with Cranelift.
-    let run = plan_with_cache(&w, tempfile::tempdir().unwrap().path(), &[("CAIRN_LOG", "debug,cranelift=debug")]);
+    let run = plan_with_cache(
+        &w,
+        tempfile::tempdir().unwrap().path(),
+        &[("CAIRN_LOG", "debug,cranelift=debug"), ("CAIRN_COMPILE", "optimized")],
+    );
     let head = &run.stderr[..run.stderr.len().min(4000)];
     assert!(run.stderr.contains(" DEBUG cranelift"), "no Cranelift line:\n{head}");
 }
@@ -350,13 +354,17 @@ fn a_compile_is_announced_on_a_cold_cache_and_not_on_a_warm_one() {
     // does not depend on how long one takes.
     let w = Workdir::new();
     w.write("main.tf", "resource \"null_resource\" \"a\" {}\n");
-    let cache = tempfile::tempdir().unwrap();
-    let now = [("CAIRN_COMPILE_NOTICE_AFTER_MS", "0")];
-    let cold = plan_with_cache(&w, cache.path(), &now);
-    let notice: Vec<&str> = cold.stderr.lines().filter(|l| l.starts_with("compiling provider ")).collect();
-    assert_eq!(notice.len(), 1, "{}", cold.all());
-    assert!(notice[0].starts_with("compiling provider null ("), "{}", notice[0]);
-    assert!(notice[0].ends_with(" MB) for the first run…"), "{}", notice[0]);
-    let warm = plan_with_cache(&w, cache.path(), &now);
-    assert!(!warm.stderr.contains("compiling provider"), "loaded from the cache:\n{}", warm.all());
+    for (mode, ending) in
+        [("optimized", " MB) for the first run…"), ("baseline", " MB) for the first run, with the baseline compiler…")]
+    {
+        let cache = tempfile::tempdir().unwrap();
+        let now = [("CAIRN_COMPILE_NOTICE_AFTER_MS", "0"), ("CAIRN_COMPILE", mode)];
+        let cold = plan_with_cache(&w, cache.path(), &now);
+        let notice: Vec<&str> = cold.stderr.lines().filter(|l| l.starts_with("compiling provider ")).collect();
+        assert_eq!(notice.len(), 1, "{mode}: {}", cold.all());
+        assert!(notice[0].starts_with("compiling provider null ("), "{mode}: {}", notice[0]);
+        assert!(notice[0].ends_with(ending), "{mode}: {}", notice[0]);
+        let warm = plan_with_cache(&w, cache.path(), &now);
+        assert!(!warm.stderr.contains("compiling provider"), "{mode}: loaded from the cache:\n{}", warm.all());
+    }
 }

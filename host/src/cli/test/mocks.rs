@@ -98,11 +98,7 @@ impl Mock {
     }
 
     fn block_of(&self, mode: Mode, type_name: &str) -> Option<&Block> {
-        let table = match mode {
-            Mode::Managed => &self.schema.resources,
-            Mode::Data => &self.schema.data_sources,
-        };
-        table.get(type_name).map(|s| &s.block)
+        self.schema.table(mode).get(type_name).map(|s| &s.block)
     }
 
     /// `value` with its computed attributes that are `missing` (null in a

@@ -25,14 +25,24 @@
 //!   finds the object that create made while it exists (the convention by
 //!   which cairn recovers an interrupted create; see
 //!   `docs/writing-providers.md`).
+//! - `secret_wo` (optional, write-only): accepted and never stored, so
+//!   that ephemeral values have somewhere to go.
+//!
+//! Ephemeral resource `recorder_lease` (an object opened for one run):
+//! - `name` (required), `renew_ms` (optional: ask for a renewal that many
+//!   milliseconds after each open or renewal), computed sensitive `token`
+//!   (`token-<name>`).
+//! - `open`, `renew` and `close` each append `<op> <name> - -` to
+//!   `<dir>/ops.log`; the file `<dir>/fail-open-<name>` makes the open
+//!   fail.
 
 #![warn(missing_docs)]
 
 use std::io::Write as _;
 
 use cairn_sdk::{
-    ApplyRequest, ApplyResponse, Attr, Block, Diagnostic, NestedBlock, PlanRequest, PlanResponse, Provider,
-    ProviderSchema, ReadRequest, Schema, Value,
+    ApplyRequest, ApplyResponse, Attr, Block, Diagnostic, NestedBlock, OpenResponse, PlanRequest, PlanResponse,
+    Provider, ProviderSchema, ReadRequest, RenewResponse, Schema, Value,
 };
 
 /// The provider, with its working directory.
@@ -56,6 +66,10 @@ impl Provider for Recorder {
                     .attribute("value", Attr::string().optional().description("Changes in place."))
                     .attribute("sleep_ms", Attr::number().optional().description("Sleep this long in every apply."))
                     .attribute("id", Attr::string().computed().description("<name>-<random hex>, new per object."))
+                    .attribute(
+                        "secret_wo",
+                        Attr::string().optional().sensitive().write_only().description("Accepted, never stored."),
+                    )
                     .block(
                         "tag",
                         NestedBlock::list(
@@ -65,6 +79,45 @@ impl Provider for Recorder {
                         ),
                     ),
             )
+            .ephemeral_resource(
+                "recorder_lease",
+                Schema::new(0)
+                    .description("An object opened for one run; open, renew and close are logged.")
+                    .attribute("name", Attr::string().required().description("Named in the log."))
+                    .attribute("renew_ms", Attr::number().optional().description("Renew this long after each open."))
+                    .attribute("token", Attr::string().computed().sensitive().description("token-<name>.")),
+            )
+    }
+
+    fn open_ephemeral(&self, type_name: &str, config: Value) -> Result<OpenResponse, Vec<Diagnostic>> {
+        if type_name != "recorder_lease" {
+            return Err(Diagnostic::error(format!("Unknown ephemeral resource type `{type_name}`")).into());
+        }
+        let name = config.get_attr("name").as_str().unwrap_or_default().to_owned();
+        if std::fs::metadata(format!("{}/fail-open-{name}", self.dir)).is_ok() {
+            self.log("fail-open", &name, "-", "-")?;
+            return Err(Diagnostic::error(format!("recorder: open of {name} failed, as asked")).into());
+        }
+        self.log("open", &name, "-", "-")?;
+        let mut result = config.clone();
+        result.set_attr("token", format!("token-{name}"));
+        let private = lease_private(&name, config.get_attr("renew_ms").as_i64());
+        let opened = OpenResponse::new(result).private(private.clone());
+        Ok(match renew_at(&private) {
+            Some(at) => opened.renew_at(at),
+            None => opened,
+        })
+    }
+
+    fn renew_ephemeral(&self, _type_name: &str, private: &[u8]) -> Result<RenewResponse, Vec<Diagnostic>> {
+        let (name, _) = lease_of(private);
+        self.log("renew", &name, "-", "-")?;
+        Ok(RenewResponse { private: private.to_vec(), renew_at: renew_at(private) })
+    }
+
+    fn close_ephemeral(&self, _type_name: &str, private: &[u8]) -> Result<(), Vec<Diagnostic>> {
+        let (name, _) = lease_of(private);
+        self.log("close", &name, "-", "-")
     }
 
     fn configure(config: Value) -> Result<Self, Vec<Diagnostic>> {
@@ -186,6 +239,26 @@ impl Recorder {
     }
 }
 
+/// A lease's private bytes: `<renew_ms>\n<name>` (`-` for no renewal).
+fn lease_private(name: &str, renew_ms: Option<i64>) -> Vec<u8> {
+    let renew = renew_ms.map_or("-".to_string(), |ms| ms.to_string());
+    format!("{renew}\n{name}").into_bytes()
+}
+
+/// The name and renewal period in a lease's private bytes.
+fn lease_of(private: &[u8]) -> (String, Option<u64>) {
+    let text = String::from_utf8_lossy(private);
+    let (renew, name) = text.split_once('\n').unwrap_or(("-", &text));
+    (name.to_string(), renew.parse().ok())
+}
+
+/// When a lease asks to be renewed next: its period from now.
+fn renew_at(private: &[u8]) -> Option<u64> {
+    let (_, period) = lease_of(private);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(u64::try_from(now.as_millis()).ok()?.saturating_add(period?))
+}
+
 fn io_error(path: &str, e: std::io::Error) -> Vec<Diagnostic> {
     Diagnostic::error(format!("recorder: {path}: {e}")).into()
 }
@@ -198,6 +271,7 @@ fn random_hex() -> String {
 }
 
 cairn_sdk::export_provider!(Recorder, name = "recorder");
+cairn_sdk::export_ephemeral_resources!(Recorder);
 
 #[cfg(test)]
 mod tests {
