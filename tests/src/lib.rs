@@ -730,6 +730,28 @@ impl Postgres {
         String::from_utf8_lossy(&out.stdout).trim_end().to_string()
     }
 
+    /// Runs `sql` in database `database` as `user`, logging in with
+    /// `password` (SCRAM-SHA-256, as the server asks of every role but the
+    /// superuser); returns its rows as [`Postgres::psql`] does.
+    ///
+    /// # Panics
+    ///
+    /// When psql fails: a wrong password among the reasons.
+    pub fn psql_as(&self, user: &str, password: &str, database: &str, sql: &str) -> String {
+        let out = Command::new(postgres_bin().join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", user, "-d", database])
+            .args(["-X", "-q", "-t", "-A", "-w", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            .env("PGPASSWORD", password)
+            .output()
+            .expect("psql can be started");
+        assert!(
+            out.status.success(),
+            "psql -U {user:?} -d {database:?} -c {sql:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
     /// A schema name no other test of this run uses, from `test`.
     pub fn schema(&self, test: &str) -> String {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -18,7 +18,7 @@ pub mod graph;
 pub mod interrupt;
 pub mod recover;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -166,6 +166,11 @@ struct Shared {
     /// The journal's count of steps on their way to an intent, if it
     /// keeps one.
     coming: Option<Coming>,
+    /// The ephemeral resources this apply has opened, closed at its end.
+    ephemeral: Arc<plan::ephemeral::Session>,
+    /// The ephemeral resources something this apply creates, updates or
+    /// reads refers to (directly or through others): only those are opened.
+    ephemeral_needed: BTreeSet<ResourceAddr>,
 }
 
 /// A step under way: its urgency, which orders its waits for permits
@@ -263,6 +268,11 @@ impl Applier {
             Ok(journal) => journal,
             Err(e) => return fail(write_failed(&e), state),
         };
+        let ephemeral = plan::ephemeral::Session::new({
+            let events = Arc::clone(&self.events);
+            Arc::new(move |event| events.emit(event))
+        });
+        let ephemeral_needed = ephemeral_needed(&self.plan);
         let shared = Arc::new(Shared {
             lineage: state.lineage.clone(),
             serial,
@@ -288,6 +298,8 @@ impl Applier {
             applier: self,
             values: Mutex::new((values, BTreeMap::new())),
             coming: journal.coming(),
+            ephemeral,
+            ephemeral_needed,
             ledger: Mutex::new(Ledger { state, journal }),
             report: Mutex::new(ApplyReport::default()),
         });
@@ -300,7 +312,7 @@ impl Applier {
         let worker = Arc::clone(&shared);
         let group = |step: &Step| {
             let change = match step {
-                Step::Local(_) | Step::Join(_) => return None,
+                Step::Local(_) | Step::Open(_) | Step::Join(_) => return None,
                 Step::Destroy(addr, Some(key)) => {
                     shared.deposed_change(addr, key).or_else(|| shared.current_change(addr))
                 }
@@ -342,6 +354,11 @@ impl Applier {
         if !interrupted {
             shared.deferred_validations();
             shared.check_blocks().await;
+        }
+        // Also after a failure or an interrupt: every object opened is closed.
+        for d in shared.ephemeral.close_all().await {
+            shared.applier.events.diagnostic(&d);
+            lock(&shared.report).errors.push(d);
         }
         shared.finish_outputs();
         let shared = Arc::into_inner(shared).expect("the walk is over, so no step holds the shared data");
@@ -395,6 +412,7 @@ impl Shared {
         let started = Instant::now();
         let result = match step {
             Step::Local(name) => self.eval_local(name).map(|()| None).map_err(Halt::from),
+            Step::Open(addr) => self.open_ephemeral(addr).await.map(|()| None).map_err(Halt::from),
             Step::Join(_) => Ok(None),
             Step::Destroy(addr, None) => self.destroy(self.change(addr), &turn).await.map(|()| None),
             Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key, &turn).await.map(|()| None),
@@ -444,7 +462,7 @@ impl Shared {
     /// object (not locals, not no-ops).
     fn node_event(&self, step: &Step) -> Option<NodeEvent> {
         let (addr, deposed, action, replace) = match step {
-            Step::Local(_) | Step::Join(_) => return None,
+            Step::Local(_) | Step::Open(_) | Step::Join(_) => return None,
             Step::Destroy(addr, key) => {
                 let replace = key.as_ref().is_some_and(|k| self.deposed_change(addr, k).is_none())
                     || (key.is_none() && self.change(addr).action == Action::Replace);
@@ -537,6 +555,37 @@ impl Shared {
         let ctx = self.node_context(&crate::graph::Node::Local(name.to_string()));
         let v = self.applier.config.locals[name].value(&ctx)?;
         lock(&self.values).1.insert(name.to_string(), v);
+        Ok(())
+    }
+
+    /// Opens the instances of the ephemeral resource block `addr` when
+    /// something this apply changes needs them; else they stay unknown.
+    async fn open_ephemeral(&self, addr: &ResourceAddr) -> Result<(), Vec<Diagnostic>> {
+        let resource = &self.applier.config.resources[self.blocks[addr]];
+        if !self.ephemeral_needed.contains(addr) || self.applier.interrupt.is_stopped() {
+            // What reads them anyway (a local) sees unknown values.
+            if let Some(expansion) = self.applier.plan.expansions.get(addr) {
+                let (values, _) = &mut *lock(&self.values);
+                for key in expansion.instance_keys() {
+                    values.set(&InstanceAddr { resource: addr.clone(), key }, Value::unknown());
+                }
+            }
+            return Ok(());
+        }
+        let Some(provider) = self.applier.providers.get(&resource.provider) else {
+            let d = Diagnostic::error(format!("Provider {:?} is not available", resource.provider));
+            return Err(vec![d.at(&resource.location)]);
+        };
+        let ctx = self.node_context(&crate::graph::Node::Resource(addr.clone()));
+        let opened = plan::ephemeral::open_resource(&self.ephemeral, resource, provider, &ctx).await?;
+        for w in &opened.warnings {
+            self.applier.events.diagnostic(w);
+        }
+        let (values, _) = &mut *lock(&self.values);
+        values.declare(addr, &opened.expansion);
+        for (instance, value) in opened.values {
+            values.set(&instance, value);
+        }
         Ok(())
     }
 
@@ -1171,12 +1220,23 @@ fn instance_state(
         schema_version: schema.version,
         attributes: Attributes::new(&kept, &schema.block.implied_type()),
         private: private.to_vec(),
-        dependencies: change.dependencies.clone(),
+        // An ephemeral resource is no object to destroy after this one.
+        dependencies: change.dependencies.iter().filter(|d| d.mode != crate::addr::Mode::Ephemeral).cloned().collect(),
         status,
         create_before_destroy: change.create_before_destroy,
         deposed: Vec::new(),
         sensitive_attributes: change.sensitive.clone(),
     }
+}
+
+/// The ephemeral resources the plan's creates, updates and reads refer to
+/// (their dependencies list those read through other ephemeral resources
+/// too): the ones an apply opens.
+fn ephemeral_needed(plan: &Plan) -> BTreeSet<ResourceAddr> {
+    let applied = plan.changes.iter().filter(|c| {
+        c.deposed.is_none() && matches!(c.action, Action::Create | Action::Update | Action::Replace | Action::Read)
+    });
+    applied.flat_map(|c| c.dependencies.iter().filter(|d| d.mode == crate::addr::Mode::Ephemeral).cloned()).collect()
 }
 
 /// The idempotency key of a create or update: one planned change of one

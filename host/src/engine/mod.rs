@@ -630,19 +630,23 @@ impl Engine {
                 Err(d) => errors.push(d.at(&r.location)),
                 Ok(s) => {
                     let what = r.addr.to_string();
-                    errors.extend(config::ephemeral::check_resource_body(
-                        &r.body,
-                        &s.block,
-                        &ws.config.ephemeral,
-                        &what,
-                    ));
+                    // An ephemeral resource's own attributes may be ephemeral.
+                    if r.addr.mode != crate::addr::Mode::Ephemeral {
+                        errors.extend(config::ephemeral::check_resource_body(
+                            &r.body,
+                            &s.block,
+                            &ws.config.ephemeral,
+                            &what,
+                        ));
+                    }
                     inst.count_index = r.count.as_ref().map(|_| 0);
                     inst.each = r.for_each.as_ref().map(|_| (Value::unknown(), Value::unknown()));
                     match config::decode_body(&r.body, &s.block, &inst) {
                         // Plan asks providers to validate managed resources only
                         // (the WIT's validate-resource); data sources are checked
                         // when they are read.
-                        Ok(value) if r.addr.mode == crate::addr::Mode::Managed => {
+                        // (and ephemeral resources' `validate`, as plan does).
+                        Ok(value) if r.addr.mode != crate::addr::Mode::Data => {
                             checks.push((gate, r, r.addr.instance(), value))
                         }
                         Ok(_) => {}

@@ -9,6 +9,7 @@
 //! their configuration is known.
 
 mod checks;
+pub mod ephemeral;
 mod instance;
 mod moves;
 mod refresh_only;
@@ -611,6 +612,8 @@ struct Walk {
     trigger_targets: BTreeSet<ResourceAddr>,
     /// The input variables declared sensitive.
     sensitive_variables: BTreeSet<String>,
+    /// The ephemeral resources this plan has opened.
+    ephemeral: Arc<ephemeral::Session>,
 }
 
 /// The configuration's resource blocks by address, so that finding the
@@ -641,7 +644,11 @@ impl Planner {
             plan.removed_outputs = planner.state.outputs.keys().cloned().collect();
             plan.removed_output_values = planner.state.outputs.iter().map(removed_output).collect();
         } else {
-            Planner::plan_configuration(&planner, &blocks, &targets, &mut plan, &mut errors).await;
+            let progress = planner.progress.clone();
+            let session = ephemeral::Session::new(Arc::new(move |event| progress.emit(event)));
+            Planner::plan_configuration(&planner, &blocks, &targets, &session, &mut plan, &mut errors).await;
+            // Nothing after this reads them.
+            errors.extend(session.close_all().await);
             if errors.is_empty() && !planner.options.refresh_only {
                 errors.extend(planner.unmatched_imports(&plan, &targets));
             }
@@ -725,6 +732,7 @@ impl Planner {
         planner: &Arc<Planner>,
         blocks: &Arc<Blocks>,
         targets: &Arc<Targets>,
+        session: &Arc<ephemeral::Session>,
         plan: &mut Plan,
         errors: &mut Vec<Diagnostic>,
     ) {
@@ -741,6 +749,7 @@ impl Planner {
             targets: Arc::clone(targets),
             trigger_targets: triggers::referenced(&planner.config),
             sensitive_variables: sensitivity::sensitive_variables(&planner.config),
+            ephemeral: Arc::clone(session),
         });
         let task = Arc::clone(&walk);
         walk_spread(planner.graph.petgraph(), planner.options.parallelism, move |node, _| {
@@ -1158,12 +1167,16 @@ impl Walk {
             Ok(schema) => schema,
             Err(d) => return errors.push(d.at(&resource.location)),
         };
-        let misplaced = config::ephemeral::check_resource_body(
-            &resource.body,
-            &schema.block,
-            &planner.config.ephemeral,
-            &format!("{addr}"),
-        );
+        // An ephemeral resource's own configuration may hold ephemeral values.
+        let misplaced = match addr.mode {
+            Mode::Ephemeral => Vec::new(),
+            _ => config::ephemeral::check_resource_body(
+                &resource.body,
+                &schema.block,
+                &planner.config.ephemeral,
+                &format!("{addr}"),
+            ),
+        };
         if !misplaced.is_empty() {
             return errors.extend(misplaced);
         }
@@ -1217,10 +1230,12 @@ impl Walk {
                         return (addr, Err(failed), own);
                     }
                 }
-                let result = if resource.addr.mode == Mode::Data {
-                    planner.plan_data(&inst_ctx, upstream_changes, &mut own).await
-                } else {
-                    planner.plan_managed(&inst_ctx, &mut own).await
+                let result = match resource.addr.mode {
+                    Mode::Data => planner.plan_data(&inst_ctx, upstream_changes, &mut own).await,
+                    Mode::Managed => planner.plan_managed(&inst_ctx, &mut own).await,
+                    Mode::Ephemeral => {
+                        self.open_ephemeral(resource, provider, schema, &addr, &inst_ctx, &mut own).await
+                    }
                 };
                 let result = result.and_then(|value| match checked {
                     true => postconditions_hold(resource, &inst_ctx, value),
@@ -1276,6 +1291,29 @@ impl Walk {
         if part.changes.iter().any(|c| c.action != Action::NoOp) {
             self.walked().changed.insert(addr.clone());
         }
+    }
+}
+
+impl Walk {
+    /// Opens an ephemeral resource instance while planning, when its
+    /// configuration is wholly known; its value is unknown in the plan
+    /// otherwise (it is opened during apply).
+    async fn open_ephemeral(
+        &self,
+        resource: &config::Resource,
+        provider: &Arc<dyn Provider>,
+        schema: &crate::schema::Schema,
+        addr: &InstanceAddr,
+        ctx: &EvalContext,
+        part: &mut Plan,
+    ) -> Result<Value, Vec<Diagnostic>> {
+        let config = config::decode_body(&resource.body, &schema.block, ctx)?;
+        if !ephemeral::is_openable(&config) {
+            return Ok(Value::unknown());
+        }
+        let (value, warnings) = self.ephemeral.open(provider, schema, addr, &config, &resource.location).await?;
+        part.warnings.extend(warnings);
+        Ok(value)
     }
 }
 

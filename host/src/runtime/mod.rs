@@ -36,6 +36,7 @@ mod clock;
 mod compile_notice;
 mod denials;
 mod engine;
+mod ephemeral;
 mod files;
 mod fs_watch;
 mod http;
@@ -277,13 +278,22 @@ impl LoadedProvider {
         // Blocks and types may be shared on the wire too: the schema is
         // held to the answer limit as it is decoded, like any answer.
         let mut budget = wire::Budget::new(max_answer_bytes);
-        wire::provider_schema_from_wire(&schema, &mut budget).map_err(|e| {
+        let schema_error = |operation: &'static str, e: wire::DecodeError| {
             let message = match e {
                 wire::DecodeError::Malformed(e) => format!("returned a malformed schema: {e}"),
                 wire::DecodeError::TooLarge { limit } => answer_decodes_too_large(limit),
             };
-            CallError::new(&*self.name, "schema", message)
-        })
+            CallError::new(&*self.name, operation, message)
+        };
+        let mut decoded =
+            wire::provider_schema_from_wire(&schema, &mut budget).map_err(|e| schema_error("schema", e))?;
+        // The optional export's types, held to the same answer budget.
+        if let Some(indices) = ephemeral::lookup(&self.pre) {
+            let list = instance.call_instance("ephemeral-schemas", ephemeral::schemas_call(indices)).await?;
+            decoded.ephemeral_resources = wire::ephemeral_schemas_from_wire(&list, &mut budget)
+                .map_err(|e| schema_error("ephemeral-schemas", e))?;
+        }
+        Ok(decoded)
     }
 
     /// Configures the provider with its `provider` block `config` (null when

@@ -15,6 +15,7 @@ mod contract_violations;
 mod diagnostics;
 mod distribution;
 mod ephemeral;
+mod ephemeral_resources;
 mod errors;
 mod failures;
 mod file_permissions;
