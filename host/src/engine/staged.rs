@@ -190,3 +190,109 @@ fn upstream_nodes(graph: &DependencyGraph, wanted: &[&str]) -> BTreeSet<Node> {
     }
     seen
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::Mode;
+    use crate::plan::Expansion;
+
+    /// The configuration in `files`, as parsed, and its first stage.
+    fn load(files: &[(&str, &str)]) -> (tempfile::TempDir, Config, Stage) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let parsed = config::load(dir.path()).unwrap();
+        let first = expand_config(parsed.clone(), &BTreeMap::new(), &Pinned::new()).unwrap();
+        (dir, parsed, first)
+    }
+
+    /// A plan in which each data source of `values` was read with its value.
+    fn plan_reading(values: &[(&str, Value)]) -> Plan {
+        let mut plan = Plan::default();
+        for (addr, value) in values {
+            let addr: InstanceAddr = addr.parse().unwrap();
+            plan.expansions.insert(addr.resource.clone(), Expansion::Single);
+            plan.data_values.insert(addr, value.clone());
+        }
+        plan
+    }
+
+    fn object(entries: &[(&str, Value)]) -> Value {
+        Value::Object(entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    const OUTER: &str = r#"variable "name" {}
+data "x_list" "items" {
+  of = var.name
+}
+module "inner" {
+  source = "../inner"
+  count  = length(data.x_list.items.items)
+}
+"#;
+
+    #[test]
+    fn each_round_pins_what_the_plan_knows_and_expands_what_it_uncovers() {
+        let (_dir, parsed, first) = load(&[
+            (
+                "main.tf",
+                "data \"x_list\" \"names\" {}\nmodule \"outer\" {\n  source   = \"./outer\"\n  for_each = toset(data.x_list.names.items)\n  name     = each.key\n}\n",
+            ),
+            ("outer/main.tf", OUTER),
+            ("inner/main.tf", "resource \"x_thing\" \"t\" {}\n"),
+        ]);
+        assert_eq!(first.deferred.iter().map(|d| d.local.as_str()).collect::<Vec<_>>(), ["module.outer.for_each"]);
+        assert_eq!(first.deferred_providers, BTreeSet::from(["x".to_string()]));
+        let names = Value::Tuple(vec![Value::string("a"), Value::string("b")]);
+        let mut asked = Vec::new();
+        let stage = expand_in_rounds(&parsed, &BTreeMap::new(), first, |_, upstream| {
+            asked.push(upstream.iter().map(ToString::to_string).collect::<Vec<_>>());
+            Ok(plan_reading(&[
+                ("data.x_list.names", object(&[("items", names.clone())])),
+                (r#"module.outer["a"].data.x_list.items"#, object(&[("items", Value::Tuple(vec![Value::Null]))])),
+                (r#"module.outer["b"].data.x_list.items"#, object(&[("items", Value::unknown())])),
+            ]))
+        });
+        // Round two pins module.outer["a"]'s count; round three finds
+        // module.outer["b"]'s still unknown: the error is at the argument,
+        // with Terraform's words.
+        let err = stage.err().expect("an unknown count is an error").to_string();
+        assert!(err.contains("outer/main.tf:7: Invalid count argument"), "{err}");
+        assert!(err.contains("so cairn cannot predict how many instances will be created"), "{err}");
+        let b = r#"module.outer["b"].data.x_list.items"#.to_string();
+        let both = vec![r#"module.outer["a"].data.x_list.items"#.to_string(), b.clone()];
+        assert_eq!(asked, [vec!["data.x_list.names".to_string()], both, vec![b]]);
+    }
+
+    #[test]
+    fn known_arguments_expand_the_whole_configuration() {
+        let (_dir, parsed, first) = load(&[
+            (
+                "main.tf",
+                "data \"x_list\" \"n\" {}\nmodule \"m\" {\n  source = \"./outer\"\n  count  = data.x_list.n.n\n  name   = \"x\"\n}\n",
+            ),
+            ("outer/main.tf", OUTER),
+            ("inner/main.tf", "resource \"x_thing\" \"t\" {}\n"),
+        ]);
+        let stage = expand_in_rounds(&parsed, &BTreeMap::new(), first, |_, _| {
+            Ok(plan_reading(&[
+                ("data.x_list.n", object(&[("n", Value::int(2))])),
+                ("module.m[0].data.x_list.items", object(&[("items", Value::Tuple(vec![Value::Null]))])),
+                ("module.m[1].data.x_list.items", object(&[("items", Value::Tuple(vec![]))])),
+            ]))
+        })
+        .unwrap();
+        assert!(stage.deferred.is_empty());
+        let managed: Vec<String> = (stage.config.resources.iter())
+            .filter(|r| r.addr.mode == Mode::Managed)
+            .map(|r| r.addr.to_string())
+            .collect();
+        assert_eq!(managed, ["module.m[0].module.inner[0].x_thing.t"]);
+        // The argument stays a local of the graph, for plan and apply.
+        assert!(stage.config.locals.contains_key("module.m.count"));
+    }
+}

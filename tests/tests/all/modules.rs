@@ -152,17 +152,235 @@ fn remote_module_sources_are_an_error() {
     }
 }
 
+/// Issue 37: a module's `for_each` over what a plan knows of a resource
+/// (its configured attribute), with a nested module whose `count` comes
+/// from a resource of its instance: planned, applied and shrunk as
+/// Terraform 1.11 does.
+const KNOWN_WHILE_PLANNING: [(&str, &str); 3] = [
+    (
+        "main.tf",
+        r#"resource "terraform_data" "names" {
+  input = ["a", "b"]
+}
+
+module "outer" {
+  source   = "./modules/outer"
+  for_each = toset(terraform_data.names.input)
+  name     = each.key
+}
+
+output "values" {
+  value = { for k, m in module.outer : k => m.values }
+}
+"#,
+    ),
+    (
+        "modules/outer/main.tf",
+        r#"variable "name" {}
+
+resource "terraform_data" "in" {
+  input = [var.name, "${var.name}-2"]
+}
+
+module "inner" {
+  source = "../inner"
+  count  = length(terraform_data.in.input)
+  value  = terraform_data.in.input[count.index]
+}
+
+output "values" {
+  value = module.inner[*].value
+}
+"#,
+    ),
+    (
+        "modules/inner/main.tf",
+        r#"variable "value" {}
+
+resource "terraform_data" "leaf" {
+  input = var.value
+}
+
+output "value" {
+  value = terraform_data.leaf.input
+}
+"#,
+    ),
+];
+
+/// The addresses a plan's text says it creates or destroys, sorted.
+fn planned_addresses(plan: &str) -> Vec<String> {
+    let mut addrs: Vec<String> = plan
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("# "))
+        .filter(|l| l.ends_with(" will be created") || l.ends_with(" will be destroyed"))
+        .map(str::to_string)
+        .collect();
+    addrs.sort();
+    addrs
+}
+
+/// The line of a plan's text that sums it up.
+fn summary(plan: &str) -> &str {
+    plan.lines().find(|l| l.starts_with("Plan: ")).unwrap_or_else(|| panic!("no summary in {plan}"))
+}
+
 #[test]
-fn module_count_that_depends_on_a_resource_is_an_error() {
+fn module_for_each_over_values_known_while_planning_expands_as_terraform_does() {
+    let (w, tf) = (Workdir::new(), Workdir::new());
+    for d in [&w, &tf] {
+        for (name, text) in KNOWN_WHILE_PLANNING {
+            d.write(name, text);
+        }
+    }
+    let init = tf.terraform(&["init", "-input=false", "-no-color"]);
+    assert_eq!(init.code, 0, "terraform init: {}", init.all());
+    let theirs = tf.terraform(&["plan", "-no-color"]).success().stdout;
+    let ours = w.cairn(&["plan", "-no-color"]).success().stdout;
+    assert_eq!(summary(&ours), "Plan: 7 to add, 0 to change, 0 to destroy.", "{ours}");
+    assert_eq!(summary(&ours), summary(&theirs), "terraform: {theirs}");
+    assert_eq!(planned_addresses(&ours), planned_addresses(&theirs), "cairn: {ours}\nterraform: {theirs}");
+    assert!(ours.contains(r#"# module.outer["b"].module.inner[1].terraform_data.leaf will be created"#), "{ours}");
+    // The plan is the same on one thread as on several.
+    let on = |threads| w.cairn_env(&["plan", "-no-color"], &[("CAIRN_THREADS", threads)]).success().stdout;
+    assert_eq!(on("1"), on("4"));
+
+    // A saved plan applies to the instances it was made with.
+    w.cairn_here(&["plan", "-out=tfplan"]).success();
+    let shown: serde_json::Value =
+        serde_json::from_str(&w.cairn_here(&["show", "-json", "tfplan"]).success().stdout).unwrap();
+    assert_eq!(shown["resource_changes"].as_array().unwrap().len(), 7, "{shown:#}");
+    w.cairn_here(&["apply", "tfplan"]).success();
+    assert_eq!(tf.terraform(&["apply", "-auto-approve", "-no-color"]).code, 0);
+    let mut theirs: Vec<String> =
+        tf.terraform(&["state", "list"]).success().stdout.lines().map(str::to_string).collect();
+    theirs.sort();
+    let mut ours = w.addresses();
+    ours.sort();
+    assert_eq!(ours, theirs);
+    let outputs = w.cairn_here(&["output", "-json", "values"]).success().stdout;
+    let tf_outputs = tf.terraform(&["output", "-json", "values"]).success().stdout;
+    let parse = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+    assert_eq!(parse(&outputs), parse(&tf_outputs));
+    assert_eq!(w.cairn(&["plan", "-detailed-exitcode"]).code, 0, "nothing to do after apply");
+
+    // The set shrinks: module.outer["b"]'s objects are destroyed.
+    for d in [&w, &tf] {
+        d.write("main.tf", &KNOWN_WHILE_PLANNING[0].1.replace(r#"["a", "b"]"#, r#"["a"]"#));
+    }
+    let theirs = tf.terraform(&["plan", "-no-color"]).success().stdout;
+    let ours = w.cairn(&["plan", "-no-color"]).success().stdout;
+    assert_eq!(summary(&ours), "Plan: 0 to add, 1 to change, 3 to destroy.", "{ours}");
+    assert_eq!(summary(&ours), summary(&theirs), "terraform: {theirs}");
+    assert_eq!(planned_addresses(&ours), planned_addresses(&theirs), "cairn: {ours}\nterraform: {theirs}");
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let mut ours = w.addresses();
+    ours.sort();
+    assert!(ours.iter().all(|a| !a.starts_with(r#"module.outer["b"]"#)), "{ours:?}");
+    assert_eq!(ours.len(), 4, "{ours:?}");
+}
+
+/// Issue 37: a `for_each` or `count` of a module that is known only after
+/// apply is Terraform's error, at the same place.
+#[test]
+fn module_for_each_or_count_known_only_after_apply_is_terraforms_error() {
+    let module = ("modules/m/main.tf", "variable \"x\" {}\n");
+    let cases = [
+        (
+            "for_each",
+            "toset([terraform_data.u.id])",
+            "The \"for_each\" set includes values derived from resource attributes",
+        ),
+        (
+            "for_each",
+            "{ for k in [terraform_data.u.id] : k => 1 }",
+            "The \"for_each\" map includes keys derived from resource attributes",
+        ),
+        (
+            "count",
+            "length(terraform_data.u.id)",
+            "The \"count\" value depends on resource attributes that cannot be determined until apply",
+        ),
+    ];
+    for (argument, expr, detail) in cases {
+        let (w, tf) = (Workdir::new(), Workdir::new());
+        let main = format!(
+            "resource \"terraform_data\" \"u\" {{}}\n\nmodule \"m\" {{\n  source = \"./modules/m\"\n  {argument} = {expr}\n  x = 1\n}}\n"
+        );
+        for d in [&w, &tf] {
+            d.write(module.0, module.1);
+            d.write("main.tf", &main);
+        }
+        assert_eq!(tf.terraform(&["init", "-input=false", "-no-color"]).code, 0);
+        let theirs = tf.terraform(&["plan", "-no-color"]).failure();
+        let ours = w.cairn(&["plan", "-no-color"]).failure();
+        let summary = format!("Invalid {argument} argument");
+        assert!(theirs.stderr.contains(&format!("Error: {summary}")), "terraform: {}", theirs.all());
+        assert!(theirs.stderr.contains("on main.tf line 5, in module \"m\":"), "terraform: {}", theirs.all());
+        let column = 6 + argument.len();
+        assert!(ours.stderr.contains(&format!("main.tf:5:{column}: {summary}")), "cairn: {}", ours.all());
+        let unwrapped = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(unwrapped(&theirs.stderr).contains(detail), "terraform: {}", theirs.all());
+        assert!(unwrapped(&ours.stderr).contains(detail), "cairn: {}", ours.all());
+    }
+}
+
+/// Issue 37: a module's `count` from a data source read while planning
+/// (the `local` provider's `local_file`, which Terraform would download,
+/// so cairn alone), through a saved plan, and shrinking when the data
+/// changes; a `depends_on` on the module waits for all its instances.
+#[test]
+fn module_count_from_a_data_source_read_while_planning() {
     let w = Workdir::new();
-    w.write("modules/m/main.tf", "variable \"x\" {}\n");
+    w.write("data/n.txt", "2");
+    w.write("modules/m/main.tf", "variable \"i\" {}\n\nresource \"terraform_data\" \"t\" {\n  input = var.i\n}\n");
     w.write(
         "main.tf",
-        "resource \"random_id\" \"r\" {\n  byte_length = 2\n}\nmodule \"m\" {\n  source = \"./modules/m\"\n  count  = length(random_id.r.hex)\n  x      = 1\n}\n",
+        r#"provider "local" {
+  sandbox {
+    read_only = ["./data"]
+  }
+}
+
+data "local_file" "n" {
+  filename = "data/n.txt"
+}
+
+module "m" {
+  source = "./modules/m"
+  count  = tonumber(data.local_file.n.content)
+  i      = count.index
+}
+
+resource "terraform_data" "after" {
+  depends_on = [module.m]
+}
+"#,
     );
-    let run = w.cairn(&["plan"]).failure();
-    assert!(run.stderr.contains("main.tf:6:12: Invalid count argument"), "{}", run.all());
-    assert!(run.stderr.contains("module instances are decided before anything is planned"), "{}", run.all());
+    let plan = w.cairn(&["plan", "-no-color"]).success().stdout;
+    assert!(plan.contains("Plan: 3 to add, 0 to change, 0 to destroy."), "{plan}");
+    assert!(plan.contains("# module.m[1].terraform_data.t will be created"), "{plan}");
+    let graph = w.cairn(&["graph", "-type=apply"]).success().stdout;
+    assert!(graph.contains("module.m[1].terraform_data.t"), "{graph}");
+    w.cairn_here(&["plan", "-out=tfplan"]).success();
+    // The data changes after the plan is saved: applying it still makes
+    // the instances it planned.
+    w.write("data/n.txt", "1");
+    w.cairn_here(&["apply", "tfplan"]).success();
+    let mut addrs = w.addresses();
+    addrs.sort();
+    assert_eq!(addrs, ["module.m[0].terraform_data.t", "module.m[1].terraform_data.t", "terraform_data.after"]);
+    let dependencies = w.state().unwrap()["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["addr"] == "terraform_data.after")
+        .map(|r| r["dependencies"].clone())
+        .unwrap();
+    assert_eq!(dependencies, serde_json::json!(["module.m[0].terraform_data.t", "module.m[1].terraform_data.t"]));
+    let shrink = w.cairn(&["plan", "-no-color"]).success().stdout;
+    assert!(shrink.contains("# module.m[1].terraform_data.t will be destroyed"), "{shrink}");
+    assert!(shrink.contains("Plan: 0 to add, 0 to change, 1 to destroy."), "{shrink}");
 }
 
 #[test]
