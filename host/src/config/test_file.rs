@@ -605,8 +605,7 @@ fn module_override_block(block: &Block, diags: &mut Vec<Diagnostic>) -> Option<M
 fn module_call_target(expr: &Expression, diags: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
     let calls = address_text(expr).filter(|t| !t.contains('[')).and_then(|text| {
         let parts: Vec<&str> = text.split('.').collect();
-        let pairs = parts.chunks(2);
-        let all_calls = parts.len() % 2 == 0 && pairs.clone().all(|pair| pair[0] == "module");
+        let all_calls = parts.len().is_multiple_of(2) && parts.chunks(2).all(|pair| pair[0] == "module");
         all_calls.then(|| parts.chunks(2).map(|pair| pair[1].to_string()).collect::<Vec<_>>())
     });
     if calls.is_none() {
