@@ -9,8 +9,6 @@
 //   POSTed to /events.
 // - `resource "jstoken_sink"`: takes a token through the write-only
 //   `secret` and POSTs it to /sink/NAME.
-// - The provider's `api_key` (optional) is POSTed to /configured by
-//   configure: the token reaching a provider configuration.
 import {
   NUMBER, STRING, ProviderError, exportEphemeralResources, exportProvider, openResponse, planFromProposed,
 } from "../../sdk-js/cairn-provider.js";
@@ -27,7 +25,6 @@ export const provider = exportProvider({
     provider: {
       attributes: {
         store: { type: STRING, required: true, description: "Where the provider POSTs what it does." },
-        api_key: { type: STRING, optional: true, sensitive: true, description: "POSTed by configure." },
       },
     },
     resources: {
@@ -50,9 +47,8 @@ export const provider = exportProvider({
     },
   },
 
-  async configure(config) {
+  configure(config) {
     this.store = config.store;
-    if (config.api_key != null) await post(this.store, "/configured", config.api_key);
   },
 
   plan(req) {

@@ -10,8 +10,6 @@ opened then too. A token's value is never logged, only its SHA-256.
   asks to be renewed at once; `renew` and `close` count on.
 - `resource "pytoken_sink"`: takes a token through the write-only `secret`
   and writes what it got to `sink-NAME.txt` in `log_dir` (while applying).
-- The provider's `api_key` (optional): `configure` logs its SHA-256, the
-  token reaching a provider configuration.
 """
 
 import hashlib
@@ -35,8 +33,7 @@ def sha256(text):
 class Tokens(Provider):
     schema = ProviderSchema(
         provider=Schema(0, attributes={
-            "log_dir": Attr(STRING, required=True, description="Granted directory the provider logs into."),
-            "api_key": Attr(STRING, optional=True, sensitive=True, description="Logged by configure."),
+            "log_dir": Attr(STRING, required=True, description="Granted directory the sink writes into."),
         }),
         resources={"pytoken_sink": Schema(0, attributes={
             "name": Attr(STRING, required=True),
@@ -51,8 +48,6 @@ class Tokens(Provider):
 
     def configure(self, config):
         self.log_dir = config["log_dir"]
-        if config.get("api_key") is not None:
-            event(f"configured api_key sha256={sha256(config['api_key'])}")
 
     # The sink resource.
 

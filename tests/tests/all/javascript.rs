@@ -241,3 +241,136 @@ fn js_sdk_unit_tests_pass() {
     );
     assert!(stdout.contains("# fail 0") && !stdout.contains("# pass 0"), "{stdout}");
 }
+
+/// What `jstoken` (`providers/testing/jstoken`) POSTed to its store: `(path,
+/// body)` in the order it came.
+#[derive(Clone, Default)]
+struct TokenStore {
+    posts: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl TokenStore {
+    /// Starts the store on a loopback port; returns it and the port.
+    fn start() -> (TokenStore, u16) {
+        let store = TokenStore::default();
+        let posts = Arc::clone(&store.posts);
+        let port = cairn_e2e::loopback_http::serve_json(move |request| {
+            posts.lock().unwrap().push((request.path, request.body));
+            ("200 OK", "{}".to_string())
+        });
+        (store, port)
+    }
+
+    /// The bodies POSTed to `path`, in order.
+    fn bodies(&self, path: &str) -> Vec<String> {
+        self.posts.lock().unwrap().iter().filter(|(p, _)| p == path).map(|(_, b)| b.clone()).collect()
+    }
+}
+
+/// An ephemeral `jstoken_token` whose value reaches a write-only attribute
+/// of `jstoken_sink.app`. (Not a provider block: cairn does not take
+/// ephemeral resources there yet.)
+fn token_config(port: u16) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    jstoken = {{ source = "./jstoken.wasm" }}
+  }}
+}}
+
+provider "jstoken" {{
+  store = "http://127.0.0.1:{port}"
+  sandbox {{
+    http {{
+      url = "http://127.0.0.1:{port}"
+    }}
+  }}
+}}
+
+variable "audience" {{
+  default = "db"
+}}
+
+ephemeral "jstoken_token" "db" {{
+  audience = var.audience
+}}
+
+resource "jstoken_sink" "app" {{
+  name   = "app"
+  secret = ephemeral.jstoken_token.db.value
+}}
+"#
+    )
+}
+
+fn token_workdir(port: u16) -> Workdir {
+    let w = Workdir::new();
+    std::fs::copy(lang_component(Lang::JavaScript, "testing/jstoken"), w.path().join("jstoken.wasm")).unwrap();
+    w.write("main.tf", &token_config(port));
+    w
+}
+
+#[test]
+fn js_ephemeral_token_is_opened_renewed_closed_and_stored_nowhere() {
+    let (store, port) = TokenStore::start();
+    let w = token_workdir(port);
+    let info = [("CAIRN_LOG", "info")];
+    let plan = w.cairn_here_env(&["plan", "-json", "-out=p.bin"], &info).success();
+    // Opened for the plan (renewed at once, as it asked), closed after it.
+    assert_eq!(store.bodies("/events"), ["open db", "renew db 1", "close db 1"], "{}", plan.all());
+    let apply = w.cairn_here_env(&["apply", "-json", "p.bin"], &info).success();
+    assert_eq!(
+        store.bodies("/events"),
+        ["open db", "renew db 1", "close db 1", "open db", "renew db 1", "close db 1"],
+        "{}",
+        apply.all()
+    );
+
+    // Each run made a token of its own; the apply's reached the write-only
+    // attribute.
+    let values = store.bodies("/values");
+    assert_eq!(values.len(), 2, "{values:?}");
+    assert_ne!(values[0], values[1]);
+    let token = &values[1];
+    assert_eq!(store.bodies("/sink/app"), [token.clone()], "the write-only attribute got the apply's token");
+    let app = w.attributes("jstoken_sink.app");
+    assert_eq!(app["secret_length"], token.len(), "{app:#}");
+    assert!(app["secret"].is_null(), "a write-only attribute is stored null: {app:#}");
+
+    let plan_file = String::from_utf8_lossy(&std::fs::read(w.path().join("p.bin")).unwrap()).into_owned();
+    for (what, text) in [
+        ("the -json plan stream and its log", plan.all()),
+        ("the -json apply stream and its log", apply.all()),
+        ("the plan file", plan_file),
+        ("the state", w.state_text()),
+    ] {
+        // Every token starts with `jstok-`: none of the plan's or the
+        // apply's is there.
+        assert!(!text.contains("jstok-"), "{what} holds an ephemeral token:\n{text}");
+    }
+    w.cairn(&["destroy", "-auto-approve"]).success();
+    assert!(w.addresses().is_empty());
+    let events = store.bodies("/events");
+    assert_eq!(
+        events.iter().filter(|e| e.starts_with("open")).count(),
+        events.iter().filter(|e| e.starts_with("close")).count(),
+        "every open token was closed: {events:?}"
+    );
+}
+
+#[test]
+fn js_ephemeral_errors_are_diagnostics_at_the_block() {
+    let (store, port) = TokenStore::start();
+    let w = token_workdir(port);
+    // The provider's validateEphemeral, on the attribute.
+    let run = w.cairn(&["plan", "-var", "audience="]).failure();
+    assert!(run.stderr.contains("`audience` must not be empty"), "{}", run.all());
+    assert!(run.stderr.contains("ephemeral.jstoken_token.db"), "{}", run.all());
+    // A throw in open: an error naming it, nothing opened to close, nothing
+    // applied.
+    let run = w.cairn(&["apply", "-auto-approve", "-var", "audience=unreachable"]).failure();
+    assert!(run.stderr.contains("Provider bug: Error: the token service is unreachable"), "{}", run.all());
+    assert!(!store.bodies("/events").iter().any(|e| e.starts_with("close")), "{}", run.all());
+    assert!(store.bodies("/sink/app").is_empty(), "{}", run.all());
+}
