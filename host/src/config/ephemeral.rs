@@ -379,7 +379,7 @@ resource "random_id" "x" {
         let errors: Vec<String> = check_config(&config, &e).iter().map(|d| d.to_string()).collect();
         // The managed resource's count, not the ephemeral one's own.
         assert_eq!(errors.len(), 1, "{errors:#?}");
-        assert!(errors[0].starts_with("Error: main.tf:11: Invalid count argument"), "{errors:#?}");
+        assert!(errors[0].starts_with("Error: main.tf:10: Invalid count argument"), "{errors:#?}");
         let parsed: crate::addr::InstanceAddr = "ephemeral.random_password.db[1]".parse().unwrap();
         assert_eq!(parsed.resource, lease.addr);
     }

@@ -156,19 +156,19 @@ impl<'a> Gate<'a> {
         schema: &Schema,
         addr: &InstanceAddr,
         config: &Value,
-    ) -> Result<OpenResponse, FailedOpen> {
+    ) -> Result<OpenResponse, Box<FailedOpen>> {
         let opened = self.answering(addr).open_ephemeral(&addr.resource.type_name, config).await.map_err(|e| {
-            FailedOpen { error: CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)), private: None }
+            Box::new(FailedOpen { error: CheckedCallError::Call(Box::new(addr.clone()), Box::new(e)), private: None })
         })?;
         if opened.diagnostics.iter().any(Diagnostic::is_error) {
             let error = CheckedCallError::Reported(Box::new(addr.clone()), opened.diagnostics);
-            return Err(FailedOpen { error, private: None });
+            return Err(Box::new(FailedOpen { error, private: None }));
         }
         let mut violations = super::check_plan(&schema.block, &Value::Null, config, &opened.result);
         violations.extend(super::check_compatible(&schema.block, &opened.result, &opened.result, true));
         match self.refuse(addr, "an invalid ephemeral resource result", &violations) {
             Ok(()) => Ok(opened),
-            Err(error) => Err(FailedOpen { error, private: Some(opened.private) }),
+            Err(error) => Err(Box::new(FailedOpen { error, private: Some(opened.private) })),
         }
     }
 

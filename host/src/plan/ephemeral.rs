@@ -85,7 +85,8 @@ impl Session {
                 warnings.extend(opened.diagnostics.into_iter().map(|d| crate::contract::located(d, addr, location)));
                 Ok((opened.result, warnings))
             }
-            Err(FailedOpen { error, private }) => {
+            Err(failed) => {
+                let FailedOpen { error, private } = *failed;
                 self.finished(addr, "open", false, started);
                 // Refused, but open on the provider's side: still closed.
                 if let Some(private) = private {

@@ -644,6 +644,11 @@ impl Planner {
             plan.removed_outputs = planner.state.outputs.keys().cloned().collect();
             plan.removed_output_values = planner.state.outputs.iter().map(removed_output).collect();
         } else {
+            // Refused before anything is opened, as Terraform's validation does.
+            let misplaced = planner.misplaced_ephemeral_values();
+            if !misplaced.is_empty() {
+                return Err(misplaced);
+            }
             let progress = planner.progress.clone();
             let session = ephemeral::Session::new(Arc::new(move |event| progress.emit(event)));
             Planner::plan_configuration(&planner, &blocks, &targets, &session, &mut plan, &mut errors).await;
@@ -663,6 +668,29 @@ impl Planner {
         planner.note_moves(&mut plan);
         plan.warnings.extend(planner.option_warnings(&plan));
         if errors.is_empty() { Ok(plan) } else { Err(errors) }
+    }
+
+    /// The errors of ephemeral values in resources' and data sources'
+    /// attributes that their schemas do not declare write-only (an
+    /// ephemeral resource's own attributes may hold them).
+    fn misplaced_ephemeral_values(&self) -> Vec<Diagnostic> {
+        if self.config.ephemeral.is_empty() {
+            return Vec::new();
+        }
+        let mut errors = Vec::new();
+        for resource in self.config.resources.iter().filter(|r| r.addr.mode != Mode::Ephemeral) {
+            let Some(provider) = self.providers.get(&resource.provider) else { continue };
+            // A missing type is reported where the resource is planned.
+            let Ok(schema) = Gate::new(provider.as_ref()).schema_of(&resource.addr) else { continue };
+            let what = resource.addr.to_string();
+            errors.extend(config::ephemeral::check_resource_body(
+                &resource.body,
+                &schema.block,
+                &self.config.ephemeral,
+                &what,
+            ));
+        }
+        errors
     }
 
     /// An error for each `import` block whose target the configuration does
@@ -1167,19 +1195,6 @@ impl Walk {
             Ok(schema) => schema,
             Err(d) => return errors.push(d.at(&resource.location)),
         };
-        // An ephemeral resource's own configuration may hold ephemeral values.
-        let misplaced = match addr.mode {
-            Mode::Ephemeral => Vec::new(),
-            _ => config::ephemeral::check_resource_body(
-                &resource.body,
-                &schema.block,
-                &planner.config.ephemeral,
-                &format!("{addr}"),
-            ),
-        };
-        if !misplaced.is_empty() {
-            return errors.extend(misplaced);
-        }
         let (ctx, dependencies) = self.context_of(node);
         let keys = match values::expand(resource, &ctx) {
             Ok(keys) => keys,

@@ -56,7 +56,7 @@ fn an_ephemeral_password_sets_a_write_only_role_password_and_is_stored_nowhere()
     let w = Workdir::new();
     w.write("main.tf", &format!("{}{}", postgres_provider(server.port), role_with_ephemeral_password(&role)));
 
-    let plan = w.cairn_env(&["plan", "-out=tfplan"], &DEBUG).success();
+    let plan = w.cairn_here_env(&["plan", "-out=tfplan"], &DEBUG).success();
     assert_absent("plan", &plan.all());
     let opening = plan.stdout.find("ephemeral.random_password.db: Opening...").expect(&plan.all());
     let opened = plan.stdout.find("ephemeral.random_password.db: Opening complete after 0s").expect(&plan.all());
@@ -67,7 +67,7 @@ fn an_ephemeral_password_sets_a_write_only_role_password_and_is_stored_nowhere()
     assert_absent("the plan file", &String::from_utf8_lossy(&plan_file));
     assert!(!plan_file.windows(PASSWORD.len()).any(|b| b == PASSWORD.as_bytes()), "the plan file holds it");
 
-    let apply = w.cairn_env(&["apply", "-json", "tfplan"], &DEBUG).success();
+    let apply = w.cairn_here_env(&["apply", "-json", "tfplan"], &DEBUG).success();
     assert_absent("apply -json and its log", &apply.all());
     for message in ["\"type\":\"ephemeral_op_start\"", "\"type\":\"ephemeral_op_complete\""] {
         assert!(apply.stdout.contains(message), "{message}: {}", apply.all());
@@ -79,7 +79,7 @@ fn an_ephemeral_password_sets_a_write_only_role_password_and_is_stored_nowhere()
     assert_eq!(who, role);
 
     for args in [&["show"][..], &["state", "show", "postgresql_role.app"], &["state", "list"]] {
-        let run = w.cairn_env(args, &DEBUG).success();
+        let run = w.cairn_here_env(args, &DEBUG).success();
         assert_absent(&args.join(" "), &run.all());
         assert!(!run.stdout.contains("ephemeral.random_password"), "{}", run.all());
     }
@@ -163,10 +163,11 @@ resource "recorder_thing" "a" {
 }
 "#,
     );
-    let plan = w.cairn(&["plan"]).failure();
+    let plan = w.cairn(&["apply", "-auto-approve"]).failure();
     assert!(plan.stderr.contains("Invalid use of ephemeral value"), "{}", plan.all());
-    assert!(plan.stderr.contains("main.tf:"), "{}", plan.all());
+    assert!(plan.stderr.contains("main.tf:24:"), "at the attribute: {}", plan.all());
     assert!(plan.stderr.contains("\"value\""), "{}", plan.all());
+    assert!(ops(&w).is_empty(), "refused before anything is opened: {:?}", ops(&w));
 }
 
 #[test]
