@@ -422,9 +422,11 @@ struct Unparsed<'a> {
     retries: Vec<PendingOperation>,
 }
 
-/// How many instances a core reads at least, when a state's instances are
-/// shared out (a thread costs about as much as reading a hundred).
-const INSTANCES_A_RUN: usize = 4096;
+/// How many instances a core reads or encodes at least, when a state's
+/// instances are shared out: a thread costs about as much as reading a
+/// hundred, and at 4,096 a state of under 8,192 instances (5,000: 58 M
+/// instructions) was read on one thread.
+const INSTANCES_A_RUN: usize = 1024;
 
 /// Reads a state with its instances shared out between the cores: at
 /// 100,000 resources, reading them one after the other took 0.3 s.
@@ -1129,12 +1131,10 @@ mod tests {
         // One instance deep in the file is damaged: the careful read names
         // its line.
         let text = String::from_utf8(bytes).unwrap();
-        let damaged_at = text.find("{\"addr\":\"local_file.f9000\",\"provider\":\"local\"").unwrap();
-        let damaged = text.replacen(
-            "{\"addr\":\"local_file.f9000\",\"provider\":\"local\"",
-            "{\"addr\":\"local_file.f9000\",\"provider\":7",
-            1,
-        );
+        let deep = format!("local_file.f{}", 2 * INSTANCES_A_RUN + 5);
+        let whole = format!("{{\"addr\":\"{deep}\",\"provider\":\"local\"");
+        let damaged_at = text.find(&whole).unwrap();
+        let damaged = text.replacen(&whole, &format!("{{\"addr\":\"{deep}\",\"provider\":7"), 1);
         let line = text[..damaged_at].matches('\n').count() + 1;
         assert_eq!(parse_in_runs(damaged.as_bytes()), None);
         let err = parse(&path, damaged.as_bytes()).unwrap_err();
