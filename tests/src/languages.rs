@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use sha2::{Digest, Sha256};
 
@@ -127,40 +127,43 @@ pub fn toolchain(lang: Lang) -> PathBuf {
 /// built on first use (per process, and cached on disk across runs) and
 /// compiled into the tests' shared compiled-code cache: for e2e tests.
 pub fn lang_component(lang: Lang, name: &str) -> PathBuf {
-    static WARMED: OnceLock<Mutex<HashMap<(Lang, String), PathBuf>>> = OnceLock::new();
-    let warmed = WARMED.get_or_init(Default::default);
-    // Held while compiling: two tests asking for the same provider wait for
-    // one compile.
-    let mut warmed = warmed.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(path) = warmed.get(&(lang, name.to_string())) {
-        return path.clone();
-    }
-    let path = built_component(lang, name);
-    warm_cache(&path);
-    warmed.insert((lang, name.to_string()), path.clone());
-    path
+    static WARMED: OnceLock<Mutex<HashMap<(Lang, String), Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
+    once_per_provider(&WARMED, lang, name, || {
+        let path = built_component(lang, name);
+        warm_cache(&path);
+        path
+    })
 }
 
 /// The component of the provider in `providers/<name>` written in `lang`,
 /// built on first use (per process, and cached on disk across runs), not
 /// compiled: for benchmarks, which measure the compile themselves.
 pub fn built_component(lang: Lang, name: &str) -> PathBuf {
-    static BUILT: OnceLock<Mutex<HashMap<(Lang, String), PathBuf>>> = OnceLock::new();
-    let built = BUILT.get_or_init(Default::default);
-    // Held during the build: two tests asking for the same provider wait for
-    // one build (different providers build one after the other, which on a
-    // 2-core machine is no slower).
-    let mut built = built.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(path) = built.get(&(lang, name.to_string())) {
-        return path.clone();
-    }
-    let path = build(lang, name);
-    built.insert((lang, name.to_string()), path.clone());
-    path
+    static BUILT: OnceLock<Mutex<HashMap<(Lang, String), Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
+    once_per_provider(&BUILT, lang, name, || build(lang, name))
+}
+
+/// `make`'s path for the provider `name` in `lang`, made once per process:
+/// two tests asking for the same provider wait for one build, while
+/// different providers build side by side (componentize-py and
+/// componentize-js are mostly single-threaded, so two of them at once use
+/// both cores of a 2-core machine). A build that panics leaves the provider
+/// unbuilt, for the next test to try and report again.
+fn once_per_provider(
+    cells: &'static OnceLock<Mutex<HashMap<(Lang, String), Arc<OnceLock<PathBuf>>>>>,
+    lang: Lang,
+    name: &str,
+    make: impl FnOnce() -> PathBuf,
+) -> PathBuf {
+    let cell = {
+        let mut cells = cells.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
+        cells.entry((lang, name.to_string())).or_default().clone()
+    };
+    cell.get_or_init(make).clone()
 }
 
 /// Compiles `wasm` into the test run's shared compiled-code cache once,
-/// with `cairn providers inspect`, while the build lock is held: otherwise
+/// with `cairn providers inspect`, while its provider's cell is held: otherwise
 /// every test that starts the provider at the same time would compile the
 /// same 12-20 MB component (seconds of CPU each) side by side.
 fn warm_cache(wasm: &Path) {
