@@ -809,8 +809,13 @@ impl<'a> Expander<'a> {
             });
             outputs.push((at(ExprKind::Literal(Value::string(name.clone()))), reference));
         }
-        let extra: Vec<(Reference, Location)> =
+        let mut extra: Vec<(Reference, Location)> =
             call.depends_on.iter().map(|(d, l)| (arguments.reference(d), l.clone())).collect();
+        // As in Terraform, what decides a module's instances comes before
+        // everything in them (`-target` of an instance takes it along).
+        if let Some(expansion) = expansion {
+            extra.push((Reference::Local(expansion.to_string()), call.location.clone()));
+        }
         for r in &module.resources {
             self.resource(r, &inside, &extra);
         }
