@@ -34,6 +34,11 @@ struct Store {
     items: BTreeMap<String, Value>,
     made: u64,
     puts: Vec<Put>,
+    /// Every lease call (`tfhttp_lease`), in order: "open l1 deploy",
+    /// "renew l1", "close l1".
+    lease_calls: Vec<String>,
+    /// The leases handed out, by id: true while not revoked.
+    leases: BTreeMap<String, bool>,
 }
 
 /// The store on a loopback port (the side-by-side tests run it too).
@@ -65,6 +70,54 @@ impl ItemServer {
     fn puts(&self) -> Vec<Put> {
         self.store.lock().unwrap().puts.clone()
     }
+
+    /// Every lease call the store answered, in order.
+    pub(crate) fn lease_calls(&self) -> Vec<String> {
+        self.store.lock().unwrap().lease_calls.clone()
+    }
+
+    /// The bodies of the items' writes, in order.
+    pub(crate) fn put_bodies(&self) -> Vec<Value> {
+        self.puts().into_iter().map(|put| put.body).collect()
+    }
+}
+
+/// The store's answer to a lease call: POST /leases (open, with the
+/// scope; `forbidden` is refused), POST /leases/ID/renew, DELETE
+/// /leases/ID (close). A lease's token is `token-ID`.
+fn answer_lease(request: &Request, store: &mut Store) -> (&'static str, String) {
+    let (method, path) = (request.method.as_str(), request.path.as_str());
+    if method == "POST" && path == "/leases" {
+        let asked: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+        let scope = asked["scope"].as_str().unwrap_or_default().to_string();
+        if scope == "forbidden" {
+            return ("403 Forbidden", r#"{"error":"no leases for that scope"}"#.to_string());
+        }
+        let id = format!("l{}", store.leases.len() + 1);
+        store.leases.insert(id.clone(), true);
+        store.lease_calls.push(format!("open {id} {scope}"));
+        return ("200 OK", json!({"id": id, "scope": scope, "token": format!("token-{id}")}).to_string());
+    }
+    let rest = path.strip_prefix("/leases/").unwrap_or("");
+    let (id, renew) = match rest.strip_suffix("/renew") {
+        Some(id) => (id, true),
+        None => (rest, false),
+    };
+    if store.leases.get(id) != Some(&true) {
+        return ("404 Not Found", r#"{"error":"no such lease"}"#.to_string());
+    }
+    match (method, renew) {
+        ("POST", true) => {
+            store.lease_calls.push(format!("renew {id}"));
+            ("200 OK", json!({"id": id}).to_string())
+        }
+        ("DELETE", false) => {
+            store.lease_calls.push(format!("close {id}"));
+            store.leases.insert(id.to_string(), false);
+            ("204 No Content", String::new())
+        }
+        _ => ("405 Method Not Allowed", String::new()),
+    }
 }
 
 /// The store's answer to one request.
@@ -73,6 +126,9 @@ fn answer(request: &Request, store: &Mutex<Store>) -> (&'static str, String) {
     let if_match = request.header("if-match").map(str::to_string);
     let name = path.strip_prefix("/items/").unwrap_or("").to_string();
     let mut store = store.lock().unwrap();
+    if path.starts_with("/leases") {
+        return answer_lease(request, &mut store);
+    }
     match method {
         "GET" => match store.items.get(&name) {
             Some(item) => ("200 OK", item.to_string()),
@@ -468,4 +524,47 @@ fn moved_across_types_from_a_type_the_provider_does_not_take_is_refused() {
     assert!(plan.stderr.contains("main.tf:"), "the error is at the moved block: {}", plan.all());
     assert!(server.puts().is_empty());
     assert_eq!(w.addresses(), ["terraform_data.a"]);
+}
+
+/// `tfhttp_lease` for scope `scope`, its token in tfhttp_item's write-only
+/// `secret`.
+fn lease_config(port: u16, scope: &str) -> String {
+    let lease = format!(
+        "ephemeral \"tfhttp_lease\" \"l\" {{\n  scope = \"{scope}\"\n}}\n\n\
+         resource \"tfhttp_item\" \"a\" {{\n  name   = \"alpha\"\n  value  = \"hello\"\n  secret = ephemeral.tfhttp_lease.l.token\n}}\n"
+    );
+    moved_config(port, &lease)
+}
+
+/// The store refuses the lease: the framework's error, at the ephemeral
+/// block and the attribute it names; nothing is written and no lease is
+/// left open.
+#[test]
+fn an_ephemeral_resource_the_provider_cannot_open_fails_at_its_block_and_attribute() {
+    let server = ItemServer::start();
+    let w = workdir(&lease_config(server.port, "forbidden"));
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("ephemeral.tfhttp_lease.l: Cannot lease a token"), "{}", plan.all());
+    assert!(plan.stderr.contains("at attribute .scope"), "{}", plan.all());
+    assert!(plan.stderr.contains("no leases for that scope"), "{}", plan.all());
+    assert!(plan.stderr.contains("main.tf:"), "the error is at the ephemeral block: {}", plan.all());
+    assert!(server.lease_calls().is_empty(), "{:?}", server.lease_calls());
+    assert!(server.puts().is_empty());
+}
+
+/// A provider that defers opening an ephemeral resource although cairn
+/// (like Terraform) told it not to: refused by the bridge, at the block.
+#[test]
+fn an_ephemeral_resource_the_provider_defers_is_refused() {
+    let server = ItemServer::start();
+    let w = workdir(&lease_config(server.port, "later"));
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("ephemeral.tfhttp_lease.l:"), "{}", plan.all());
+    assert!(
+        plan.stderr.contains("the provider deferred the opening of the ephemeral resource (reason ABSENT_PREREQ)"),
+        "{}",
+        plan.all()
+    );
+    assert!(plan.stderr.contains("cairn has no deferred actions"), "{}", plan.all());
+    assert!(server.puts().is_empty());
 }

@@ -6,7 +6,9 @@
 //! against its own store on loopback), and both must plan the same actions
 //! and keep the same attribute values in state: for tfsdkv2, but for the
 //! one value the legacy type system normalisation makes null where SDKv2
-//! and so Terraform keep "".
+//! and so Terraform keep "". tfhttp's ephemeral resource `tfhttp_lease`
+//! is compared too: the leases each store saw opened and closed, and the
+//! token its write-only attribute carried.
 //!
 //! The wall time of each step is printed (`--nocapture` shows it), for the
 //! comparison in the bridge's note; no test asserts a time.
@@ -170,19 +172,35 @@ struct SideBySide {
     tf_dir: Workdir,
     cli_config: PathBuf,
     cairn: Workdir,
+    /// tfhttp's stores: (Terraform's, cairn's).
+    stores: Option<(ItemServer, ItemServer)>,
 }
 
 impl SideBySide {
-    /// tfhttp, each tool's against its own store.
+    /// tfhttp with `config`, each tool's against its own store.
     fn tfhttp() -> SideBySide {
+        SideBySide::tfhttp_with(config)
+    }
+
+    /// tfhttp with the configuration `config(source, port, grant)` makes,
+    /// each tool's against its own store.
+    fn tfhttp_with(config: fn(&str, u16, &str) -> String) -> SideBySide {
         let (tf_store, cairn_store) = (ItemServer::start(), ItemServer::start());
         let grant =
             format!("  sandbox {{\n    http {{\n      url = \"http://127.0.0.1:{}\"\n    }}\n  }}\n", cairn_store.port);
-        SideBySide::new(
+        let mut both = SideBySide::new(
             "tfhttp",
             &config("cairn/tfhttp", tf_store.port, ""),
             &config("./tfhttp.wasm", cairn_store.port, &grant),
-        )
+        );
+        both.stores = Some((tf_store, cairn_store));
+        both
+    }
+
+    /// tfhttp's stores: (Terraform's, cairn's).
+    fn stores(&self) -> (&ItemServer, &ItemServer) {
+        let (tf, cairn) = self.stores.as_ref().expect("a tfhttp side by side has stores");
+        (tf, cairn)
     }
 
     /// `provider` built natively for Terraform, which applies
@@ -207,7 +225,7 @@ impl SideBySide {
         let component = lang_component(Lang::Go, &format!("testing/{provider}"));
         std::fs::copy(component, cairn.path().join(format!("{provider}.wasm"))).unwrap();
         cairn.write("main.tf", cairn_config);
-        let both = SideBySide { tf_dir, cli_config, cairn };
+        let both = SideBySide { tf_dir, cli_config, cairn, stores: None };
         let started = Instant::now();
         both.terraform(&["init", "-input=false", "-no-color"]);
         eprintln!("side by side: terraform init (from the mirror) {:.2} s", started.elapsed().as_secs_f64());
@@ -290,6 +308,129 @@ fn terraform_and_cairn_plan_and_apply_the_framework_provider_alike() {
     assert_eq!(values["tfhttp_item.a"]["name"], "beta");
 
     both.both("destroy", &[&["destroy", "-auto-approve", "-input=false"], &replace[..]].concat());
+    assert!(both.cairn.addresses().is_empty());
+}
+
+/// A configuration with an ephemeral resource: a lease from the store
+/// (renewed at once when `renew` is set), whose token goes into tfhttp_item's
+/// write-only `secret`.
+fn lease_config(source: &str, port: u16, grant: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    tfhttp = {{ source = "{source}" }}
+  }}
+}}
+
+provider "tfhttp" {{
+  endpoint = "http://127.0.0.1:{port}"
+{grant}}}
+
+variable "value" {{
+  default = "leased"
+}}
+
+ephemeral "tfhttp_lease" "deploy" {{
+  scope = "deploy"
+  renew = true
+}}
+
+resource "tfhttp_item" "a" {{
+  name   = "with-lease"
+  value  = var.value
+  secret = ephemeral.tfhttp_lease.deploy.token
+}}
+"#
+    )
+}
+
+/// The lease calls a store saw, checked to be well-formed (every lease
+/// opened once, renewed only while open, closed once) and without the
+/// renewals. Terraform renews a lease that asks for it at once from a
+/// timer of its own, racing with the rest of the run, so which leases got
+/// renewed before they were closed is not compared; that each tool renews
+/// is asserted apart.
+fn opens_and_closes(tool: &str, calls: &[String]) -> Vec<String> {
+    let mut open = std::collections::BTreeSet::new();
+    for call in calls {
+        let words: Vec<&str> = call.split(' ').collect();
+        let fresh = match words[0] {
+            "open" => open.insert(words[1]),
+            "renew" => open.contains(words[1]),
+            _ => open.remove(words[1]),
+        };
+        assert!(fresh, "{tool}: `{call}` out of order in {calls:?}");
+    }
+    assert!(open.is_empty(), "{tool}: leases left open: {open:?} in {calls:?}");
+    calls.iter().filter(|c| !c.starts_with("renew ")).cloned().collect()
+}
+
+/// The ephemeral resource `tfhttp_lease` through plan, apply, a no-op plan
+/// and an update in both tools: the same leases opened and closed, in the
+/// same order; its token reached the store through the write-only
+/// attribute in both; nothing of it in either state.
+#[test]
+fn terraform_and_cairn_open_renew_and_close_an_ephemeral_resource_alike() {
+    let both = SideBySide::tfhttp_with(lease_config);
+    let (tf_store, cairn_store) = both.stores();
+    let same_calls = |step: &str| {
+        let (tf, cairn) = (tf_store.lease_calls(), cairn_store.lease_calls());
+        assert_eq!(
+            opens_and_closes("cairn", &cairn),
+            opens_and_closes("terraform", &tf),
+            "{step}: the stores saw different lease calls: terraform {tf:?}, cairn {cairn:?}"
+        );
+        (tf, cairn)
+    };
+
+    let actions = both.same_plan("lease: plan", &[]);
+    assert_eq!(actions["tfhttp_item.a"], "create", "{actions:?}");
+    let (tf, _) = same_calls("lease: plan");
+    assert_eq!(opens_and_closes("terraform", &tf), ["open l1 deploy", "close l1"]);
+
+    let values = both.same_apply("lease: apply", &[]);
+    assert!(values["tfhttp_item.a"]["secret"].is_null(), "{values:#?}");
+    let (tf, cairn) = same_calls("lease: apply");
+    // The token of the lease opened for the apply reached the store.
+    let (tf_put, cairn_put) = (tf_store.put_bodies().remove(0), cairn_store.put_bodies().remove(0));
+    let last_open = |calls: &[String]| {
+        calls.iter().rev().find_map(|c| c.strip_prefix("open ")).unwrap().split(' ').next().unwrap().to_string()
+    };
+    assert_eq!(tf_put["secret"], format!("token-{}", last_open(&tf)), "{tf_put}");
+    assert_eq!(cairn_put["secret"], tf_put["secret"], "cairn's write: {cairn_put}");
+    // (Terraform lists the ephemeral resource among the item's
+    // dependencies; no value of it is kept.)
+    for (tool, state) in [
+        ("terraform", std::fs::read_to_string(both.tf_dir.path().join("config/terraform.tfstate")).unwrap()),
+        ("cairn", both.cairn.state_text()),
+    ] {
+        assert!(!state.contains("token-l"), "{tool} kept the ephemeral token in its state:\n{state}");
+    }
+
+    let actions = both.same_plan("lease: no-op plan", &[]);
+    assert!(actions.is_empty(), "nothing to do after the apply: {actions:?}");
+    same_calls("lease: no-op plan");
+    let update = ["-var", "value=again"];
+    let values = both.same_apply("lease: apply an update", &update);
+    assert_eq!(values["tfhttp_item.a"]["revision"], 2);
+    let (tf, cairn) = same_calls("lease: apply an update");
+    for (tool, calls) in [("terraform", &tf), ("cairn", &cairn)] {
+        assert!(calls.iter().any(|c| c.starts_with("renew ")), "{tool} renewed no lease that asked for it: {calls:?}");
+    }
+    // The write-only value is sent when the item is made only.
+    assert!(cairn_store.put_bodies()[1].get("secret").is_none());
+
+    // Destroying, Terraform 1.11.4 opens (and closes) the lease once more,
+    // though nothing it destroys takes the token; cairn opens none. A known
+    // difference, asserted so that a change on either side shows.
+    let before = opens_and_closes("cairn", &cairn_store.lease_calls());
+    both.both("lease: destroy", &["destroy", "-auto-approve", "-input=false"]);
+    let (tf, cairn) = (tf_store.lease_calls(), cairn_store.lease_calls());
+    assert_eq!(opens_and_closes("cairn", &cairn), before, "cairn opened a lease to destroy");
+    let extra = format!("l{}", before.len() / 2 + 1);
+    let expected = [before, vec![format!("open {extra} deploy"), format!("close {extra}")]].concat();
+    assert_eq!(opens_and_closes("terraform", &tf), expected, "terraform's lease calls destroying");
     assert!(both.cairn.addresses().is_empty());
 }
 
