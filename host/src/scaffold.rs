@@ -176,7 +176,9 @@ const GO_SDK: Files = &[
     ("sdk/internal/wit/WIT_SHA256", include_str!("../../providers/sdk-go/internal/wit/WIT_SHA256")),
     (
         "sdk/internal/wit/exports/export_cairn_provider_ephemeral_resources/handler.go",
-        include_str!("../../providers/sdk-go/internal/wit/exports/export_cairn_provider_ephemeral_resources/handler.go"),
+        include_str!(
+            "../../providers/sdk-go/internal/wit/exports/export_cairn_provider_ephemeral_resources/handler.go"
+        ),
     ),
     (
         "sdk/internal/wit/exports/export_cairn_provider_provider/handler.go",
