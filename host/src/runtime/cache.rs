@@ -127,10 +127,10 @@ impl ComponentCache {
     pub(crate) fn load(&self, compilers: Compilers<'_>, name: &str, wasm: &[u8]) -> anyhow::Result<Loaded> {
         let engine = compilers.optimized;
         let Some((dir, key)) = &self.store else {
-            if let Some((baseline, BaselineUse::Cached)) = compilers.baseline {
-                if let Some(component) = compile_baseline(baseline, name, wasm, Compile::Uncached) {
-                    return Ok(Loaded { component, from_cache: false, tier: Tier::Baseline });
-                }
+            if let Some((baseline, BaselineUse::Cached)) = compilers.baseline
+                && let Some(component) = compile_baseline(baseline, name, wasm, Compile::Uncached)
+            {
+                return Ok(Loaded { component, from_cache: false, tier: Tier::Baseline });
             }
             let component = compile(engine, name, wasm, Compile::Uncached)?;
             return Ok(Loaded { component, from_cache: false, tier: Tier::Optimized });
