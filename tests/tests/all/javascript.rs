@@ -333,7 +333,11 @@ fn js_ephemeral_token_is_opened_renewed_closed_and_stored_nowhere() {
     assert_eq!(values.len(), 2, "{values:?}");
     assert_ne!(values[0], values[1]);
     let token = &values[1];
-    assert_eq!(store.bodies("/sink/app"), [token.clone()], "the write-only attribute got the apply's token");
+    assert_eq!(
+        store.bodies("/sink/app"),
+        std::slice::from_ref(token),
+        "the write-only attribute got the apply's token"
+    );
     let app = w.attributes("jstoken_sink.app");
     assert_eq!(app["secret_length"], token.len(), "{app:#}");
     assert!(app["secret"].is_null(), "a write-only attribute is stored null: {app:#}");
