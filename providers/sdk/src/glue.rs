@@ -489,4 +489,72 @@ mod tests {
         assert!(!G::upgrade_state("echo".into(), 0, "{}".into()).diagnostics.is_empty());
         assert!(G::validate_resource("other".into(), Value::Null.to_wire())[0].summary.contains("other"));
     }
+
+    /// A provider with one ephemeral type, `lease`: `name`, a computed
+    /// sensitive `token`, renewed every second; closing `stuck` fails.
+    struct Leases;
+
+    impl Provider for Leases {
+        fn schema() -> ProviderSchema {
+            ProviderSchema::new().ephemeral_resource(
+                "lease",
+                Schema::new(0)
+                    .attribute("name", Attr::string().required())
+                    .attribute("token", Attr::string().computed().sensitive()),
+            )
+        }
+
+        fn configure(_: Value) -> Result<Self, Vec<Diagnostic>> {
+            Ok(Leases)
+        }
+
+        fn apply(&self, _: ApplyRequest) -> Result<ApplyResponse, Vec<Diagnostic>> {
+            unreachable!("no resources")
+        }
+
+        fn open_ephemeral(&self, _: &str, config: Value) -> Result<crate::OpenResponse, Vec<Diagnostic>> {
+            let name = config.get_attr("name").as_str().unwrap_or_default().to_owned();
+            let mut result = config;
+            result.set_attr("token", format!("t-{name}"));
+            Ok(crate::OpenResponse::new(result).private(name.into_bytes()).renew_at(1_000))
+        }
+
+        fn renew_ephemeral(&self, _: &str, private: &[u8]) -> Result<crate::RenewResponse, Vec<Diagnostic>> {
+            Ok(crate::RenewResponse { private: [private, b"+"].concat(), renew_at: Some(2_000) })
+        }
+
+        fn close_ephemeral(&self, _: &str, private: &[u8]) -> Result<(), Vec<Diagnostic>> {
+            match private {
+                b"stuck" => Err(Diagnostic::error("cannot close stuck").into()),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    #[test]
+    fn ephemeral_resources_open_renew_and_close_through_the_wire() {
+        use crate::ephemeral_bindings::exports::cairn::provider::ephemeral_resources::Guest as _;
+        type L = Glue<Leases>;
+        INSTANCE.with(|c| *c.borrow_mut() = None);
+        let schemas = L::schemas();
+        assert_eq!(schemas.len(), 1);
+        assert_eq!(schemas[0].0, "lease");
+        assert!(<L as Guest>::schema().resources.is_empty(), "not among the managed resource types");
+        assert!(<L as Guest>::configure(Value::Null.to_wire()).is_empty());
+
+        let config = Value::object([("name", Value::from("db")), ("token", Value::Null)]);
+        let opened = L::open("lease".into(), config.to_wire());
+        assert!(opened.diagnostics.is_empty(), "{:?}", opened.diagnostics);
+        let result = Value::from_wire(&opened.result).unwrap();
+        assert_eq!(result.get_attr("token").as_str(), Some("t-db"));
+        assert!(opened.result.nodes.iter().any(|n| n.sensitive), "the schema's sensitive token is marked");
+        assert_eq!((opened.private.as_slice(), opened.renew_at), (&b"db"[..], Some(1_000)));
+
+        let renewed = L::renew("lease".into(), opened.private);
+        assert_eq!((renewed.private.as_slice(), renewed.renew_at), (&b"db+"[..], Some(2_000)));
+        assert!(L::close("lease".into(), renewed.private).is_empty());
+        assert_eq!(L::close("lease".into(), b"stuck".to_vec())[0].summary, "cannot close stuck");
+        let unknown = L::open("nope".into(), config.to_wire());
+        assert!(unknown.diagnostics[0].summary.contains("Unknown ephemeral resource type"), "{unknown:?}");
+    }
 }
