@@ -127,7 +127,7 @@ pub fn toolchain(lang: Lang) -> PathBuf {
 /// built on first use (per process, and cached on disk across runs) and
 /// compiled into the tests' shared compiled-code cache: for e2e tests.
 pub fn lang_component(lang: Lang, name: &str) -> PathBuf {
-    static WARMED: OnceLock<Mutex<HashMap<(Lang, String), Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
+    static WARMED: ProviderCells = OnceLock::new();
     once_per_provider(&WARMED, lang, name, || {
         let path = built_component(lang, name);
         warm_cache(&path);
@@ -139,9 +139,12 @@ pub fn lang_component(lang: Lang, name: &str) -> PathBuf {
 /// built on first use (per process, and cached on disk across runs), not
 /// compiled: for benchmarks, which measure the compile themselves.
 pub fn built_component(lang: Lang, name: &str) -> PathBuf {
-    static BUILT: OnceLock<Mutex<HashMap<(Lang, String), Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
+    static BUILT: ProviderCells = OnceLock::new();
     once_per_provider(&BUILT, lang, name, || build(lang, name))
 }
+
+/// One cell per provider (language and name), filled once with its path.
+type ProviderCells = OnceLock<Mutex<HashMap<(Lang, String), Arc<OnceLock<PathBuf>>>>>;
 
 /// `make`'s path for the provider `name` in `lang`, made once per process:
 /// two tests asking for the same provider wait for one build, while
@@ -149,12 +152,7 @@ pub fn built_component(lang: Lang, name: &str) -> PathBuf {
 /// componentize-js are mostly single-threaded, so two of them at once use
 /// both cores of a 2-core machine). A build that panics leaves the provider
 /// unbuilt, for the next test to try and report again.
-fn once_per_provider(
-    cells: &'static OnceLock<Mutex<HashMap<(Lang, String), Arc<OnceLock<PathBuf>>>>>,
-    lang: Lang,
-    name: &str,
-    make: impl FnOnce() -> PathBuf,
-) -> PathBuf {
+fn once_per_provider(cells: &'static ProviderCells, lang: Lang, name: &str, make: impl FnOnce() -> PathBuf) -> PathBuf {
     let cell = {
         let mut cells = cells.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
         cells.entry((lang, name.to_string())).or_default().clone()

@@ -58,9 +58,14 @@ fn an_ephemeral_password_sets_a_write_only_role_password_and_is_stored_nowhere()
 
     let plan = w.cairn_here_env(&["plan", "-out=tfplan"], &DEBUG).success();
     assert_absent("plan", &plan.all());
-    let opening = plan.stdout.find("ephemeral.random_password.db: Opening...").expect(&plan.all());
-    let opened = plan.stdout.find("ephemeral.random_password.db: Opening complete after 0s").expect(&plan.all());
-    let closing = plan.stdout.find("ephemeral.random_password.db: Closing...").expect(&plan.all());
+    let opening =
+        plan.stdout.find("ephemeral.random_password.db: Opening...").unwrap_or_else(|| panic!("{}", plan.all()));
+    let opened = plan
+        .stdout
+        .find("ephemeral.random_password.db: Opening complete after 0s")
+        .unwrap_or_else(|| panic!("{}", plan.all()));
+    let closing =
+        plan.stdout.find("ephemeral.random_password.db: Closing...").unwrap_or_else(|| panic!("{}", plan.all()));
     assert!(opening < opened && opened < closing, "{}", plan.all());
     assert!(plan.stdout.contains("password_wo"), "{}", plan.all());
     let plan_file = std::fs::read(w.path().join("tfplan")).unwrap();
