@@ -391,7 +391,7 @@ fn terraform_and_cairn_open_renew_and_close_an_ephemeral_resource_alike() {
 
     let values = both.same_apply("lease: apply", &[]);
     assert!(values["tfhttp_item.a"]["secret"].is_null(), "{values:#?}");
-    let (tf, cairn) = same_calls("lease: apply");
+    let (tf, _) = same_calls("lease: apply");
     // The token of the lease opened for the apply reached the store.
     let (tf_put, cairn_put) = (tf_store.put_bodies().remove(0), cairn_store.put_bodies().remove(0));
     let last_open = |calls: &[String]| {
