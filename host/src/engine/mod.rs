@@ -731,10 +731,6 @@ impl Engine {
             self.until_interrupted("moving objects across resource types", across_types)?.map_err(diagnostics)?;
         }
         let state = Arc::new(state);
-        let (progress, reported) = std::sync::mpsc::channel();
-        let planner = Planner {
-            config: Arc::clone(&config),
-            graph: Arc::clone(&graph),
         // A destroy plans the state alone: module expansion does not matter.
         let (config, graph) = match &ws.staging {
             Some(staging) if !options.destroy => {
@@ -742,6 +738,10 @@ impl Engine {
             }
             _ => (Arc::clone(&ws.config), Arc::clone(&ws.graph)),
         };
+        let (progress, reported) = std::sync::mpsc::channel();
+        let planner = Planner {
+            config: Arc::clone(&config),
+            graph: Arc::clone(&graph),
             providers: providers.clone(),
             state: Arc::clone(&state),
             variables: ws.variables.clone(),
@@ -891,11 +891,11 @@ impl Engine {
     /// each one's component.
     fn start_providers(&self, ws: &Workspace, state: &State, intent: Intent) -> Result<(Providers, ProviderHashes)> {
         let mut names = needed_providers(&ws.config, state);
+        names.extend(ws.staging.iter().flat_map(|s| s.providers.iter().cloned()));
         let doubles = self.doubles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         // A mocked provider is not started at all.
         let mocked = doubles.as_ref().map(|d| doubles::take_mocked(d.as_ref(), &mut names)).unwrap_or_default();
         let (started, hashes) = self.start_real_providers(ws, &names, intent)?;
-        names.extend(ws.staging.iter().flat_map(|s| s.providers.iter().cloned()));
         match doubles {
             None => Ok((started, hashes)),
             Some(d) => Ok((doubles::substitute(d.as_ref(), started, &mocked).map_err(diagnostics)?, hashes)),

@@ -331,22 +331,6 @@ pub fn override_call(
     true
 }
 
-/// Expands every module call of `config` (the root module, its root
-/// variables resolved to `variables`) into one flat configuration, the
-/// calls whose argument was evaluated while planning with their value in
-/// `pinned`; see the module documentation. The result has no module calls.
-pub fn expand_modules(
-    mut config: Config,
-    variables: &BTreeMap<String, Value>,
-    pinned: &Pinned,
-) -> Result<Expanded, Vec<Diagnostic>> {
-    let calls = std::mem::take(&mut config.modules);
-    if calls.is_empty() {
-        return Ok(Expanded { config, deferred: Vec::new(), deferred_providers: BTreeSet::new() });
-    }
-    let root = Scope { module: ModuleInstance::root(), dir: ".".into(), providers: BTreeMap::new() };
-    let ctx = static_context(&config, &config.dir, variables.clone());
-    let rewriter = Rewriter { scope: &root, instance: None, expansion: None };
 /// The value of each deferred module call's `count` or `for_each` found
 /// while planning, by the call's name in the flat configuration (`module.m`,
 /// `module.a["x"].module.b`).
@@ -390,6 +374,22 @@ pub struct Expanded {
     pub deferred_providers: BTreeSet<String>,
 }
 
+/// Expands every module call of `config` (the root module, its root
+/// variables resolved to `variables`) into one flat configuration, the
+/// calls whose argument was evaluated while planning with their value in
+/// `pinned`; see the module documentation. The result has no module calls.
+pub fn expand_modules(
+    mut config: Config,
+    variables: &BTreeMap<String, Value>,
+    pinned: &Pinned,
+) -> Result<Expanded, Vec<Diagnostic>> {
+    let calls = std::mem::take(&mut config.modules);
+    if calls.is_empty() {
+        return Ok(Expanded { config, deferred: Vec::new(), deferred_providers: BTreeSet::new() });
+    }
+    let root = Scope { module: ModuleInstance::root(), dir: ".".into(), providers: BTreeMap::new() };
+    let ctx = static_context(&config, &config.dir, variables.clone());
+    let rewriter = Rewriter { scope: &root, instance: None, expansion: None };
     let mut flat =
         Config { resources: Vec::new(), locals: BTreeMap::new(), outputs: BTreeMap::new(), ..config.clone() };
     let mut expander = Expander::new(&mut flat, pinned);
@@ -414,6 +414,11 @@ pub struct Expanded {
     }
     let Expander { mut diags, deferred, deferred_providers, .. } = expander;
     depend_on_module_resources(&mut flat);
+    // An import into a deferred call's instance is checked once it expands.
+    let (waiting, imports) = std::mem::take(&mut flat.imports)
+        .into_iter()
+        .partition(|i| deferred.iter().any(|d| i.to.resource.module.within(&d.call)));
+    flat.imports = imports;
     super::refactor::check(&flat, &mut diags);
     flat.imports.extend::<Vec<_>>(waiting);
     if diags.is_empty() { Ok(Expanded { config: flat, deferred, deferred_providers }) } else { Err(diags) }
@@ -426,11 +431,6 @@ struct Scope {
     /// Its directory relative to the root module's: `path.module`.
     dir: String,
     /// The root provider configuration of each provider name the module
-    // An import into a deferred call's instance is checked once it expands.
-    let (waiting, imports) = std::mem::take(&mut flat.imports)
-        .into_iter()
-        .partition(|i| deferred.iter().any(|d| i.to.resource.module.within(&d.call)));
-    flat.imports = imports;
     /// uses, as its calls' `providers` passed them (root: none, each name
     /// is its own).
     providers: BTreeMap<String, String>,
@@ -457,6 +457,12 @@ impl Scope {
 struct Expander<'a> {
     flat: &'a mut Config,
     diags: Vec<Diagnostic>,
+    /// The deferred calls' arguments, as planning found them.
+    pinned: &'a Pinned,
+    /// The calls left for planning.
+    deferred: Vec<DeferredCall>,
+    /// The provider configurations the deferred calls' modules use.
+    deferred_providers: BTreeSet<String>,
 }
 
 impl<'a> Expander<'a> {
@@ -472,12 +478,6 @@ impl<'a> Expander<'a> {
             self.diags.push(error_at(
                 "Provider configuration not present",
                 format!(
-    /// The deferred calls' arguments, as planning found them.
-    pinned: &'a Pinned,
-    /// The calls left for planning.
-    deferred: Vec<DeferredCall>,
-    /// The provider configurations the deferred calls' modules use.
-    deferred_providers: BTreeSet<String>,
                     "{} uses the provider configuration {:?}, which the module block of {} does not pass: add it \
                      to its providers = {{ … }}.",
                     r.addr.clone().in_module(scope.module.clone()),
@@ -572,6 +572,10 @@ impl<'a> Expander<'a> {
             }
             Err(errors) => return self.diags.extend(errors),
         };
+        // A pinned argument stays in the configuration, evaluated by plan
+        // and apply like any local: `each.value` parts known only after
+        // apply are read from it.
+        let expansion = pinned.map(|_| self.argument_local(call, parent, &name));
         let mut objects = Vec::new();
         for instance in &instances {
             let Some(scope) = self.child_scope(call, parent, instance) else { continue };
@@ -583,10 +587,6 @@ impl<'a> Expander<'a> {
         let expr = if call.count.is_some() {
             value(ExprKind::Tuple(objects.into_iter().map(|(_, o)| o).collect()))
         } else if call.for_each.is_some() {
-        // A pinned argument stays in the configuration, evaluated by plan
-        // and apply like any local: `each.value` parts known only after
-        // apply are read from it.
-        let expansion = pinned.map(|_| self.argument_local(call, parent, &name));
             let entries = objects.into_iter().filter_map(|(key, o)| match key {
                 Some(InstanceKey::String(k)) => Some((value(ExprKind::Literal(Value::String(k))), o)),
                 _ => None,
@@ -615,17 +615,6 @@ impl<'a> Expander<'a> {
         self.flat.locals.insert(name, local);
     }
 
-    /// The scope of one instance of `call`, with the provider
-    /// configurations it gets.
-    fn child_scope(&mut self, call: &ModuleCall, parent: &Scope, instance: &Instance) -> Option<Scope> {
-        let module = parent.module.child(&call.name, instance.key.clone());
-        let mut providers = BTreeMap::new();
-        // Without `providers`, a module (and the modules it calls) gets
-        // its caller's default configurations, as in Terraform.
-        for name in default_providers(&call.config) {
-            if let Some(p) = parent.provider(&name) {
-                providers.insert(name, p);
-            }
     /// Adds the local holding the `count` or `for_each` of `call` (named
     /// `name` in the flat configuration), evaluated in its caller `parent`;
     /// returns the local's name.
@@ -674,6 +663,17 @@ impl<'a> Expander<'a> {
         });
     }
 
+    /// The scope of one instance of `call`, with the provider
+    /// configurations it gets.
+    fn child_scope(&mut self, call: &ModuleCall, parent: &Scope, instance: &Instance) -> Option<Scope> {
+        let module = parent.module.child(&call.name, instance.key.clone());
+        let mut providers = BTreeMap::new();
+        // Without `providers`, a module (and the modules it calls) gets
+        // its caller's default configurations, as in Terraform.
+        for name in default_providers(&call.config) {
+            if let Some(p) = parent.provider(&name) {
+                providers.insert(name, p);
+            }
         }
         for pass in &call.providers {
             match parent.provider(&pass.parent) {
@@ -746,6 +746,7 @@ impl<'a> Expander<'a> {
         scope: &Scope,
         instance: &Instance,
         parent_ctx: &EvalContext,
+        expansion: Option<&str>,
     ) -> Expression {
         let module = &call.config;
         let arguments = Rewriter { scope: parent, instance: Some(instance), expansion };
@@ -774,7 +775,6 @@ impl<'a> Expander<'a> {
             let local = Local {
                 name: local_name.clone(),
                 expr: marked_if(variable.sensitive, expr),
-        expansion: Option<&str>,
                 location: variable.location.clone(),
                 input: Some(Box::new(variable.clone())),
                 depends_on: Vec::new(),
@@ -870,6 +870,12 @@ fn depend_on_module_resources(flat: &mut Config) {
     }
 }
 
+/// Whether `config` calls a module with `count` or `for_each`, at any
+/// depth: only such a call may be deferred to planning.
+pub fn has_repeated_calls(config: &Config) -> bool {
+    config.modules.iter().any(|c| c.count.is_some() || c.for_each.is_some() || has_repeated_calls(&c.config))
+}
+
 /// The `*.tf` files of every module `config` calls, at any depth, in
 /// call order: with the root's own, every file the configuration is read
 /// from (a saved plan records their hashes).
@@ -898,12 +904,6 @@ fn default_providers(config: &Config) -> BTreeSet<String> {
 
 /// Adds what the modules `config` calls require of providers
 /// (`required_providers`, `trusted_keys`) to what `config` requires: there is
-/// Whether `config` calls a module with `count` or `for_each`, at any
-/// depth: only such a call may be deferred to planning.
-pub fn has_repeated_calls(config: &Config) -> bool {
-    config.modules.iter().any(|c| c.count.is_some() || c.for_each.is_some() || has_repeated_calls(&c.config))
-}
-
 /// one provider of each name in a run. The calling module's entry wins.
 pub(super) fn gather_requirements(config: &mut Config) {
     let mut required = BTreeMap::new();
