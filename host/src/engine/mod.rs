@@ -528,31 +528,33 @@ impl Engine {
         })
     }
 
-    /// [`Engine::until_interrupted`] for work that owns what it uses: it
-    /// runs as a task on the runtime's workers rather than on this thread,
-    /// so that a walk waking its scheduler for every node it finishes wakes
-    /// a task on a busy worker, not this sleeping thread (a context switch
-    /// each, which cost a no-op plan of 10,000 resources a tenth of its
-    /// time).
-    fn until_interrupted_on_workers<T: Send + 'static>(
-        &self,
-        what: &str,
-        work: impl std::future::Future<Output = T> + Send + 'static,
-    ) -> Result<T> {
-        let mut task = self.tokio.spawn(work);
+    /// Runs `planner` until it ends or the run is interrupted. It runs as a
+    /// task on the runtime's workers rather than on this thread, so that a
+    /// walk waking its scheduler for every node it finishes wakes a task on
+    /// a busy worker, not this sleeping thread (a context switch each, which
+    /// cost a no-op plan of 10,000 resources a tenth of its time). Asked to
+    /// stop, the plan stops walking and closes the ephemeral resources it
+    /// opened before it ends; a second request (abort) drops it at once.
+    fn plan_until_interrupted(&self, planner: Planner) -> Result<Result<plan::Plan, Vec<Diagnostic>>> {
         let interrupt = self.interrupt.clone();
+        let mut task = self.tokio.spawn(planner.plan_until(interrupt.clone()));
         self.tokio.block_on(async move {
-            tokio::select! {
+            let out = tokio::select! {
                 biased;
-                () = interrupt.stopped() => {
+                () = interrupt.aborted() => {
                     task.abort();
-                    Err(anyhow::anyhow!("Interrupted: {what} stopped; nothing was changed"))
+                    return Err(anyhow::anyhow!("Interrupted: the plan stopped; nothing was changed"));
                 }
-                out = &mut task => match out {
-                    Ok(out) => Ok(out),
-                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                    Err(e) => Err(anyhow::anyhow!("{what} was cancelled: {e}")),
-                },
+                out = &mut task => out,
+            };
+            match out {
+                // Stopped: the plan said so first in its errors, after closing.
+                Ok(_) if interrupt.is_stopped() => {
+                    Err(anyhow::anyhow!("Interrupted: the plan stopped; nothing was changed"))
+                }
+                Ok(out) => Ok(out),
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => Err(anyhow::anyhow!("the plan was cancelled: {e}")),
             }
         })
     }
@@ -755,7 +757,7 @@ impl Engine {
         // planner, and with it every sender, is gone.
         let plan = std::thread::scope(|scope| {
             scope.spawn(|| reported.into_iter().for_each(|event| events.emit(event)));
-            self.until_interrupted_on_workers("the plan", planner.plan())
+            self.plan_until_interrupted(planner)
         })?
         .map_err(diagnostics)?;
         tracing::debug!(changes = plan.changes.len(), elapsed = ?started.elapsed(), "planned");
@@ -803,7 +805,7 @@ impl Engine {
                 moves: Vec::new(),
                 progress: plan::Progress::default(),
             };
-            self.until_interrupted_on_workers("the plan", planner.plan())?.map_err(diagnostics)
+            self.plan_until_interrupted(planner)?.map_err(diagnostics)
         })?;
         Ok((stage.config, stage.graph))
     }
@@ -849,7 +851,7 @@ impl Engine {
             interrupt: self.interrupt.clone(),
             state_changed: !recoveries.is_empty(),
         };
-        // On the workers, as the plan (see `until_interrupted_on_workers`).
+        // On the workers, as the plan (see `plan_until_interrupted`).
         let task = self.tokio.spawn(applier.apply(state, backend));
         match self.tokio.block_on(task) {
             Ok(done) => done,

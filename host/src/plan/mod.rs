@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
 use crate::addr::{AddrMap, AddrSet, InstanceAddr, InstanceKey, Mode, ResourceAddr};
+use crate::apply::Interrupt;
 use crate::config::{self, ConditionKind, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
@@ -626,6 +627,14 @@ impl Planner {
     /// at once as `-parallelism` allows, each as soon as what it depends on
     /// is planned. Errors are all the problems found, each saying where.
     pub async fn plan(self) -> Result<Plan, Vec<Diagnostic>> {
+        self.plan_until(Interrupt::new()).await
+    }
+
+    /// [`Planner::plan`] that stops walking once `interrupt` asks the run
+    /// to stop, and then still closes the ephemeral resources it opened
+    /// (their close may revoke a lease or end a session, which must not be
+    /// left to expire) before it answers that it was interrupted.
+    pub async fn plan_until(self, interrupt: Interrupt) -> Result<Plan, Vec<Diagnostic>> {
         let planner = Arc::new(self);
         let blocks: Arc<Blocks> =
             Arc::new(planner.config.resources.iter().enumerate().map(|(i, r)| (r.addr.clone(), i)).collect());
@@ -651,9 +660,20 @@ impl Planner {
             }
             let progress = planner.progress.clone();
             let session = ephemeral::Session::new(Arc::new(move |event| progress.emit(event)));
-            Planner::plan_configuration(&planner, &blocks, &targets, &session, &mut plan, &mut errors).await;
+            let stopped = {
+                let walk = Planner::plan_configuration(&planner, &blocks, &targets, &session, &mut plan, &mut errors);
+                tokio::select! {
+                    biased;
+                    () = interrupt.stopped() => true,
+                    () = walk => false,
+                }
+            };
             // Nothing after this reads them.
             errors.extend(session.close_all().await);
+            if stopped {
+                errors.insert(0, Diagnostic::error("Interrupted: the plan stopped; nothing was changed"));
+                return Err(errors);
+            }
             if errors.is_empty() && !planner.options.refresh_only {
                 errors.extend(planner.unmatched_imports(&plan, &targets));
             }

@@ -144,6 +144,44 @@ fn a_lease_is_closed_when_the_apply_fails() {
 }
 
 #[test]
+fn a_lease_opened_by_an_interrupted_plan_is_closed() {
+    // Lease b is opened after a (its name refers to a's token) and waits in
+    // its open: the interrupt comes while the plan has a open.
+    let w = recorder_workdir(
+        r#"
+ephemeral "recorder_lease" "a" {
+  name = "a"
+}
+
+ephemeral "recorder_lease" "b" {
+  name          = "b${substr(ephemeral.recorder_lease.a.token, 0, 0)}"
+  open_sleep_ms = 3000
+}
+
+resource "recorder_thing" "t" {
+  name      = "t"
+  secret_wo = ephemeral.recorder_lease.b.token
+}
+"#,
+    );
+    // apply, whose plan may write the recorder's log (a plan alone may not).
+    let mut run = crate::interrupts::Running::start(&w, &["apply", "-auto-approve"], &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !ops(&w).iter().any(|o| o == "open b") {
+        assert!(std::time::Instant::now() < deadline, "b was never opened: {:?}", ops(&w));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    run.signal("INT");
+    let plan = run.finish();
+    assert_ne!(plan.code, 0, "{}", plan.all());
+    assert!(plan.stderr.contains("Interrupted: the plan stopped; nothing was changed"), "{}", plan.all());
+    // a was open and is closed. b's open was under way: the plan no longer
+    // waits for its answer, so it is not closed (its lease is left to
+    // expire, as the README says).
+    assert_eq!(ops(&w), ["open a", "open b", "close a"], "{}", plan.all());
+}
+
+#[test]
 fn nothing_is_opened_in_an_apply_that_does_not_need_it() {
     let w = recorder_workdir(LEASED_THING.replace("sleep_ms  = 1500", "").as_str());
     w.cairn(&["apply", "-auto-approve"]).success();

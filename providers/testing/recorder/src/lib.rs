@@ -34,7 +34,8 @@
 //!   (`token-<name>`).
 //! - `open`, `renew` and `close` each append `<op> <name> - -` to
 //!   `<dir>/ops.log`; the file `<dir>/fail-open-<name>` makes the open
-//!   fail.
+//!   fail; `open_sleep_ms` (optional) makes the open sleep that long after
+//!   it logged, so that a run can be interrupted while it waits.
 
 #![warn(missing_docs)]
 
@@ -85,6 +86,7 @@ impl Provider for Recorder {
                     .description("An object opened for one run; open, renew and close are logged.")
                     .attribute("name", Attr::string().required().description("Named in the log."))
                     .attribute("renew_ms", Attr::number().optional().description("Renew this long after each open."))
+                    .attribute("open_sleep_ms", Attr::number().optional().description("Sleep this long in the open."))
                     .attribute("token", Attr::string().computed().sensitive().description("token-<name>.")),
             )
     }
@@ -99,6 +101,9 @@ impl Provider for Recorder {
             return Err(Diagnostic::error(format!("recorder: open of {name} failed, as asked")).into());
         }
         self.log("open", &name, "-", "-")?;
+        if let Some(ms) = config.get_attr("open_sleep_ms").as_i64().filter(|ms| *ms > 0) {
+            std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+        }
         let mut result = config.clone();
         result.set_attr("token", format!("token-{name}"));
         let private = lease_private(&name, config.get_attr("renew_ms").as_i64());
