@@ -165,7 +165,7 @@ resource "recorder_thing" "t" {
 "#,
     );
     // apply, whose plan may write the recorder's log (a plan alone may not).
-    let mut run = crate::interrupts::Running::start(&w, &["apply", "-auto-approve"], &[]);
+    let run = crate::interrupts::Running::start(&w, &["apply", "-auto-approve"], &[]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while !ops(&w).iter().any(|o| o == "open b") {
         assert!(std::time::Instant::now() < deadline, "b was never opened: {:?}", ops(&w));
