@@ -11,7 +11,11 @@
 //!   (`upper`, `lower`, `numeric`, `special`, default all true;
 //!   `override_special` replaces the special characters), with at least
 //!   `min_upper`/`min_lower`/`min_numeric`/`min_special` of each. `result` is
-//!   sensitive; `id` is `"none"`.
+//!   sensitive; `id` is `"none"`. `bcrypt_hash` (sensitive) is the bcrypt
+//!   hash of `result` (cost 10, `$2a$`, of its first 72 bytes, as
+//!   hashicorp/random's); a state written before it existed (schema
+//!   version 0) gets one from its `result` when it is read, as Terraform's
+//!   state upgrade does, without a new password.
 //!
 //! - `random_string`: the same arguments and characters as
 //!   `random_password`, but `result` is not sensitive and `id` is `result`.
@@ -29,8 +33,7 @@
 //! 3.7 has it) draws a new password every run, from the same arguments
 //! and characters as the resource but without `keepers`; its `result` is
 //! sensitive and never stored: it goes into write-only attributes and
-//! other ephemeral places. (hashicorp/random's `bcrypt_hash` is not
-//! offered yet.)
+//! other ephemeral places; it has the resource's `bcrypt_hash` too.
 //!
 //! `random_integer` and `random_shuffle` take a `seed`: the same seed gives
 //! the same result every time (but not the very numbers Terraform's Go
@@ -61,6 +64,11 @@ const MAX_PASSWORD_LENGTH: i64 = 1 << 16;
 const UPPER: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LOWER: &str = "abcdefghijklmnopqrstuvwxyz";
 const NUMERIC: &str = "0123456789";
+/// hashicorp/random's bcrypt cost for `bcrypt_hash` (Go's `bcrypt.DefaultCost`).
+const BCRYPT_COST: u32 = 10;
+/// The schema version of the `random_password` resource: 1 added `bcrypt_hash`.
+const PASSWORD_SCHEMA_VERSION: u64 = 1;
+
 /// Terraform's default special characters.
 const SPECIAL: &str = "!@#$%&*()-_=+[]{}<>:?";
 
@@ -77,8 +85,8 @@ impl Provider for Random {
         let keepers = || Attr::map(Type::String).optional().description("Any change generates a new value.");
         // random_password and random_string: the same characters, a
         // result that is a secret or not.
-        let characters = |description: &str, result: Attr, id: &str| {
-            let mut schema = Schema::new(0)
+        let characters = |version: u64, description: &str, result: Attr, id: &str| {
+            let mut schema = Schema::new(version)
                 .description(description)
                 .attribute("length", Attr::number().required().description("Number of characters."))
                 .attribute("keepers", keepers())
@@ -96,11 +104,14 @@ impl Provider for Random {
             schema
         };
         let password = characters(
+            PASSWORD_SCHEMA_VERSION,
             "A random password, kept in state (sensitive).",
             Attr::string().computed().sensitive().description("The password."),
             "Always \"none\".",
-        );
+        )
+        .attribute("bcrypt_hash", bcrypt_hash_attr());
         let string = characters(
+            0,
             "A random string, kept in state.",
             Attr::string().computed().description("The string."),
             "The string.",
@@ -223,6 +234,7 @@ impl Provider for Random {
             }
         }
         let generated = password(&result)?;
+        result.set_attr("bcrypt_hash", bcrypt_hash(&generated)?);
         result.set_attr("result", generated);
         Ok(OpenResponse::new(result))
     }
@@ -251,7 +263,7 @@ impl Provider for Random {
         // exists (so `random_id.x.hex != null` is known while planning),
         // and the encodings of a `random_id` start with its prefix.
         let prefix = req.config.get_attr("prefix").as_str().filter(|p| !p.is_empty()).map(str::to_owned);
-        for name in ["hex", "b64_url", "b64_std", "dec", "id", "result"] {
+        for name in ["hex", "b64_url", "b64_std", "dec", "id", "result", "bcrypt_hash"] {
             if resp.planned_state.get_attr(name).is_unknown() {
                 let mut promise = Value::unknown().not_null();
                 if let (Some(p), true) = (&prefix, name != "id") {
@@ -294,11 +306,42 @@ impl Provider for Random {
             state.set_attr("id", id);
         } else {
             let result = password(&state)?;
-            let id = if req.type_name == "random_string" { result.clone() } else { "none".to_string() };
+            let id = if req.type_name == "random_string" {
+                result.clone()
+            } else {
+                state.set_attr("bcrypt_hash", bcrypt_hash(&result)?);
+                "none".to_string()
+            };
             state.set_attr("result", result);
             state.set_attr("id", id);
         }
         Ok(ApplyResponse::new(state))
+    }
+
+    /// A `random_password` stored at version 0 (before `bcrypt_hash`)
+    /// keeps its password and gets the hash of it, as hashicorp/random's
+    /// state upgrade gives one; every other state is at its current version.
+    fn upgrade_state(&self, type_name: &str, version: u64, raw_json: &str) -> Result<Value, Vec<Diagnostic>> {
+        let schema = Self::schema();
+        let Some(schema) = schema.resource_schema(type_name) else {
+            return Err(Diagnostic::error(format!("Unknown resource type `{type_name}`")).into());
+        };
+        let upgrades = type_name == "random_password" && version < PASSWORD_SCHEMA_VERSION;
+        if version != schema.version && !upgrades {
+            return Err(Diagnostic::error(format!("Cannot upgrade `{type_name}` state from version {version}"))
+                .detail(format!("The provider's schema is at version {}.", schema.version))
+                .into());
+        }
+        let mut state = schema.state_from_json(raw_json)?;
+        if upgrades && state.get_attr("bcrypt_hash").is_null() {
+            let Some(result) = state.get_attr("result").as_str().map(str::to_owned) else {
+                return Err(Diagnostic::error("Cannot upgrade `random_password` state: it has no `result`")
+                    .detail("Its bcrypt_hash is made from the stored result.")
+                    .into());
+            };
+            state.set_attr("bcrypt_hash", bcrypt_hash(&result)?);
+        }
+        Ok(state)
     }
 
     fn import(&self, type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
@@ -582,13 +625,31 @@ fn ephemeral_password() -> Schema {
         .description("A random password drawn anew in every run and never stored (sensitive).")
         .attribute("length", Attr::number().required().description("Number of characters."))
         .attribute("override_special", Attr::string().optional().description("Special characters to use instead."))
-        .attribute("result", Attr::string().computed().sensitive().description("The password."));
+        .attribute("result", Attr::string().computed().sensitive().description("The password."))
+        .attribute("bcrypt_hash", bcrypt_hash_attr());
     for (switch, min, _) in CLASSES {
         schema = schema
             .attribute(switch, Attr::bool().optional().computed().description("Use this class; default true."))
             .attribute(min, Attr::number().optional().computed().description("At least this many; default 0."));
     }
     schema
+}
+
+/// `bcrypt_hash` of a `random_password`, the resource's and the ephemeral one's.
+fn bcrypt_hash_attr() -> Attr {
+    Attr::string()
+        .computed()
+        .sensitive()
+        .description("A bcrypt hash of `result` (of its first 72 bytes when it is longer).")
+}
+
+/// The bcrypt hash hashicorp/random stores: Go's `$2a$` form at cost 10,
+/// of the password's first 72 bytes (bcrypt reads no more; hashicorp/random
+/// cuts longer passwords rather than failing), with a salt from WASI `random`.
+fn bcrypt_hash(password: &str) -> Result<String, Diagnostic> {
+    bcrypt::hash_with_result(password, BCRYPT_COST)
+        .map(|hash| hash.format_for_version(bcrypt::Version::TwoA))
+        .map_err(|e| Diagnostic::error("Cannot compute the password's bcrypt_hash").detail(e.to_string()))
 }
 
 /// Generate a `random_password` result from its (fully known) planned state.
@@ -732,6 +793,62 @@ mod tests {
         assert_eq!(state.get_attr("special").as_bool(), Some(true), "defaults are recorded");
         assert_eq!(state.get_attr("id").as_str(), Some("none"));
         assert!(Random::schema().resource_schema("random_password").unwrap().is_sensitive("result"));
+    }
+
+    /// Whether `hash` is hashicorp/random's form of a bcrypt hash of `password`.
+    fn is_bcrypt_of(hash: &Value, password: &str) -> bool {
+        let hash = hash.as_str().expect("bcrypt_hash is set");
+        hash.starts_with("$2a$10$") && bcrypt::verify(password, hash).unwrap()
+    }
+
+    #[test]
+    fn a_password_has_the_bcrypt_hash_of_its_result() {
+        let state = create("random_password", Value::object([("length", Value::from(20))]));
+        let result = state.get_attr("result").as_str().unwrap();
+        assert!(is_bcrypt_of(state.get_attr("bcrypt_hash"), result), "{state:?}");
+        assert!(!bcrypt::verify(format!("{result}x"), state.get_attr("bcrypt_hash").as_str().unwrap()).unwrap());
+        let schema = Random::schema();
+        assert!(schema.resource_schema("random_password").unwrap().is_sensitive("bcrypt_hash"));
+        assert!(schema.resource_schema("random_string").unwrap().block.attr("bcrypt_hash").is_none(), "not on strings");
+        // The ephemeral password has one too.
+        let opened = Random.open_ephemeral("random_password", Value::object([("length", Value::from(16))])).unwrap();
+        let result = opened.result.get_attr("result").as_str().unwrap();
+        assert!(is_bcrypt_of(opened.result.get_attr("bcrypt_hash"), result));
+        assert!(schema.ephemeral_resource_schema("random_password").unwrap().is_sensitive("bcrypt_hash"));
+    }
+
+    #[test]
+    fn a_long_password_is_hashed_on_its_first_72_bytes_as_hashicorp_random_does() {
+        let state = create("random_password", Value::object([("length", Value::from(100))]));
+        let result = state.get_attr("result").as_str().unwrap();
+        assert!(is_bcrypt_of(state.get_attr("bcrypt_hash"), &result[..72]));
+    }
+
+    #[test]
+    fn a_version_0_password_state_gets_a_bcrypt_hash_and_keeps_its_password() {
+        let raw = r#"{"id":"none","length":12,"keepers":null,"override_special":null,"result":"s3cret-Pass!",
+            "upper":true,"min_upper":0,"lower":true,"min_lower":0,"numeric":true,"min_numeric":0,
+            "special":true,"min_special":0}"#;
+        let upgraded = Random.upgrade_state("random_password", 0, raw).unwrap();
+        assert_eq!(upgraded.get_attr("result").as_str(), Some("s3cret-Pass!"));
+        assert!(is_bcrypt_of(upgraded.get_attr("bcrypt_hash"), "s3cret-Pass!"));
+        // Planned from the upgraded state with the same configuration: kept
+        // as it is, no new password.
+        let mut config = Value::object([("length", Value::from(12))]);
+        for attr in ["keepers", "override_special", "upper", "min_upper", "lower", "min_lower"] {
+            config.set_attr(attr, Value::Null);
+        }
+        for attr in ["numeric", "min_numeric", "special", "min_special"] {
+            config.set_attr(attr, Value::Null);
+        }
+        let planned = plan("random_password", upgraded.clone(), config);
+        assert_eq!(planned.planned_state, upgraded);
+        assert!(planned.requires_replace.iter().all(|p| p != &Path::attr("result")));
+        // A current state is read as it is; an unknown version is refused.
+        let current = Random.upgrade_state("random_password", 1, raw).unwrap();
+        assert!(current.get_attr("bcrypt_hash").is_null());
+        assert!(Random.upgrade_state("random_password", 2, raw).is_err());
+        assert!(Random.upgrade_state("random_string", 0, raw).is_ok(), "random_string is still at version 0");
     }
 
     #[test]
