@@ -5,14 +5,17 @@
 //! `override_data` and `override_module` for the whole file, and `run`
 //! blocks, each with its `command` (`apply`, the default, or `plan`), its
 //! own `variables`, overrides, `plan_options`, `assert` blocks,
-//! `expect_failures`, `state_key` and `module { source = "./DIR" }` (a
-//! local module run instead of the configuration under test).
+//! `expect_failures`, `state_key`, `module { source = "./DIR" }` (a
+//! local module run instead of the configuration under test) and
+//! `providers = { NAME = NAME.ALIAS }` (which of the file's `provider`
+//! blocks stand for the configuration's). `provider "NAME" { … }` blocks
+//! (with `alias` and cairn's `sandbox`) are read as in a `.tf` file.
 //!
 //! The `test` block is refused as Terraform 1.11 refuses it (it came with
-//! 1.12). What cairn does not run yet (`provider` blocks, a run's
-//! `providers`, a run's module from a registry or with a `version`) is an
-//! error at its place, never ignored: a test that quietly ran something
-//! else than written would pass for the wrong reason.
+//! 1.12). What cairn does not run yet (a run's module from a registry or
+//! with a `version`) is an error at its place, never ignored: a test that
+//! quietly ran something else than written would pass for the wrong
+//! reason.
 
 use std::path::Path;
 
@@ -23,7 +26,9 @@ use crate::value::Value;
 use super::blocks::{expect_no_labels, literal_string, unsupported_argument, unsupported_block};
 use super::conditions::condition_block;
 use super::source::SourceFile;
-use super::{Attribute, Block, Body, Condition, ConditionKind, ExprKind, Expression, Step, error_at, parse};
+use super::{
+    Attribute, Block, Body, Condition, ConditionKind, ExprKind, Expression, ProviderConfig, Step, error_at, parse,
+};
 
 /// One test file.
 #[derive(Debug, Clone)]
@@ -36,6 +41,11 @@ pub struct TestFile {
     pub variables: Vec<Attribute>,
     /// Its `mock_provider` blocks.
     pub mock_providers: Vec<MockProvider>,
+    /// Its `provider` blocks, each named `NAME` or `NAME.ALIAS`, with the
+    /// sandbox its own `sandbox` block grants (nothing without one). Their
+    /// arguments may refer to the file's `var.NAME` and to earlier runs'
+    /// `run.NAME.OUTPUT`, evaluated before each run.
+    pub providers: Vec<ProviderConfig>,
     /// Its file-level `override_resource` and `override_data` blocks.
     pub overrides: Vec<Override>,
     /// Its file-level `override_module` blocks.
@@ -177,7 +187,22 @@ pub struct TestRun {
     pub module: Option<RunModule>,
     /// Its `state_key`, as written.
     pub state_key: Option<String>,
+    /// Its `providers = { … }` map: which of the file's provider blocks
+    /// stand for which of the configuration's (only these, when given).
+    pub providers: Vec<RunProvider>,
     /// The block header.
+    pub location: Location,
+}
+
+/// One entry of a run's `providers = { local = local.alt }` map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunProvider {
+    /// The configuration's provider it stands for: `local` or `local.x`.
+    pub child: String,
+    /// The test file's provider block: `local.alt`.
+    pub parent: String,
+    /// Where the test file's provider is named (an error for one the file
+    /// does not declare is shown there, as Terraform shows it).
     pub location: Location,
 }
 
@@ -217,18 +242,12 @@ pub fn load_test_file(dir: &Path, name: &str) -> Result<TestFile, Vec<Diagnostic
     if diags.iter().any(Diagnostic::is_error) { Err(diags) } else { Ok(test) }
 }
 
-/// The blocks of a test file that cairn does not run yet: each is refused
-/// at its place with this sentence.
-const NOT_YET: &[(&str, &str)] = &[(
-    "provider",
-    "Provider blocks in test files are not supported yet: the configuration's own provider blocks are used.",
-)];
-
 fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) -> TestFile {
     let mut test = TestFile {
         name: name.to_string(),
         variables: Vec::new(),
         mock_providers: Vec::new(),
+        providers: Vec::new(),
         overrides: Vec::new(),
         module_overrides: Vec::new(),
         runs: Vec::new(),
@@ -247,6 +266,7 @@ fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) ->
             "mock_provider" => test.mock_providers.extend(mock_provider_block(dir, block, &test.mock_providers, diags)),
             "override_resource" | "override_data" => test.overrides.extend(override_block(&block, diags)),
             "override_module" => test.module_overrides.extend(module_override_block(&block, diags)),
+            "provider" => test.providers.extend(provider_block(dir, block, &test.providers, diags)),
             // Terraform 1.11 does not know the `test` block (1.12 added
             // it): refused with its words.
             "test" => diags.push(error_at(
@@ -254,14 +274,19 @@ fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) ->
                 "Blocks of type \"test\" are not expected here.",
                 &block.location,
             )),
-            other => match NOT_YET.iter().find(|(kind, _)| *kind == other) {
-                Some((_, why)) => diags.push(not_supported(other, why, &block.location)),
-                None => diags.push(unsupported_block(
-                    &block,
-                    "test file",
-                    &["run", "variables", "mock_provider", "override_resource", "override_data", "override_module"],
-                )),
-            },
+            _ => diags.push(unsupported_block(
+                &block,
+                "test file",
+                &[
+                    "run",
+                    "variables",
+                    "provider",
+                    "mock_provider",
+                    "override_resource",
+                    "override_data",
+                    "override_module",
+                ],
+            )),
         }
     }
     test
@@ -310,6 +335,7 @@ fn run_block(dir: &Path, block: Block, earlier: &[TestRun], diags: &mut Vec<Diag
         expect_failures: Vec::new(),
         module: None,
         state_key: None,
+        providers: Vec::new(),
         location: block.location.clone(),
     };
     for attr in block.body.attributes {
@@ -317,12 +343,12 @@ fn run_block(dir: &Path, block: Block, earlier: &[TestRun], diags: &mut Vec<Diag
             "command" => run.command = command(&attr, diags),
             "expect_failures" => run.expect_failures = checkables(&attr.expr, diags),
             "state_key" => run.state_key = literal_string(&attr, dir, diags),
-            "providers" => diags.push(not_supported(
-                &attr.name,
-                "Only the configuration's own providers are used.",
-                &attr.location,
+            "providers" => run.providers = run_providers(&attr, diags),
+            _ => diags.push(unsupported_argument(
+                &attr,
+                "run",
+                &["command", "expect_failures", "state_key", "providers"],
             )),
-            _ => diags.push(unsupported_argument(&attr, "run", &["command", "expect_failures", "state_key"])),
         }
     }
     for nested in block.body.blocks {
@@ -349,6 +375,77 @@ fn run_block(dir: &Path, block: Block, earlier: &[TestRun], diags: &mut Vec<Diag
         }
     }
     Some(run)
+}
+
+/// A `provider "NAME" { … }` block of a test file, read as in a `.tf`
+/// file (its `alias`, its `sandbox` grants relative to the configuration
+/// directory); `earlier` are the file's provider blocks before it.
+fn provider_block(
+    dir: &Path,
+    block: Block,
+    earlier: &[ProviderConfig],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ProviderConfig> {
+    let [name] = block.labels.as_slice() else {
+        diags.push(error_at(
+            "Wrong number of labels for a provider block",
+            "A provider block takes one label, the provider's local name: provider \"aws\" { … }.",
+            &block.location,
+        ));
+        return None;
+    };
+    let provider = super::provider::provider(name.clone(), block, dir, diags);
+    if earlier.iter().any(|p| p.name == provider.name) {
+        diags.push(error_at(
+            "Duplicate provider configuration",
+            format!("This test file already configures provider \"{}\".", provider.name),
+            &provider.location,
+        ));
+    }
+    Some(provider)
+}
+
+/// A run's `providers = { local = local.alt }` map.
+fn run_providers(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<RunProvider> {
+    let invalid = |location: &Location| {
+        error_at(
+            "Invalid providers argument",
+            "providers maps the configuration's provider names to the test file's provider configurations, like \
+             providers = { local = local.alt }.",
+            location,
+        )
+    };
+    let ExprKind::Object(items) = &attr.expr.kind else {
+        diags.push(invalid(&attr.expr.location));
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (key, value) in items {
+        match (provider_name(key), provider_name(value)) {
+            (Some(child), Some(parent)) => found.push(RunProvider { child, parent, location: value.location.clone() }),
+            _ => diags.push(invalid(&key.location)),
+        }
+    }
+    found
+}
+
+/// `local`, `local.alt` or `"local.alt"`, as a provider configuration's
+/// name (`null`, which the parser reads as the keyword, included: the
+/// `null` provider's name).
+fn provider_name(expr: &Expression) -> Option<String> {
+    let bare = |kind: &ExprKind| match kind {
+        ExprKind::Variable(name) => Some(name.clone()),
+        ExprKind::Literal(Value::Null) => Some("null".to_string()),
+        _ => None,
+    };
+    match &expr.kind {
+        ExprKind::Literal(Value::String(s)) => Some(s.clone()),
+        ExprKind::Traversal { source, steps } => match steps.as_slice() {
+            [Step::Attr(alias)] => bare(&source.kind).map(|name| format!("{name}.{alias}")),
+            _ => None,
+        },
+        kind => bare(kind),
+    }
 }
 
 /// A run's `module { source = "./DIR" }` block: a local directory, as
@@ -820,15 +917,33 @@ mod tests {
 
     #[test]
     fn what_is_not_supported_yet_is_an_error_at_its_place() {
-        let e = load(
-            "provider \"local\" {}\n\nrun \"a\" {\n  providers = {\n    local = local\n  }\n  module {\n    source  = \
-             \"hashicorp/consul/aws\"\n    version = \"1.0.0\"\n  }\n}\n",
-        )
-        .unwrap_err();
+        let e =
+            load("run \"a\" {\n  module {\n    source  = \"hashicorp/consul/aws\"\n    version = \"1.0.0\"\n  }\n}\n")
+                .unwrap_err();
         let places: Vec<String> =
             e.iter().map(|d| crate::diag::source::position(d.location.as_ref().unwrap())).collect();
-        assert_eq!(places, ["a.tftest.hcl:1:1", "a.tftest.hcl:4:3", "a.tftest.hcl:9:5", "a.tftest.hcl:8:5"], "{e:?}");
+        assert_eq!(places, ["a.tftest.hcl:4:5", "a.tftest.hcl:3:5"], "{e:?}");
         assert!(e.iter().all(|d| d.summary.contains("not supported yet")), "{e:?}");
+    }
+
+    #[test]
+    fn provider_blocks_and_a_runs_providers_map_are_read_with_their_places() {
+        let file = load(
+            "provider \"recorder\" {\n  dir = var.d\n}\n\nprovider \"recorder\" {\n  alias = \"alt\"\n  dir   = \
+             \"log2\"\n}\n\nrun \"a\" {\n  providers = {\n    recorder = recorder.alt\n  }\n}\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = file.providers.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["recorder", "recorder.alt"]);
+        assert_eq!(file.providers[1].body.attributes[0].name, "dir");
+        let [pass] = file.runs[0].providers.as_slice() else { panic!("{:?}", file.runs[0].providers) };
+        assert_eq!((pass.child.as_str(), pass.parent.as_str()), ("recorder", "recorder.alt"));
+        assert_eq!(crate::diag::source::position(&pass.location), "a.tftest.hcl:12:16");
+        let e = load("provider \"local\" {}\n\nprovider \"local\" {}\n").unwrap_err();
+        assert_eq!(e[0].summary, "Duplicate provider configuration");
+        assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:3:1");
+        let e = load("run \"a\" {\n  providers = [local]\n}\n").unwrap_err();
+        assert_eq!(e[0].summary, "Invalid providers argument");
     }
 
     #[test]

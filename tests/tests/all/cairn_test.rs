@@ -188,16 +188,6 @@ fn expected_failures_that_do_not_happen_fail_the_run() {
     assert!(run.stderr.contains("Error: main.tftest.hcl:6:22: Missing expected failure"), "{}", run.all());
 }
 
-#[test]
-fn provider_blocks_are_refused_where_they_are_written() {
-    let w = Workdir::new();
-    w.write("main.tf", MODULE);
-    w.write("main.tftest.hcl", "provider \"terraform\" {\n}\n\nrun \"a\" {}\n");
-    let run = w.cairn(&["test", "-no-color"]);
-    assert_eq!(run.code, 1, "{}", run.all());
-    assert!(run.stderr.contains("main.tftest.hcl:1:1: provider is not supported yet"), "{}", run.all());
-}
-
 const CALLS_MODULE: &str = "variable \"n\" {\n  type    = number\n  default = 1\n}\n\nmodule \"m\" {\n  source = \"./m\"\n  n      = var.n\n}\n";
 
 const CHECKED_MODULE: &str = r#"variable "n" {

@@ -6,6 +6,7 @@ mod c;
 mod cairn_test;
 mod cairn_test_mocks;
 mod cairn_test_modules;
+mod cairn_test_providers;
 mod check;
 mod check_blocks;
 mod commands;

@@ -20,6 +20,12 @@
 //! provider's schema is still read from its component, as Terraform reads
 //! the real provider's.
 //!
+//! The test file's `provider` blocks stand for the configuration's of the
+//! same name (all of them, or with a run's `providers` map only those it
+//! names, under the configuration's name), their arguments evaluated with
+//! the file's variables and earlier runs' outputs, each with only its own
+//! `sandbox` grants.
+//!
 //! The output is Terraform's: `FILE... in progress`, `  run "NAME"...
 //! pass|fail|skip`, `FILE... tearing down`, `FILE... pass|fail`, then
 //! `Success!` or `Failure!` with the counts; diagnostics on standard
@@ -30,7 +36,7 @@ mod junit;
 mod memory;
 mod mocks;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -40,8 +46,8 @@ use super::render::{Colors, render_plan, schemas_of};
 use crate::addr::{InstanceAddr, Mode};
 use crate::apply::events::{Event, EventSink};
 use crate::config::{
-    self, Config, EvalContext, MockProvider, ModuleOverride, Override, OverrideDuring, TestCommand, TestFile,
-    TestPlanOptions, TestRun, VariableInput,
+    self, Config, EvalContext, MockProvider, ModuleOverride, Override, OverrideDuring, ProviderConfig, TestCommand,
+    TestFile, TestPlanOptions, TestRun, VariableInput,
 };
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::engine::{Engine, Intent, RunOptions, Workspace};
@@ -390,6 +396,129 @@ fn run_variables(
     Ok(inputs)
 }
 
+/// The test file's provider configurations a run uses, named as the
+/// configuration's they replace, as Terraform 1.11 chooses them: those its
+/// `providers` map names (under the configuration's name), or without a
+/// map all of the file's; an error at the map's entry for a provider the
+/// file does not configure. Each keeps only the grants of its own
+/// `sandbox` block.
+fn chosen_providers(file: &TestFile, run: &TestRun) -> Result<Vec<ProviderConfig>, Vec<Diagnostic>> {
+    if run.providers.is_empty() {
+        return Ok(file.providers.clone());
+    }
+    let mut chosen = Vec::new();
+    let mut missing = Vec::new();
+    for pass in &run.providers {
+        match file.providers.iter().find(|p| p.name == pass.parent) {
+            Some(provider) => chosen.push(ProviderConfig { name: pass.child.clone(), ..provider.clone() }),
+            None => missing.push(
+                Diagnostic::error(format!("Missing provider definition for {}", pass.parent))
+                    .with_detail("This provider block references a provider definition that does not exist.")
+                    .at(&pass.location),
+            ),
+        }
+    }
+    if missing.is_empty() { Ok(chosen) } else { Err(missing) }
+}
+
+/// The scope of a test file's provider blocks.
+struct ProviderScope {
+    /// The file's variables as `var.NAME`.
+    ctx: EvalContext,
+    /// Earlier runs' outputs as `run.NAME.OUTPUT`.
+    bound: [(String, Value); 1],
+}
+
+/// The scope of a test file's provider blocks: the file's `var.NAME` and
+/// earlier runs' `run.NAME.OUTPUT`.
+fn provider_scope(
+    dir: &Path,
+    file: &TestFile,
+    run_outputs: &BTreeMap<String, Value>,
+) -> Result<ProviderScope, Vec<Diagnostic>> {
+    let bound = [("run".to_string(), object(run_outputs))];
+    let mut ctx = EvalContext::new(dir);
+    for attr in &file.variables {
+        let value = config::eval_within(&attr.expr, &ctx, &bound)?;
+        ctx.variables.insert(attr.name.clone(), value);
+    }
+    Ok(ProviderScope { ctx, bound })
+}
+
+/// `provider` with its arguments (and its `http` grants' headers)
+/// evaluated in the test file's scope.
+fn evaluate_provider(
+    mut provider: ProviderConfig,
+    ctx: &EvalContext,
+    bound: &[(String, Value)],
+) -> Result<ProviderConfig, Vec<Diagnostic>> {
+    evaluate_body(&mut provider.body, ctx, bound)?;
+    for headers in &mut provider.http_headers {
+        evaluate_expression(&mut headers.expr, ctx, bound)?;
+    }
+    Ok(provider)
+}
+
+/// Replaces every argument of `body` (nested blocks included) with its
+/// value in the test file's scope: the configuration evaluates a provider
+/// block in its own scope, where the test file's variables and runs are
+/// not.
+fn evaluate_body(body: &mut config::Body, ctx: &EvalContext, bound: &[(String, Value)]) -> Result<(), Vec<Diagnostic>> {
+    for attr in &mut body.attributes {
+        evaluate_expression(&mut attr.expr, ctx, bound)?;
+    }
+    for block in &mut body.blocks {
+        evaluate_body(&mut block.body, ctx, bound)?;
+    }
+    Ok(())
+}
+
+/// Replaces `expr` with the literal of its value, keeping its place.
+fn evaluate_expression(
+    expr: &mut config::Expression,
+    ctx: &EvalContext,
+    bound: &[(String, Value)],
+) -> Result<(), Vec<Diagnostic>> {
+    let value = config::eval_within(expr, ctx, bound)?;
+    expr.kind = config::ExprKind::Literal(value);
+    Ok(())
+}
+
+/// Puts the test file's `providers`, evaluated in `scope`, in place of the
+/// configuration's provider blocks of the same name (`local`,
+/// `local.alt`), adding those it has not. Only those the configuration
+/// (with its module calls) or the run's state uses are evaluated and put
+/// in, as Terraform configures only the providers something uses: a
+/// provider block for a later run may refer to that run's outputs.
+fn replace_providers(
+    config: &mut Config,
+    state: &State,
+    providers: &[ProviderConfig],
+    scope: &ProviderScope,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut used = BTreeSet::new();
+    provider_names_in(config, &mut used);
+    used.extend(state.resources.iter().map(|r| r.provider.clone()));
+    for provider in providers.iter().filter(|p| used.contains(&p.name)) {
+        let provider = evaluate_provider(provider.clone(), &scope.ctx, &scope.bound)?;
+        match config.providers.iter_mut().find(|p| p.name == provider.name) {
+            Some(own) => *own = provider,
+            None => config.providers.push(provider),
+        }
+    }
+    Ok(())
+}
+
+/// The provider names `config` and its module calls declare or use.
+fn provider_names_in(config: &Config, names: &mut BTreeSet<String>) {
+    names.extend(config.providers.iter().map(|p| p.name.clone()));
+    names.extend(config.resources.iter().map(|r| r.provider.clone()));
+    names.extend(config.checks.iter().flat_map(|c| &c.data).map(|d| d.provider.clone()));
+    for call in &config.modules {
+        provider_names_in(&call.config, names);
+    }
+}
+
 /// What checking a run's assertions found.
 struct Checked {
     /// The assertions that failed (errors to show).
@@ -412,15 +541,17 @@ fn execute(
     let mut inputs = options.inputs.clone();
     inputs.extend(run_variables(dir, file, run, &state.run_outputs)?);
     let module_outputs = module_override_outputs(dir, file, run)?;
+    let providers = chosen_providers(file, run)?;
+    let scope = provider_scope(dir, file, &state.run_outputs)?;
+    // Runs with the same state key share one state.
+    let memory = state.states.entry(run.state_key()).or_default().memory.clone();
     let ws = Workspace::load_overridden(&run_dir(dir, run), &inputs, &mut |config| {
         for (calls, (outputs, location)) in &module_outputs {
             config::override_call(config, calls, outputs, location);
         }
-        Ok(())
+        replace_providers(config, &memory.state(), &providers, &scope).map_err(|d| anyhow::Error::new(Diagnostics(d)))
     })
     .map_err(into_diagnostics)?;
-    // Runs with the same state key share one state.
-    let memory = state.states.entry(run.state_key()).or_default().memory.clone();
     let doubles =
         Arc::new(test_doubles(engine, &ws, file, run, &memory, &state.run_outputs, &mut state.mocked_schemas)?);
     engine.set_doubles(Some(doubles.clone()));
