@@ -58,7 +58,7 @@ use std::path::PathBuf;
 use crate::addr::ResourceAddr;
 use crate::diag::{Diagnostic, Location};
 use crate::runtime::Sandbox;
-use crate::value::{Path, Type, Value};
+use crate::value::{Path, PathStep, Type, Value};
 
 pub use backend::{BACKEND_TYPES, BackendBlock, BackendKind};
 pub use checks::Check;
@@ -493,6 +493,28 @@ impl Body {
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {
         self.attributes.iter().find(|a| a.name == name)
     }
+
+    /// Where in this body the value at `path` (of the block's object) is
+    /// written, as Terraform points a provider's diagnostic about an
+    /// attribute: an attribute's expression, or the header of the nested
+    /// block it leads into (the `i`-th of its type for an index step),
+    /// and inside that block the deepest step written there. `None` when
+    /// the first step is not written here (a computed attribute, one left
+    /// unset, or a `dynamic` block's).
+    pub fn location_of(&self, path: &Path) -> Option<Location> {
+        let (first, rest) = path.steps().split_first()?;
+        let PathStep::Attr(name) = first else { return None };
+        if let Some(attr) = self.attribute(name) {
+            return Some(attr.expr.location.clone());
+        }
+        let mut blocks = self.blocks.iter().filter(|b| &b.type_name == name);
+        let (block, inside) = match rest.split_first() {
+            Some((PathStep::Index(i), inside)) => (blocks.nth(usize::try_from(*i).ok()?)?, inside),
+            _ => (blocks.next()?, rest),
+        };
+        let inner = block.body.location_of(&Path::from_steps(inside.to_vec()));
+        Some(inner.unwrap_or_else(|| block.location.clone()))
+    }
 }
 
 /// `name = expression` in a body.
@@ -547,4 +569,26 @@ impl Block {
 /// every diagnostic this module makes.
 fn error_at(summary: impl Into<String>, detail: impl Into<String>, location: &Location) -> Diagnostic {
     Diagnostic::error(summary).with_detail(detail).at(location)
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::testutil::load_main;
+    use crate::value::Path;
+
+    #[test]
+    fn a_path_is_located_at_its_attribute_or_nested_block() {
+        let (_dir, config) = load_main(
+            "resource \"x_y\" \"a\" {\n  name = \"n\"\n  rule {\n    port = 80\n  }\n  rule {\n    port = 443\n  }\n  \
+             rule {\n  }\n}\n",
+        );
+        let body = &config.resources[0].body;
+        let line = |path: &Path| body.location_of(path).map(|l| (l.line, l.column));
+        assert_eq!(line(&Path::root().attr("name")), Some((2, 10)), "the expression, as Terraform");
+        assert_eq!(line(&Path::root().attr("rule").index(1).attr("port")), Some((7, 12)));
+        assert_eq!(line(&Path::root().attr("rule").index(2).attr("port")), Some((9, 3)), "unset: the block");
+        assert_eq!(line(&Path::root().attr("rule")), Some((3, 3)));
+        assert_eq!(line(&Path::root().attr("id")), None, "not written: the caller keeps the block");
+        assert_eq!(line(&Path::root()), None);
+    }
 }

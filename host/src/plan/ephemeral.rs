@@ -268,12 +268,39 @@ pub async fn open_resource(
         if !is_openable(&config) {
             return Err(vec![not_known_at_apply(&addr, &resource.location)]);
         }
-        let (value, warnings) = session.open(provider, schema, &addr, &config, &resource.location).await?;
+        let opening = session.open(provider, schema, &addr, &config, &resource.location).await;
+        let (value, warnings) = at_attributes(opening, &resource.body)?;
         let value = super::postconditions_hold(resource, &inst_ctx, value)?;
         opened.warnings.extend(warnings);
         opened.values.push((addr, value));
     }
     Ok(opened)
+}
+
+/// An open's answer with each diagnostic about an attribute (from the
+/// provider's `validate` or `open`) at the place in `body`, the ephemeral
+/// block's, where that attribute is written, as Terraform reports it;
+/// those about the whole block, or about what is not written there, stay
+/// at the block.
+pub fn at_attributes(
+    opening: Result<OpenAnswer, Vec<Diagnostic>>,
+    body: &crate::config::Body,
+) -> Result<OpenAnswer, Vec<Diagnostic>> {
+    let locate = |diags: Vec<Diagnostic>| -> Vec<Diagnostic> {
+        diags
+            .into_iter()
+            .map(|mut d| {
+                if let Some(written) = d.path.as_ref().and_then(|p| body.location_of(p)) {
+                    d.location = Some(written);
+                }
+                d
+            })
+            .collect()
+    };
+    match opening {
+        Ok((value, warnings)) => Ok((value, locate(warnings))),
+        Err(errors) => Err(locate(errors)),
+    }
 }
 
 /// The error of an ephemeral resource whose configuration is still not

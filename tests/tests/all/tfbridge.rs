@@ -536,8 +536,9 @@ fn lease_config(port: u16, scope: &str) -> String {
     moved_config(port, &lease)
 }
 
-/// The store refuses the lease: the framework's error, at the ephemeral
-/// block and the attribute it names; nothing is written and no lease is
+/// The store refuses the lease: the framework's error, naming the
+/// ephemeral block and reported at the line of the attribute it names
+/// (`scope`), as Terraform reports it; nothing is written and no lease is
 /// left open.
 #[test]
 fn an_ephemeral_resource_the_provider_cannot_open_fails_at_its_block_and_attribute() {
@@ -547,7 +548,9 @@ fn an_ephemeral_resource_the_provider_cannot_open_fails_at_its_block_and_attribu
     assert!(plan.stderr.contains("ephemeral.tfhttp_lease.l: Cannot lease a token"), "{}", plan.all());
     assert!(plan.stderr.contains("at attribute .scope"), "{}", plan.all());
     assert!(plan.stderr.contains("no leases for that scope"), "{}", plan.all());
-    assert!(plan.stderr.contains("main.tf:"), "the error is at the ephemeral block: {}", plan.all());
+    let config = std::fs::read_to_string(w.path().join("main.tf")).unwrap();
+    let scope = config.lines().position(|l| l.contains("scope = \"forbidden\"")).expect("the scope line") + 1;
+    assert!(plan.stderr.contains(&format!("main.tf:{scope}:11: ")), "at `scope`, line {scope}: {}", plan.all());
     assert!(server.lease_calls().is_empty(), "{:?}", server.lease_calls());
     assert!(server.puts().is_empty());
 }

@@ -34,7 +34,7 @@
 //!   (`token-<name>`).
 //! - `open`, `renew` and `close` each append `<op> <name> - -` to
 //!   `<dir>/ops.log`; the file `<dir>/fail-open-<name>` makes the open
-//!   fail; `open_sleep_ms` (optional) makes the open sleep that long after
+//!   fail (with an error about the attribute `name`); `open_sleep_ms` (optional) makes the open sleep that long after
 //!   it logged, so that a run can be interrupted while it waits.
 
 #![warn(missing_docs)]
@@ -98,7 +98,10 @@ impl Provider for Recorder {
         let name = config.get_attr("name").as_str().unwrap_or_default().to_owned();
         if std::fs::metadata(format!("{}/fail-open-{name}", self.dir)).is_ok() {
             self.log("fail-open", &name, "-", "-")?;
-            return Err(Diagnostic::error(format!("recorder: open of {name} failed, as asked")).into());
+            // About `name`, so that the host reports it at that attribute.
+            return Err(Diagnostic::error(format!("recorder: open of {name} failed, as asked"))
+                .at(cairn_sdk::Path::attr("name"))
+                .into());
         }
         self.log("open", &name, "-", "-")?;
         if let Some(ms) = config.get_attr("open_sleep_ms").as_i64().filter(|ms| *ms > 0) {
