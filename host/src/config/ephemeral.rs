@@ -209,7 +209,9 @@ fn output_not_ephemeral(expr: &Expression) -> Diagnostic {
     )
 }
 
-fn repetition_error(ephemeral: &Ephemerality, expr: &Expression, argument: &str, what: &str) -> Diagnostic {
+/// Terraform's error for a `count` or `for_each` (`argument`, which
+/// decides `what`) derived from an ephemeral value, at `expr`.
+pub(crate) fn repetition_error(ephemeral: &Ephemerality, expr: &Expression, argument: &str, what: &str) -> Diagnostic {
     let culprit = match ephemeral.first_ephemeral_reference(expr) {
         Some(r) => format!("{r} has an ephemeral value.\n\n"),
         None => String::new(),

@@ -47,17 +47,24 @@ pub(crate) fn expand(
     if let Some(for_each) = for_each.filter(|_| count.is_none())
         && super::marks::marks(for_each, ctx).iter().any(crate::value::Path::is_root)
     {
-        return Err(vec![error_at(
-            "Invalid for_each argument",
-            "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If \
-             used, the sensitive value could be exposed as a resource instance key.",
-            &for_each.location,
-        )]);
+        return Err(vec![sensitive_for_each(&for_each.location)]);
     }
     match count.or(for_each) {
         Some(argument) => expand_value(count, for_each, eval(argument, ctx)?),
         None => expand_value(None, None, Value::Null),
     }
+}
+
+/// Terraform's error for a `for_each` whose value is sensitive as a whole
+/// (its keys would show it), at the argument. A sensitive `count` is
+/// allowed, as in Terraform.
+pub(crate) fn sensitive_for_each(location: &Location) -> Diagnostic {
+    error_at(
+        "Invalid for_each argument",
+        "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, \
+         the sensitive value could be exposed as a resource instance key.",
+        location,
+    )
 }
 
 /// The instances a block with these `count` and `for_each` arguments has

@@ -37,8 +37,8 @@ use crate::addr::{InstanceAddr, ResourceAddr};
 use crate::config::{self, Config, DeferredCall, EvalContext, Pinned};
 use crate::diag::Diagnostic;
 use crate::graph::{DependencyGraph, Node};
-use crate::plan::{Action, Plan, ResourceValues, locals_of};
-use crate::value::Value;
+use crate::plan::{Action, Plan, ResourceValues, locals_of, sensitivity};
+use crate::value::{Path, Value};
 
 use super::diagnostics;
 
@@ -77,6 +77,12 @@ pub(crate) fn expand_config(config: Config, variables: &BTreeMap<String, Value>,
     let dir = config.dir.clone();
     config::expand_imports(&mut config.imports, variables, &dir).map_err(diagnostics)?;
     config::ephemeral::mark(&mut config).map_err(diagnostics)?;
+    let ephemeral_arguments: Vec<Diagnostic> = (expanded.deferred.iter())
+        .filter_map(|d| d.check_ephemerality(&config.locals[&d.local].expr, &config.ephemeral).err())
+        .collect();
+    if !ephemeral_arguments.is_empty() {
+        return Err(diagnostics(ephemeral_arguments));
+    }
     let graph = DependencyGraph::build(&config).map_err(|d| diagnostics(vec![d]))?;
     Ok(Stage {
         config: Arc::new(config),
@@ -111,8 +117,9 @@ pub(crate) fn expand_in_rounds(
         let mut errors = Vec::new();
         let mut progressed = false;
         for d in &stage.deferred {
-            let value = values.remove(&d.local).unwrap_or_else(|| Ok(Value::unknown()));
-            match value.and_then(|v| d.instances(v.clone()).map(|_| v)) {
+            let value = values.remove(&d.local).unwrap_or_else(|| Ok((Value::unknown(), Vec::new())));
+            let checked = value.and_then(|(v, marks)| d.check_sensitivity(&marks).map(|()| v));
+            match checked.and_then(|v| d.instances(v.clone()).map(|_| v)) {
                 Ok(v) => {
                     pinned.insert(d.name.clone(), v);
                     progressed = true;
@@ -130,17 +137,24 @@ pub(crate) fn expand_in_rounds(
     Ok(stage)
 }
 
+/// A deferred call's argument: its value, and the paths of it that are
+/// sensitive (the root path when all of it is).
+pub(crate) type Argument = (Value, Vec<Path>);
+
 /// The values of the locals `wanted` of `config`, evaluated from `plan`'s
 /// values of the resources they depend on: each planned object (or a data
 /// source's value read while planning), and the locals between, in the
-/// graph's order. A resource the plan does not have is unknown.
+/// graph's order. A resource the plan does not have is unknown. Each
+/// value comes with its sensitivity marks (from sensitive variables, the
+/// plan's marks of the objects, and the locals between), as the plan walk
+/// would mark it.
 pub(crate) fn argument_values(
     config: &Config,
     graph: &DependencyGraph,
     plan: &Plan,
     variables: &BTreeMap<String, Value>,
     wanted: &[&str],
-) -> BTreeMap<String, Result<Value, Vec<Diagnostic>>> {
+) -> BTreeMap<String, Result<Argument, Vec<Diagnostic>>> {
     let needed = upstream_nodes(graph, wanted);
     let mut resources = ResourceValues::default();
     for (addr, expansion) in &plan.expansions {
@@ -154,6 +168,8 @@ pub(crate) fn argument_values(
     for (addr, value) in &plan.data_values {
         resources.set(addr, value.clone());
     }
+    let sensitive_variables = sensitivity::sensitive_variables(config);
+    let mut marks = sensitivity::Marks { instances: plan.reference_marks.clone(), ..Default::default() };
     let mut locals = BTreeMap::new();
     let mut results = BTreeMap::new();
     for node in graph.topo_order() {
@@ -161,19 +177,26 @@ pub(crate) fn argument_values(
         if !needed.contains(&node) {
             continue;
         }
+        let dependencies = graph.resource_dependencies(&node);
         let ctx = EvalContext {
             variables: variables.clone(),
             locals: locals_of(&graph.local_dependencies(&node), &locals),
-            resources: resources.snapshot_of(&graph.resource_dependencies(&node)),
+            resources: resources.snapshot_of(&dependencies),
             ephemeral: Arc::clone(&config.ephemeral),
+            sensitivity: marks.sensitivity(&sensitive_variables, &dependencies, |a| plan.expansions.get(a).cloned()),
             ..EvalContext::new(&config.dir)
         };
-        let value = config.locals[name].value(&ctx);
+        let local = &config.locals[name];
+        let value = local.value(&ctx);
+        let local_marks = config::marks(&local.expr, &ctx);
         if let Ok(v) = &value {
             locals.insert(name.clone(), v.clone());
+            if !local_marks.is_empty() {
+                marks.locals.insert(name.clone(), local_marks.clone());
+            }
         }
         if wanted.contains(&name.as_str()) {
-            results.insert(name.clone(), value);
+            results.insert(name.clone(), value.map(|v| (v, local_marks)));
         }
     }
     results

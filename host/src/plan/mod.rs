@@ -13,7 +13,7 @@ pub mod ephemeral;
 mod instance;
 mod moves;
 mod refresh_only;
-mod sensitivity;
+pub(crate) mod sensitivity;
 mod targets;
 mod triggers;
 mod validations;
@@ -251,6 +251,12 @@ pub struct Plan {
     pub refresh_only: bool,
     /// Objects `moved` blocks rebound before planning.
     pub moved: Vec<Move>,
+    /// The sensitive parts of each resource instance's value as references
+    /// to it see them (its schema's sensitive attributes included), for
+    /// the module calls whose `count` or `for_each` is evaluated from this
+    /// plan (`engine::staged`); not saved with a plan.
+    #[serde(skip)]
+    pub reference_marks: BTreeMap<InstanceAddr, Vec<Path>>,
 }
 
 impl Plan {
@@ -548,6 +554,8 @@ impl Gathered {
             destroy: _,
             refresh_only: _,
             moved,
+            // Taken from the walk's marks once it is done.
+            reference_marks: _,
         } = part;
         tag(&mut self.changes, at, changes);
         tag(&mut self.removed_outputs, at, removed_outputs);
@@ -806,8 +814,9 @@ impl Planner {
         })
         .await;
         let walked = std::mem::take(&mut *walk.walked.lock().unwrap_or_else(PoisonError::into_inner));
-        let Walked { locals, mut values, gathered, .. } = walked;
+        let Walked { locals, mut values, gathered, marks, .. } = walked;
         gathered.into_plan(plan, errors);
+        plan.reference_marks = marks.instances;
         if errors.is_empty() && !planner.options.refresh_only {
             errors.extend(validations::deferred_validations(&planner.config, &planner.variables, &locals, &mut values));
         }
@@ -1346,7 +1355,8 @@ impl Walk {
         if !ephemeral::is_openable(&config) {
             return Ok(Value::unknown());
         }
-        let (value, warnings) = self.ephemeral.open(provider, schema, addr, &config, &resource.location).await?;
+        let opening = self.ephemeral.open(provider, schema, addr, &config, &resource.location).await;
+        let (value, warnings) = ephemeral::at_attributes(opening, &resource.body)?;
         part.warnings.extend(warnings);
         Ok(value)
     }

@@ -192,6 +192,27 @@ fn nothing_is_opened_in_an_apply_that_does_not_need_it() {
     assert_eq!(ops(&w)[before..], ["open l", "close l"]);
 }
 
+/// The line (1-based) of `main.tf` in `w` that contains `text`.
+fn line_of(w: &Workdir, text: &str) -> usize {
+    let config = std::fs::read_to_string(w.path().join("main.tf")).unwrap();
+    config.lines().position(|l| l.contains(text)).unwrap_or_else(|| panic!("{text:?} is not in {config}")) + 1
+}
+
+#[test]
+fn an_open_error_about_an_attribute_is_reported_at_that_attribute() {
+    let w = recorder_workdir("\nephemeral \"recorder_lease\" \"l\" {\n  renew_ms = 100\n  name     = \"l\"\n}\n");
+    w.write("log/fail-open-l", "");
+    // apply: its plan may write the recorder's log (a plan's may not).
+    let plan = w.cairn(&["apply", "-auto-approve"]).failure();
+    assert!(plan.stderr.contains("ephemeral.recorder_lease.l: recorder: open of l failed, as asked"), "{}", plan.all());
+    assert!(plan.stderr.contains("at attribute .name"), "{}", plan.all());
+    let (block, name) = (line_of(&w, "ephemeral \"recorder_lease\""), line_of(&w, "name     = \"l\""));
+    // At the value, as Terraform's error is.
+    assert!(plan.stderr.contains(&format!("main.tf:{name}:14: ")), "at `name`, line {name}: {}", plan.all());
+    assert!(!plan.stderr.contains(&format!("main.tf:{block}:")), "not at the block: {}", plan.all());
+    assert_eq!(ops(&w), ["fail-open l"]);
+}
+
 #[test]
 fn an_ephemeral_value_in_a_stored_attribute_is_an_error_at_its_location() {
     let w = recorder_workdir(
@@ -242,6 +263,32 @@ resource "recorder_thing" "a" {
     );
     let plan = w.cairn(&["plan"]).failure();
     assert!(plan.stderr.contains("Invalid count argument"), "{}", plan.all());
+}
+
+/// A module call's `count` or `for_each` (decided while planning, as it
+/// refers to a resource) may not come from an ephemeral resource:
+/// Terraform's error at the argument, before anything is opened.
+#[test]
+fn an_ephemeral_value_in_a_module_count_or_for_each_is_refused() {
+    for (argument, expr, what) in [
+        ("count", "length(ephemeral.recorder_lease.l.token)", "the number of resource instances"),
+        ("for_each", "toset([ephemeral.recorder_lease.l.token])", "a resource's instance keys"),
+    ] {
+        let w = recorder_workdir(&format!(
+            "ephemeral \"recorder_lease\" \"l\" {{\n  name = \"l\"\n}}\n\nmodule \"m\" {{\n  source = \"./m\"\n  \
+             {argument} = {expr}\n}}\n"
+        ));
+        w.write("m/main.tf", "resource \"recorder_thing\" \"t\" {\n  name = \"t\"\n}\n");
+        let plan = w.cairn(&["plan"]).failure();
+        let line = line_of(&w, &format!("{argument} = "));
+        assert!(plan.stderr.contains(&format!("main.tf:{line}:")), "at the argument: {}", plan.all());
+        assert!(plan.stderr.contains(&format!("Invalid {argument} argument")), "{}", plan.all());
+        let unwrapped = plan.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+        let detail = format!("The given \"{argument}\" is derived from an ephemeral value");
+        assert!(unwrapped.contains(&detail), "{}", plan.all());
+        assert!(unwrapped.contains(what), "{}", plan.all());
+        assert!(ops(&w).is_empty(), "nothing opened: {:?}", ops(&w));
+    }
 }
 
 #[test]

@@ -325,6 +325,45 @@ fn module_for_each_or_count_known_only_after_apply_is_terraforms_error() {
     }
 }
 
+/// Issue 37: a module's `for_each` decided while planning over a value
+/// derived from a sensitive one is Terraform's error at the argument; a
+/// sensitive `count` is allowed, as Terraform allows it.
+#[test]
+fn a_sensitive_module_for_each_decided_while_planning_is_refused_as_terraform_does() {
+    let module = ("modules/m/main.tf", "variable \"x\" {}\n\nresource \"terraform_data\" \"y\" {}\n");
+    let main = |argument: &str, expr: &str| {
+        format!(
+            "variable \"secret\" {{\n  type      = list(string)\n  default   = [\"a\", \"b\"]\n  sensitive = true\n}}\n\n\
+             resource \"terraform_data\" \"src\" {{\n  input = var.secret\n}}\n\n\
+             module \"m\" {{\n  source = \"./modules/m\"\n  {argument} = {expr}\n  x = 1\n}}\n"
+        )
+    };
+    let (w, tf) = (Workdir::new(), Workdir::new());
+    for d in [&w, &tf] {
+        d.write(module.0, module.1);
+        d.write("main.tf", &main("for_each", "toset(terraform_data.src.input)"));
+    }
+    assert_eq!(tf.terraform(&["init", "-input=false", "-no-color"]).code, 0);
+    let theirs = tf.terraform(&["plan", "-no-color"]).failure();
+    let ours = w.cairn(&["plan", "-no-color"]).failure();
+    let detail = "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments.";
+    let unwrapped = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(theirs.stderr.contains("Error: Invalid for_each argument"), "terraform: {}", theirs.all());
+    assert!(theirs.stderr.contains("on main.tf line 13, in module \"m\":"), "terraform: {}", theirs.all());
+    assert!(unwrapped(&theirs.stderr).contains(detail), "terraform: {}", theirs.all());
+    assert!(ours.stderr.contains("main.tf:13:14: Invalid for_each argument"), "cairn: {}", ours.all());
+    assert!(unwrapped(&ours.stderr).contains(detail), "cairn: {}", ours.all());
+
+    // A count derived from the same secret expands.
+    for d in [&w, &tf] {
+        d.write("main.tf", &main("count", "length(terraform_data.src.input)"));
+    }
+    let theirs = tf.terraform(&["plan", "-no-color"]).success().stdout;
+    let ours = w.cairn(&["plan", "-no-color"]).success().stdout;
+    assert_eq!(summary(&ours), "Plan: 3 to add, 0 to change, 0 to destroy.", "{ours}");
+    assert_eq!(planned_addresses(&ours), planned_addresses(&theirs), "cairn: {ours}\nterraform: {theirs}");
+}
+
 /// Issue 37: a module's `count` from a data source read while planning
 /// (the `local` provider's `local_file`, which Terraform would download,
 /// so cairn alone), through a saved plan, and shrinking when the data

@@ -360,6 +360,40 @@ impl DeferredCall {
     pub fn instances(&self, value: Value) -> Result<Vec<Instance>, Vec<Diagnostic>> {
         expand_value(self.count.as_ref(), self.for_each.as_ref(), value)
     }
+
+    /// Terraform's error when the argument, whose value has the
+    /// sensitivity `marks`, is a `for_each` sensitive as a whole (its keys
+    /// would show the secret); a sensitive `count` is allowed, as there.
+    pub fn check_sensitivity(&self, marks: &[crate::value::Path]) -> Result<(), Vec<Diagnostic>> {
+        match &self.for_each {
+            Some(for_each) if self.count.is_none() && marks.iter().any(crate::value::Path::is_root) => {
+                Err(vec![super::instances::sensitive_for_each(&for_each.location)])
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Terraform's error when the argument (`expr`, the flat
+    /// configuration's local holding it) is derived from an ephemeral
+    /// value: instance keys are kept between plan and apply.
+    pub fn check_ephemerality(
+        &self,
+        expr: &Expression,
+        ephemeral: &super::ephemeral::Ephemerality,
+    ) -> Result<(), Diagnostic> {
+        if !ephemeral.is_ephemeral(expr) {
+            return Ok(());
+        }
+        Err(match (&self.count, &self.for_each) {
+            (Some(count), _) => {
+                super::ephemeral::repetition_error(ephemeral, count, "count", "the number of resource instances")
+            }
+            (None, Some(for_each)) => {
+                super::ephemeral::repetition_error(ephemeral, for_each, "for_each", "a resource's instance keys")
+            }
+            (None, None) => return Ok(()),
+        })
+    }
 }
 
 /// A configuration with its module calls expanded, but for the deferred ones.
