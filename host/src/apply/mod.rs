@@ -321,7 +321,7 @@ impl Applier {
             change.map(|c| c.provider.clone())
         };
         let interrupt = shared.applier.interrupt.clone();
-        let outcomes = walk::walk_until(
+        let outcomes = walk::walk_spread_until(
             &apply_graph,
             &limits,
             group,
@@ -332,13 +332,13 @@ impl Applier {
                 let way = worker.coming.as_ref().map(Coming::set_out);
                 async move { worker.run(step, Turn { urgency, way }).await }
             },
-            || interrupt.is_stopped(),
+            move || interrupt.is_stopped(),
         )
         .await;
         tracing::debug!(elapsed = ?started.elapsed(), "apply walked");
         let started = std::time::Instant::now();
         let interrupted = shared.applier.interrupt.is_stopped();
-        for (n, outcome) in outcomes {
+        for (n, outcome) in apply_graph.node_indices().zip(outcomes) {
             if outcome == Outcome::Skipped
                 && let Some(node) = shared.node_event(&apply_graph[n])
             {

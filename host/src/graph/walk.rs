@@ -5,8 +5,15 @@
 //! graph with it, apply walks the apply graph.
 //!
 //! When a step fails, nothing after it starts; independent steps still run
-//! to completion. When the walk is told to stop ([`walk_until`]), nothing
-//! more starts at all, and the steps running finish.
+//! to completion. When the walk is told to stop ([`walk_until`],
+//! [`walk_spread_until`]), nothing more starts at all, and the steps
+//! running finish.
+//!
+//! The plan and the apply use the spread walks ([`walk_spread`],
+//! [`walk_spread_until`]), which have no scheduler task: each step's own
+//! worker starts what it made ready. [`walk_limited`] and [`walk_until`]
+//! keep one task that joins every step; they take steps and work that
+//! need not be `'static`.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -194,30 +201,60 @@ pub fn chain_lengths<N>(graph: &DiGraph<N, ()>) -> Vec<usize> {
 }
 
 /// [`walk_limited`] without groups or a way to stop, and with no task of
-/// its own between the steps: the step that finishes counts down the steps
-/// after it and starts those that became ready (the most urgent first, up
-/// to `parallelism` running), on the worker it ran on. Outcomes by node
-/// index.
-///
-/// Why: in [`walk_limited`] one task joins every step and starts the
-/// next, so each step's end waits for that task to be woken and scheduled,
-/// and its bookkeeping (about 5,000 instructions a step, a sixth of them
-/// the join itself) runs there one step at a time: a plan of 100,000
-/// resources passed every node through one task. Here the bookkeeping is a
-/// short section under a lock that the finishing step's own worker runs,
-/// and a step it starts goes to that worker's queue, where the values it
-/// just made are still in the cache. The plan walk uses it; the apply walk
-/// needs the groups and the stop of [`walk_until`].
+/// its own between the steps: see [`walk_spread_until`]. Outcomes by node
+/// index. The plan walk uses it.
 pub async fn walk_spread<N, F, Fut>(graph: &DiGraph<N, ()>, parallelism: usize, work: F) -> Vec<Outcome>
 where
     N: Clone + Send + Sync + 'static,
     F: Fn(N, usize) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = bool> + Send + 'static,
 {
+    let limits = Limits { parallelism, per_group: BTreeMap::new() };
+    walk_spread_until(graph, &limits, |_| None, work, || false).await
+}
+
+/// [`walk_until`] with no task of its own between the steps: the step that
+/// finishes counts down the steps after it and starts those that became
+/// ready (the most urgent first, within `limits`, as [`walk_until`] starts
+/// them), on the worker it ran on, unless `stopped` says to start nothing
+/// more. Outcomes by node index. When it returns, every step's task is
+/// over and `work` is dropped, so nothing the steps shared is still held.
+///
+/// Why: in [`walk_until`] one task joins every step and starts the next,
+/// so each step's end waits for that task to be woken and scheduled, and
+/// its bookkeeping (about 5,000 instructions a step, a sixth of them the
+/// join itself) runs there one step at a time: a plan of 100,000
+/// resources passed every node through one task. Here the bookkeeping is
+/// a short section under a lock that the finishing step's own worker runs,
+/// and a step it starts goes to that worker's queue, where the values it
+/// just made are still in the cache. The plan walk (through
+/// [`walk_spread`]) and the apply walk use it.
+pub async fn walk_spread_until<N, F, Fut, G, S>(
+    graph: &DiGraph<N, ()>,
+    limits: &Limits,
+    group: G,
+    work: F,
+    stopped: S,
+) -> Vec<Outcome>
+where
+    N: Clone + Send + Sync + 'static,
+    F: Fn(N, usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = bool> + Send + 'static,
+    G: Fn(&N) -> Option<String>,
+    S: Fn() -> bool + Send + Sync + 'static,
+{
     let count = graph.node_count();
     let waiting_on: Vec<usize> =
         graph.node_indices().map(|n| graph.edges_directed(n, Direction::Incoming).count()).collect();
-    let (done, finished) = tokio::sync::oneshot::channel();
+    let (bounds, queue) = bounded_groups(graph, limits, group);
+    let (closed, finished) = tokio::sync::oneshot::channel::<()>();
+    let schedule = Arc::new(std::sync::Mutex::new(Schedule {
+        waiting_on,
+        ready: vec![std::collections::BinaryHeap::new(); 1 + bounds.len()],
+        active: vec![0; bounds.len()],
+        running: 0,
+        outcomes: vec![Outcome::Skipped; count],
+    }));
     let spread = Arc::new(Spread {
         steps: graph.node_indices().map(|n| graph[n].clone()).collect(),
         after: graph
@@ -225,21 +262,19 @@ where
             .map(|n| graph.neighbors_directed(n, Direction::Outgoing).map(|m| m.index()).collect())
             .collect(),
         priority: chain_lengths(graph),
-        parallelism: parallelism.max(1),
+        queue,
+        bounds,
+        parallelism: limits.parallelism.max(1),
         work,
-        schedule: std::sync::Mutex::new(Schedule {
-            waiting_on,
-            ready: std::collections::BinaryHeap::new(),
-            running: 0,
-            outcomes: vec![Outcome::Skipped; count],
-            done: Some(done),
-        }),
+        stopped,
+        schedule: Arc::clone(&schedule),
+        _closed: closed,
     });
     let first = {
         let mut schedule = spread.schedule();
         for n in 0..count {
             if schedule.waiting_on[n] == 0 {
-                schedule.ready.push((spread.priority[n], Reverse(n)));
+                spread.make_ready(&mut schedule, n);
             }
         }
         spread.next_to_start(&mut schedule)
@@ -247,46 +282,82 @@ where
     for n in first {
         Spread::start(&spread, n);
     }
-    // The sender is dropped unsent only when the walk ends with nothing
-    // running (no step at all, or every step skipped), and is sent when the
-    // last running step finishes: either way the walk is over.
+    // The steps' tasks hold the only other handles on `spread`: once the
+    // last of them is gone, so is `spread`, and with it the sender.
+    drop(spread);
     let _ = finished.await;
-    std::mem::take(&mut spread.schedule().outcomes)
+    std::mem::take(&mut schedule.lock().unwrap_or_else(std::sync::PoisonError::into_inner).outcomes)
 }
 
-/// What the steps of a [`walk_spread`] share.
-struct Spread<N, F> {
+/// For every step, the queue it waits in when ready: 0 for steps in no
+/// group or in a group without a limit (they start whenever there is
+/// room), `1 + i` for the `i`th group with a limit; and those limits.
+fn bounded_groups<N>(
+    graph: &DiGraph<N, ()>,
+    limits: &Limits,
+    group: impl Fn(&N) -> Option<String>,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut bounds: Vec<usize> = Vec::new();
+    let mut numbers: HashMap<String, usize> = HashMap::new();
+    let queue = graph
+        .node_indices()
+        .map(|n| {
+            let Some(name) = group(&graph[n]) else { return 0 };
+            let Some(limit) = limits.per_group.get(&name) else { return 0 };
+            1 + *numbers.entry(name).or_insert_with(|| {
+                bounds.push((*limit).max(1));
+                bounds.len() - 1
+            })
+        })
+        .collect();
+    (bounds, queue)
+}
+
+/// What the steps of a [`walk_spread_until`] share.
+struct Spread<N, F, S> {
     /// The steps, by node index.
     steps: Vec<N>,
     /// The steps that depend on each step, by node index.
     after: Vec<Vec<usize>>,
     /// Each step's urgency ([`chain_lengths`]).
     priority: Vec<usize>,
+    /// Each step's queue (see [`bounded_groups`]).
+    queue: Vec<usize>,
+    /// Most steps running at once of each group with a limit.
+    bounds: Vec<usize>,
     parallelism: usize,
     work: F,
-    schedule: std::sync::Mutex<Schedule>,
+    /// Whether to start nothing more.
+    stopped: S,
+    schedule: Arc<std::sync::Mutex<Schedule>>,
+    /// Never sent: dropped with the last handle on this, which tells the
+    /// walk it is over. Last, so that it goes after `work` (and whatever
+    /// `work` holds).
+    _closed: tokio::sync::oneshot::Sender<()>,
 }
 
-/// The end of one step of a [`walk_spread`], run when its task is done
-/// with it: when the step returns, and also when it panics (then as a
+/// The end of one step of a [`walk_spread_until`], run when its task is
+/// done with it: when the step returns, and also when it panics (then as a
 /// failure), so that the steps after it are never left waiting.
-struct Ending<N, F, Fut>
+struct Ending<N, F, Fut, S>
 where
     N: Clone + Send + Sync + 'static,
     F: Fn(N, usize) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = bool> + Send + 'static,
+    S: Fn() -> bool + Send + Sync + 'static,
 {
-    spread: Arc<Spread<N, F>>,
+    spread: Arc<Spread<N, F, S>>,
     n: usize,
     ok: bool,
     step: std::marker::PhantomData<fn() -> Fut>,
 }
 
-impl<N, F, Fut> Drop for Ending<N, F, Fut>
+impl<N, F, Fut, S> Drop for Ending<N, F, Fut, S>
 where
     N: Clone + Send + Sync + 'static,
     F: Fn(N, usize) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = bool> + Send + 'static,
+    S: Fn() -> bool + Send + Sync + 'static,
 {
     fn drop(&mut self) {
         for m in self.spread.finish(self.n, self.ok) {
@@ -295,42 +366,54 @@ where
     }
 }
 
-/// Where a [`walk_spread`] stands.
+/// Where a [`walk_spread_until`] stands.
 struct Schedule {
     /// How many steps each step still waits for.
     waiting_on: Vec<usize>,
-    /// Ready steps, the most urgent first, ties in graph order (the order
-    /// of [`walk_limited`]'s sets).
-    ready: std::collections::BinaryHeap<(usize, Reverse<usize>)>,
+    /// Ready steps by queue (see [`bounded_groups`]), each the most urgent
+    /// first, ties in graph order (the order of [`walk_until`]'s sets).
+    ready: Vec<std::collections::BinaryHeap<(usize, Reverse<usize>)>>,
+    /// Steps running of each group with a limit.
+    active: Vec<usize>,
     running: usize,
     outcomes: Vec<Outcome>,
-    /// Told when the last running step has finished.
-    done: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
-impl<N, F, Fut> Spread<N, F>
+impl<N, F, Fut, S> Spread<N, F, S>
 where
     N: Clone + Send + Sync + 'static,
     F: Fn(N, usize) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = bool> + Send + 'static,
+    S: Fn() -> bool + Send + Sync + 'static,
 {
     fn schedule(&self) -> std::sync::MutexGuard<'_, Schedule> {
         self.schedule.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Takes the ready steps that may start now, counting them as running,
-    /// and tells the walk it is over when nothing runs or may start.
+    fn make_ready(&self, schedule: &mut Schedule, n: usize) {
+        schedule.ready[self.queue[n]].push((self.priority[n], Reverse(n)));
+    }
+
+    /// Takes the ready steps that may start now, counting them as running.
     fn next_to_start(&self, schedule: &mut Schedule) -> Vec<usize> {
         let mut starting = Vec::new();
-        while schedule.running < self.parallelism {
-            let Some((_, Reverse(n))) = schedule.ready.pop() else { break };
+        while schedule.running < self.parallelism && !(self.stopped)() {
+            // The most urgent first step of a queue that may start one
+            // more (queue 0 always may).
+            let next = schedule
+                .ready
+                .iter()
+                .enumerate()
+                .filter(|(q, _)| *q == 0 || schedule.active[q - 1] < self.bounds[q - 1])
+                .filter_map(|(q, steps)| steps.peek().map(|first| (*first, q)))
+                .max();
+            let Some((_, q)) = next else { break };
+            let Some((_, Reverse(n))) = schedule.ready[q].pop() else { break };
+            if q > 0 {
+                schedule.active[q - 1] += 1;
+            }
             schedule.running += 1;
             starting.push(n);
-        }
-        if schedule.running == 0
-            && let Some(done) = schedule.done.take()
-        {
-            let _ = done.send(());
         }
         starting
     }
@@ -352,12 +435,15 @@ where
     fn finish(&self, n: usize, ok: bool) -> Vec<usize> {
         let mut schedule = self.schedule();
         schedule.running -= 1;
+        if self.queue[n] > 0 {
+            schedule.active[self.queue[n] - 1] -= 1;
+        }
         schedule.outcomes[n] = if ok { Outcome::Done } else { Outcome::Failed };
         if ok {
             for &m in &self.after[n] {
                 schedule.waiting_on[m] -= 1;
                 if schedule.waiting_on[m] == 0 {
-                    schedule.ready.push((self.priority[m], Reverse(m)));
+                    self.make_ready(&mut schedule, m);
                 }
             }
         }
@@ -775,5 +861,124 @@ mod tests {
         let (_, max) = *active.lock().unwrap();
         assert!((2..=3).contains(&max), "max concurrent steps {max}");
         assert!(outcomes.iter().all(|o| *o == Outcome::Done));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_spread_walk_holds_a_limited_group_back_but_not_other_steps() {
+        // Six p steps (limit 2), two q steps (a group without a limit) and
+        // two steps in no group; each waits until three steps overlap (or
+        // gives up after a while), so overlap is seen without timing.
+        let mut g = ApplyGraph::new();
+        for name in ["p0", "p1", "p2", "p3", "p4", "p5", "q0", "q1", "n0", "n1"] {
+            g.add_node(step(name));
+        }
+        // (running p, most p at once, most steps at once, running)
+        let active = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
+        let counter = Arc::clone(&active);
+        let limits = Limits { parallelism: 8, per_group: [("p".to_string(), 2)].into() };
+        let group = |s: &String| match &s[2..3] {
+            "n" => None,
+            g => Some(g.to_string()),
+        };
+        let outcomes = walk_spread_until(
+            &g,
+            &limits,
+            group,
+            move |s: String, _| {
+                let counter = Arc::clone(&counter);
+                async move {
+                    let is_p = s.starts_with("t.p");
+                    {
+                        let mut a = counter.lock().unwrap();
+                        a.3 += 1;
+                        a.2 = a.2.max(a.3);
+                        if is_p {
+                            a.0 += 1;
+                            a.1 = a.1.max(a.0);
+                        }
+                    }
+                    for _ in 0..2000 {
+                        if counter.lock().unwrap().2 >= 3 {
+                            break;
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
+                    let mut a = counter.lock().unwrap();
+                    a.3 -= 1;
+                    if is_p {
+                        a.0 -= 1;
+                    }
+                    true
+                }
+            },
+            || false,
+        )
+        .await;
+        assert!(outcomes.iter().all(|o| *o == Outcome::Done), "{outcomes:?}");
+        let (_, max_p, max_all, _) = *active.lock().unwrap();
+        assert_eq!(max_p, 2, "the p group never exceeds its limit");
+        assert!(max_all >= 3, "other steps run beside the p steps: {max_all}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_spread_walk_with_a_full_group_starts_the_most_urgent_step_that_may_start() {
+        // With room for one p step, p_long (chain of 3) starts first, then
+        // the urgency order goes on across groups as walk_until's does.
+        let mut g = ApplyGraph::new();
+        let names = ["px", "nx", "pa", "pb", "nc"];
+        let n: Vec<NodeIndex> = names.iter().map(|name| g.add_node(step(name))).collect();
+        g.add_edge(n[2], n[3], ());
+        g.add_edge(n[3], n[4], ());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&order);
+        let limits = Limits { parallelism: 1, per_group: [("p".to_string(), 1)].into() };
+        let group = |s: &String| Some(s[2..3].to_string());
+        walk_spread_until(
+            &g,
+            &limits,
+            group,
+            move |s: String, urgency| {
+                seen.lock().unwrap().push((s, urgency));
+                async { true }
+            },
+            || false,
+        )
+        .await;
+        let order = order.lock().unwrap().clone();
+        let expected = [("t.pa", 3), ("t.pb", 2), ("t.px", 1), ("t.nx", 1), ("t.nc", 1)];
+        assert_eq!(order, expected.map(|(s, u)| (s.to_string(), u)));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stopped_spread_walk_starts_nothing_more_and_drops_its_work_before_it_returns() {
+        // a → b, and c: with room for one step at a time, a runs first and
+        // asks the walk to stop; neither b nor c starts. The work holds a
+        // handle that must be gone once the walk returns (the apply takes
+        // its shared data back then).
+        let mut g = ApplyGraph::new();
+        let a = g.add_node(step("a"));
+        g.add_node(step("b"));
+        g.add_node(step("c"));
+        g.add_edge(a, NodeIndex::new(1), ());
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let started = Arc::new(Mutex::new(Vec::new()));
+        let (stopper, seen, stopped) = (Arc::clone(&stop), Arc::clone(&started), Arc::clone(&stop));
+        let limits = Limits { parallelism: 1, per_group: BTreeMap::new() };
+        let outcomes = walk_spread_until(
+            &g,
+            &limits,
+            |_| None,
+            move |s: String, urgency| {
+                seen.lock().unwrap().push((s, urgency));
+                stopper.store(true, std::sync::atomic::Ordering::SeqCst);
+                async { true }
+            },
+            move || stopped.load(std::sync::atomic::Ordering::SeqCst),
+        )
+        .await;
+        assert_eq!(*started.lock().unwrap(), [("t.a".to_string(), 2)]);
+        assert_eq!(outcomes, [Outcome::Done, Outcome::Skipped, Outcome::Skipped]);
+        assert_eq!(Arc::strong_count(&stop), 1, "the walk's work and stop are dropped");
+        assert_eq!(Arc::strong_count(&started), 1);
     }
 }
