@@ -263,10 +263,20 @@ fn test_file(dir: &Path, name: &str, body: Body, diags: &mut Vec<Diagnostic>) ->
         match block.type_name.as_str() {
             "variables" => test.variables.extend(variables_block(block, diags)),
             "run" => test.runs.extend(run_block(dir, block, &test.runs, diags)),
-            "mock_provider" => test.mock_providers.extend(mock_provider_block(dir, block, &test.mock_providers, diags)),
+            "mock_provider" => {
+                if let Some(mock) = mock_provider_block(dir, block, diags) {
+                    diags.extend(duplicate_provider(&test, &mock.name, &mock.location));
+                    test.mock_providers.push(mock);
+                }
+            }
             "override_resource" | "override_data" => test.overrides.extend(override_block(&block, diags)),
             "override_module" => test.module_overrides.extend(module_override_block(&block, diags)),
-            "provider" => test.providers.extend(provider_block(dir, block, &test.providers, diags)),
+            "provider" => {
+                if let Some(provider) = provider_block(dir, block, diags) {
+                    diags.extend(duplicate_provider(&test, &provider.name, &provider.location));
+                    test.providers.push(provider);
+                }
+            }
             // Terraform 1.11 does not know the `test` block (1.12 added
             // it): refused with its words.
             "test" => diags.push(error_at(
@@ -377,15 +387,24 @@ fn run_block(dir: &Path, block: Block, earlier: &[TestRun], diags: &mut Vec<Diag
     Some(run)
 }
 
+/// An error, as Terraform 1.11's, when `test` already has a `provider` or
+/// `mock_provider` block for the configuration `name` (one file cannot
+/// both configure and mock a provider).
+fn duplicate_provider(test: &TestFile, name: &str, location: &Location) -> Option<Diagnostic> {
+    let configured = test.providers.iter().map(|p| (&p.name, &p.location));
+    let mocked = test.mock_providers.iter().map(|m| (&m.name, &m.location));
+    let (_, first) = configured.chain(mocked).find(|(n, _)| *n == name)?;
+    Some(error_at(
+        "Duplicate provider block",
+        format!("A provider for {name} is already defined at {}.", crate::diag::source::position(first)),
+        location,
+    ))
+}
+
 /// A `provider "NAME" { … }` block of a test file, read as in a `.tf`
 /// file (its `alias`, its `sandbox` grants relative to the configuration
-/// directory); `earlier` are the file's provider blocks before it.
-fn provider_block(
-    dir: &Path,
-    block: Block,
-    earlier: &[ProviderConfig],
-    diags: &mut Vec<Diagnostic>,
-) -> Option<ProviderConfig> {
+/// directory).
+fn provider_block(dir: &Path, block: Block, diags: &mut Vec<Diagnostic>) -> Option<ProviderConfig> {
     let [name] = block.labels.as_slice() else {
         diags.push(error_at(
             "Wrong number of labels for a provider block",
@@ -394,15 +413,7 @@ fn provider_block(
         ));
         return None;
     };
-    let provider = super::provider::provider(name.clone(), block, dir, diags);
-    if earlier.iter().any(|p| p.name == provider.name) {
-        diags.push(error_at(
-            "Duplicate provider configuration",
-            format!("This test file already configures provider \"{}\".", provider.name),
-            &provider.location,
-        ));
-    }
-    Some(provider)
+    Some(super::provider::provider(name.clone(), block, dir, diags))
 }
 
 /// A run's `providers = { local = local.alt }` map.
@@ -486,14 +497,8 @@ fn run_module_block(dir: &Path, block: &Block, diags: &mut Vec<Diagnostic>) -> O
     Some(RunModule { source, location: block.location.clone() })
 }
 
-/// A `mock_provider "NAME" { … }` block; `earlier` are the file's mock
-/// providers before it (one per configuration name).
-fn mock_provider_block(
-    dir: &Path,
-    mut block: Block,
-    earlier: &[MockProvider],
-    diags: &mut Vec<Diagnostic>,
-) -> Option<MockProvider> {
+/// A `mock_provider "NAME" { … }` block.
+fn mock_provider_block(dir: &Path, mut block: Block, diags: &mut Vec<Diagnostic>) -> Option<MockProvider> {
     let [name] = block.labels.as_slice() else {
         diags.push(error_at(
             "Wrong number of labels for a mock_provider block",
@@ -521,13 +526,6 @@ fn mock_provider_block(
             "override_during" => mock.during = during(&attr, diags),
             _ => diags.push(unsupported_argument(&attr, "mock_provider", &["alias", "source", "override_during"])),
         }
-    }
-    if earlier.iter().any(|m| m.name == mock.name) {
-        diags.push(error_at(
-            "Duplicate mock_provider block",
-            format!("This test file already mocks provider \"{}\".", mock.name),
-            &block.location,
-        ));
     }
     mock_contents(block.body, "mock_provider", &mut mock, diags);
     if let Some((source, location)) = source {
@@ -939,9 +937,16 @@ mod tests {
         let [pass] = file.runs[0].providers.as_slice() else { panic!("{:?}", file.runs[0].providers) };
         assert_eq!((pass.child.as_str(), pass.parent.as_str()), ("recorder", "recorder.alt"));
         assert_eq!(crate::diag::source::position(&pass.location), "a.tftest.hcl:12:16");
-        let e = load("provider \"local\" {}\n\nprovider \"local\" {}\n").unwrap_err();
-        assert_eq!(e[0].summary, "Duplicate provider configuration");
-        assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:3:1");
+        // One block per configuration name, mocked or not, as in Terraform.
+        let e = load("mock_provider \"local\" {}\n\nprovider \"local\" {}\n\nprovider \"local\" {}\n").unwrap_err();
+        let places: Vec<String> =
+            e.iter().map(|d| crate::diag::source::position(d.location.as_ref().unwrap())).collect();
+        assert_eq!(places, ["a.tftest.hcl:3:1", "a.tftest.hcl:5:1"], "{e:?}");
+        assert_eq!(e[0].summary, "Duplicate provider block");
+        assert_eq!(e[0].detail, "A provider for local is already defined at a.tftest.hcl:1:1.");
+        let e = load("provider \"local\" {\n  alias = \"a\"\n}\n\nmock_provider \"local\" {\n  alias = \"a\"\n}\n")
+            .unwrap_err();
+        assert_eq!(crate::diag::source::position(e[0].location.as_ref().unwrap()), "a.tftest.hcl:5:1");
         let e = load("run \"a\" {\n  providers = [local]\n}\n").unwrap_err();
         assert_eq!(e[0].summary, "Invalid providers argument");
     }

@@ -126,3 +126,26 @@ fn a_test_files_provider_block_without_a_sandbox_is_granted_nothing() {
     assert!(run.stderr.contains("the sandbox denied"), "{}", run.all());
     assert!(operations(&w, "log").is_empty(), "{}", run.all());
 }
+
+fn configured_and_mocked() -> Workdir {
+    let w = Workdir::new();
+    w.write("main.tf", "provider \"null\" {}\n\nresource \"null_resource\" \"a\" {}\n");
+    w.write("main.tftest.hcl", "provider \"null\" {}\n\nmock_provider \"null\" {}\n\nrun \"own\" {}\n");
+    w
+}
+
+#[test]
+fn a_provider_both_configured_and_mocked_is_refused_as_terraform_refuses_it() {
+    let ours = configured_and_mocked().cairn(&["test", "-no-color"]);
+    let tf_dir = configured_and_mocked();
+    tf_dir.terraform(&["init", "-no-color"]);
+    let theirs = tf_dir.terraform(&["test", "-no-color"]);
+    // Nothing runs: the file is refused when it is read.
+    assert_eq!(ours.stdout, theirs.stdout, "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert_eq!((ours.code, theirs.code), (1, 1), "cairn:\n{}\nterraform:\n{}", ours.all(), theirs.all());
+    assert!(ours.stderr.contains("Error: main.tftest.hcl:3:1: Duplicate provider block"), "{}", ours.all());
+    assert!(theirs.stderr.contains("on main.tftest.hcl line 3:"), "{}", theirs.all());
+    for out in [&ours.stderr, &theirs.stderr] {
+        assert!(out.contains("A provider for null is already defined at main.tftest.hcl:1"), "{out}");
+    }
+}
