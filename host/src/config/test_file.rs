@@ -432,31 +432,12 @@ fn run_providers(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<RunProvid
     };
     let mut found = Vec::new();
     for (key, value) in items {
-        match (provider_name(key), provider_name(value)) {
+        match (super::module::provider_name(key), super::module::provider_name(value)) {
             (Some(child), Some(parent)) => found.push(RunProvider { child, parent, location: value.location.clone() }),
             _ => diags.push(invalid(&key.location)),
         }
     }
     found
-}
-
-/// `local`, `local.alt` or `"local.alt"`, as a provider configuration's
-/// name (`null`, which the parser reads as the keyword, included: the
-/// `null` provider's name).
-fn provider_name(expr: &Expression) -> Option<String> {
-    let bare = |kind: &ExprKind| match kind {
-        ExprKind::Variable(name) => Some(name.clone()),
-        ExprKind::Literal(Value::Null) => Some("null".to_string()),
-        _ => None,
-    };
-    match &expr.kind {
-        ExprKind::Literal(Value::String(s)) => Some(s.clone()),
-        ExprKind::Traversal { source, steps } => match steps.as_slice() {
-            [Step::Attr(alias)] => bare(&source.kind).map(|name| format!("{name}.{alias}")),
-            _ => None,
-        },
-        kind => bare(kind),
-    }
 }
 
 /// A run's `module { source = "./DIR" }` block: a local directory, as

@@ -245,16 +245,24 @@ fn provider_passes(attr: &Attribute, diags: &mut Vec<Diagnostic>) -> Vec<Provide
     passes
 }
 
-/// `local`, `local.other` or `"local.other"`, as a provider configuration's name.
-fn provider_name(expr: &Expression) -> Option<String> {
+/// `local`, `local.other` or `"local.other"` (or `null`, `null.x`), as a
+/// provider configuration's name, in a module call's or a test run's
+/// `providers` map.
+pub(crate) fn provider_name(expr: &Expression) -> Option<String> {
+    // The parser reads a bare `null` as the keyword; as a provider name it
+    // is hashicorp/null's.
+    let bare = |kind: &ExprKind| match kind {
+        ExprKind::Variable(name) => Some(name.clone()),
+        ExprKind::Literal(Value::Null) => Some("null".to_string()),
+        _ => None,
+    };
     match &expr.kind {
         ExprKind::Literal(Value::String(s)) => Some(s.clone()),
-        ExprKind::Variable(name) => Some(name.clone()),
-        ExprKind::Traversal { source, steps } => match (&source.kind, steps.as_slice()) {
-            (ExprKind::Variable(name), [Step::Attr(alias)]) => Some(format!("{name}.{alias}")),
+        ExprKind::Traversal { source, steps } => match steps.as_slice() {
+            [Step::Attr(alias)] => bare(&source.kind).map(|name| format!("{name}.{alias}")),
             _ => None,
         },
-        _ => None,
+        kind => bare(kind),
     }
 }
 
@@ -1107,6 +1115,19 @@ output "files" {
             providers,
             [("module.m.local_file.f".to_string(), "local.other"), ("module.d.local_file.f".to_string(), "local")]
         );
+    }
+
+    #[test]
+    fn the_null_provider_is_passed_by_its_bare_name() {
+        // `null` parses as the keyword; in a providers map it is the
+        // hashicorp/null provider's name.
+        let config = expanded(&[
+            ("main.tf", "provider \"null\" {\n  alias = \"x\"\n}\nmodule \"m\" {\n  source    = \"./m\"\n  providers = { null = null.x }\n}\n"),
+            ("m/main.tf", "resource \"null_resource\" \"a\" {}\n"),
+        ])
+        .unwrap();
+        let providers: Vec<&str> = config.resources.iter().map(|r| r.provider.as_str()).collect();
+        assert_eq!(providers, ["null.x"]);
     }
 
     #[test]
