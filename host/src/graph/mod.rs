@@ -172,7 +172,7 @@ impl DependencyGraph {
     }
 
     /// The graph itself, edges from a dependency to its dependent, to walk
-    /// with [`walk::walk_limited`].
+    /// with [`walk::walk_spread`].
     pub fn petgraph(&self) -> &DiGraph<Node, ()> {
         &self.graph
     }

@@ -5,25 +5,19 @@
 //! graph with it, apply walks the apply graph.
 //!
 //! When a step fails, nothing after it starts; independent steps still run
-//! to completion. When the walk is told to stop ([`walk_until`],
-//! [`walk_spread_until`]), nothing more starts at all, and the steps
-//! running finish.
+//! to completion. When the walk is told to stop ([`walk_spread_until`]),
+//! nothing more starts at all, and the steps running finish.
 //!
-//! The plan and the apply use the spread walks ([`walk_spread`],
-//! [`walk_spread_until`]), which have no scheduler task: each step's own
-//! worker starts what it made ready. [`walk_limited`] and [`walk_until`]
-//! keep one task that joins every step; they take steps and work that
-//! need not be `'static`.
+//! There is no scheduler task: each step's own worker starts what it made
+//! ready ([`walk_spread`], [`walk_spread_until`]).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 
 use petgraph::Direction;
-use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::EdgeRef;
-use tokio::task::JoinSet;
+use petgraph::graph::DiGraph;
 
 /// What became of one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -49,143 +43,6 @@ pub struct Limits {
     /// Most steps of one group running at once.
     pub per_group: BTreeMap<String, usize>,
 }
-
-/// Runs every step of `graph` with the blocking `work`, at most
-/// `parallelism` at once. A panic in `work` counts as a failure of that step.
-pub async fn walk<N, F>(graph: &DiGraph<N, ()>, parallelism: usize, work: F) -> BTreeMap<NodeIndex, Outcome>
-where
-    N: Clone + Send + 'static,
-    F: Fn(&N) -> bool + Send + Sync + 'static,
-{
-    let work = Arc::new(work);
-    let limits = Limits { parallelism, per_group: BTreeMap::new() };
-    walk_limited(
-        graph,
-        &limits,
-        |_| None,
-        move |step| {
-            let work = Arc::clone(&work);
-            async move { tokio::task::spawn_blocking(move || work(&step)).await.unwrap_or(false) }
-        },
-    )
-    .await
-}
-
-/// Runs every step of `graph` as the task `work(step)` within `limits`,
-/// `group` naming the group of a step (if any). A step whose group is full
-/// waits while later ready steps of other groups start. A step's task holds
-/// no thread while it waits, so many steps can be in flight on few threads.
-/// A panic in a task counts as a failure of that step.
-///
-/// When more steps are ready than may start, those with the longest chain
-/// of steps after them start first: the run can end no sooner than its
-/// longest chain does, so that chain must never wait behind steps with
-/// time to spare.
-pub async fn walk_limited<N, F, Fut, G>(
-    graph: &DiGraph<N, ()>,
-    limits: &Limits,
-    group: G,
-    work: F,
-) -> BTreeMap<NodeIndex, Outcome>
-where
-    N: Clone,
-    F: Fn(N) -> Fut,
-    Fut: Future<Output = bool> + Send + 'static,
-    G: Fn(&N) -> Option<String>,
-{
-    walk_until(graph, limits, group, |step, _| work(step), || false).await
-}
-
-/// [`walk_limited`], starting no step once `stopped` says so: the steps
-/// running then finish, and every step not started is
-/// [`Outcome::Skipped`] (the caller knows why it stopped). `work` is also
-/// given the step's urgency: the length of the longest chain of steps
-/// that starts with it (see [`chain_lengths`]).
-pub async fn walk_until<N, F, Fut, G>(
-    graph: &DiGraph<N, ()>,
-    limits: &Limits,
-    group: G,
-    work: F,
-    stopped: impl Fn() -> bool,
-) -> BTreeMap<NodeIndex, Outcome>
-where
-    N: Clone,
-    F: Fn(N, usize) -> Fut,
-    Fut: Future<Output = bool> + Send + 'static,
-    G: Fn(&N) -> Option<String>,
-{
-    let count = graph.node_count();
-    // By node index: vectors, not maps, as every step looks these up.
-    let groups: Vec<Option<String>> = graph.node_indices().map(|n| group(&graph[n])).collect();
-    let mut active: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut waiting_on: Vec<usize> =
-        graph.node_indices().map(|n| graph.edges_directed(n, Direction::Incoming).count()).collect();
-    let priority = chain_lengths(graph);
-    // Ready steps by group (`None`: no group), each set the most urgent
-    // first (ties in graph order). Sets, not one sorted list: with tens of
-    // thousands of steps ready, inserting into and removing from a list
-    // moved them all each time. By group, so that finding the next step
-    // to start never looks past the steps of a full group.
-    let mut ready: Ready<'_> = BTreeMap::new();
-    fn make_ready<'g>(ready: &mut Ready<'g>, groups: &'g [Option<String>], priority: &[usize], n: NodeIndex) {
-        ready.entry(groups[n.index()].as_deref()).or_default().insert((Reverse(priority[n.index()]), n));
-    }
-    for n in graph.node_indices().filter(|n| waiting_on[n.index()] == 0) {
-        make_ready(&mut ready, &groups, &priority, n);
-    }
-    let mut outcomes: Vec<Outcome> = vec![Outcome::Skipped; count];
-    let mut running = JoinSet::new();
-    let mut tasks: HashMap<tokio::task::Id, NodeIndex> = HashMap::with_capacity(limits.parallelism.min(count));
-    loop {
-        while running.len() < limits.parallelism.max(1) && !stopped() {
-            // The most urgent ready step of a group that may start one more.
-            let has_room = |g: &str| match limits.per_group.get(g) {
-                Some(limit) => active.get(g).copied().unwrap_or(0) < (*limit).max(1),
-                None => true,
-            };
-            let next = ready
-                .iter()
-                .filter(|(g, _)| g.is_none_or(has_room))
-                .filter_map(|(g, steps)| steps.first().map(|first| (*first, *g)))
-                .min();
-            let Some((first, g)) = next else { break };
-            let n = first.1;
-            if let Some(steps) = ready.get_mut(&g) {
-                steps.remove(&first);
-            }
-            if let Some(g) = g {
-                *active.entry(g).or_default() += 1;
-            }
-            let handle = running.spawn(work(graph[n].clone(), priority[n.index()]));
-            tasks.insert(handle.id(), n);
-        }
-        let Some(joined) = running.join_next_with_id().await else { break };
-        // A task that panicked failed; tasks are never cancelled.
-        let (id, ok) = match joined {
-            Ok((id, ok)) => (id, ok),
-            Err(e) => (e.id(), false),
-        };
-        let n = tasks.remove(&id).expect("every task is a step");
-        if let Some(g) = &groups[n.index()] {
-            *active.get_mut(g.as_str()).expect("counted when started") -= 1;
-        }
-        outcomes[n.index()] = if ok { Outcome::Done } else { Outcome::Failed };
-        if ok {
-            for e in graph.edges_directed(n, Direction::Outgoing) {
-                let count = &mut waiting_on[e.target().index()];
-                *count -= 1;
-                if *count == 0 {
-                    make_ready(&mut ready, &groups, &priority, e.target());
-                }
-            }
-        }
-    }
-    graph.node_indices().zip(outcomes).collect()
-}
-
-/// Ready steps by group name (`None`: in no group), each set ordered most
-/// urgent first: the longest chain after the step, then graph order.
-type Ready<'g> = BTreeMap<Option<&'g str>, BTreeSet<(Reverse<usize>, NodeIndex)>>;
 
 /// For every step, the number of steps in the longest chain that starts
 /// with it (itself included), by node index: how urgent it is.
@@ -561,144 +418,13 @@ impl Drop for SlotPermit<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use petgraph::graph::NodeIndex;
     use std::sync::Mutex;
 
     type ApplyGraph = DiGraph<String, ()>;
 
     fn step(name: &str) -> String {
         format!("t.{name}")
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn runs_in_dependency_order_and_skips_after_failure() {
-        let mut g = ApplyGraph::new();
-        let a = g.add_node(step("a"));
-        let b = g.add_node(step("b"));
-        let c = g.add_node(step("c"));
-        let fails = g.add_node(step("fails"));
-        let after_fail = g.add_node(step("after_fail"));
-        g.add_edge(a, b, ());
-        g.add_edge(b, c, ());
-        g.add_edge(fails, after_fail, ());
-        let order = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&order);
-        let outcomes = walk(&g, 4, move |s| {
-            seen.lock().unwrap().push(s.to_string());
-            !s.to_string().ends_with(".fails")
-        })
-        .await;
-        let order = order.lock().unwrap().clone();
-        let pos = |n: &str| order.iter().position(|s| s == n).unwrap();
-        assert!(pos("t.a") < pos("t.b") && pos("t.b") < pos("t.c"), "{order:?}");
-        assert_eq!(outcomes[&c], Outcome::Done);
-        assert_eq!(outcomes[&fails], Outcome::Failed);
-        assert_eq!(outcomes[&after_fail], Outcome::Skipped);
-        assert!(!order.contains(&"t.after_fail".to_string()));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_step_with_the_longest_chain_after_it_starts_first() {
-        // x and y are added first, but a → b → c is the chain that decides
-        // when the run can end: with room for one step at a time, the chain
-        // goes first while it is longer than what else is ready (then ties
-        // go in graph order).
-        let mut g = ApplyGraph::new();
-        let names = ["x", "y", "a", "b", "c"];
-        let n: Vec<NodeIndex> = names.iter().map(|name| g.add_node(step(name))).collect();
-        g.add_edge(n[2], n[3], ());
-        g.add_edge(n[3], n[4], ());
-        let order = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&order);
-        walk(&g, 1, move |s| {
-            seen.lock().unwrap().push(s.to_string());
-            true
-        })
-        .await;
-        assert_eq!(*order.lock().unwrap(), ["t.a", "t.b", "t.x", "t.y", "t.c"]);
-        assert_eq!(chain_lengths(&g), [1, 1, 3, 2, 1]);
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn independent_steps_overlap_up_to_the_limit() {
-        let mut g = ApplyGraph::new();
-        for i in 0..6 {
-            g.add_node(step(&format!("n{i}")));
-        }
-        let active = Arc::new(Mutex::new((0usize, 0usize)));
-        let counter = Arc::clone(&active);
-        // Each step waits until a second one is running (or gives up after a
-        // while), so overlap is observed without relying on timing.
-        walk(&g, 3, move |_| {
-            {
-                let mut a = counter.lock().unwrap();
-                a.0 += 1;
-                a.1 = a.1.max(a.0);
-            }
-            for _ in 0..2000 {
-                if counter.lock().unwrap().1 >= 2 {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            counter.lock().unwrap().0 -= 1;
-            true
-        })
-        .await;
-        let (_, max) = *active.lock().unwrap();
-        assert!((2..=3).contains(&max), "max concurrent steps {max}");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_group_limit_holds_its_steps_back_but_not_others() {
-        let mut g = ApplyGraph::new();
-        for i in 0..6 {
-            g.add_node(step(&format!("p{i}")));
-        }
-        for i in 0..2 {
-            g.add_node(step(&format!("q{i}")));
-        }
-        // (running p, most p at once, most steps at once)
-        let active = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
-        let counter = Arc::clone(&active);
-        let limits = Limits { parallelism: 8, per_group: [("p".to_string(), 2)].into() };
-        let outcomes = walk_limited(
-            &g,
-            &limits,
-            |s| Some(if s.to_string().starts_with("t.p") { "p" } else { "q" }.to_string()),
-            move |s| {
-                let counter = Arc::clone(&counter);
-                async move {
-                    let is_p = s.to_string().starts_with("t.p");
-                    {
-                        let mut a = counter.lock().unwrap();
-                        a.3 += 1;
-                        a.2 = a.2.max(a.3);
-                        if is_p {
-                            a.0 += 1;
-                            a.1 = a.1.max(a.0);
-                        }
-                    }
-                    // Wait until a q step overlaps, or give up after a while.
-                    for _ in 0..2000 {
-                        if counter.lock().unwrap().2 >= 3 {
-                            break;
-                        }
-                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                    }
-                    let mut a = counter.lock().unwrap();
-                    a.3 -= 1;
-                    if is_p {
-                        a.0 -= 1;
-                    }
-                    true
-                }
-            },
-        )
-        .await;
-        assert!(outcomes.values().all(|o| *o == Outcome::Done));
-        let (_, max_p, max_all, _) = *active.lock().unwrap();
-        assert_eq!(max_p, 2, "the p group never exceeds its limit");
-        assert!(max_all >= 3, "q steps run beside the p steps: {max_all}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -748,40 +474,6 @@ mod tests {
         drop(again);
         assert_eq!(slots.state().free, 1);
     }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn once_stopped_nothing_more_starts() {
-        // a → b, and c: with room for one step at a time, a runs first and
-        // asks the walk to stop; neither b nor c starts.
-        let mut g = ApplyGraph::new();
-        let a = g.add_node(step("a"));
-        let b = g.add_node(step("b"));
-        let c = g.add_node(step("c"));
-        g.add_edge(a, b, ());
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let started = Arc::new(Mutex::new(Vec::new()));
-        let (stopper, seen) = (Arc::clone(&stop), Arc::clone(&started));
-        let limits = Limits { parallelism: 1, per_group: BTreeMap::new() };
-        let outcomes = walk_until(
-            &g,
-            &limits,
-            |_| None,
-            move |s, urgency| {
-                seen.lock().unwrap().push((s.clone(), urgency));
-                stopper.store(true, std::sync::atomic::Ordering::SeqCst);
-                async { true }
-            },
-            || stop.load(std::sync::atomic::Ordering::SeqCst),
-        )
-        .await;
-        // `a` starts the chain a → b: its urgency is 2.
-        assert_eq!(*started.lock().unwrap(), [("t.a".to_string(), 2)]);
-        assert_eq!(outcomes[&a], Outcome::Done);
-        assert_eq!((outcomes[&b], outcomes[&c]), (Outcome::Skipped, Outcome::Skipped));
-    }
-
-    /// Runs `g` with [`walk_spread`] at `parallelism`; each step records
-    /// its name, fails if its name ends in `.fails` and panics if it ends
-    /// in `.panics`. The outcomes by index, and the order steps started in.
     async fn spread(g: &ApplyGraph, parallelism: usize) -> (Vec<Outcome>, Vec<String>) {
         let order = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&order);
