@@ -3,16 +3,20 @@
 //! the object by its id (checked by the contract gate), it is read back,
 //! and the state records it — or nothing is written at all.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use anyhow::{Result, bail};
 
 use crate::addr::{InstanceAddr, InstanceKey, Mode};
-use crate::config::Resource;
+use crate::config::{Config, Resource};
 use crate::contract::Gate;
-use crate::graph::Node;
-use crate::state::{Attributes, InstanceState};
+use crate::graph::{DependencyGraph, Node};
+use crate::plan::{Expansion, Plan, Providers};
+use crate::state::{Attributes, InstanceState, State};
 use crate::value::Value;
 
-use super::{Engine, Intent, Workspace, diagnostics};
+use super::{Engine, Intent, Workspace, diagnostics, staged};
 
 /// What `cairn import` adopted.
 #[derive(Debug)]
@@ -36,7 +40,6 @@ impl Engine {
         id: &str,
         locking: crate::state::Locking,
     ) -> Result<Imported> {
-        let resource = declared(ws, addr)?;
         let mut backend = ws.backend()?;
         backend.lock_as(locking)?;
         let mut state = backend.read()?;
@@ -47,6 +50,8 @@ impl Engine {
             );
         }
         let (providers, _hashes) = self.start_providers(ws, &state, Intent::Inspect)?;
+        let (config, graph) = config_for_import(ws, &state, &providers)?;
+        let resource = declared(&config, addr)?;
         let Some(provider) = providers.get(&resource.provider) else {
             bail!("provider {:?} of {addr} is not available", resource.provider);
         };
@@ -61,7 +66,7 @@ impl Engine {
         let kept = crate::contract::null_write_only(&schema.block, &object);
         state.set(InstanceState {
             private,
-            dependencies: ws.graph.resource_dependencies(&Node::Resource(addr.resource.clone())),
+            dependencies: graph.resource_dependencies(&Node::Resource(addr.resource.clone())),
             create_before_destroy: resource.lifecycle.create_before_destroy,
             ..InstanceState::new(
                 addr.clone(),
@@ -75,10 +80,93 @@ impl Engine {
     }
 }
 
+/// The configuration to import into, and its graph: the workspace's, with
+/// the module calls whose `count` or `for_each` only planning decides
+/// expanded, as Terraform's import does, from the values of what they
+/// refer to in `state` (an argument that refers to what the state does
+/// not hold yet is Terraform's "Invalid for_each argument", at the
+/// argument).
+fn config_for_import(
+    ws: &Workspace,
+    state: &State,
+    providers: &Providers,
+) -> Result<(Arc<Config>, Arc<DependencyGraph>)> {
+    let Some(staging) = &ws.staging else { return Ok((Arc::clone(&ws.config), Arc::clone(&ws.graph))) };
+    let first = ws.first_stage(staging);
+    let stage = staged::expand_in_rounds(&staging.parsed, &ws.variables, first, |stage, upstream| {
+        Ok(stored_values(&stage.config, state, providers, &upstream))
+    })?;
+    Ok((stage.config, stage.graph))
+}
+
+/// A plan that only holds the objects `state` stores for the resources of
+/// `wanted` (read with their providers' schemas), as a deferred call's
+/// argument is evaluated from them; a resource the state has not, or
+/// cannot be read, is unknown there.
+fn stored_values(config: &Config, state: &State, providers: &Providers, wanted: &[InstanceAddr]) -> Plan {
+    let mut plan = Plan::default();
+    for resource in wanted.iter().map(|i| &i.resource) {
+        let stored: Vec<&InstanceState> = state.resources.iter().filter(|i| &i.addr.resource == resource).collect();
+        // Declared even when nothing is stored: unknown, not undeclared.
+        let keys: Vec<Option<InstanceKey>> = stored.iter().map(|i| i.addr.key.clone()).collect();
+        plan.expansions.insert(resource.clone(), stored_expansion(&keys));
+        let Some(block) = config.resource(resource) else { continue };
+        let Some(provider) = providers.get(&block.provider) else { continue };
+        let Ok(schema) = Gate::new(provider.as_ref()).schema_of(resource) else { continue };
+        for inst in stored.into_iter().filter(|i| i.schema_version == schema.version) {
+            if let Ok(value) = inst.attributes.decode(&schema.block.implied_type()) {
+                plan.data_values.insert(inst.addr.clone(), value);
+            }
+        }
+    }
+    plan
+}
+
+/// How a resource expanded, from the keys of its stored instances.
+fn stored_expansion(keys: &[Option<InstanceKey>]) -> Expansion {
+    let ints = keys.iter().filter_map(|k| match k {
+        Some(InstanceKey::Int(i)) => Some(*i + 1),
+        _ => None,
+    });
+    let strings: BTreeMap<String, Value> = (keys.iter())
+        .filter_map(|k| match k {
+            Some(InstanceKey::String(s)) => Some((s.clone(), Value::Null)),
+            _ => None,
+        })
+        .collect();
+    match ints.max() {
+        Some(n) => Expansion::Count(n),
+        None if !strings.is_empty() => Expansion::ForEach(strings),
+        None => Expansion::Single,
+    }
+}
+
+/// Whether the configuration declares `addr`'s resource block in another
+/// instance of the same module calls (`module.m["b"]` for
+/// `module.m["zz"]`): the key is not one the calls expand to.
+fn in_another_module_instance(config: &Config, addr: &InstanceAddr) -> bool {
+    let names = |module: &crate::addr::ModuleInstance| module.0.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+    let wanted = names(&addr.resource.module);
+    !wanted.is_empty()
+        && config.resources.iter().any(|r| {
+            r.addr.mode == Mode::Managed
+                && r.addr.type_name == addr.resource.type_name
+                && r.addr.name == addr.resource.name
+                && names(&r.addr.module) == wanted
+        })
+}
+
 /// The resource block `addr` is an instance of, when the configuration
 /// declares one whose count or for_each (or their absence) fits its key.
-fn declared<'a>(ws: &'a Workspace, addr: &InstanceAddr) -> Result<&'a Resource> {
-    let Some(resource) = ws.config.resource(&addr.resource).filter(|r| r.addr.mode == Mode::Managed) else {
+fn declared<'a>(config: &'a Config, addr: &InstanceAddr) -> Result<&'a Resource> {
+    let found = config.resource(&addr.resource).filter(|r| r.addr.mode == Mode::Managed);
+    if found.is_none() && in_another_module_instance(config, addr) {
+        bail!(
+            "Configuration for import target does not exist: the configuration for the given import {addr} does \
+             not exist. All target instances must have an associated configuration to be imported."
+        );
+    }
+    let Some(resource) = found else {
         bail!(
             "resource address {addr} does not exist in the configuration. Before importing this resource, create \
              its configuration, for example:\n\nresource \"{}\" \"{}\" {{\n  # (resource arguments)\n}}",

@@ -364,6 +364,56 @@ fn a_sensitive_module_for_each_decided_while_planning_is_refused_as_terraform_do
     assert_eq!(planned_addresses(&ours), planned_addresses(&theirs), "cairn: {ours}\nterraform: {theirs}");
 }
 
+/// Issue 37: `import` into an instance of a module call whose `for_each`
+/// comes from a resource works as Terraform's: the argument is evaluated
+/// from the state, so it is refused (Terraform's unknown-`for_each` error)
+/// until that resource is applied, then imports; a key the call does not
+/// expand to is Terraform's error.
+#[test]
+fn import_into_a_module_instance_decided_while_planning_works_as_terraform_does() {
+    let (w, tf) = (Workdir::new(), Workdir::new());
+    for d in [&w, &tf] {
+        d.write("modules/m/main.tf", "resource \"terraform_data\" \"x\" {}\n");
+        d.write(
+            "main.tf",
+            "resource \"terraform_data\" \"names\" {\n  input = [\"a\", \"b\"]\n}\n\nmodule \"m\" {\n  \
+             source   = \"./modules/m\"\n  for_each = toset(terraform_data.names.input)\n}\n",
+        );
+    }
+    assert_eq!(tf.terraform(&["init", "-input=false", "-no-color"]).code, 0);
+    let import = |d: &Workdir, terraform: bool, key: &str, id: &str| {
+        let args = ["import", "-no-color", &format!("module.m[\"{key}\"].terraform_data.x"), id].map(String::from);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        if terraform { d.terraform(&args) } else { d.cairn(&args) }
+    };
+    let unwrapped = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (theirs, ours) = (import(&tf, true, "a", "obj-a").failure(), import(&w, false, "a", "obj-a").failure());
+    let unknown = "The \"for_each\" set includes values derived from resource attributes that cannot be determined";
+    assert!(unwrapped(&theirs.stderr).contains(unknown), "terraform: {}", theirs.all());
+    assert!(theirs.stderr.contains("main.tf line 7"), "terraform: {}", theirs.all());
+    assert!(ours.stderr.contains("main.tf:7:14: Invalid for_each argument"), "cairn: {}", ours.all());
+    assert!(unwrapped(&ours.stderr).contains(unknown), "cairn: {}", ours.all());
+
+    assert_eq!(tf.terraform(&["apply", "-auto-approve", "-no-color", "-target=terraform_data.names"]).code, 0);
+    w.cairn(&["apply", "-auto-approve", "-target=terraform_data.names"]).success();
+    import(&tf, true, "a", "obj-a").success();
+    import(&w, false, "a", "obj-a").success();
+    let mut theirs: Vec<String> =
+        tf.terraform(&["state", "list"]).success().stdout.lines().map(str::to_string).collect();
+    theirs.sort();
+    let mut ours = w.addresses();
+    ours.sort();
+    assert_eq!(ours, theirs);
+    assert_eq!(w.attributes(r#"module.m["a"].terraform_data.x"#)["id"], "obj-a");
+
+    let (theirs, ours) = (import(&tf, true, "zz", "obj-z").failure(), import(&w, false, "zz", "obj-z").failure());
+    let missing = "Configuration for import target does not exist";
+    assert!(theirs.stderr.contains(missing), "terraform: {}", theirs.all());
+    assert!(ours.stderr.contains(missing), "cairn: {}", ours.all());
+    let plan = w.cairn(&["plan", "-no-color"]).success().stdout;
+    assert_eq!(planned_addresses(&plan), [r#"module.m["b"].terraform_data.x will be created"#], "{plan}");
+}
+
 /// Issue 37: a module's `count` from a data source read while planning
 /// (the `local` provider's `local_file`, which Terraform would download,
 /// so cairn alone), through a saved plan, and shrinking when the data
