@@ -57,8 +57,7 @@ pub fn chain_lengths<N>(graph: &DiGraph<N, ()>) -> Vec<usize> {
     length
 }
 
-/// [`walk_limited`] without groups or a way to stop, and with no task of
-/// its own between the steps: see [`walk_spread_until`]. Outcomes by node
+/// [`walk_spread_until`] without groups or a way to stop. Outcomes by node
 /// index. The plan walk uses it.
 pub async fn walk_spread<N, F, Fut>(graph: &DiGraph<N, ()>, parallelism: usize, work: F) -> Vec<Outcome>
 where
@@ -70,14 +69,15 @@ where
     walk_spread_until(graph, &limits, |_| None, work, || false).await
 }
 
-/// [`walk_until`] with no task of its own between the steps: the step that
-/// finishes counts down the steps after it and starts those that became
-/// ready (the most urgent first, within `limits`, as [`walk_until`] starts
-/// them), on the worker it ran on, unless `stopped` says to start nothing
-/// more. Outcomes by node index. When it returns, every step's task is
+/// Runs every step of `graph` with `work`, within `limits`, with no task
+/// of its own between the steps: the step that finishes counts down the
+/// steps after it and starts those that became ready (the most urgent
+/// first: the longest chain after it, ties in graph order), on the worker
+/// it ran on, unless `stopped` says to start nothing more. Outcomes by node index. When it returns, every step's task is
 /// over and `work` is dropped, so nothing the steps shared is still held.
 ///
-/// Why: in [`walk_until`] one task joins every step and starts the next,
+/// Why: with one task joining every step and starting the next (as the
+/// walk did before 2026-11-29),
 /// so each step's end waits for that task to be woken and scheduled, and
 /// its bookkeeping (about 5,000 instructions a step, a sixth of them the
 /// join itself) runs there one step at a time: a plan of 100,000
@@ -228,7 +228,7 @@ struct Schedule {
     /// How many steps each step still waits for.
     waiting_on: Vec<usize>,
     /// Ready steps by queue (see [`bounded_groups`]), each the most urgent
-    /// first, ties in graph order (the order of [`walk_until`]'s sets).
+    /// first, ties in graph order.
     ready: Vec<std::collections::BinaryHeap<(usize, Reverse<usize>)>>,
     /// Steps running of each group with a limit.
     active: Vec<usize>,
@@ -311,7 +311,7 @@ where
 /// A fixed number of permits for one kind of work (apply's provider
 /// operations), handed to waiters most urgent first rather than first come
 /// first served, so that steps waiting for a permit still go in the order
-/// [`walk_limited`] would start them: longest chain first.
+/// the walk starts them: longest chain first.
 #[derive(Debug)]
 pub struct Slots {
     state: std::sync::Mutex<SlotState>,
@@ -507,7 +507,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_spread_walk_starts_the_longest_chain_first_and_ends_on_an_empty_graph() {
-        // As walk_limited: with room for one step, the chain a → b → c goes
+        // With room for one step, the chain a → b → c goes
         // first while it is longer than what else is ready.
         let mut g = ApplyGraph::new();
         let names = ["x", "y", "a", "b", "c"];
@@ -615,7 +615,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_spread_walk_with_a_full_group_starts_the_most_urgent_step_that_may_start() {
         // With room for one p step, p_long (chain of 3) starts first, then
-        // the urgency order goes on across groups as walk_until's does.
+        // the urgency order goes on across groups.
         let mut g = ApplyGraph::new();
         let names = ["px", "nx", "pa", "pb", "nc"];
         let n: Vec<NodeIndex> = names.iter().map(|name| g.add_node(step(name))).collect();
