@@ -73,14 +73,15 @@ where
 /// of its own between the steps: the step that finishes counts down the
 /// steps after it and starts those that became ready (the most urgent
 /// first: the longest chain after it, ties in graph order), on the worker
-/// it ran on, unless `stopped` says to start nothing more. Outcomes by node index. When it returns, every step's task is
-/// over and `work` is dropped, so nothing the steps shared is still held.
+/// it ran on, unless `stopped` says to start nothing more. Outcomes by
+/// node index. When it returns, every step's task is over and `work` is
+/// dropped, so nothing the steps shared is still held.
 ///
 /// Why: with one task joining every step and starting the next (as the
-/// walk did before 2026-11-29),
-/// so each step's end waits for that task to be woken and scheduled, and
-/// its bookkeeping (about 5,000 instructions a step, a sixth of them the
-/// join itself) runs there one step at a time: a plan of 100,000
+/// walk did before 2026-11-29), each step's end waited for that task to be
+/// woken and scheduled, and its bookkeeping (about 5,000 instructions a
+/// step, a sixth of them the join itself) ran there one step at a time: a
+/// plan of 100,000
 /// resources passed every node through one task. Here the bookkeeping is
 /// a short section under a lock that the finishing step's own worker runs,
 /// and a step it starts goes to that worker's queue, where the values it
