@@ -15,7 +15,8 @@
 //!   hash of `result` (cost 10, `$2a$`, of its first 72 bytes, as
 //!   hashicorp/random's); a state written before it existed (schema
 //!   version 0) gets one from its `result` when it is read, as Terraform's
-//!   state upgrade does, without a new password.
+//!   state upgrade does, without a new password (salted from the password:
+//!   see `upgraded_bcrypt_hash`).
 //!
 //! - `random_string`: the same arguments and characters as
 //!   `random_password`, but `result` is not sensitive and `id` is `result`.
@@ -339,7 +340,7 @@ impl Provider for Random {
                     .detail("Its bcrypt_hash is made from the stored result.")
                     .into());
             };
-            state.set_attr("bcrypt_hash", bcrypt_hash(&result)?);
+            state.set_attr("bcrypt_hash", upgraded_bcrypt_hash(&result)?);
         }
         Ok(state)
     }
@@ -652,6 +653,23 @@ fn bcrypt_hash(password: &str) -> Result<String, Diagnostic> {
         .map_err(|e| Diagnostic::error("Cannot compute the password's bcrypt_hash").detail(e.to_string()))
 }
 
+/// The `bcrypt_hash` a version-0 state gets when it is read. cairn keeps
+/// an upgraded object in memory only until the instance is next written
+/// (a no-op apply writes nothing), so it is upgraded again in every run:
+/// the salt is derived from the password (SHA-256 of it, cut to bcrypt's
+/// 16 bytes) so that every run gets the same hash and a reference to it
+/// does not change from plan to plan. Random passwords differ, and so do
+/// their salts.
+fn upgraded_bcrypt_hash(password: &str) -> Result<String, Diagnostic> {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(password.as_bytes());
+    let mut salt = [0u8; 16];
+    salt.copy_from_slice(&digest[..16]);
+    bcrypt::hash_with_salt(password, BCRYPT_COST, salt)
+        .map(|hash| hash.format_for_version(bcrypt::Version::TwoA))
+        .map_err(|e| Diagnostic::error("Cannot compute the password's bcrypt_hash").detail(e.to_string()))
+}
+
 /// Generate a `random_password` result from its (fully known) planned state.
 fn password(state: &Value) -> Result<String, Diagnostic> {
     let length = state.get_attr("length").as_i64().unwrap_or(0).clamp(1, MAX_PASSWORD_LENGTH) as usize;
@@ -832,6 +850,8 @@ mod tests {
         let upgraded = Random.upgrade_state("random_password", 0, raw).unwrap();
         assert_eq!(upgraded.get_attr("result").as_str(), Some("s3cret-Pass!"));
         assert!(is_bcrypt_of(upgraded.get_attr("bcrypt_hash"), "s3cret-Pass!"));
+        let again = Random.upgrade_state("random_password", 0, raw).unwrap();
+        assert_eq!(again.get_attr("bcrypt_hash"), upgraded.get_attr("bcrypt_hash"), "the same in every run");
         // Planned from the upgraded state with the same configuration: kept
         // as it is, no new password.
         let mut config = Value::object([("length", Value::from(12))]);

@@ -81,3 +81,37 @@ resource "local_sensitive_file" "key" {
     let again = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(again.code, 0, "{}", again.all());
 }
+
+/// `random_password`'s `bcrypt_hash` (hashicorp/random's): set when the
+/// password is made, and given to a state written before it existed
+/// (schema version 0, as earlier cairn wrote it) without a new password,
+/// the same in every run.
+#[test]
+fn a_password_stored_without_bcrypt_hash_gets_one_and_keeps_its_result() {
+    let w = Workdir::new();
+    let config = "resource \"random_password\" \"p\" {\n  length = 20\n}\n\n\
+                  output \"hash\" {\n  value     = random_password.p.bcrypt_hash\n  sensitive = true\n}\n";
+    w.write("main.tf", config);
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let made = w.attributes("random_password.p");
+    assert!(made["bcrypt_hash"].as_str().is_some_and(|h| h.starts_with("$2a$10$")), "{made:#}");
+
+    // The state as a cairn before bcrypt_hash wrote it.
+    let mut state = w.state().unwrap();
+    let stored = &mut state["resources"][0];
+    stored["schema_version"] = 0.into();
+    stored["attributes"].as_object_mut().unwrap().remove("bcrypt_hash");
+    stored["sensitive_attributes"] = serde_json::json!([[{"attr": "result"}]]);
+    state["outputs"] = serde_json::json!({});
+    w.write("cairn.state.json", &state.to_string());
+
+    let plan = w.cairn(&["plan", "-no-color"]).success().stdout;
+    assert!(plan.contains("+ hash = (sensitive value)"), "only the output is new: {plan}");
+    assert!(!plan.contains("random_password.p will be"), "the password is kept: {plan}");
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let outputs = w.state().unwrap()["outputs"]["hash"]["value"].clone();
+    let hash = outputs.as_str().expect("the output has the hash").to_string();
+    assert!(hash.starts_with("$2a$10$") && hash != made["bcrypt_hash"], "{hash}");
+    assert_eq!(w.attributes("random_password.p")["result"], made["result"], "the same password");
+    assert_eq!(w.cairn(&["plan", "-detailed-exitcode"]).code, 0, "the same hash in the next run");
+}
