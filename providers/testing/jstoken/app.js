@@ -8,7 +8,11 @@
 //   /values) and asks to be renewed at once; every open, renew and close is
 //   POSTed to /events.
 // - `resource "jstoken_sink"`: takes a token through the write-only
-//   `secret` and POSTs it to /sink/NAME.
+//   `secret` and POSTs it to /sink/NAME. Its plan and apply take
+//   IN_USE_MS: the token's renewal, asked for at once, then comes while
+//   the token is in use, before the run closes it, on any machine (without
+//   it, a fast plan could close the token before the host's renewal task
+//   ran, and the test would see no renewal).
 import {
   NUMBER, STRING, ProviderError, exportEphemeralResources, exportProvider, openResponse, planFromProposed,
 } from "../../sdk-js/cairn-provider.js";
@@ -19,6 +23,16 @@ async function post(store, path, body) {
 }
 
 const text = (bytes) => new TextDecoder().decode(bytes);
+
+const IN_USE_MS = 500;
+
+// Waits `ms` (the SDK's calls are synchronous here: a busy wait).
+function inUse(ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    // waiting
+  }
+}
 
 export const provider = exportProvider({
   schema: {
@@ -52,11 +66,13 @@ export const provider = exportProvider({
   },
 
   plan(req) {
+    inUse(IN_USE_MS);
     return planFromProposed(req).requiresReplace("name");
   },
 
   async apply(req) {
     if (req.isDelete) return null;
+    inUse(IN_USE_MS);
     const secret = req.config.secret ?? "";
     await post(this.store, `/sink/${req.plannedState.name}`, secret);
     return { ...req.plannedState, secret: null, secret_length: secret.length };

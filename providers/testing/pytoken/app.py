@@ -10,6 +10,10 @@ opened then too. A token's value is never logged, only its SHA-256.
   asks to be renewed at once; `renew` and `close` count on.
 - `resource "pytoken_sink"`: takes a token through the write-only `secret`
   and writes what it got to `sink-NAME.txt` in `log_dir` (while applying).
+  Its plan and apply take `IN_USE_SECONDS`: the token's renewal, asked for
+  at once, then comes while the token is in use, before the run closes it,
+  on any machine (without it, a fast plan could close the token before the
+  host's renewal task ran, and the test would see no renewal).
 """
 
 import hashlib
@@ -19,6 +23,9 @@ import time
 
 from cairn_provider import (NUMBER, STRING, Attr, OpenResponse, PlanResponse, Provider, ProviderError,
                             ProviderSchema, RenewResponse, Schema, export, export_ephemeral_resources, log)
+
+
+IN_USE_SECONDS = 0.5
 
 
 def event(text):
@@ -52,11 +59,13 @@ class Tokens(Provider):
     # The sink resource.
 
     def plan(self, req):
+        time.sleep(IN_USE_SECONDS)
         return PlanResponse.from_proposed(req).requires_replace("name")
 
     def apply(self, req):
         if req.is_delete:
             return None
+        time.sleep(IN_USE_SECONDS)
         secret = req.config.get("secret") or ""
         with open(os.path.join(self.log_dir, f"sink-{req.planned_state['name']}.txt"), "w") as f:
             f.write(secret)
