@@ -33,13 +33,11 @@ fn address(provider: &str) -> String {
     format!("registry.terraform.io/cairn/{provider}")
 }
 
-/// The configuration both apply; `provider` is the provider block's
-/// settings beyond the endpoint (cairn's sandbox grant) and `source` the
-/// provider's source.
-fn config(source: &str, port: u16, grant: &str) -> String {
+/// The start of both configurations: tfhttp from `source`, its endpoint
+/// the store on `port`, and `grant` (cairn's sandbox) in its block.
+fn provider_head(source: &str, port: u16, grant: &str) -> String {
     format!(
-        r#"
-terraform {{
+        r#"terraform {{
   required_providers {{
     tfhttp = {{ source = "{source}" }}
   }}
@@ -48,7 +46,18 @@ terraform {{
 provider "tfhttp" {{
   endpoint = "http://127.0.0.1:{port}"
 {grant}}}
+"#
+    )
+}
 
+/// The configuration both apply; `provider` is the provider block's
+/// settings beyond the endpoint (cairn's sandbox grant) and `source` the
+/// provider's source.
+fn config(source: &str, port: u16, grant: &str) -> String {
+    let head = provider_head(source, port, grant);
+    format!(
+        r#"
+{head}
 variable "name" {{
   default = "alpha"
 }}
@@ -315,18 +324,10 @@ fn terraform_and_cairn_plan_and_apply_the_framework_provider_alike() {
 /// (renewed at once when `renew` is set), whose token goes into tfhttp_item's
 /// write-only `secret`.
 fn lease_config(source: &str, port: u16, grant: &str) -> String {
+    let head = provider_head(source, port, grant);
     format!(
         r#"
-terraform {{
-  required_providers {{
-    tfhttp = {{ source = "{source}" }}
-  }}
-}}
-
-provider "tfhttp" {{
-  endpoint = "http://127.0.0.1:{port}"
-{grant}}}
-
+{head}
 variable "value" {{
   default = "leased"
 }}
