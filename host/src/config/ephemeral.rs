@@ -216,12 +216,18 @@ pub(crate) fn repetition_error(ephemeral: &Ephemerality, expr: &Expression, argu
         Some(r) => format!("{r} has an ephemeral value.\n\n"),
         None => String::new(),
     };
-    let summary = if argument == "count" { "Invalid count argument" } else { "Invalid for_each argument" };
+    // Terraform's wording: "The given "for_each" value is …" but "The given
+    // "count" is …".
+    let (summary, given) = if argument == "count" {
+        ("Invalid count argument", "\"count\"")
+    } else {
+        ("Invalid for_each argument", "\"for_each\" value")
+    };
     error_at(
         summary,
         format!(
-            "{culprit}The given \"{argument}\" is derived from an ephemeral value, which means that cairn cannot \
-             persist it between plan/apply rounds. Use only non-ephemeral values to specify {what}."
+            "{culprit}The given {given} is derived from an ephemeral value, which means that cairn cannot persist \
+             it between plan/apply rounds. Use only non-ephemeral values to specify {what}."
         ),
         &expr.location,
     )

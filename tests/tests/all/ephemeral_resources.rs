@@ -270,9 +270,10 @@ resource "recorder_thing" "a" {
 /// Terraform's error at the argument, before anything is opened.
 #[test]
 fn an_ephemeral_value_in_a_module_count_or_for_each_is_refused() {
-    for (argument, expr, what) in [
-        ("count", "length(ephemeral.recorder_lease.l.token)", "the number of resource instances"),
-        ("for_each", "toset([ephemeral.recorder_lease.l.token])", "a resource's instance keys"),
+    // Terraform's wording: the given "count" is…, the given "for_each" value is….
+    for (argument, given, expr, what) in [
+        ("count", "\"count\"", "length(ephemeral.recorder_lease.l.token)", "the number of resource instances"),
+        ("for_each", "\"for_each\" value", "toset([ephemeral.recorder_lease.l.token])", "a resource's instance keys"),
     ] {
         let w = recorder_workdir(&format!(
             "ephemeral \"recorder_lease\" \"l\" {{\n  name = \"l\"\n}}\n\nmodule \"m\" {{\n  source = \"./m\"\n  \
@@ -284,7 +285,7 @@ fn an_ephemeral_value_in_a_module_count_or_for_each_is_refused() {
         assert!(plan.stderr.contains(&format!("main.tf:{line}:")), "at the argument: {}", plan.all());
         assert!(plan.stderr.contains(&format!("Invalid {argument} argument")), "{}", plan.all());
         let unwrapped = plan.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
-        let detail = format!("The given \"{argument}\" is derived from an ephemeral value");
+        let detail = format!("The given {given} is derived from an ephemeral value");
         assert!(unwrapped.contains(&detail), "{}", plan.all());
         assert!(unwrapped.contains(what), "{}", plan.all());
         assert!(ops(&w).is_empty(), "nothing opened: {:?}", ops(&w));

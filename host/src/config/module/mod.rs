@@ -416,6 +416,35 @@ pub struct Expanded {
     pub deferred_providers: BTreeSet<String>,
 }
 
+/// Terraform's error for every module call (in `config` and the modules it
+/// calls) whose `count` or `for_each` is derived from an ephemeral value of
+/// its caller (an ephemeral variable, a local made of one, an ephemeral
+/// resource): instance keys are kept between plan and apply. Checked on the
+/// module tree, before expansion evaluates the arguments, which keeps no
+/// marks of what was ephemeral.
+fn ephemeral_repetitions(config: &Config, diags: &mut Vec<Diagnostic>) {
+    let ephemeral = super::ephemeral::Ephemerality::of(config);
+    for call in &config.modules {
+        if let Some(count) = call.count.as_ref().filter(|e| ephemeral.is_ephemeral(e)) {
+            diags.push(super::ephemeral::repetition_error(
+                &ephemeral,
+                count,
+                "count",
+                "the number of resource instances",
+            ));
+        }
+        if let Some(for_each) = call.for_each.as_ref().filter(|e| ephemeral.is_ephemeral(e)) {
+            diags.push(super::ephemeral::repetition_error(
+                &ephemeral,
+                for_each,
+                "for_each",
+                "a resource's instance keys",
+            ));
+        }
+        ephemeral_repetitions(&call.config, diags);
+    }
+}
+
 /// Expands every module call of `config` (the root module, its root
 /// variables resolved to `variables`) into one flat configuration, the
 /// calls whose argument was evaluated while planning with their value in
@@ -425,6 +454,11 @@ pub fn expand_modules(
     variables: &BTreeMap<String, Value>,
     pinned: &Pinned,
 ) -> Result<Expanded, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    ephemeral_repetitions(&config, &mut diags);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
     let calls = std::mem::take(&mut config.modules);
     if calls.is_empty() {
         return Ok(Expanded { config, deferred: Vec::new(), deferred_providers: BTreeSet::new() });
@@ -1115,6 +1149,26 @@ output "files" {
             providers,
             [("module.m.local_file.f".to_string(), "local.other"), ("module.d.local_file.f".to_string(), "local")]
         );
+    }
+
+    #[test]
+    fn a_module_count_or_for_each_from_an_ephemeral_variable_is_refused_at_any_depth() {
+        let err = expanded(&[
+            (
+                "main.tf",
+                "variable \"names\" {\n  type      = set(string)\n  ephemeral = true\n  default   = [\"a\"]\n}\nlocals {\n  names = var.names\n}\nmodule \"m\" {\n  source   = \"./m\"\n  for_each = local.names\n}\nmodule \"outer\" {\n  source = \"./outer\"\n}\n",
+            ),
+            ("m/main.tf", "resource \"null_resource\" \"a\" {}\n"),
+            (
+                "outer/main.tf",
+                "variable \"n\" {\n  type      = number\n  ephemeral = true\n  default   = 1\n}\nmodule \"inner\" {\n  source = \"../m\"\n  count  = var.n\n}\n",
+            ),
+        ])
+        .unwrap_err();
+        assert!(err.contains("main.tf:11: Invalid for_each argument"), "{err}");
+        assert!(err.contains("local.names has an ephemeral value"), "{err}");
+        assert!(err.contains("outer/main.tf:8: Invalid count argument"), "{err}");
+        assert!(err.contains("var.n has an ephemeral value"), "{err}");
     }
 
     #[test]
