@@ -150,7 +150,7 @@ impl ComponentCache {
                 }
             }
             Some((baseline, BaselineUse::Cached)) => {
-                let baseline_context = EntryContext::new(baseline, wasm);
+                let baseline_context = context.with_engine(baseline);
                 let baseline_path = baseline_context.entry_path(dir);
                 if let Some(component) = read_entry(baseline, key, &baseline_context, &baseline_path) {
                     return Ok(Loaded { component, from_cache: true, tier: Tier::Baseline });
@@ -196,6 +196,13 @@ pub fn clean(root: &Path) -> std::io::Result<usize> {
     Ok(count)
 }
 
+/// The hash of what makes `engine`'s code loadable by another engine.
+fn engine_hash(engine: &Engine) -> [u8; 32] {
+    let mut hash = Sha256Hasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut hash);
+    hash.0.finalize().into()
+}
+
 /// What an entry is bound to besides its code: the engine that compiled it
 /// and the `.wasm` it was compiled from.
 struct EntryContext {
@@ -205,9 +212,13 @@ struct EntryContext {
 
 impl EntryContext {
     fn new(engine: &Engine, wasm: &[u8]) -> EntryContext {
-        let mut engine_hash = Sha256Hasher(Sha256::new());
-        engine.precompile_compatibility_hash().hash(&mut engine_hash);
-        EntryContext { engine_hash: engine_hash.0.finalize().into(), wasm_hash: Sha256::digest(wasm).into() }
+        EntryContext { engine_hash: engine_hash(engine), wasm_hash: Sha256::digest(wasm).into() }
+    }
+
+    /// The context of the same `.wasm` compiled by `engine`, without
+    /// hashing the `.wasm` again (tens of megabytes for a large provider).
+    fn with_engine(&self, engine: &Engine) -> EntryContext {
+        EntryContext { engine_hash: engine_hash(engine), wasm_hash: self.wasm_hash }
     }
 
     /// The file in `dir` an entry for this context lives in.
