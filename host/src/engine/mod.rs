@@ -543,15 +543,13 @@ impl Engine {
                 biased;
                 () = interrupt.aborted() => {
                     task.abort();
-                    return Err(anyhow::anyhow!("Interrupted: the plan stopped; nothing was changed"));
+                    return Err(anyhow::anyhow!(plan::INTERRUPTED));
                 }
                 out = &mut task => out,
             };
             match out {
                 // Stopped: the plan said so first in its errors, after closing.
-                Ok(_) if interrupt.is_stopped() => {
-                    Err(anyhow::anyhow!("Interrupted: the plan stopped; nothing was changed"))
-                }
+                Ok(_) if interrupt.is_stopped() => Err(anyhow::anyhow!(plan::INTERRUPTED)),
                 Ok(out) => Ok(out),
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
                 Err(e) => Err(anyhow::anyhow!("the plan was cancelled: {e}")),

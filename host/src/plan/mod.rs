@@ -630,6 +630,10 @@ struct Walk {
 /// (which made planning quadratic in the number of blocks).
 type Blocks = AddrMap<ResourceAddr, usize>;
 
+/// What an interrupted plan answers (and the engine says, when the plan
+/// ends on its own after the interrupt).
+pub const INTERRUPTED: &str = "Interrupted: the plan stopped; nothing was changed";
+
 impl Planner {
     /// Plans the run: refreshes and plans every resource instance, as many
     /// at once as `-parallelism` allows, each as soon as what it depends on
@@ -679,7 +683,7 @@ impl Planner {
             // Nothing after this reads them.
             errors.extend(session.close_all().await);
             if stopped {
-                errors.insert(0, Diagnostic::error("Interrupted: the plan stopped; nothing was changed"));
+                errors.insert(0, Diagnostic::error(INTERRUPTED));
                 return Err(errors);
             }
             if errors.is_empty() && !planner.options.refresh_only {
