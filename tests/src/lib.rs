@@ -266,6 +266,23 @@ impl Workdir {
         std::fs::read_to_string(self.path().join("cairn.state.json")).unwrap_or_default()
     }
 
+    /// Panics, saying where, if `needle` (an ephemeral value, or the start
+    /// every such value has) is in the output and log of the `plan` saved
+    /// to `plan_file` (in this directory), of the `apply`, in that plan
+    /// file or in the state, which must exist.
+    pub fn assert_stored_nowhere(&self, needle: &str, plan: &Run, apply: &Run, plan_file: &str) {
+        let plan_file = std::fs::read(self.path().join(plan_file)).expect("the plan is saved");
+        let state = std::fs::read_to_string(self.path().join("cairn.state.json")).expect("the state is written");
+        for (what, text) in [
+            ("the plan's output and log", plan.all()),
+            ("the apply's output and log", apply.all()),
+            ("the plan file", String::from_utf8_lossy(&plan_file).into_owned()),
+            ("the state", state),
+        ] {
+            assert!(!text.contains(needle), "{what} holds {needle:?}, an ephemeral value:\n{text}");
+        }
+    }
+
     /// The attributes of one resource instance in the state.
     pub fn attributes(&self, addr: &str) -> serde_json::Value {
         let state = self.state().expect("there is a state");

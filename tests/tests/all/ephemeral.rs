@@ -349,15 +349,6 @@ resource "postgresql_schema" "s" {{
     let apply = w.cairn_here_env(&["apply", "-json", "-var", &var, "p.bin"], &debug).success();
     let schemas = w.cairn_here(&["state", "list"]).success();
     assert!(schemas.stdout.contains("postgresql_schema.s"), "the role logged in:\n{}", apply.all());
-    let plan_file = String::from_utf8_lossy(&std::fs::read(w.path().join("p.bin")).expect("saved")).into_owned();
-    let state = std::fs::read_to_string(w.path().join("cairn.state.json")).expect("the state is written");
-    for (what, text) in [
-        ("the -json plan stream and its debug log", plan.all()),
-        ("the -json apply stream and its debug log", apply.all()),
-        ("the plan file", plan_file),
-        ("the state", state),
-    ] {
-        assert!(!text.contains(SECRET), "{what} holds the ephemeral password:\n{text}");
-    }
+    w.assert_stored_nowhere(SECRET, &plan, &apply, "p.bin");
     w.cairn(&["destroy", "-auto-approve", "-var", &var]).success();
 }

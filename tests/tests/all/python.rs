@@ -314,15 +314,7 @@ fn python_ephemeral_token_is_opened_renewed_closed_and_stored_nowhere() {
 
     // No token, of the plan or the apply, is anywhere: every one starts
     // with `pytok-`.
-    let plan_file = String::from_utf8_lossy(&std::fs::read(w.path().join("p.bin")).unwrap()).into_owned();
-    for (what, text) in [
-        ("the -json plan stream and its log", plan.all()),
-        ("the -json apply stream and its log", apply.all()),
-        ("the plan file", plan_file),
-        ("the state", w.state_text()),
-    ] {
-        assert!(!text.contains("pytok-"), "{what} holds an ephemeral token:\n{text}");
-    }
+    w.assert_stored_nowhere("pytok-", &plan, &apply, "p.bin");
     let destroy = w.cairn_env(&["destroy", "-auto-approve"], &info).success();
     assert!(w.addresses().is_empty());
     let (lifecycle, _) = token_lifecycle(&destroy);

@@ -160,53 +160,39 @@ fn answer(request: &Request, store: &Mutex<Store>) -> (&'static str, String) {
 }
 
 fn config(port: u16) -> String {
-    format!(
+    tfhttp_config(
+        port,
         r#"
-terraform {{
-  required_providers {{
-    tfhttp = {{ source = "./tfhttp.wasm" }}
-  }}
-}}
-
-provider "tfhttp" {{
-  endpoint = "http://127.0.0.1:{port}"
-  sandbox {{
-    http {{
-      url = "http://127.0.0.1:{port}"
-    }}
-  }}
-}}
-
-variable "name" {{
+variable "name" {
   default = "alpha"
-}}
+}
 
-variable "value" {{
+variable "value" {
   default = "hello"
-}}
+}
 
-resource "tfhttp_item" "a" {{
+resource "tfhttp_item" "a" {
   name     = var.name
   value    = var.value
-  labels   = {{ team = "web" }}
-  settings = {{ mode = "safe" }}
-  rules    = [{{ port = 80 }}, {{ port = 443, protocol = "udp" }}]
+  labels   = { team = "web" }
+  settings = { mode = "safe" }
+  rules    = [{ port = 80 }, { port = 443, protocol = "udp" }]
   password = "hunter2"
   secret   = "write-only-secret"
 
-  note {{
+  note {
     text = "first"
-  }}
-}}
+  }
+}
 
-data "tfhttp_item" "a" {{
+data "tfhttp_item" "a" {
   name = tfhttp_item.a.name
-}}
+}
 
-output "read_back" {{
+output "read_back" {
   value = data.tfhttp_item.a.value
-}}
-"#
+}
+"#,
     )
 }
 
@@ -451,8 +437,9 @@ fn tfbridge_go_tests_pass() {
     }
 }
 
-/// `tfhttp` with one item, `a`, configured by `resource`.
-fn moved_config(port: u16, resource: &str) -> String {
+/// The `tfhttp` component with the store on `port` (endpoint and sandbox
+/// grant), then `body`.
+fn tfhttp_config(port: u16, body: &str) -> String {
     format!(
         r#"
 terraform {{
@@ -469,7 +456,7 @@ provider "tfhttp" {{
     }}
   }}
 }}
-{resource}
+{body}
 "#
     )
 }
@@ -482,13 +469,13 @@ provider "tfhttp" {{
 fn moved_across_types_converts_through_the_framework_move_state() {
     let server = ItemServer::start();
     let legacy = "resource \"tfhttp_legacy_item\" \"a\" {\n  name    = \"alpha\"\n  content = \"hello\"\n}\n";
-    let w = workdir(&moved_config(server.port, legacy));
+    let w = workdir(&tfhttp_config(server.port, legacy));
     w.cairn(&["apply", "-auto-approve"]).success();
     assert_eq!(w.attributes("tfhttp_legacy_item.a")["id"], "i1");
 
     let moved = "resource \"tfhttp_item\" \"a\" {\n  name  = \"alpha\"\n  value = \"hello\"\n}\n\n\
                  moved {\n  from = tfhttp_legacy_item.a\n  to   = tfhttp_item.a\n}\n";
-    w.write("main.tf", &moved_config(server.port, moved));
+    w.write("main.tf", &tfhttp_config(server.port, moved));
     let plan = w.cairn(&["plan"]).success();
     assert!(plan.stdout.contains("# tfhttp_legacy_item.a has moved to tfhttp_item.a"), "{}", plan.all());
     assert!(plan.stdout.contains("Plan: 0 to add, 0 to change, 0 to destroy."), "{}", plan.all());
@@ -502,7 +489,7 @@ fn moved_across_types_converts_through_the_framework_move_state() {
 
     // The moved object updates in place, with the revision it carried.
     let updated = moved.replace("value = \"hello\"", "value = \"hello again\"");
-    w.write("main.tf", &moved_config(server.port, &updated));
+    w.write("main.tf", &tfhttp_config(server.port, &updated));
     let run = w.cairn(&["apply", "-auto-approve"]).success();
     assert!(run.stdout.contains("Resources: 0 added, 1 changed, 0 destroyed."), "{}", run.all());
     let update = server.puts().pop().unwrap();
@@ -514,11 +501,11 @@ fn moved_across_types_converts_through_the_framework_move_state() {
 #[test]
 fn moved_across_types_from_a_type_the_provider_does_not_take_is_refused() {
     let server = ItemServer::start();
-    let w = workdir(&moved_config(server.port, "resource \"terraform_data\" \"a\" {\n  input = \"alpha\"\n}\n"));
+    let w = workdir(&tfhttp_config(server.port, "resource \"terraform_data\" \"a\" {\n  input = \"alpha\"\n}\n"));
     w.cairn(&["apply", "-auto-approve"]).success();
     let moved = "resource \"tfhttp_item\" \"a\" {\n  name  = \"alpha\"\n  value = \"hello\"\n}\n\n\
                  moved {\n  from = terraform_data.a\n  to   = tfhttp_item.a\n}\n";
-    w.write("main.tf", &moved_config(server.port, moved));
+    w.write("main.tf", &tfhttp_config(server.port, moved));
     let plan = w.cairn(&["plan"]).failure();
     assert!(plan.stderr.contains("terraform_data"), "{}", plan.all());
     assert!(plan.stderr.contains("main.tf:"), "the error is at the moved block: {}", plan.all());
@@ -533,7 +520,7 @@ fn lease_config(port: u16, scope: &str) -> String {
         "ephemeral \"tfhttp_lease\" \"l\" {{\n  scope = \"{scope}\"\n}}\n\n\
          resource \"tfhttp_item\" \"a\" {{\n  name   = \"alpha\"\n  value  = \"hello\"\n  secret = ephemeral.tfhttp_lease.l.token\n}}\n"
     );
-    moved_config(port, &lease)
+    tfhttp_config(port, &lease)
 }
 
 /// The store refuses the lease: the framework's error, naming the
