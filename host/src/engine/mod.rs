@@ -533,8 +533,10 @@ impl Engine {
     /// walk waking its scheduler for every node it finishes wakes a task on
     /// a busy worker, not this sleeping thread (a context switch each, which
     /// cost a no-op plan of 10,000 resources a tenth of its time). Asked to
-    /// stop, the plan stops walking and closes the ephemeral resources it
-    /// opened before it ends; a second request (abort) drops it at once.
+    /// stop, the plan starts nothing new, lets what runs finish and closes
+    /// the ephemeral resources it opened before it ends: the interrupt is
+    /// reported with the errors of those closes, if any; a second request
+    /// (abort) drops it at once.
     fn plan_until_interrupted(&self, planner: Planner) -> Result<Result<plan::Plan, Vec<Diagnostic>>> {
         let interrupt = self.interrupt.clone();
         let mut task = self.tokio.spawn(planner.plan_until(interrupt.clone()));
@@ -548,7 +550,11 @@ impl Engine {
                 out = &mut task => out,
             };
             match out {
-                // Stopped: the plan said so first in its errors, after closing.
+                // Stopped: the plan said so first in its errors, after
+                // closing; what else it says (a close that failed) is kept.
+                Ok(Err(errors)) if interrupt.is_stopped() && errors.len() > 1 && is_interrupted(&errors[0]) => {
+                    Ok(Err(errors))
+                }
                 Ok(_) if interrupt.is_stopped() => Err(anyhow::anyhow!(plan::INTERRUPTED)),
                 Ok(out) => Ok(out),
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
@@ -935,6 +941,11 @@ pub struct Inspection {
 /// Diagnostics as an error.
 pub fn diagnostics(d: Vec<Diagnostic>) -> anyhow::Error {
     anyhow::Error::new(Diagnostics(d))
+}
+
+/// Whether `d` is the plan's report that it was interrupted.
+fn is_interrupted(d: &Diagnostic) -> bool {
+    d.is_error() && d.summary == plan::INTERRUPTED
 }
 
 /// Refuses to plan from no state in a directory whose objects Terraform's

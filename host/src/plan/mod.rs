@@ -32,7 +32,7 @@ use crate::apply::Interrupt;
 use crate::config::{self, ConditionKind, Config, EvalContext};
 use crate::contract::Gate;
 use crate::diag::{Diagnostic, Location};
-use crate::graph::walk::walk_spread;
+use crate::graph::walk::{Limits, walk_spread_until};
 use crate::graph::{DependencyGraph, Node};
 use crate::provider::Provider;
 use crate::state::{InstanceState, State};
@@ -623,6 +623,35 @@ struct Walk {
     sensitive_variables: BTreeSet<String>,
     /// The ephemeral resources this plan has opened.
     ephemeral: Arc<ephemeral::Session>,
+    /// Whether to start nothing new (see [`Planner::plan_until`]).
+    interrupt: Interrupt,
+}
+
+impl Walk {
+    /// The walk of `planner`'s graph, with nothing walked yet.
+    fn new(
+        planner: &Arc<Planner>,
+        blocks: &Arc<Blocks>,
+        targets: &Arc<Targets>,
+        session: &Arc<ephemeral::Session>,
+        interrupt: &Interrupt,
+    ) -> Walk {
+        Walk {
+            planner: Arc::clone(planner),
+            walked: Mutex::new(Walked {
+                gathered: Gathered::expecting(expected_changes(planner)),
+                ..Walked::default()
+            }),
+            slots: Semaphore::new(planner.options.parallelism.clamp(1, Semaphore::MAX_PERMITS)),
+            position: planner.graph.topo_order().into_iter().enumerate().map(|(i, n)| (n, i)).collect(),
+            blocks: Arc::clone(blocks),
+            targets: Arc::clone(targets),
+            trigger_targets: triggers::referenced(&planner.config),
+            sensitive_variables: sensitivity::sensitive_variables(&planner.config),
+            ephemeral: Arc::clone(session),
+            interrupt: interrupt.clone(),
+        }
+    }
 }
 
 /// The configuration's resource blocks by address, so that finding the
@@ -642,10 +671,13 @@ impl Planner {
         self.plan_until(Interrupt::new()).await
     }
 
-    /// [`Planner::plan`] that stops walking once `interrupt` asks the run
-    /// to stop, and then still closes the ephemeral resources it opened
-    /// (their close may revoke a lease or end a session, which must not be
-    /// left to expire) before it answers that it was interrupted.
+    /// [`Planner::plan`] that starts nothing new once `interrupt` asks the
+    /// run to stop: no node, no instance waiting for a slot, no check
+    /// block. What is under way finishes (an ephemeral resource's open
+    /// too, so that what it opens is known), then every ephemeral resource
+    /// opened is closed (their close may revoke a lease or end a session,
+    /// which must not be left to expire), and the plan answers that it was
+    /// interrupted, followed by any errors of those closes.
     pub async fn plan_until(self, interrupt: Interrupt) -> Result<Plan, Vec<Diagnostic>> {
         let planner = Arc::new(self);
         let blocks: Arc<Blocks> =
@@ -672,15 +704,11 @@ impl Planner {
             }
             let progress = planner.progress.clone();
             let session = ephemeral::Session::new(Arc::new(move |event| progress.emit(event)));
-            let stopped = {
-                let walk = Planner::plan_configuration(&planner, &blocks, &targets, &session, &mut plan, &mut errors);
-                tokio::select! {
-                    biased;
-                    () = interrupt.stopped() => true,
-                    () = walk => false,
-                }
-            };
-            // Nothing after this reads them.
+            let walk = Walk::new(&planner, &blocks, &targets, &session, &interrupt);
+            Planner::plan_configuration(walk, &mut plan, &mut errors).await;
+            // The walk is over, every open it started with it: nothing
+            // after this opens or reads them.
+            let stopped = interrupt.is_stopped();
             errors.extend(session.close_all().await);
             if stopped {
                 errors.insert(0, Diagnostic::error(INTERRUPTED));
@@ -787,40 +815,37 @@ impl Planner {
     }
 
     /// Walks the configuration's graph: every node once what it depends on
-    /// is done, independent ones at the same time.
-    async fn plan_configuration(
-        planner: &Arc<Planner>,
-        blocks: &Arc<Blocks>,
-        targets: &Arc<Targets>,
-        session: &Arc<ephemeral::Session>,
-        plan: &mut Plan,
-        errors: &mut Vec<Diagnostic>,
-    ) {
-        let position = planner.graph.topo_order().into_iter().enumerate().map(|(i, n)| (n, i)).collect();
-        let walk = Arc::new(Walk {
-            planner: Arc::clone(planner),
-            walked: Mutex::new(Walked {
-                gathered: Gathered::expecting(expected_changes(planner)),
-                ..Walked::default()
-            }),
-            slots: Semaphore::new(planner.options.parallelism.clamp(1, Semaphore::MAX_PERMITS)),
-            position,
-            blocks: Arc::clone(blocks),
-            targets: Arc::clone(targets),
-            trigger_targets: triggers::referenced(&planner.config),
-            sensitive_variables: sensitivity::sensitive_variables(&planner.config),
-            ephemeral: Arc::clone(session),
-        });
+    /// is done, independent ones at the same time; once the walk's
+    /// interrupt asks to stop, no more (see [`Planner::plan_until`]). It
+    /// returns when every node started has ended.
+    async fn plan_configuration(walk: Walk, plan: &mut Plan, errors: &mut Vec<Diagnostic>) {
+        let planner = Arc::clone(&walk.planner);
+        let targets = Arc::clone(&walk.targets);
+        let interrupt = walk.interrupt.clone();
+        let walk = Arc::new(walk);
         let task = Arc::clone(&walk);
-        walk_spread(planner.graph.petgraph(), planner.options.parallelism, move |node, _| {
-            let walk = Arc::clone(&task);
-            async move { walk.plan_node(node).await }
-        })
+        let limits = Limits { parallelism: planner.options.parallelism, per_group: BTreeMap::new() };
+        let stop = interrupt.clone();
+        walk_spread_until(
+            planner.graph.petgraph(),
+            &limits,
+            |_| None,
+            move |node, _| {
+                let walk = Arc::clone(&task);
+                async move { walk.plan_node(node).await }
+            },
+            move || stop.is_stopped(),
+        )
         .await;
         let walked = std::mem::take(&mut *walk.walked.lock().unwrap_or_else(PoisonError::into_inner));
         let Walked { locals, mut values, gathered, marks, .. } = walked;
         gathered.into_plan(plan, errors);
         plan.reference_marks = marks.instances;
+        if interrupt.is_stopped() {
+            // Validations and check blocks (which may read data sources)
+            // are new work too.
+            return;
+        }
         if errors.is_empty() && !planner.options.refresh_only {
             errors.extend(validations::deferred_validations(&planner.config, &planner.variables, &locals, &mut values));
         }
@@ -1251,6 +1276,10 @@ impl Walk {
             async move {
                 let _slot = self.slots.acquire().await.expect("the semaphore is never closed");
                 let mut own = Plan::default();
+                if self.interrupt.is_stopped() {
+                    // Waited for its slot past the interrupt: not started.
+                    return (addr, Err(Vec::new()), own);
+                }
                 // Null attributes: only deposed objects are left.
                 let prior = self.planner.state.get(&addr).filter(|i| !i.attributes.is_null());
                 let (forced, import_id) =

@@ -144,9 +144,10 @@ fn a_lease_is_closed_when_the_apply_fails() {
 }
 
 #[test]
-fn a_lease_opened_by_an_interrupted_plan_is_closed() {
+fn every_lease_opened_by_an_interrupted_plan_is_closed_and_close_errors_are_shown() {
     // Lease b is opened after a (its name refers to a's token) and waits in
-    // its open: the interrupt comes while the plan has a open.
+    // its open: the interrupt comes while the plan has a open and b's open
+    // under way; c would be opened after b, and the thing after c.
     let w = recorder_workdir(
         r#"
 ephemeral "recorder_lease" "a" {
@@ -158,12 +159,18 @@ ephemeral "recorder_lease" "b" {
   open_sleep_ms = 3000
 }
 
+ephemeral "recorder_lease" "c" {
+  name = "c${substr(ephemeral.recorder_lease.b.token, 0, 0)}"
+}
+
 resource "recorder_thing" "t" {
   name      = "t"
-  secret_wo = ephemeral.recorder_lease.b.token
+  secret_wo = ephemeral.recorder_lease.c.token
 }
 "#,
     );
+    // a's close fails: the interrupt is reported, and that error with it.
+    w.write("log/fail-close-a", "");
     // apply, whose plan may write the recorder's log (a plan alone may not).
     let run = crate::interrupts::Running::start(&w, &["apply", "-auto-approve"], &[]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
@@ -175,10 +182,11 @@ resource "recorder_thing" "t" {
     let plan = run.finish();
     assert_ne!(plan.code, 0, "{}", plan.all());
     assert!(plan.stderr.contains("Interrupted: the plan stopped; nothing was changed"), "{}", plan.all());
-    // a was open and is closed. b's open was under way: the plan no longer
-    // waits for its answer, so it is not closed (its lease is left to
-    // expire, as the README says).
-    assert_eq!(ops(&w), ["open a", "open b", "close a"], "{}", plan.all());
+    assert!(plan.stderr.contains("recorder: close of a failed, as asked"), "{}", plan.all());
+    // b's open under way finished, and b is closed too, the last opened
+    // first; nothing started after the interrupt (c is never opened).
+    assert_eq!(ops(&w), ["open a", "open b", "close b", "fail-close a"], "{}", plan.all());
+    assert!(!plan.all().contains("token-"), "{}", plan.all());
 }
 
 #[test]

@@ -35,7 +35,8 @@
 //! - `open`, `renew` and `close` each append `<op> <name> - -` to
 //!   `<dir>/ops.log`; the file `<dir>/fail-open-<name>` makes the open
 //!   fail (with an error about the attribute `name`); `open_sleep_ms` (optional) makes the open sleep that long after
-//!   it logged, so that a run can be interrupted while it waits.
+//!   it logged, so that a run can be interrupted while it waits; the file
+//!   `<dir>/fail-close-<name>` makes the close fail (logged `fail-close`).
 
 #![warn(missing_docs)]
 
@@ -125,6 +126,10 @@ impl Provider for Recorder {
 
     fn close_ephemeral(&self, _type_name: &str, private: &[u8]) -> Result<(), Vec<Diagnostic>> {
         let (name, _) = lease_of(private);
+        if std::fs::metadata(format!("{}/fail-close-{name}", self.dir)).is_ok() {
+            self.log("fail-close", &name, "-", "-")?;
+            return Err(Diagnostic::error(format!("recorder: close of {name} failed, as asked")).into());
+        }
         self.log("close", &name, "-", "-")
     }
 
