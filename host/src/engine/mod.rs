@@ -835,6 +835,9 @@ impl Engine {
                 Err(d) => failed(d, state),
             };
         }
+        // The objects the plan keeps as they are, as it read them
+        // (refreshed, upgraded): written with the rest.
+        let refreshed = plan::unchanged_objects(&plan, &providers, &mut state);
         // Objects `moved` blocks rebound are written at their new
         // addresses before any provider call, so that what the apply
         // journals is about the state as planned.
@@ -853,7 +856,7 @@ impl Engine {
             provider_limits: ws.provider_limits(),
             events,
             interrupt: self.interrupt.clone(),
-            state_changed: !recoveries.is_empty(),
+            state_changed: !recoveries.is_empty() || refreshed,
         };
         // On the workers, as the plan (see `plan_until_interrupted`).
         let task = self.tokio.spawn(applier.apply(state, backend));
@@ -865,9 +868,11 @@ impl Engine {
     }
 
     /// Ends a run that had nothing to apply: what the plan recovered of an
-    /// interrupted apply is committed here.
+    /// interrupted apply, and the objects it refreshed or upgraded (see
+    /// [`plan::unchanged_objects`]), are committed here.
     pub fn settle(&self, planned: &mut Planned) -> Result<()> {
-        if !planned.recoveries.is_empty() {
+        let refreshed = plan::unchanged_objects(&planned.plan, &planned.providers, &mut planned.state);
+        if !planned.recoveries.is_empty() || refreshed {
             planned.backend.write(&mut planned.state)?;
         }
         Ok(())

@@ -41,7 +41,7 @@ use crate::value::{Path, Value};
 pub use checks::{CheckPhase, check_blocks};
 pub use instance::{decode_prior, ignoring_changes, with_value_at};
 pub use moves::{Move, apply_moves, convert_moves_across_types};
-pub use refresh_only::refreshed_state;
+pub use refresh_only::{refreshed_state, unchanged_objects};
 pub use targets::Targets;
 pub use validations::deferred_validations;
 pub use values::{Expansion, ResourceValues, instance_context, locals_of};

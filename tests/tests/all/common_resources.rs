@@ -115,3 +115,49 @@ fn a_password_stored_without_bcrypt_hash_gets_one_and_keeps_its_result() {
     assert_eq!(w.attributes("random_password.p")["result"], made["result"], "the same password");
     assert_eq!(w.cairn(&["plan", "-detailed-exitcode"]).code, 0, "the same hash in the next run");
 }
+
+/// An object a plan upgrades to its provider's schema version and keeps as
+/// it is (`random_password` stored before `bcrypt_hash`) is written at that
+/// version by the apply that finds no changes, as Terraform writes its
+/// refreshed state — by `apply` and by the apply of a saved plan — so that
+/// the next run upgrades nothing and writes nothing.
+#[test]
+fn an_apply_without_changes_writes_the_upgraded_object() {
+    let w = Workdir::new();
+    w.write("main.tf", "resource \"random_password\" \"p\" {\n  length = 20\n}\n");
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let made = w.attributes("random_password.p");
+    let current = w.state().unwrap()["resources"][0]["schema_version"].clone();
+    assert_ne!(current, 0, "{current}");
+    // The state as a cairn before bcrypt_hash wrote it.
+    let downgrade = || {
+        let mut state = w.state().unwrap();
+        let stored = &mut state["resources"][0];
+        stored["schema_version"] = 0.into();
+        stored["attributes"].as_object_mut().unwrap().remove("bcrypt_hash");
+        w.write("cairn.state.json", &state.to_string());
+    };
+
+    downgrade();
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(apply.stdout.contains("No changes."), "{}", apply.all());
+    let state = w.state().unwrap();
+    assert_eq!(state["resources"][0]["schema_version"], current, "written at the provider's version: {state:#}");
+    let upgraded = w.attributes("random_password.p");
+    assert_eq!(upgraded["result"], made["result"], "the same password");
+    let hash = upgraded["bcrypt_hash"].as_str().expect("the upgrade's hash is stored").to_string();
+    assert!(hash.starts_with("$2a$10$"), "{hash}");
+    // The next run finds the object current: nothing to write.
+    let serial = state["serial"].clone();
+    w.cairn(&["apply", "-auto-approve"]).success();
+    assert_eq!(w.state().unwrap()["serial"], serial, "nothing was written again");
+    assert_eq!(w.attributes("random_password.p")["bcrypt_hash"], hash.as_str(), "the same hash");
+
+    // A saved plan without changes, applied, writes it too.
+    downgrade();
+    w.cairn_here(&["plan", "-out", "p.bin"]).success();
+    let applied = w.cairn_here(&["apply", "p.bin"]).success();
+    assert!(!applied.all().contains("Error"), "{}", applied.all());
+    assert_eq!(w.state().unwrap()["resources"][0]["schema_version"], current);
+    assert!(w.attributes("random_password.p")["bcrypt_hash"].as_str().is_some_and(|h| h.starts_with("$2a$10$")));
+}
