@@ -430,6 +430,10 @@ impl Shared {
                 if let Some(node) = node {
                     self.applier.events.emit(node.finish(Outcome::Failed, ms, None));
                 }
+                let diags = match step {
+                    Step::Apply(addr, _) => self.at_attributes(addr, diags),
+                    _ => diags,
+                };
                 for d in &diags {
                     self.applier.events.diagnostic(d);
                 }
@@ -714,8 +718,20 @@ impl Shared {
 
     /// Shows a provider's warnings about a change as they happen.
     fn warn(&self, change: &ResourceChange, warnings: Vec<Diagnostic>) {
-        for w in warnings {
-            self.applier.events.diagnostic(&crate::contract::located(w, &change.addr, &Self::location(change)));
+        let location = Self::location(change);
+        let located = warnings.into_iter().map(|w| crate::contract::located(w, &change.addr, &location)).collect();
+        for w in self.at_attributes(&change.addr, located) {
+            self.applier.events.diagnostic(&w);
+        }
+    }
+
+    /// `diags` about the instance `addr`, each one about an attribute at
+    /// the place in its block where that attribute is written (see
+    /// [`plan::at_attributes_in`]); as they are when its block is gone.
+    fn at_attributes(&self, addr: &InstanceAddr, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        match self.blocks.get(&addr.resource) {
+            Some(i) => plan::at_attributes_in(&self.applier.config.resources[*i].body, diags),
+            None => diags,
         }
     }
 

@@ -669,7 +669,7 @@ impl Engine {
         ));
         for ((_, r, _, _), answer) in checks.iter().zip(answers) {
             if let Err(e) = answer {
-                errors.extend(e.into_diagnostics(&r.location));
+                errors.extend(plan::at_attributes_in(&r.body, e.into_diagnostics(&r.location)));
             }
         }
         if errors.is_empty() { Ok(()) } else { Err(diagnostics(errors)) }

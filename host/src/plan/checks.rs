@@ -135,11 +135,14 @@ async fn read_scoped(
     let addr = data.addr.instance();
     let started = std::time::Instant::now();
     report(read_started(&addr));
-    let (value, warnings) =
-        gate.read_data(schema, &addr, &config).await.map_err(|e| e.into_diagnostics(&data.location))?;
+    let (value, warnings) = gate
+        .read_data(schema, &addr, &config)
+        .await
+        .map_err(|e| super::at_attributes_in(&data.body, e.into_diagnostics(&data.location)))?;
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     report(read_completed(&addr, elapsed_ms, &value));
-    Ok((value, warnings.into_iter().map(|w| located(w, &addr, &data.location)).collect()))
+    let warnings = warnings.into_iter().map(|w| located(w, &addr, &data.location)).collect();
+    Ok((value, super::at_attributes_in(&data.body, warnings)))
 }
 
 /// The warning for an assertion whose result is known only after apply,

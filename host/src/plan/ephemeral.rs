@@ -286,17 +286,7 @@ pub fn at_attributes(
     opening: Result<OpenAnswer, Vec<Diagnostic>>,
     body: &crate::config::Body,
 ) -> Result<OpenAnswer, Vec<Diagnostic>> {
-    let locate = |diags: Vec<Diagnostic>| -> Vec<Diagnostic> {
-        diags
-            .into_iter()
-            .map(|mut d| {
-                if let Some(written) = d.path.as_ref().and_then(|p| body.location_of(p)) {
-                    d.location = Some(written);
-                }
-                d
-            })
-            .collect()
-    };
+    let locate = |diags| super::at_attributes_in(body, diags);
     match opening {
         Ok((value, warnings)) => Ok((value, locate(warnings))),
         Err(errors) => Err(locate(errors)),

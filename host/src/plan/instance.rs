@@ -191,13 +191,17 @@ impl InstancePlanner<'_> {
         Ok(response)
     }
 
-    /// Keeps a provider's warnings for the plan, located at the resource.
+    /// Keeps a provider's warnings for the plan, located at the resource
+    /// (at the attribute each is about, where it is written).
     fn keep_warnings(&self, warnings: Vec<Diagnostic>, plan: &mut Plan) {
-        plan.warnings.extend(warnings.into_iter().map(|d| located(d, self.addr, &self.resource.location)));
+        let located = warnings.into_iter().map(|d| located(d, self.addr, &self.resource.location)).collect();
+        plan.warnings.extend(super::at_attributes_in(&self.resource.body, located));
     }
 
+    /// A failed call's errors, located at the resource (at the attribute
+    /// each is about, where it is written).
     fn failed(&self, e: CheckedCallError) -> Vec<Diagnostic> {
-        e.into_diagnostics(&self.resource.location)
+        super::at_attributes_in(&self.resource.body, e.into_diagnostics(&self.resource.location))
     }
 
     /// Plans a data source: read now when its configuration is known and

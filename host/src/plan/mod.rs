@@ -659,6 +659,24 @@ impl Walk {
 /// (which made planning quadratic in the number of blocks).
 type Blocks = AddrMap<ResourceAddr, usize>;
 
+/// `diags` with each one about an attribute (a provider's, with a path)
+/// at the place in `body` (a resource, data source or ephemeral block's)
+/// where that attribute is written, as Terraform reports it: the value's
+/// line and column, inside nested blocks too; those about the whole block,
+/// or about what is not written there (a computed attribute), stay where
+/// they are.
+pub fn at_attributes_in(body: &config::Body, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diags
+        .into_iter()
+        .map(|mut d| {
+            if let Some(written) = d.path.as_ref().and_then(|p| body.location_of(p)) {
+                d.location = Some(written);
+            }
+            d
+        })
+        .collect()
+}
+
 /// What an interrupted plan answers (and the engine says, when the plan
 /// ends on its own after the interrupt).
 pub const INTERRUPTED: &str = "Interrupted: the plan stopped; nothing was changed";

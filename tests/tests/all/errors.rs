@@ -204,3 +204,55 @@ resource "null_resource" "n" {
     let run = w.cairn(&["plan"]).failure();
     assert!(run.stderr.contains("missing.wasm") && run.stderr.contains("main.tf:4"), "{}", run.all());
 }
+
+/// Where `text` is written in `config`: (line, column of the value), both
+/// 1-based, the value being what follows `= ` on that line.
+fn value_at(config: &str, text: &str) -> (usize, usize) {
+    let (i, line) = config.lines().enumerate().find(|(_, l)| l.contains(text)).expect("the text is in the config");
+    (i + 1, line.find("= ").expect("an attribute") + 3)
+}
+
+/// A provider's error about an attribute of a managed resource or a data
+/// source is reported where that attribute's value is written, as
+/// Terraform reports it (and as ephemeral resources' are): from the
+/// provider's validate (`cairn validate` and plan), from its apply, and
+/// from a data source's read while planning and during apply.
+#[test]
+fn a_provider_error_about_an_attribute_is_reported_at_that_attribute() {
+    let w = Workdir::new();
+    let range = "resource \"random_integer\" \"n\" {\n  max = 1\n  min = 5\n}\n";
+    w.write("main.tf", range);
+    let (line, column) = value_at(range, "min = 5");
+    let at_min = format!("main.tf:{line}:{column}");
+    for command in [&["validate"][..], &["plan"]] {
+        let run = w.cairn(command).failure();
+        assert!(run.stderr.contains("Minimum value needs to be smaller"), "{command:?}: {}", run.all());
+        assert!(run.stderr.contains(&at_min), "{command:?}: at `min`, {at_min}: {}", run.all());
+        assert!(!run.stderr.contains("main.tf:1:"), "{command:?}: not at the block: {}", run.all());
+    }
+
+    // The minimums add up to more than the length: the provider says so
+    // when it makes the password.
+    let password = "resource \"random_password\" \"p\" {\n  min_upper = 3\n  length    = 4\n  min_lower = 3\n}\n";
+    w.write("main.tf", password);
+    let (line, column) = value_at(password, "length    = 4");
+    let apply = w.cairn(&["apply", "-auto-approve"]).failure();
+    assert!(apply.stderr.contains("The minimums add up to more than `length`"), "{}", apply.all());
+    assert!(apply.stderr.contains(&format!("main.tf:{line}:{column}")), "at `length`: {}", apply.all());
+
+    // A data source read while planning, and one read during apply (its
+    // file name is known only then).
+    let read = "data \"local_file\" \"d\" {\n  filename = \"missing.txt\"\n}\n";
+    w.write("main.tf", read);
+    let (line, column) = value_at(read, "filename = \"missing.txt\"");
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("Cannot read missing.txt"), "{}", plan.all());
+    assert!(plan.stderr.contains(&format!("main.tf:{line}:{column}")), "at `filename`: {}", plan.all());
+    let later = "resource \"random_id\" \"x\" {\n  byte_length = 2\n}\n\n\
+                 data \"local_file\" \"d\" {\n  filename = \"missing-${random_id.x.hex}.txt\"\n}\n";
+    w.write("main.tf", later);
+    let (line, column) = value_at(later, "filename = ");
+    let apply = w.cairn(&["apply", "-auto-approve"]).failure();
+    assert!(apply.stderr.contains("Cannot read missing-"), "{}", apply.all());
+    assert!(apply.stderr.contains(&format!("main.tf:{line}:{column}")), "at `filename`: {}", apply.all());
+}
