@@ -13,10 +13,11 @@
 //!   `min_upper`/`min_lower`/`min_numeric`/`min_special` of each. `result` is
 //!   sensitive; `id` is `"none"`. `bcrypt_hash` (sensitive) is the bcrypt
 //!   hash of `result` (cost 10, `$2a$`, of its first 72 bytes, as
-//!   hashicorp/random's); a state written before it existed (schema
-//!   version 0) gets one from its `result` when it is read, as Terraform's
-//!   state upgrade does, without a new password (salted from the password:
-//!   see `upgraded_bcrypt_hash`).
+//!   hashicorp/random's); a state written before it existed gets one from
+//!   its `result` when it is read, as Terraform's state upgrade does,
+//!   without a new password (salted from the password: see
+//!   `upgraded_bcrypt_hash`). `number` is hashicorp/random's deprecated
+//!   name of `numeric`: either one configured sets both.
 //!
 //! - `random_string`: the same arguments and characters as
 //!   `random_password`, but `result` is not sensitive and `id` is `result`.
@@ -35,6 +36,12 @@
 //! and characters as the resource but without `keepers`; its `result` is
 //! sensitive and never stored: it goes into write-only attributes and
 //! other ephemeral places; it has the resource's `bcrypt_hash` too.
+//!
+//! Schema versions are hashicorp/random's (3.7): `random_password` 3,
+//! `random_string` 2, the others 0, so that a state Terraform wrote with
+//! hashicorp/random is read as it is (`cairn state migrate`); an older
+//! state of a password or string (hashicorp's, or an earlier cairn's, whose
+//! versions were 0 and 1) is upgraded as hashicorp/random upgrades it.
 //!
 //! `random_integer` and `random_shuffle` take a `seed`: the same seed gives
 //! the same result every time (but not the very numbers Terraform's Go
@@ -67,8 +74,12 @@ const LOWER: &str = "abcdefghijklmnopqrstuvwxyz";
 const NUMERIC: &str = "0123456789";
 /// hashicorp/random's bcrypt cost for `bcrypt_hash` (Go's `bcrypt.DefaultCost`).
 const BCRYPT_COST: u32 = 10;
-/// The schema version of the `random_password` resource: 1 added `bcrypt_hash`.
-const PASSWORD_SCHEMA_VERSION: u64 = 1;
+/// The schema version of the `random_password` resource, hashicorp/random's:
+/// 1 added `bcrypt_hash`, 2 `numeric` (beside `number`), 3 checks the hash.
+const PASSWORD_SCHEMA_VERSION: u64 = 3;
+/// The schema version of the `random_string` resource, hashicorp/random's:
+/// 2 added `numeric` (beside `number`).
+const STRING_SCHEMA_VERSION: u64 = 2;
 
 /// Terraform's default special characters.
 const SPECIAL: &str = "!@#$%&*()-_=+[]{}<>:?";
@@ -96,7 +107,14 @@ impl Provider for Random {
                     Attr::string().optional().description("Special characters to use instead."),
                 )
                 .attribute("result", result)
-                .attribute("id", Attr::string().computed().description(id));
+                .attribute("id", Attr::string().computed().description(id))
+                .attribute(
+                    "number",
+                    Attr::bool()
+                        .optional()
+                        .computed()
+                        .description("Deprecated (hashicorp/random's): use `numeric`, which it sets."),
+                );
             for (switch, min, _) in CLASSES {
                 schema = schema
                     .attribute(switch, Attr::bool().optional().computed().description("Use this class; default true."))
@@ -112,7 +130,7 @@ impl Provider for Random {
         )
         .attribute("bcrypt_hash", bcrypt_hash_attr());
         let string = characters(
-            0,
+            STRING_SCHEMA_VERSION,
             "A random string, kept in state.",
             Attr::string().computed().description("The string."),
             "The string.",
@@ -249,14 +267,20 @@ impl Provider for Random {
             for (switch, min, _) in CLASSES {
                 resp = resp.default(switch, true).default(min, 0);
             }
+            resp = number_and_numeric(resp, &req.config)?;
         }
-        // Every configurable attribute forces a new value.
+        // Every configurable attribute forces a new value, but an
+        // `override_special` stored as "" (an unset one, as hashicorp/random
+        // before 3.4 stored it) that the configuration leaves unset: its
+        // plan modifier updates that in place.
+        let emptied = req.prior_state.get_attr("override_special").as_str() == Some("")
+            && req.config.get_attr("override_special").is_null();
         let arguments: Vec<String> = req
             .schema
             .block
             .attributes
             .iter()
-            .filter(|(_, a)| a.required || a.optional)
+            .filter(|(n, a)| (a.required || a.optional) && !(emptied && n.as_str() == "override_special"))
             .map(|(n, _)| n.clone())
             .collect();
         let mut resp = resp.requires_replace(arguments);
@@ -319,30 +343,36 @@ impl Provider for Random {
         Ok(ApplyResponse::new(state))
     }
 
-    /// A `random_password` stored at version 0 (before `bcrypt_hash`)
-    /// keeps its password and gets the hash of it, as hashicorp/random's
-    /// state upgrade gives one; every other state is at its current version.
+    /// A state at the current version is read as it is. A
+    /// `random_password` or `random_string` stored at an older version,
+    /// hashicorp/random's or an earlier cairn's, is upgraded as
+    /// hashicorp/random upgrades it (see [`upgrade_characters`] and
+    /// [`upgrade_bcrypt_hash`]): the same password, the arguments an old
+    /// import left null at their defaults. Any other version is refused.
     fn upgrade_state(&self, type_name: &str, version: u64, raw_json: &str) -> Result<Value, Vec<Diagnostic>> {
         let schema = Self::schema();
         let Some(schema) = schema.resource_schema(type_name) else {
             return Err(Diagnostic::error(format!("Unknown resource type `{type_name}`")).into());
         };
-        let upgrades = type_name == "random_password" && version < PASSWORD_SCHEMA_VERSION;
-        if version != schema.version && !upgrades {
+        if version == schema.version {
+            return Ok(schema.state_from_json(raw_json)?);
+        }
+        let characters = matches!(type_name, "random_password" | "random_string");
+        if !characters || version > schema.version {
             return Err(Diagnostic::error(format!("Cannot upgrade `{type_name}` state from version {version}"))
                 .detail(format!("The provider's schema is at version {}.", schema.version))
                 .into());
         }
-        let mut state = schema.state_from_json(raw_json)?;
-        if upgrades && state.get_attr("bcrypt_hash").is_null() {
-            let Some(result) = state.get_attr("result").as_str().map(str::to_owned) else {
-                return Err(Diagnostic::error("Cannot upgrade `random_password` state: it has no `result`")
-                    .detail("Its bcrypt_hash is made from the stored result.")
-                    .into());
-            };
-            state.set_attr("bcrypt_hash", upgraded_bcrypt_hash(&result)?);
+        let mut json: serde_json::Value = serde_json::from_str(raw_json)
+            .map_err(|e| Diagnostic::error("Stored state is not valid JSON").detail(e.to_string()))?;
+        let Some(fields) = json.as_object_mut() else {
+            return Err(Diagnostic::error(format!("Cannot upgrade `{type_name}` state: it is not an object")).into());
+        };
+        upgrade_characters(fields);
+        if type_name == "random_password" {
+            upgrade_bcrypt_hash(fields, version)?;
         }
-        Ok(state)
+        Ok(schema.state_from_json(&json.to_string())?)
     }
 
     fn import(&self, type_name: &str, id: &str) -> Result<Value, Vec<Diagnostic>> {
@@ -363,6 +393,80 @@ impl Provider for Random {
         }
         Ok(state)
     }
+}
+
+/// `number` and `numeric` (hashicorp/random's old and new names of one
+/// switch) planned alike, as hashicorp/random's plan modifier plans them:
+/// one configured gives its value to the other, neither means both true
+/// (after `numeric`'s default), both configured must agree.
+fn number_and_numeric(resp: PlanResponse, config: &Value) -> Result<PlanResponse, Diagnostic> {
+    let (number, numeric) = (config.get_attr("number").clone(), config.get_attr("numeric").clone());
+    if !number.is_null() && !numeric.is_null() && number.is_known() && numeric.is_known() && number != numeric {
+        return Err(Diagnostic::error("`number` and `numeric` are both configured with different values")
+            .detail("`number` is deprecated: configure `numeric` only.")
+            .at(Path::attr("numeric")));
+    }
+    let resp = match number.is_null() {
+        false => resp.set("numeric", number),
+        true => resp,
+    };
+    Ok(resp.default("number", if numeric.is_null() { Value::from(true) } else { numeric }))
+}
+
+/// The arguments of a `random_password` or `random_string` stored at an
+/// older schema version, as hashicorp/random's state upgrades set them:
+/// those an import with hashicorp/random 3.3.1 or earlier left null get
+/// their defaults (`length` that of `result`, in bytes as Go counts it;
+/// the classes true; the minimums 0), and `number` and `numeric` one value,
+/// `number`'s where it is stored (hashicorp's versions before 2 have
+/// `number` only, an earlier cairn's `numeric` only), else true.
+fn upgrade_characters(fields: &mut serde_json::Map<String, serde_json::Value>) {
+    use serde_json::Value as Json;
+    let unset = |fields: &serde_json::Map<String, Json>, name: &str| fields.get(name).is_none_or(Json::is_null);
+    if unset(fields, "length") {
+        let length = fields.get("result").and_then(Json::as_str).map_or(0, str::len);
+        fields.insert("length".into(), Json::from(length));
+    }
+    for min in ["min_numeric", "min_upper", "min_lower", "min_special"] {
+        if unset(fields, min) {
+            fields.insert(min.into(), Json::from(0));
+        }
+    }
+    for switch in ["special", "upper", "lower"] {
+        if unset(fields, switch) {
+            fields.insert(switch.into(), Json::from(true));
+        }
+    }
+    let stored = |name: &str| fields.get(name).and_then(Json::as_bool);
+    let number = stored("number").or(stored("numeric")).unwrap_or(true);
+    fields.insert("number".into(), Json::from(number));
+    fields.insert("numeric".into(), Json::from(number));
+}
+
+/// The `bcrypt_hash` of a `random_password` stored at schema `version`,
+/// as hashicorp/random's upgrades give it: version 0 had none, and gets
+/// the hash of its `result`; version 1's is kept as it is; version 2's is
+/// kept if it is the hash of the `result`, and made again if not (some
+/// hashicorp/random releases stored a wrong one). A state without one (an
+/// earlier cairn's version 0) gets one too.
+fn upgrade_bcrypt_hash(
+    fields: &mut serde_json::Map<String, serde_json::Value>,
+    version: u64,
+) -> Result<(), Diagnostic> {
+    let Some(result) = fields.get("result").and_then(serde_json::Value::as_str).map(str::to_owned) else {
+        return Err(Diagnostic::error("Cannot upgrade `random_password` state: it has no `result`")
+            .detail("Its bcrypt_hash is made from the stored result."));
+    };
+    let stored = fields.get("bcrypt_hash").and_then(serde_json::Value::as_str);
+    let kept = match (version, stored) {
+        (0, _) | (_, None) => false,
+        (1, Some(_)) => true,
+        (_, Some(hash)) => bcrypt::verify(&result, hash).unwrap_or(false),
+    };
+    if !kept {
+        fields.insert("bcrypt_hash".into(), serde_json::Value::from(upgraded_bcrypt_hash(&result)?));
+    }
+    Ok(())
 }
 
 /// The computed attributes of a `random_id`, as Terraform spells them.
@@ -653,13 +757,12 @@ fn bcrypt_hash(password: &str) -> Result<String, Diagnostic> {
         .map_err(|e| Diagnostic::error("Cannot compute the password's bcrypt_hash").detail(e.to_string()))
 }
 
-/// The `bcrypt_hash` a version-0 state gets when it is read. cairn keeps
-/// an upgraded object in memory only until the instance is next written
-/// (a no-op apply writes nothing), so it is upgraded again in every run:
-/// the salt is derived from the password (SHA-256 of it, cut to bcrypt's
-/// 16 bytes) so that every run gets the same hash and a reference to it
-/// does not change from plan to plan. Random passwords differ, and so do
-/// their salts.
+/// The `bcrypt_hash` an older state gets when it is read. Until an apply
+/// writes the upgraded object, every plan upgrades it again (a saved plan
+/// and its apply among them), so the salt is derived from the password
+/// (SHA-256 of it, cut to bcrypt's 16 bytes): every run gets the same hash
+/// and a reference to it does not change from plan to apply. Random
+/// passwords differ, and so do their salts.
 fn upgraded_bcrypt_hash(password: &str) -> Result<String, Diagnostic> {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(password.as_bytes());
@@ -861,14 +964,99 @@ mod tests {
         for attr in ["numeric", "min_numeric", "special", "min_special"] {
             config.set_attr(attr, Value::Null);
         }
+        config.set_attr("number", Value::Null);
         let planned = plan("random_password", upgraded.clone(), config);
         assert_eq!(planned.planned_state, upgraded);
         assert!(planned.requires_replace.iter().all(|p| p != &Path::attr("result")));
-        // A current state is read as it is; an unknown version is refused.
-        let current = Random.upgrade_state("random_password", 1, raw).unwrap();
-        assert!(current.get_attr("bcrypt_hash").is_null());
-        assert!(Random.upgrade_state("random_password", 2, raw).is_err());
-        assert!(Random.upgrade_state("random_string", 0, raw).is_ok(), "random_string is still at version 0");
+        // A newer version than the provider's is refused.
+        assert!(Random.upgrade_state("random_password", 4, raw).is_err());
+        assert!(Random.upgrade_state("random_id", 1, raw).is_err());
+    }
+
+    /// hashicorp/random's own states of a password, as Terraform stores
+    /// them at each schema version: `number` only before 2, and at 2 a
+    /// hash that may not be the password's.
+    #[test]
+    fn hashicorp_random_password_states_of_every_version_are_upgraded_as_it_upgrades_them() {
+        let hash = bcrypt_hash("pw").unwrap();
+        let v0 = r#"{"id":"none","keepers":null,"length":2,"lower":true,"min_lower":0,"min_numeric":0,
+            "min_special":0,"min_upper":0,"number":false,"override_special":"","result":"pw","special":true,
+            "upper":true}"#;
+        let v1 = v0.replace(r#""id":"none""#, &format!(r#""bcrypt_hash":"{hash}","id":"none""#));
+        let v2 = v1.replace(r#""number":false"#, r#""number":false,"numeric":false"#);
+        let wrong = v2.replace(&hash, &bcrypt_hash("other").unwrap());
+        for (version, raw) in [(0, v0.to_string()), (1, v1.clone()), (2, v2.clone()), (2, wrong)] {
+            let upgraded = Random.upgrade_state("random_password", version, &raw).unwrap();
+            assert_eq!(upgraded.get_attr("result").as_str(), Some("pw"), "{version}");
+            assert_eq!(upgraded.get_attr("number").as_bool(), Some(false), "{version}");
+            assert_eq!(upgraded.get_attr("numeric").as_bool(), Some(false), "{version}: numeric takes number's value");
+            assert!(is_bcrypt_of(upgraded.get_attr("bcrypt_hash"), "pw"), "{version}: {raw}");
+        }
+        let kept = Random.upgrade_state("random_password", 2, &v2).unwrap();
+        assert_eq!(kept.get_attr("bcrypt_hash").as_str(), Some(hash.as_str()), "a right hash is kept");
+        // What an import with 3.3.1 and earlier left null gets its default.
+        let imported = r#"{"id":"none","result":"abc","bcrypt_hash":null}"#;
+        let upgraded = Random.upgrade_state("random_password", 1, imported).unwrap();
+        assert_eq!(upgraded.get_attr("length").as_i64(), Some(3));
+        assert_eq!(upgraded.get_attr("upper").as_bool(), Some(true));
+        assert_eq!(upgraded.get_attr("min_special").as_i64(), Some(0));
+        assert_eq!(upgraded.get_attr("numeric").as_bool(), Some(true));
+        // The current version is read as it is.
+        let v3 = v2.replace(r#""number":false,"numeric":false"#, r#""number":true,"numeric":true"#);
+        assert_eq!(
+            Random.upgrade_state("random_password", 3, &v3).unwrap().get_attr("bcrypt_hash").as_str(),
+            Some(hash.as_str())
+        );
+    }
+
+    #[test]
+    fn random_string_states_of_earlier_versions_get_number_and_numeric() {
+        // hashicorp/random's version 1 (number only), and an earlier
+        // cairn's version 0 (numeric only).
+        let hashicorp = r#"{"id":"ab","keepers":null,"length":2,"lower":true,"min_lower":0,"min_numeric":0,
+            "min_special":0,"min_upper":0,"number":false,"override_special":null,"result":"ab","special":false,
+            "upper":true}"#;
+        let cairn = hashicorp.replace(r#""number":false"#, r#""numeric":false"#);
+        for (version, raw) in [(1, hashicorp), (0, cairn.as_str())] {
+            let upgraded = Random.upgrade_state("random_string", version, raw).unwrap();
+            assert_eq!(upgraded.get_attr("result").as_str(), Some("ab"));
+            assert_eq!(upgraded.get_attr("number").as_bool(), Some(false), "{version}");
+            assert_eq!(upgraded.get_attr("numeric").as_bool(), Some(false), "{version}");
+        }
+    }
+
+    #[test]
+    fn an_empty_override_special_left_unset_is_updated_not_replaced() {
+        let mut prior = create("random_string", Value::object([("length", Value::from(4))]));
+        prior.set_attr("override_special", "");
+        let planned = plan("random_string", prior.clone(), Value::object([("length", Value::from(4))]));
+        assert!(planned.planned_state.get_attr("override_special").is_null());
+        assert!(!planned.requires_replace.contains(&Path::attr("override_special")), "{:?}", planned.requires_replace);
+        assert_eq!(planned.planned_state.get_attr("result"), prior.get_attr("result"));
+    }
+
+    #[test]
+    fn number_and_numeric_plan_alike() {
+        let planned = |config: Value| plan("random_string", Value::Null, config).planned_state;
+        let length = ("length", Value::from(4));
+        let neither = planned(Value::object([length.clone()]));
+        assert_eq!(
+            (neither.get_attr("number").as_bool(), neither.get_attr("numeric").as_bool()),
+            (Some(true), Some(true))
+        );
+        let number = planned(Value::object([length.clone(), ("number", Value::from(false))]));
+        assert_eq!(
+            (number.get_attr("number").as_bool(), number.get_attr("numeric").as_bool()),
+            (Some(false), Some(false))
+        );
+        let numeric = planned(Value::object([length.clone(), ("numeric", Value::from(false))]));
+        assert_eq!(
+            (numeric.get_attr("number").as_bool(), numeric.get_attr("numeric").as_bool()),
+            (Some(false), Some(false))
+        );
+        let schema = Random::schema().resource_schema("random_string").unwrap().clone();
+        let both = Value::object([length, ("number", Value::from(true)), ("numeric", Value::from(false))]);
+        assert!(Random.plan(PlanRequest::proposed("random_string", schema, Value::Null, both)).is_err());
     }
 
     #[test]

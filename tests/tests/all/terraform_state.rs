@@ -306,3 +306,174 @@ fn an_apply_json_stream_gives_the_outputs_as_terraform_s_does() {
         serde_json::json!({"plain": {"sensitive": false, "action": "update"}, "secret": {"sensitive": true, "action": "noop"}})
     );
 }
+
+/// The configuration of the hashicorp/random state below.
+const RANDOM_CONFIG: &str = r#"
+resource "random_password" "db" {
+  length = 16
+}
+
+resource "random_password" "old" {
+  length = 16
+}
+
+resource "random_string" "suffix" {
+  length  = 6
+  special = false
+  upper   = false
+}
+
+resource "random_string" "old" {
+  length = 6
+  number = false
+}
+
+resource "random_id" "id" {
+  byte_length = 4
+}
+
+resource "random_integer" "port" {
+  min = 8000
+  max = 8099
+}
+
+resource "random_pet" "name" {}
+
+resource "random_shuffle" "zones" {
+  input        = ["a", "b", "c"]
+  result_count = 2
+}
+
+resource "random_uuid" "run" {}
+"#;
+
+/// One managed resource of hashicorp/random in a Terraform state.
+fn random_resource(kind: &str, name: &str, version: u64, attributes: serde_json::Value) -> serde_json::Value {
+    let sensitive: Vec<serde_json::Value> = ["bcrypt_hash", "result"]
+        .iter()
+        .filter(|a| kind == "random_password" && attributes.get(**a).is_some())
+        .map(|a| serde_json::json!([{"type": "get_attr", "value": a}]))
+        .collect();
+    serde_json::json!({
+        "mode": "managed", "type": kind, "name": name,
+        "provider": "provider[\"registry.terraform.io/hashicorp/random\"]",
+        "instances": [{"schema_version": version, "attributes": attributes, "sensitive_attributes": sensitive}]
+    })
+}
+
+/// A state of hashicorp/random 3.7.2's resources as terraform 1.11.4
+/// writes it (its keys, its schema versions: `random_password` 3,
+/// `random_string` 2, the others 0, from hashicorp/terraform-provider-
+/// random's source), with a password and string of hashicorp/random 3.3's
+/// schema version 1 beside them (`number` without `numeric`). terraform
+/// cannot install hashicorp/random on a machine without the registry, so
+/// the state is written here; the password and its bcrypt hash are made by
+/// cairn's `random`, which hashes as hashicorp/random does.
+#[test]
+fn a_state_of_hashicorp_random_resources_is_migrated_and_planned_without_changes() {
+    let made = Workdir::new();
+    made.write("main.tf", "resource \"random_password\" \"p\" {\n  length = 16\n}\n");
+    made.cairn(&["apply", "-auto-approve"]).success();
+    let p = made.attributes("random_password.p");
+    let (result, hash) = (p["result"].clone(), p["bcrypt_hash"].clone());
+    assert!(hash.as_str().is_some_and(|h| h.starts_with("$2a$10$")), "{p}");
+
+    let characters = |length: u64, result: &serde_json::Value| {
+        serde_json::json!({
+            "keepers": null, "length": length, "lower": true, "min_lower": 0, "min_numeric": 0, "min_special": 0,
+            "min_upper": 0, "number": true, "numeric": true, "override_special": null, "result": result,
+            "special": true, "upper": true
+        })
+    };
+    let mut password = characters(16, &result);
+    password["bcrypt_hash"] = hash.clone();
+    password["id"] = "none".into();
+    let mut old_password = password.clone();
+    old_password.as_object_mut().unwrap().remove("numeric");
+    let mut suffix = characters(6, &"x7k2qp".into());
+    suffix["special"] = false.into();
+    suffix["upper"] = false.into();
+    suffix["id"] = "x7k2qp".into();
+    let mut old_string = characters(6, &"QkZmAb".into());
+    old_string.as_object_mut().unwrap().remove("numeric");
+    old_string["number"] = false.into();
+    old_string["id"] = "QkZmAb".into();
+    let resources = vec![
+        random_resource(
+            "random_id",
+            "id",
+            0,
+            serde_json::json!({
+                "b64_std": "AAECAw==", "b64_url": "AAECAw", "byte_length": 4, "dec": "66051", "hex": "00010203",
+                "id": "AAECAw", "keepers": null, "prefix": null
+            }),
+        ),
+        random_resource(
+            "random_integer",
+            "port",
+            0,
+            serde_json::json!({
+                "id": "8042", "keepers": null, "max": 8099, "min": 8000, "result": 8042, "seed": null
+            }),
+        ),
+        random_resource("random_password", "db", 3, password),
+        random_resource("random_password", "old", 1, old_password),
+        random_resource(
+            "random_pet",
+            "name",
+            0,
+            serde_json::json!({
+                "id": "brave-otter", "keepers": null, "length": 2, "prefix": null, "separator": "-"
+            }),
+        ),
+        random_resource(
+            "random_shuffle",
+            "zones",
+            0,
+            serde_json::json!({
+                "id": "-", "input": ["a", "b", "c"], "keepers": null, "result": ["c", "a"], "result_count": 2,
+                "seed": null
+            }),
+        ),
+        random_resource("random_string", "old", 1, old_string),
+        random_resource("random_string", "suffix", 2, suffix),
+        random_resource(
+            "random_uuid",
+            "run",
+            0,
+            serde_json::json!({
+                "id": "0b3c1f5e-6a0e-4d2a-9d7e-3f1e2a4b5c6d", "keepers": null,
+                "result": "0b3c1f5e-6a0e-4d2a-9d7e-3f1e2a4b5c6d"
+            }),
+        ),
+    ];
+    let tfstate = serde_json::json!({
+        "version": 4, "terraform_version": "1.11.4", "serial": 9,
+        "lineage": "5b0e8f4a-1c2d-4e3f-8a9b-0c1d2e3f4a5b", "outputs": {}, "resources": resources,
+        "check_results": null
+    });
+
+    let w = Workdir::new();
+    w.write("main.tf", RANDOM_CONFIG);
+    w.write("terraform.tfstate", &serde_json::to_string_pretty(&tfstate).unwrap());
+    let migrated = w.cairn_here(&["state", "migrate"]).success();
+    assert!(migrated.stdout.contains("Migrated 9 resource instance(s)"), "{}", migrated.all());
+    let plan = w.cairn(&["plan", "-no-color"]).success();
+    assert!(plan.stdout.contains("No changes."), "{}", plan.all());
+    assert!(!plan.all().contains(result.as_str().unwrap()), "the password is not shown: {}", plan.all());
+
+    // The apply that finds nothing to change writes the older objects
+    // upgraded: at hashicorp/random's versions, the same password and hash.
+    w.cairn(&["apply", "-auto-approve"]).success();
+    let version = |addr: &str| {
+        let state = w.state().unwrap();
+        let r = state["resources"].as_array().unwrap().iter().find(|r| r["addr"] == addr).unwrap().clone();
+        r["schema_version"].as_u64().unwrap()
+    };
+    assert_eq!((version("random_password.old"), version("random_string.old")), (3, 2));
+    let old = w.attributes("random_password.old");
+    assert_eq!((&old["result"], &old["bcrypt_hash"], &old["numeric"]), (&result, &hash, &true.into()));
+    let old = w.attributes("random_string.old");
+    assert_eq!((&old["result"], &old["number"], &old["numeric"]), (&"QkZmAb".into(), &false.into(), &false.into()));
+    assert_eq!(w.cairn(&["plan", "-detailed-exitcode"]).code, 0);
+}
