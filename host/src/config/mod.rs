@@ -89,7 +89,7 @@ pub use test_file::{
 pub use var_files::automatic_files as automatic_var_files;
 pub use variables::{
     ModuleValidation, ResolvedVariables, VariableInput, check_deferred_validation, check_module_validation,
-    given_names, parse_type, resolve_variables, unset_required,
+    given_names, given_values, parse_type, resolve_variables, unset_required,
 };
 pub use workspace::{
     DEFAULT_WORKSPACE, SELECTION_FILE as WORKSPACE_SELECTION_FILE, WORKSPACE_VARIABLES, check_workspace_name,

@@ -502,6 +502,23 @@ fn gather<'a>(
     given
 }
 
+/// The values that something other than a default gives the variables
+/// of `config` (the environment, the variable files beside it, `inputs`),
+/// each converted to its variable's type; one that does not convert is
+/// left out (the run's own resolution reports it). Terraform's test runner
+/// calls these the global variables: besides a test file's own, the only
+/// ones its provider blocks may read.
+pub fn given_values(config: &Config, inputs: &[VariableInput], env: &[(String, String)]) -> BTreeMap<String, Value> {
+    let given = gather(config, inputs, env, &mut ResolvedVariables::default(), &mut Vec::new());
+    given
+        .into_iter()
+        .filter_map(|(name, given)| {
+            let value = resolve_one(config.variables.get(name)?, Some(&given)).ok()?;
+            Some((name.to_string(), value))
+        })
+        .collect()
+}
+
 /// The names of the variables that `inputs` or `env` give a value (the
 /// variable files beside the configuration aside): for a saved plan,
 /// which may be given only its ephemeral variables again.

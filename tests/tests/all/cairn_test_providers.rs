@@ -149,3 +149,87 @@ fn a_provider_both_configured_and_mocked_is_refused_as_terraform_refuses_it() {
         assert!(out.contains("A provider for null is already defined at main.tftest.hcl:1"), "{out}");
     }
 }
+
+/// A test file whose provider block works where `var.where` says, a
+/// variable the configuration declares with a default.
+fn recorder_where() -> Workdir {
+    let w = recorder_config();
+    w.configure_recorder(
+        "variable \"where\" {\n  type    = string\n  default = \"log\"\n}\n\n\
+         resource \"recorder_thing\" \"t\" {\n  name = \"t\"\n}\n",
+    );
+    w.write(
+        "main.tftest.hcl",
+        "provider \"recorder\" {\n  dir = var.where\n  sandbox {\n    read_write = [\"./log\", \"./log2\", \"./log3\"]\n  }\n}\n\nrun \"here\" {}\n",
+    );
+    w
+}
+
+/// A test file's provider block reads, besides the file's variables, the
+/// global ones — `-var`, `-var-file`, `TF_VAR_`, `terraform.tfvars` — and
+/// not a variable's default, as terraform test 1.11.4 has it (checked by
+/// hand with the framework provider tfhttp built natively, whose
+/// `endpoint` shows which value was used: terraform's offline mirror has
+/// only `hashicorp/null`, whose provider takes no arguments). The file's
+/// own variables win over the global ones.
+#[test]
+fn a_test_files_provider_block_reads_the_global_variables_but_not_defaults() {
+    let w = recorder_where();
+    let run = w.cairn(&["test", "-no-color"]);
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.stderr.contains("Reference to unavailable variable"), "{}", run.all());
+    assert!(run.stderr.contains("main.tftest.hcl:2:9"), "at the reference: {}", run.all());
+    assert!(
+        run.stderr.contains(
+            "The input variable \"where\" is not available to the current provider configuration. You can only \
+             reference variables defined at the file or global levels."
+        ),
+        "{}",
+        run.all()
+    );
+
+    let run = w.cairn_env(&["test", "-no-color", "-var", "where=log2"], &[]).success();
+    assert_eq!(operations(&w, "log2"), ["create t", "delete t"], "-var: {}", run.all());
+    w.write("v.tfvars", "where = \"log3\"\n");
+    let var_file = format!("-var-file={}", w.path().join("v.tfvars").display());
+    let run = w.cairn(&["test", "-no-color", &var_file]).success();
+    assert_eq!(operations(&w, "log3"), ["create t", "delete t"], "-var-file: {}", run.all());
+    let run = w.cairn_env(&["test", "-no-color"], &[("TF_VAR_where", "log")]).success();
+    assert_eq!(operations(&w, "log"), ["create t", "delete t"], "TF_VAR_: {}", run.all());
+    w.write("terraform.tfvars", "where = \"log2\"\n");
+    let run = w.cairn(&["test", "-no-color"]).success();
+    assert_eq!(operations(&w, "log2"), ["create t", "delete t", "create t", "delete t"], "{}", run.all());
+    std::fs::remove_file(w.path().join("terraform.tfvars")).unwrap();
+
+    // The file's variables over -var.
+    let test = w.read("main.tftest.hcl");
+    w.write("main.tftest.hcl", &format!("variables {{\n  where = \"log3\"\n}}\n\n{test}"));
+    let run = w.cairn(&["test", "-no-color", "-var", "where=log"]).success();
+    assert_eq!(operations(&w, "log3"), ["create t", "delete t", "create t", "delete t"], "{}", run.all());
+    assert_eq!(operations(&w, "log").len(), 2, "{}", run.all());
+}
+
+/// A test file's provider block configures the provider of a run's
+/// `module { source = … }` too, with the global variables that module
+/// declares; its paths and grants are the test file's directory's (the
+/// module's own provider blocks' are the module's).
+#[test]
+fn a_test_files_provider_block_configures_a_run_modules_provider() {
+    let w = recorder_config();
+    w.write(
+        "setup/main.tf",
+        "terraform {\n  required_providers {\n    recorder = { source = \"./recorder.wasm\" }\n  }\n}\n\n\
+         variable \"where\" {\n  type = string\n}\n\nresource \"recorder_thing\" \"s\" {\n  name = \"s\"\n}\n",
+    );
+    std::fs::copy(w.path().join("recorder.wasm"), w.path().join("setup/recorder.wasm")).unwrap();
+    std::fs::create_dir_all(w.path().join("slog")).unwrap();
+    w.write(
+        "main.tftest.hcl",
+        "provider \"recorder\" {\n  dir = var.where\n  sandbox {\n    read_write = [\"./slog\"]\n  }\n}\n\n\
+         run \"setup\" {\n  module {\n    source = \"./setup\"\n  }\n}\n",
+    );
+    let run = w.cairn(&["test", "-no-color", "-var", "where=slog"]).success();
+    assert!(run.stdout.ends_with("Success! 1 passed, 0 failed.\n"), "{}", run.all());
+    assert_eq!(operations(&w, "slog"), ["create s", "delete s"], "{}", run.all());
+    assert!(operations(&w, "log").is_empty(), "the configuration's own block is not used: {}", run.all());
+}

@@ -423,21 +423,26 @@ fn chosen_providers(file: &TestFile, run: &TestRun) -> Result<Vec<ProviderConfig
 
 /// The scope of a test file's provider blocks.
 struct ProviderScope {
-    /// The file's variables as `var.NAME`.
+    /// The file's variables and the global ones as `var.NAME`.
     ctx: EvalContext,
     /// Earlier runs' outputs as `run.NAME.OUTPUT`.
     bound: [(String, Value); 1],
 }
 
-/// The scope of a test file's provider blocks: the file's `var.NAME` and
-/// earlier runs' `run.NAME.OUTPUT`.
+/// The scope of a test file's provider blocks, as terraform test 1.11.4
+/// has it: as `var.NAME` the file's variables, over the `globals` (what
+/// `-var`, `-var-file`, `TF_VAR_`/`CAIRN_VAR_` and the variable files beside
+/// the configuration give; not a variable's default, which Terraform does
+/// not make available there either), and earlier runs' `run.NAME.OUTPUT`.
 fn provider_scope(
     dir: &Path,
     file: &TestFile,
     run_outputs: &BTreeMap<String, Value>,
+    globals: BTreeMap<String, Value>,
 ) -> Result<ProviderScope, Vec<Diagnostic>> {
     let bound = [("run".to_string(), object(run_outputs))];
     let mut ctx = EvalContext::new(dir);
+    ctx.variables = globals;
     for attr in &file.variables {
         let value = config::eval_within(&attr.expr, &ctx, &bound)?;
         ctx.variables.insert(attr.name.clone(), value);
@@ -452,11 +457,36 @@ fn evaluate_provider(
     ctx: &EvalContext,
     bound: &[(String, Value)],
 ) -> Result<ProviderConfig, Vec<Diagnostic>> {
+    let unavailable = unavailable_variables(&provider.body, ctx);
+    if !unavailable.is_empty() {
+        return Err(unavailable);
+    }
     evaluate_body(&mut provider.body, ctx, bound)?;
     for headers in &mut provider.http_headers {
         evaluate_expression(&mut headers.expr, ctx, bound)?;
     }
     Ok(provider)
+}
+
+/// Terraform's error for each `var.NAME` in a test file's provider block
+/// `body` that its scope `ctx` does not have (a variable only the
+/// configuration's default gives, or none), at the reference.
+fn unavailable_variables(body: &config::Body, ctx: &EvalContext) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    body.visit_traversals(&[], &mut |root, steps, location| {
+        let Some(config::Step::Attr(name)) = steps.first() else { return };
+        if root == "var" && !ctx.variables.contains_key(name) {
+            errors.push(
+                Diagnostic::error("Reference to unavailable variable")
+                    .with_detail(format!(
+                        "The input variable \"{name}\" is not available to the current provider configuration. You \
+                         can only reference variables defined at the file or global levels."
+                    ))
+                    .at(location),
+            );
+        }
+    });
+    errors
 }
 
 /// Replaces every argument of `body` (nested blocks included) with its
@@ -542,13 +572,17 @@ fn execute(
     inputs.extend(run_variables(dir, file, run, &state.run_outputs)?);
     let module_outputs = module_override_outputs(dir, file, run)?;
     let providers = chosen_providers(file, run)?;
-    let scope = provider_scope(dir, file, &state.run_outputs)?;
     // Runs with the same state key share one state.
     let memory = state.states.entry(run.state_key()).or_default().memory.clone();
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let run_outputs = &state.run_outputs;
     let ws = Workspace::load_overridden(&run_dir(dir, run), &inputs, &mut |config| {
         for (calls, (outputs, location)) in &module_outputs {
             config::override_call(config, calls, outputs, location);
         }
+        // The global variables are those the run's configuration declares.
+        let globals = config::given_values(config, &options.inputs, &env);
+        let scope = provider_scope(dir, file, run_outputs, globals).map_err(|d| anyhow::Error::new(Diagnostics(d)))?;
         replace_providers(config, &memory.state(), &providers, &scope).map_err(|d| anyhow::Error::new(Diagnostics(d)))
     })
     .map_err(into_diagnostics)?;
