@@ -46,7 +46,9 @@ resource "local_file" "hello" {
   content  = "${join("\n", local.lines)}\n"
 }
 
-resource "null_data" "summary" {
+# terraform_data, as in Terraform 1.4+: keeps a value in the state (here a
+# summary of the others) and replaces itself when `triggers_replace` changes.
+resource "terraform_data" "summary" {
   input = {
     file   = local_file.hello.filename
     sha1   = local_file.hello.id
@@ -63,7 +65,7 @@ output "run_id" {
 }
 
 output "summary" {
-  value = null_data.summary.output
+  value = terraform_data.summary.output
 }
 
 output "password" {

@@ -1,6 +1,6 @@
 # Tests the quickstart without writing a file or drawing a random number:
 # the local and random providers are mocked (never configured or called),
-# and the one null_data object is overridden (the null provider itself is
+# and the one terraform_data object is overridden (the terraform provider is
 # real).
 #
 #   cairn test examples/quickstart
@@ -16,7 +16,7 @@ mock_provider "random" {
 }
 
 override_resource {
-  target = null_data.summary
+  target = terraform_data.summary
   values = {
     output = {
       run_id = "from-the-override"
