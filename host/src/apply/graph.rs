@@ -19,6 +19,16 @@
 //!    destroy waits for its own replacement and for its dependents' creates
 //!    and updates.
 //!
+//! A provider configured late (`plan::late`) is a step too,
+//! [`Step::Configure`]: after what its block refers to (rule 1), and before
+//! every step of its objects, destroys included. In a plan that also
+//! creates or updates, it is configured once, with the applied values, as
+//! Terraform does: so rule 3 does not hold a dependency of the provider's
+//! block back until the provider's objects are destroyed (that would wait
+//! for itself). A destroy plan configures it from the state, with no step
+//! before it, and its objects are destroyed before what its block refers
+//! to, by the dependencies the state records.
+//!
 //! create_before_destroy is inherited by everything a resource that has it
 //! depends on ([`crate::plan::inherit_create_before_destroy`], the notes' "forced"
 //! case), so rule 5 never makes a cycle out of an acyclic configuration.
@@ -57,6 +67,9 @@ pub enum Step {
     /// Open the instances of an ephemeral resource block (when something
     /// applied needs them): they are closed when the apply ends.
     Open(ResourceAddr),
+    /// Configure a provider whose block refers to planned objects (when
+    /// something applied needs it), by configuration name.
+    Configure(String),
     /// Nothing: a step that finishes once a group of steps has, standing
     /// for the edges from every step of that group to every step of
     /// another. Between two blocks of many instances those edges would
@@ -82,7 +95,7 @@ impl Step {
     pub fn addr(&self) -> Option<&InstanceAddr> {
         match self {
             Step::Destroy(a, _) | Step::Apply(a, _) => Some(a),
-            Step::Local(_) | Step::Open(_) | Step::Join(_) => None,
+            Step::Local(_) | Step::Open(_) | Step::Configure(_) | Step::Join(_) => None,
         }
     }
 }
@@ -95,6 +108,7 @@ impl fmt::Display for Step {
             Step::Apply(a, _) => write!(f, "{a}"),
             Step::Local(n) => f.write_str(&crate::config::local_address(n)),
             Step::Open(r) => write!(f, "{r} (open)"),
+            Step::Configure(p) => write!(f, "{} (configure)", Node::Provider(p.clone())),
             Step::Join(Join::Applied(r)) => write!(f, "{r} (all applied)"),
             Step::Join(Join::DestroyedBefore(r, dep)) => write!(f, "{r} (all destroyed before {dep})"),
             Step::Join(Join::Destroyed(r)) => write!(f, "{r} (all destroyed)"),
@@ -203,6 +217,19 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     for r in ephemeral {
         node_steps.insert(Node::Resource(r.clone()), vec![g.add_node(Step::Open(r.clone()))]);
     }
+    // Providers configured late, in every plan (a destroy configures them
+    // from the state), before every step of their objects.
+    let mut configures: BTreeMap<&str, NodeIndex> = BTreeMap::new();
+    let mut providers: Vec<&str> = deps.providers().collect();
+    providers.sort();
+    for name in providers {
+        let step = g.add_node(Step::Configure(name.to_string()));
+        configures.insert(name, step);
+        // A destroy plan's reads nothing of the configuration.
+        if !plan.destroy {
+            node_steps.insert(Node::Provider(name.to_string()), vec![step]);
+        }
+    }
     let mut joins = Joins::default();
     for (node, steps) in &node_steps {
         for dep in deps.direct_dependencies(node) {
@@ -214,6 +241,26 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
             joins.depend_all(&mut g, &mut edges, join, steps, from);
         }
     }
+
+    // Destroys after their provider is configured (creates and updates
+    // are, by rule 1).
+    for (d, change, _) in &destroyers {
+        if let Some(configure) = configures.get(change.provider.as_str()) {
+            edges.push((*d, *configure));
+        }
+    }
+    // What the block of each provider configured late refers to, which
+    // rule 3 must not order after the destroys of that provider's objects.
+    let behind_provider: BTreeMap<&str, BTreeSet<ResourceAddr>> = match plan.destroy {
+        true => BTreeMap::new(),
+        false => configures
+            .keys()
+            .map(|p| (*p, deps.resource_dependencies(&Node::Provider(p.to_string())).into_iter().collect()))
+            .collect(),
+    };
+    let through_provider = |change: &ResourceChange, dep: &ResourceAddr| {
+        behind_provider.get(change.provider.as_str()).is_some_and(|behind| behind.contains(dep))
+    };
 
     // Rule 2: a replace's create after its destroy.
     for (addr, d) in &current_destroy {
@@ -243,7 +290,7 @@ pub fn build(plan: &Plan, deps: &DependencyGraph) -> Result<ApplyGraph, Diagnost
     // one: rule 5 may invert each of them).
     let mut dependents_destroyed: BTreeMap<(&ResourceAddr, &ResourceAddr), Vec<NodeIndex>> = BTreeMap::new();
     for (d, change, _) in &destroyers {
-        for dep in &change.prior_dependencies {
+        for dep in change.prior_dependencies.iter().filter(|dep| !through_provider(change, dep)) {
             dependents_destroyed.entry((&change.addr.resource, dep)).or_default().push(*d);
             for c in kept_creators_by.get(dep).into_iter().flatten() {
                 edges.push((*c, *d));
@@ -372,13 +419,15 @@ fn check_acyclic(g: &ApplyGraph) -> Result<(), Diagnostic> {
 pub fn to_dot(g: &ApplyGraph, plan: &Plan) -> String {
     use petgraph::visit::EdgeRef;
     let mut out = String::from("digraph apply {\n");
-    let mut names: Vec<(String, String)> = g.node_weights().map(|s| (s.to_string(), label(s, plan))).collect();
+    let escaped = |text: String| crate::graph::dot_escaped(&text);
+    let mut names: Vec<(String, String)> =
+        g.node_weights().map(|s| (escaped(s.to_string()), escaped(label(s, plan)))).collect();
     names.sort();
     for (n, label) in names {
         out.push_str(&format!("  \"{n}\" [label=\"{label}\"];\n"));
     }
     let mut edges: Vec<(String, String)> =
-        g.edge_references().map(|e| (g[e.source()].to_string(), g[e.target()].to_string())).collect();
+        g.edge_references().map(|e| (escaped(g[e.source()].to_string()), escaped(g[e.target()].to_string()))).collect();
     edges.sort();
     for (a, b) in edges {
         out.push_str(&format!("  \"{a}\" -> \"{b}\";\n"));
@@ -402,6 +451,7 @@ fn label(step: &Step, plan: &Plan) -> String {
         }
         Step::Local(n) => crate::config::local_address(n),
         Step::Open(r) => format!("{r} open"),
+        Step::Configure(p) => format!("{} configure", Node::Provider(p.clone())),
         Step::Join(_) => step.to_string(),
     }
 }

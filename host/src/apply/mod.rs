@@ -12,6 +12,7 @@
 //! their intents stay pending in the journal, and the state is left for the
 //! next run to recover ([`recover`]).
 
+mod configure;
 pub mod events;
 pub mod fault;
 pub mod graph;
@@ -81,6 +82,9 @@ pub struct Applier {
     pub graph: Arc<DependencyGraph>,
     /// Configured providers.
     pub providers: Providers,
+    /// Those of `providers` configured by a [`Step::Configure`] (see
+    /// [`plan::late`]).
+    pub late_providers: plan::LateProviders,
     /// The plan to carry out.
     pub plan: Plan,
     /// Resolved variables.
@@ -169,8 +173,11 @@ struct Shared {
     /// The ephemeral resources this apply has opened, closed at its end.
     ephemeral: Arc<plan::ephemeral::Session>,
     /// The ephemeral resources something this apply creates, updates or
-    /// reads refers to (directly or through others): only those are opened.
+    /// reads refers to (directly or through others), or a provider it
+    /// configures: only those are opened.
     ephemeral_needed: BTreeSet<ResourceAddr>,
+    /// The late providers this apply calls: only those are configured.
+    providers_needed: BTreeSet<String>,
 }
 
 /// A step under way: its urgency, which orders its waits for permits
@@ -272,7 +279,9 @@ impl Applier {
             let events = Arc::clone(&self.events);
             Arc::new(move |event| events.emit(event))
         });
-        let ephemeral_needed = ephemeral_needed(&self.plan);
+        let providers_needed = configure::providers_needed(&self);
+        let mut ephemeral_needed = ephemeral_needed(&self.plan);
+        ephemeral_needed.extend(configure::ephemeral_behind(&self, &providers_needed));
         let shared = Arc::new(Shared {
             lineage: state.lineage.clone(),
             serial,
@@ -300,6 +309,7 @@ impl Applier {
             coming: journal.coming(),
             ephemeral,
             ephemeral_needed,
+            providers_needed,
             ledger: Mutex::new(Ledger { state, journal }),
             report: Mutex::new(ApplyReport::default()),
         });
@@ -312,7 +322,7 @@ impl Applier {
         let worker = Arc::clone(&shared);
         let group = |step: &Step| {
             let change = match step {
-                Step::Local(_) | Step::Open(_) | Step::Join(_) => return None,
+                Step::Local(_) | Step::Open(_) | Step::Configure(_) | Step::Join(_) => return None,
                 Step::Destroy(addr, Some(key)) => {
                     shared.deposed_change(addr, key).or_else(|| shared.current_change(addr))
                 }
@@ -413,6 +423,7 @@ impl Shared {
         let result = match step {
             Step::Local(name) => self.eval_local(name).map(|()| None).map_err(Halt::from),
             Step::Open(addr) => self.open_ephemeral(addr).await.map(|()| None).map_err(Halt::from),
+            Step::Configure(name) => self.configure_provider(name).await.map(|()| None).map_err(Halt::from),
             Step::Join(_) => Ok(None),
             Step::Destroy(addr, None) => self.destroy(self.change(addr), &turn).await.map(|()| None),
             Step::Destroy(addr, Some(key)) => self.destroy_deposed(addr, key, &turn).await.map(|()| None),
@@ -466,7 +477,7 @@ impl Shared {
     /// object (not locals, not no-ops).
     fn node_event(&self, step: &Step) -> Option<NodeEvent> {
         let (addr, deposed, action, replace) = match step {
-            Step::Local(_) | Step::Open(_) | Step::Join(_) => return None,
+            Step::Local(_) | Step::Open(_) | Step::Configure(_) | Step::Join(_) => return None,
             Step::Destroy(addr, key) => {
                 let replace = key.as_ref().is_some_and(|k| self.deposed_change(addr, k).is_none())
                     || (key.is_none() && self.change(addr).action == Action::Replace);

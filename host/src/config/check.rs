@@ -76,8 +76,14 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
         checker.conditions(&c.asserts, ConditionKind::CheckAssertion, &inside, diags);
     }
     for provider in &config.providers {
+        // A provider block may refer to resources, data sources, ephemeral
+        // resources, locals and module outputs: it is then configured as a
+        // node of the graph, after them (`graph::configured_in_graph`). It
+        // has no instances: `count.index` and `each` mean nothing there.
         checker.body(&provider.body, &Scope::default(), diags);
-        provider_references(config, provider, diags);
+        for headers in &provider.http_headers {
+            checker.expr(&headers.expr, &Scope::default(), diags);
+        }
     }
     for call in &config.modules {
         let inside = Scope { counted: call.count.is_some(), for_each: call.for_each.is_some(), ..Scope::default() };
@@ -90,58 +96,6 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
         for (reference, location) in &call.depends_on {
             checker.reference(reference, location, &Scope::default(), diags);
         }
-    }
-}
-
-/// Refuses what a `provider` block (its arguments and its sandbox's
-/// `headers`) refers to, directly or through locals, that cairn does not
-/// have when it configures providers: resources, data sources, ephemeral
-/// resources and module outputs. cairn configures every provider before it
-/// plans (Terraform configures one as a node of the graph, after what it
-/// refers to), so without this the evaluation would fail with "There is no
-/// value for terraform_data.a here", as if the resource were undeclared.
-fn provider_references(config: &Config, provider: &super::ProviderConfig, diags: &mut Vec<Diagnostic>) {
-    let direct = provider.body.checked_references(&[]).into_iter();
-    let headers = provider.http_headers.iter().flat_map(|h| h.expr.checked_references_within(&[]));
-    for (reference, location) in direct.chain(headers).flatten() {
-        let mut seen = BTreeSet::new();
-        if let Some((target, through)) = planned_value_behind(config, &reference, &mut seen) {
-            let through = if through.is_empty() { String::new() } else { format!(" (through {})", through.join(", ")) };
-            diags.push(error_at(
-                "Provider configuration refers to a planned object",
-                format!(
-                    "The provider \"{}\" configuration refers to {target}{through}. cairn configures providers \
-                     before it plans, so a provider block may refer to input variables, and to locals made of \
-                     them, but not yet to resources, data sources, ephemeral resources or module outputs.",
-                    provider.name
-                ),
-                &location,
-            ));
-        }
-    }
-}
-
-/// The resource, data source, ephemeral resource or module `reference`
-/// stands for, directly or through locals (named in the second part, in
-/// order), if any; `seen` stops a cycle of locals, which the reference
-/// checks report on their own.
-fn planned_value_behind(
-    config: &Config,
-    reference: &Reference,
-    seen: &mut BTreeSet<String>,
-) -> Option<(String, Vec<String>)> {
-    match reference {
-        Reference::Resource(addr) => Some((addr.to_string(), Vec::new())),
-        Reference::Module(name) => Some((format!("module.{name}"), Vec::new())),
-        Reference::Local(name) if seen.insert(name.clone()) => {
-            let local = config.locals.get(name)?;
-            local.expr.checked_references_within(&[]).into_iter().flatten().find_map(|(inner, _)| {
-                let (target, mut through) = planned_value_behind(config, &inner, seen)?;
-                through.insert(0, format!("local.{name}"));
-                Some((target, through))
-            })
-        }
-        _ => None,
     }
 }
 
@@ -275,14 +229,15 @@ impl<'a> Checker<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::load_errors;
+    use super::super::testutil::{load_errors, load_main};
 
     #[test]
-    fn a_provider_block_may_not_refer_to_what_is_planned_even_through_locals() {
-        let errors = load_errors(
+    fn a_provider_block_may_refer_to_what_is_planned_but_not_to_count_or_each() {
+        // Resources, ephemeral resources and locals made of them are what
+        // the graph configures the provider after: no error.
+        let (_dir, config) = load_main(
             r#"variable "pw" {}
 locals {
-  host = "127.0.0.1"
   pw   = terraform_data.a.output
   both = "${local.pw}-${var.pw}"
 }
@@ -291,20 +246,27 @@ ephemeral "random_password" "p" {
   length = 8
 }
 provider "postgresql" {
-  host     = local.host
   username = var.pw
   password = local.both
   database = ephemeral.random_password.p.result
 }
 "#,
         );
-        assert_eq!(
-            errors,
-            [
-                "Error: main.tf:14: Provider configuration refers to a planned object\n  The provider \"postgresql\" configuration refers to terraform_data.a (through local.both, local.pw). cairn configures providers before it plans, so a provider block may refer to input variables, and to locals made of them, but not yet to resources, data sources, ephemeral resources or module outputs.",
-                "Error: main.tf:15: Provider configuration refers to a planned object\n  The provider \"postgresql\" configuration refers to ephemeral.random_password.p. cairn configures providers before it plans, so a provider block may refer to input variables, and to locals made of them, but not yet to resources, data sources, ephemeral resources or module outputs.",
-            ]
+        assert_eq!(config.providers.len(), 1);
+        // A provider block has no instances, as Terraform says.
+        let errors = load_errors(
+            r#"provider "postgresql" {
+  host     = count.index
+  database = each.key
+  username = terraform_data.nope.output
+}
+"#,
         );
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors[0].starts_with("Error: main.tf:2: "), "{errors:?}");
+        assert!(errors[0].contains("Reference to \"count\" in non-counted context"), "{errors:?}");
+        assert!(errors[1].contains("main.tf:3: ") && errors[1].contains("each.key can only be used"), "{errors:?}");
+        assert!(errors[2].contains("main.tf:4: Reference to undeclared resource"), "{errors:?}");
     }
 
     #[test]

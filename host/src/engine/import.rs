@@ -3,7 +3,7 @@
 //! the object by its id (checked by the contract gate), it is read back,
 //! and the state records it — or nothing is written at all.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
@@ -49,9 +49,23 @@ impl Engine {
                  this address you must first remove the existing object from the state (cairn state rm {addr})."
             );
         }
-        let (providers, _hashes) = self.start_providers(ws, &state, Intent::Inspect)?;
+        let started = self.start_providers(ws, &state, Intent::Inspect)?;
+        let providers = started.providers;
         let (config, graph) = config_for_import(ws, &state, &providers)?;
         let resource = declared(&config, addr)?;
+        // A provider whose block refers to planned objects is configured
+        // from the state's values, as Terraform's import does.
+        if started.late.contains_key(&resource.provider) {
+            let from_state = super::providers::StateConfiguration {
+                config: &config,
+                graph: &graph,
+                providers: &providers,
+                late: &started.late,
+                variables: &ws.variables,
+            };
+            let names = BTreeSet::from([resource.provider.clone()]);
+            self.tokio.block_on(from_state.configure(&names, &state)).map_err(diagnostics)?;
+        }
         let Some(provider) = providers.get(&resource.provider) else {
             bail!("provider {:?} of {addr} is not available", resource.provider);
         };

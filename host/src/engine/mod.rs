@@ -401,6 +401,9 @@ pub struct Planned {
     pub config: Arc<Config>,
     /// Its dependency graph.
     pub graph: Arc<DependencyGraph>,
+    /// Those of `providers` configured when the walk reaches their block
+    /// (see [`plan::late`]): the apply configures them again.
+    late_providers: plan::LateProviders,
 }
 
 impl Planned {
@@ -598,7 +601,8 @@ impl Engine {
     pub fn validate(&self, ws: &Workspace) -> Result<()> {
         // Started (configured) as a plan starts them: a provider validates
         // a resource only on a configured instance.
-        let (providers, _) = self.start_providers(ws, &State::new(), Intent::Inspect)?;
+        let started = self.start_providers(ws, &State::new(), Intent::Inspect)?;
+        let providers = started.providers;
         let mut errors = Vec::new();
         // One context for every resource, only `count.index` and `each`
         // set anew for each: a copy per resource of a context that holds
@@ -609,6 +613,13 @@ impl Engine {
             resources: ws.config.resources.iter().map(|r| (r.addr.clone(), Arc::new(Value::unknown()))).collect(),
             ..config::EvalContext::new(ws.dir())
         };
+        // Providers configured late, with what their blocks refer to
+        // unknown, as a first plan has it: a provider validates resources
+        // only once configured.
+        let configured = self
+            .tokio
+            .block_on(futures_util::future::join_all(started.late.values().map(|late| late.configure(inst.clone()))));
+        errors.extend(configured.into_iter().filter_map(Result::err).flatten());
         // Locals and outputs, with every value they may refer to unknown:
         // an unknown function or a bad reference is found here, not at plan.
         let expressions = ws.config.locals.values().map(|l| &l.expr).chain(ws.config.outputs.values().map(|o| &o.expr));
@@ -714,8 +725,23 @@ impl Engine {
             events.diagnostic(warning);
         }
         let started = Instant::now();
-        let (providers, provider_hashes) = self.start_providers(ws, &state, options.intent)?;
+        let providers::Started { providers, late: late_providers, hashes: provider_hashes } =
+            self.start_providers(ws, &state, options.intent)?;
         tracing::debug!(providers = providers.len(), elapsed = ?started.elapsed(), "providers started");
+        // Recovery asks providers about what is pending before anything is
+        // planned: those configured late are configured from the state.
+        if !state.pending.is_empty() && !late_providers.is_empty() {
+            let from_state = providers::StateConfiguration {
+                config: &ws.config,
+                graph: &ws.graph,
+                providers: &providers,
+                late: &late_providers,
+                variables: &ws.variables,
+            };
+            let names: BTreeSet<String> = late_providers.keys().cloned().collect();
+            self.until_interrupted("configuring providers", from_state.configure(&names, &state))?
+                .map_err(diagnostics)?;
+        }
         // What an interrupted apply left pending is settled first, at the
         // addresses it was journaled under.
         let recoveries = match state.pending.is_empty() {
@@ -740,7 +766,7 @@ impl Engine {
         // A destroy plans the state alone: module expansion does not matter.
         let (config, graph) = match &ws.staging {
             Some(staging) if !options.destroy => {
-                self.expand_while_planning(ws, staging, &state, &providers, &options)?
+                self.expand_while_planning(ws, staging, &state, (&providers, &late_providers), &options)?
             }
             _ => (Arc::clone(&ws.config), Arc::clone(&ws.graph)),
         };
@@ -749,6 +775,7 @@ impl Engine {
             config: Arc::clone(&config),
             graph: Arc::clone(&graph),
             providers: providers.clone(),
+            late_providers: late_providers.clone(),
             state: Arc::clone(&state),
             variables: ws.variables.clone(),
             options: options.plan_options(&config, &state)?,
@@ -776,7 +803,18 @@ impl Engine {
                 events.diagnostic(w);
             }
         }
-        Ok(Planned { plan, providers, state, recoveries, backend, options, provider_hashes, config, graph })
+        Ok(Planned {
+            plan,
+            providers,
+            state,
+            recoveries,
+            backend,
+            options,
+            provider_hashes,
+            config,
+            graph,
+            late_providers,
+        })
     }
 
     /// The configuration of `ws` with its deferred module calls expanded
@@ -787,7 +825,7 @@ impl Engine {
         ws: &Workspace,
         staging: &staged::Staging,
         state: &Arc<State>,
-        providers: &Providers,
+        (providers, late_providers): (&Providers, &plan::LateProviders),
         options: &RunOptions,
     ) -> Result<(Arc<Config>, Arc<DependencyGraph>)> {
         let first = ws.first_stage(staging);
@@ -796,6 +834,7 @@ impl Engine {
                 config: Arc::clone(&stage.config),
                 graph: Arc::clone(&stage.graph),
                 providers: providers.clone(),
+                late_providers: late_providers.clone(),
                 state: Arc::clone(state),
                 variables: ws.variables.clone(),
                 options: PlanOptions {
@@ -819,7 +858,9 @@ impl Engine {
     /// once at the end. Errors are in the report; the state records
     /// everything that finished.
     pub fn apply(&self, ws: &Workspace, planned: Planned, events: Arc<dyn EventSink>) -> (ApplyReport, State) {
-        let Planned { plan, providers, mut state, recoveries, mut backend, options, config, graph, .. } = planned;
+        let Planned {
+            plan, providers, mut state, recoveries, mut backend, options, config, graph, late_providers, ..
+        } = planned;
         let failed = |d: Vec<Diagnostic>, state: State| {
             for e in &d {
                 events.diagnostic(e);
@@ -850,6 +891,7 @@ impl Engine {
             config,
             graph,
             providers,
+            late_providers,
             plan,
             variables: ws.variables.clone(),
             parallelism: options.parallelism,
@@ -900,16 +942,19 @@ impl Engine {
 
     /// Starts the providers a run over `state` needs, with the SHA-256 of
     /// each one's component.
-    fn start_providers(&self, ws: &Workspace, state: &State, intent: Intent) -> Result<(Providers, ProviderHashes)> {
+    fn start_providers(&self, ws: &Workspace, state: &State, intent: Intent) -> Result<providers::Started> {
         let mut names = needed_providers(&ws.config, state);
         names.extend(ws.staging.iter().flat_map(|s| s.providers.iter().cloned()));
         let doubles = self.doubles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         // A mocked provider is not started at all.
         let mocked = doubles.as_ref().map(|d| doubles::take_mocked(d.as_ref(), &mut names)).unwrap_or_default();
-        let (started, hashes) = self.start_real_providers(ws, &names, intent)?;
+        let started = self.start_real_providers(ws, &names, intent)?;
         match doubles {
-            None => Ok((started, hashes)),
-            Some(d) => Ok((doubles::substitute(d.as_ref(), started, &mocked).map_err(diagnostics)?, hashes)),
+            None => Ok(started),
+            Some(d) => Ok(providers::Started {
+                providers: doubles::substitute(d.as_ref(), started.providers, &mocked).map_err(diagnostics)?,
+                ..started
+            }),
         }
     }
 
@@ -920,12 +965,17 @@ impl Engine {
         ws: &Workspace,
         names: &BTreeSet<String>,
         intent: Intent,
-    ) -> Result<(Providers, ProviderHashes)> {
+    ) -> Result<providers::Started> {
         match &self.source {
-            ProviderSource::InProcess(providers) => Ok((
-                providers.iter().filter(|(n, _)| names.contains(*n)).map(|(n, p)| (n.clone(), Arc::clone(p))).collect(),
-                ProviderHashes::new(),
-            )),
+            // Configured already: none is late.
+            ProviderSource::InProcess(providers) => Ok(providers::Started {
+                providers: providers
+                    .iter()
+                    .filter(|(n, _)| names.contains(*n))
+                    .map(|(n, p)| (n.clone(), Arc::clone(p)))
+                    .collect(),
+                ..providers::Started::default()
+            }),
             ProviderSource::Components(runtime) => self
                 .tokio
                 .block_on(providers::start(runtime, &ws.config, names, &ws.variables, intent))

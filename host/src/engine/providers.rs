@@ -1,13 +1,15 @@
 //! Starting the providers a run needs: each one's component found by the
 //! registry, loaded by the runtime, given the sandbox its `provider` block
-//! grants, and configured with that block.
+//! grants, and configured with that block: at once when the block refers
+//! to input variables alone, or else when the walk reaches the block
+//! (`plan::late`), with what it refers to planned or applied by then.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::config::{self, Config, EvalContext, Expression};
-use crate::diag::Diagnostic;
-use crate::plan::Providers;
+use crate::config::{self, Config, EvalContext, Expression, ProviderConfig};
+use crate::diag::{Diagnostic, Location};
+use crate::plan::{ConfigureFn, Configuring, LateProvider, LateProviders, Providers};
 use crate::provider::Provider;
 use crate::registry;
 use crate::runtime::{HttpGrant, LoadedProvider, Runtime, Sandbox};
@@ -57,13 +59,23 @@ pub async fn load(runtime: &Runtime, config: &Config, name: &str, sandbox: Sandb
     Ok(Loaded { loaded, sandbox, schema, sha256: verified.entry.sha256 })
 }
 
+/// The `provider` block of `name` when the walk configures it (see
+/// `graph::configured_in_graph`).
+fn late_block<'c>(config: &'c Config, name: &str) -> Option<&'c ProviderConfig> {
+    config.providers.iter().find(|p| p.name == name).filter(|p| crate::graph::configured_in_graph(p))
+}
+
 /// The sandbox policy of provider `name`: what its `provider` block's
 /// `sandbox` grants (nothing without one), as the configuration checked it,
 /// with the headers of its `http` grants evaluated with the run's
-/// `variables`.
+/// `variables` (for a provider configured late, they are evaluated when it
+/// is configured).
 pub fn policy(config: &Config, name: &str, variables: &BTreeMap<String, Value>) -> Result<Sandbox, Vec<Diagnostic>> {
     let Some(block) = config.providers.iter().find(|p| p.name == name) else { return Ok(Sandbox::default()) };
     let mut sandbox = block.sandbox.clone();
+    if crate::graph::configured_in_graph(block) {
+        return Ok(sandbox);
+    }
     let ctx = EvalContext {
         variables: variables.clone(),
         ephemeral: config.ephemeral.clone(),
@@ -81,18 +93,25 @@ pub fn policy(config: &Config, name: &str, variables: &BTreeMap<String, Value>) 
 
 /// Adds the headers `expr` gives to provider `name`'s `grant`: a map of header names to
 /// known strings, each one that HTTP can carry. An error never shows a
-/// value: it is likely a secret.
+/// value: it is likely a secret. While planning, a header whose value is
+/// not known yet (a provider configured late) is left out: a request can
+/// carry no unknown value.
 fn add_headers(name: &str, grant: &mut HttpGrant, expr: &Expression, ctx: &EvalContext) -> Result<(), Vec<Diagnostic>> {
     let origin = grant.origin();
     let invalid = |detail: String| {
         let summary = format!("provider {name:?}: invalid headers for {origin}");
         vec![Diagnostic::error(summary).with_detail(detail).at(&expr.location)]
     };
+    let planning = ctx.phase != config::Phase::Apply;
     let entries = match config::eval(expr, ctx)? {
+        Value::Unknown(_) if planning => return Ok(()),
         Value::Object(entries) | Value::Map(entries) => entries,
         other => return Err(invalid(format!("headers must be a map of strings, got {}.", other.kind_name()))),
     };
     for (header, value) in entries {
+        if planning && matches!(value, Value::Unknown(_)) {
+            continue;
+        }
         let Value::String(value) = value else {
             return Err(invalid(format!("the value of header {header:?} must be a known string.")));
         };
@@ -115,16 +134,29 @@ pub enum Intent {
 /// The SHA-256 of each started provider's component, by local name.
 pub type ProviderHashes = BTreeMap<String, String>;
 
-/// Loads and configures every provider in `names`; also returns the
-/// SHA-256 of each one's component, of the very bytes that were loaded.
+/// The providers a run started.
+#[derive(Default)]
+pub struct Started {
+    /// Every provider, by local name, configured or to be configured late.
+    pub providers: Providers,
+    /// Those of `providers` configured when the walk reaches their block.
+    pub late: LateProviders,
+    /// The SHA-256 of each one's component, of the very bytes loaded.
+    pub hashes: ProviderHashes,
+}
+
+/// Loads every provider in `names`, and configures those whose block
+/// refers to input variables alone; the others are configured late (see
+/// [`LateProvider`]).
 pub async fn start(
     runtime: &Runtime,
     config: &Config,
     names: &BTreeSet<String>,
     variables: &BTreeMap<String, Value>,
     intent: Intent,
-) -> Result<(Providers, ProviderHashes), Vec<Diagnostic>> {
+) -> Result<Started, Vec<Diagnostic>> {
     let mut providers = BTreeMap::new();
+    let mut late = LateProviders::new();
     let mut hashes = BTreeMap::new();
     let mut errors = Vec::new();
     // Every sandbox (directories, headers) is checked before any provider runs.
@@ -148,7 +180,14 @@ pub async fn start(
             Ok(()) => match load(runtime, config, &name, sandbox).await {
                 Ok(loaded) => {
                     hashes.insert(name.clone(), loaded.sha256.clone());
-                    configure(config, &name, loaded, variables).await
+                    match late_block(config, &name) {
+                        Some(block) => {
+                            let provider = Arc::new(configured_late(block, loaded));
+                            late.insert(name.clone(), Arc::clone(&provider));
+                            Ok(provider as Arc<dyn Provider>)
+                        }
+                        None => configure(config, &name, loaded, variables).await,
+                    }
                 }
                 Err(d) => Err(d),
             },
@@ -161,7 +200,7 @@ pub async fn start(
             Err(d) => errors.extend(d),
         }
     }
-    if errors.is_empty() { Ok((providers, hashes)) } else { Err(errors) }
+    if errors.is_empty() { Ok(Started { providers, late, hashes }) } else { Err(errors) }
 }
 
 /// Fits a sandbox to the run: read-write directories created for a change,
@@ -198,11 +237,84 @@ async fn configure(
         }
     };
     let location = block.map(|b| b.location.clone());
-    loaded.loaded.configure(loaded.sandbox, value).await.map_err(|e| {
-        let d = Diagnostic::error(format!("Provider {name:?} could not be configured: {e}"));
-        vec![match &location {
-            Some(l) => d.at(l),
-            None => d,
-        }]
-    })
+    loaded.loaded.configure(loaded.sandbox, value).await.map_err(|e| configure_failed(name, &e, location.as_ref()))
+}
+
+/// The error of a provider's `configure`, at its block if it has one.
+fn configure_failed(name: &str, e: &dyn std::fmt::Display, location: Option<&Location>) -> Vec<Diagnostic> {
+    let d = Diagnostic::error(format!("Provider {name:?} could not be configured: {e}"));
+    vec![match location {
+        Some(l) => d.at(l),
+        None => d,
+    }]
+}
+
+/// The loaded provider of `block`, configured late: each time with the
+/// block (and its sandbox's headers) evaluated in the context the walk
+/// gives, on a fresh copy of the sandbox.
+fn configured_late(block: &ProviderConfig, loaded: Loaded) -> LateProvider {
+    let Loaded { loaded, sandbox, schema, .. } = loaded;
+    let name = block.name.clone();
+    let (loaded, block) = (Arc::new(loaded), Arc::new(block.clone()));
+    let provider_block = schema.provider.block.clone();
+    let configure: ConfigureFn = Arc::new(move |ctx: EvalContext| -> Configuring {
+        let (loaded, block, provider_block) = (Arc::clone(&loaded), Arc::clone(&block), provider_block.clone());
+        let mut sandbox = sandbox.clone();
+        Box::pin(async move {
+            let name = block.name.as_str();
+            let mut errors = Vec::new();
+            for headers in &block.http_headers {
+                let Some(grant) = sandbox.http.get_mut(headers.grant) else { continue };
+                if let Err(d) = add_headers(name, grant, &headers.expr, &ctx) {
+                    errors.extend(d);
+                }
+            }
+            if !errors.is_empty() {
+                return Err(errors);
+            }
+            let value = config::decode_body(&block.body, &provider_block, &ctx)?;
+            loaded.configure(sandbox, value).await.map_err(|e| configure_failed(name, &e, Some(&block.location)))
+        })
+    });
+    LateProvider::new(name, schema, configure)
+}
+
+/// What configuring providers from the state reads: see
+/// [`crate::plan::FromState`].
+pub struct StateConfiguration<'a> {
+    /// The configuration.
+    pub config: &'a Config,
+    /// Its dependency graph.
+    pub graph: &'a crate::graph::DependencyGraph,
+    /// The run's providers.
+    pub providers: &'a Providers,
+    /// Those configured late.
+    pub late: &'a LateProviders,
+    /// Resolved input variables.
+    pub variables: &'a BTreeMap<String, Value>,
+}
+
+impl StateConfiguration<'_> {
+    /// Configures the late providers `names` from `state`, before anything
+    /// that calls them outside the walk (recovery, `cairn import`), and
+    /// closes the ephemeral resources opened for that.
+    pub async fn configure(&self, names: &BTreeSet<String>, state: &State) -> Result<(), Vec<Diagnostic>> {
+        let session = crate::plan::ephemeral::Session::silent();
+        let from = crate::plan::FromState {
+            config: self.config,
+            graph: self.graph,
+            providers: self.providers,
+            late: self.late,
+            variables: self.variables,
+            session: &session,
+        };
+        let mut errors = Vec::new();
+        for name in names.iter().filter(|n| self.late.contains_key(*n)) {
+            if let Err(d) = from.configure(name, state).await {
+                errors.extend(d);
+            }
+        }
+        errors.extend(session.close_all().await);
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
 }

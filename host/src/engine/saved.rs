@@ -209,7 +209,8 @@ impl Engine {
         if !reasons.is_empty() {
             return Err(stale(reasons).into());
         }
-        let (providers, provider_hashes) = self.start_providers(ws, &state, Intent::Change)?;
+        let super::providers::Started { providers, late: late_providers, hashes: provider_hashes } =
+            self.start_providers(ws, &state, Intent::Change)?;
         now.providers.clone_from(&provider_hashes);
         let reasons = saved.basis.differences(&now);
         if !reasons.is_empty() {
@@ -228,6 +229,7 @@ impl Engine {
             provider_hashes,
             config,
             graph,
+            late_providers,
         })
     }
 }

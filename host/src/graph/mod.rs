@@ -1,6 +1,15 @@
-//! The dependency graph of a configuration: which resources, locals and
-//! outputs refer to which, built with petgraph from the references in the
-//! configuration and `depends_on`. A cycle is an error that prints the cycle.
+//! The dependency graph of a configuration: which resources, locals,
+//! outputs and provider configurations refer to which, built with petgraph
+//! from the references in the configuration and `depends_on`. A cycle is an
+//! error that prints the cycle.
+//!
+//! A `provider` block that refers to anything the graph has a node for (a
+//! resource, data source, ephemeral resource, local or module output) is a
+//! node itself, [`Node::Provider`], as in Terraform: it depends on what it
+//! refers to, and every resource of that provider configuration depends on
+//! it, so that the provider is configured when the walk reaches it, with the
+//! values planned or applied by then. One that refers to input variables
+//! alone has no node: it is configured before the walk.
 
 pub mod walk;
 
@@ -12,7 +21,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use crate::addr::{AddrMap, ResourceAddr};
-use crate::config::{Config, Reference};
+use crate::config::{Config, ProviderConfig, Reference};
 use crate::diag::{Diagnostic, Location};
 
 /// How many resources a thread gathers the references of at least, when
@@ -41,6 +50,26 @@ pub enum Node {
     Local(String),
     /// An `output` block.
     Output(String),
+    /// A `provider` block configured during the walk (see the module
+    /// documentation), by its configuration name (`pg`, `pg.admin`).
+    Provider(String),
+}
+
+/// Every reference a `provider` block makes: its arguments and its
+/// sandbox's `headers`.
+fn provider_references(provider: &ProviderConfig) -> Vec<(Reference, Location)> {
+    let mut refs = provider.body.references();
+    refs.extend(provider.http_headers.iter().flat_map(|h| h.expr.references()));
+    refs
+}
+
+/// Whether the `provider` block is configured during the walk, as a node of
+/// the graph: whether it refers to a resource, a data source, an ephemeral
+/// resource, a local value or a module output (after module expansion, a
+/// local), directly or not. One that refers to input variables alone is
+/// configured before anything is planned.
+pub fn configured_in_graph(provider: &ProviderConfig) -> bool {
+    provider_references(provider).iter().any(|(r, _)| matches!(r, Reference::Resource(_) | Reference::Local(_)))
 }
 
 impl fmt::Display for Node {
@@ -49,6 +78,12 @@ impl fmt::Display for Node {
             Node::Resource(a) => write!(f, "{a}"),
             Node::Local(n) => f.write_str(&crate::config::local_address(n)),
             Node::Output(n) => write!(f, "output.{n}"),
+            // Terraform's `provider["registry.terraform.io/hashicorp/pg"].admin`,
+            // with the configuration's local name.
+            Node::Provider(n) => match n.split_once('.') {
+                Some((name, alias)) => write!(f, "provider[\"{name}\"].{alias}"),
+                None => write!(f, "provider[\"{n}\"]"),
+            },
         }
     }
 }
@@ -77,6 +112,10 @@ impl DependencyGraph {
         for (name, output) in &config.outputs {
             g.add(Node::Output(name.clone()), &output.location);
         }
+        let in_graph: Vec<&ProviderConfig> = config.providers.iter().filter(|p| configured_in_graph(p)).collect();
+        for provider in &in_graph {
+            g.add(Node::Provider(provider.name.clone()), &provider.location);
+        }
         // What each resource refers to, gathered on all threads: walking
         // every resource's expressions is half of building the graph
         // (callgrind, 5,000 resources), and serial at 100,000. The edges
@@ -92,6 +131,15 @@ impl DependencyGraph {
         }
         for (name, output) in &config.outputs {
             g.depend(&Node::Output(name.clone()), dependency_nodes(output.references()));
+        }
+        for provider in in_graph {
+            let node = Node::Provider(provider.name.clone());
+            g.depend(&node, dependency_nodes(provider_references(provider)));
+            // Every resource, data source and ephemeral resource of the
+            // configuration is planned and applied with it configured.
+            for r in config.resources.iter().filter(|r| r.provider == provider.name) {
+                g.depend(&Node::Resource(r.addr.clone()), BTreeSet::from([node.clone()]));
+            }
         }
         g.check_acyclic()?;
         Ok(g)
@@ -213,6 +261,20 @@ impl DependencyGraph {
         })
     }
 
+    /// The provider configurations that are nodes of the graph (see
+    /// [`configured_in_graph`]), by name.
+    pub fn providers(&self) -> impl Iterator<Item = &str> {
+        self.graph.node_weights().filter_map(|n| match n {
+            Node::Provider(name) => Some(name.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Whether the provider configuration `name` is a node of the graph.
+    pub fn has_provider(&self, name: &str) -> bool {
+        self.index.contains_key(&Node::Provider(name.to_string()))
+    }
+
     /// The nodes `node` refers to directly, in no particular order (but the
     /// same from run to run), without copying them.
     pub fn direct_dependencies(&self, node: &Node) -> impl Iterator<Item = &Node> {
@@ -265,19 +327,31 @@ impl DependencyGraph {
         out
     }
 
+    /// What `node` depends on, directly or not, dependencies before
+    /// dependents (in [`DependencyGraph::topo_order`]'s order); the
+    /// dependencies of a node are followed only where `through` says so.
+    pub fn dependencies_in_order(&self, node: &Node, through: impl Fn(&Node) -> bool) -> Vec<Node> {
+        let mut seen: BTreeSet<&Node> = BTreeSet::new();
+        let mut stack: Vec<&Node> = self.direct_dependencies(node).collect();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n) && through(n) {
+                stack.extend(self.direct_dependencies(n));
+            }
+        }
+        self.topo_order().into_iter().filter(|n| seen.contains(n)).collect()
+    }
+
     /// The graph in Graphviz DOT, edges pointing from a node to what it depends on.
     pub fn to_dot(&self) -> String {
         let mut out = String::from("digraph cairn {\n  rankdir = \"RL\";\n");
         let mut nodes: Vec<&Node> = self.graph.node_weights().collect();
         nodes.sort();
         for node in nodes {
-            out.push_str(&format!("  \"{node}\";\n"));
+            out.push_str(&format!("  \"{}\";\n", dot_escaped(&node.to_string())));
         }
-        let mut edges: Vec<(String, String)> = self
-            .graph
-            .edge_references()
-            .map(|e| (self.graph[e.target()].to_string(), self.graph[e.source()].to_string()))
-            .collect();
+        let name = |n: NodeIndex| dot_escaped(&self.graph[n].to_string());
+        let mut edges: Vec<(String, String)> =
+            self.graph.edge_references().map(|e| (name(e.target()), name(e.source()))).collect();
         edges.sort();
         for (from, to) in edges {
             out.push_str(&format!("  \"{from}\" -> \"{to}\";\n"));
@@ -285,6 +359,12 @@ impl DependencyGraph {
         out.push_str("}\n");
         out
     }
+}
+
+/// `text` inside a DOT string: a provider's node (`provider["pg"]`) has
+/// quotes.
+pub(crate) fn dot_escaped(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 #[cfg(test)]

@@ -115,3 +115,82 @@ fn a_configuration_large_enough_to_gather_references_in_runs_has_every_edge() {
     }
     assert_eq!(g.topo_order().len(), n + 1);
 }
+
+/// A provider whose block refers to planned values, through a local too,
+/// and one that refers to variables alone.
+const PROVIDERS: &str = r#"
+variable "token" {
+  default = "t"
+}
+resource "terraform_data" "cluster" {
+  input = "db.internal"
+}
+ephemeral "random_password" "pw" {
+  length = 16
+}
+locals {
+  host = terraform_data.cluster.output
+}
+provider "postgresql" {
+  host     = local.host
+  password = ephemeral.random_password.pw.result
+}
+provider "postgresql" {
+  alias    = "admin"
+  password = var.token
+}
+resource "postgresql_role" "r" {
+  name = "r"
+}
+resource "postgresql_role" "admin" {
+  provider = postgresql.admin
+  name     = "admin"
+}
+"#;
+
+#[test]
+fn a_provider_that_refers_to_planned_values_is_a_node_after_them_and_before_its_resources() {
+    let g = graph_of(PROVIDERS).unwrap();
+    let provider = Node::Provider("postgresql".into());
+    assert!(g.has_provider("postgresql"));
+    // Variables alone: configured before the walk, no node.
+    assert!(!g.has_provider("postgresql.admin"));
+    assert_eq!(g.providers().collect::<Vec<_>>(), ["postgresql"]);
+    let cluster = ResourceAddr::managed("terraform_data", "cluster");
+    let pw =
+        ResourceAddr::new(crate::addr::ModuleInstance::root(), crate::addr::Mode::Ephemeral, "random_password", "pw");
+    assert_eq!(g.resource_dependencies(&provider), [cluster.clone(), pw.clone()]);
+    assert_eq!(g.local_dependencies(&provider), ["host"]);
+    // Its resources depend on it, and so on what it refers to: that is
+    // what -target pulls in and what the state records for destroy order.
+    let role = Node::Resource(ResourceAddr::managed("postgresql_role", "r"));
+    assert!(g.direct_dependencies(&role).any(|n| *n == provider));
+    assert_eq!(g.resource_dependencies(&role), [cluster, pw]);
+    let admin = Node::Resource(ResourceAddr::managed("postgresql_role", "admin"));
+    assert!(g.resource_dependencies(&admin).is_empty());
+    let order: Vec<String> = g.topo_order().iter().map(ToString::to_string).collect();
+    let at = |name: &str| order.iter().position(|n| n == name).unwrap_or_else(|| panic!("{name} in {order:?}"));
+    assert!(at("terraform_data.cluster") < at("local.host") && at("local.host") < at("provider[\"postgresql\"]"));
+    assert!(at("provider[\"postgresql\"]") < at("postgresql_role.r"), "{order:?}");
+    assert!(g.to_dot().contains("\"provider[\\\"postgresql\\\"]\" -> \"local.host\""), "{}", g.to_dot());
+    let in_order: Vec<String> = g.dependencies_in_order(&provider, |_| true).iter().map(ToString::to_string).collect();
+    assert_eq!(in_order, ["terraform_data.cluster", "ephemeral.random_password.pw", "local.host"]);
+}
+
+#[test]
+fn a_provider_that_refers_to_its_own_resource_is_a_cycle() {
+    let err = graph_of(
+        r#"
+provider "postgresql" {
+  host = postgresql_role.r.name
+}
+
+resource "postgresql_role" "r" {
+  name = "r"
+}
+"#,
+    )
+    .unwrap_err();
+    assert!(err.contains("Cycle: postgresql_role.r -> provider[\"postgresql\"] -> postgresql_role.r"), "{err}");
+    assert!(err.contains("provider[\"postgresql\"] (main.tf:2)"), "{err}");
+}

@@ -11,6 +11,7 @@
 mod checks;
 pub mod ephemeral;
 mod instance;
+pub mod late;
 mod moves;
 mod refresh_only;
 pub(crate) mod sensitivity;
@@ -40,6 +41,7 @@ use crate::value::{Path, Value};
 
 pub use checks::{CheckPhase, check_blocks};
 pub use instance::{decode_prior, ignoring_changes, with_value_at};
+pub use late::{ConfigureFn, Configuring, FromState, LateProvider, LateProviders};
 pub use moves::{Move, apply_moves, convert_moves_across_types};
 pub use refresh_only::{refreshed_state, unchanged_objects};
 pub use targets::Targets;
@@ -388,6 +390,9 @@ pub struct Planner {
     pub graph: Arc<DependencyGraph>,
     /// Configured providers by local name.
     pub providers: Providers,
+    /// Those of `providers` configured when the walk reaches their block
+    /// (see [`late`]).
+    pub late_providers: LateProviders,
     /// The current state.
     pub state: Arc<State>,
     /// Resolved input variables.
@@ -736,11 +741,17 @@ impl Planner {
                 errors.extend(planner.unmatched_imports(&plan, &targets));
             }
         }
+        // The objects planned outside the walk need their providers
+        // configured too: from the state, where the walk did not.
+        let from_state = planner.configure_late_from_state(&targets, &mut errors).await;
         if planner.options.refresh_only {
             planner.refresh_orphans(&blocks, &targets, &mut plan, &mut errors).await;
         } else {
             planner.plan_orphans(&blocks, &targets, &mut plan, &mut errors).await;
             planner.plan_deposed(&targets, &mut plan, &mut errors).await;
+        }
+        if let Some(session) = from_state {
+            errors.extend(session.close_all().await);
         }
         inherit_create_before_destroy(&mut plan.changes);
         planner.note_moves(&mut plan);
@@ -1160,6 +1171,7 @@ impl Walk {
             Node::Local(name) => self.plan_local(name, &node, &mut errors),
             Node::Output(name) => self.plan_output(name, &node, &mut part, &mut errors),
             Node::Resource(addr) => self.plan_resource(addr, &node, &mut part, &mut errors).await,
+            Node::Provider(name) => self.configure_provider(name, &node, &mut errors).await,
         }
         let ok = errors.is_empty();
         let at = self.position[&node];

@@ -84,12 +84,13 @@ impl Targets {
     }
 
     /// Whether a node of the configuration is planned: a resource when it
-    /// is targeted, a local value or output when every resource it needs is.
+    /// is targeted, a local value, output or provider configuration when
+    /// every resource it needs is.
     pub fn includes_node(&self, node: &Node, graph: &DependencyGraph) -> bool {
         let Some(resources) = &self.resources else { return true };
         match node {
             Node::Resource(addr) => resources.contains(addr),
-            Node::Local(_) | Node::Output(_) => graph
+            Node::Local(_) | Node::Output(_) | Node::Provider(_) => graph
                 .resource_dependencies(node)
                 .iter()
                 .all(|r| resources.contains(r) && !self.instances.contains_key(r)),

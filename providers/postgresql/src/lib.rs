@@ -125,7 +125,11 @@ impl Provider for Postgresql {
             problems.push(problem);
         }
         let max_connections = match config.get_attr("max_connections").as_i64() {
-            None if config.get_attr("max_connections").is_null() => 20,
+            // Unknown while planning (a block configured from planned
+            // values): the default until apply says.
+            None if config.get_attr("max_connections").is_null() || config.get_attr("max_connections").is_unknown() => {
+                20
+            }
             Some(n) if n >= 1 => n as usize,
             _ => {
                 problems.push(
@@ -530,5 +534,15 @@ mod tests {
         let bad = Value::object([("port", Value::from(70000)), ("sslmode", Value::from("require"))]);
         let Err(problems) = Postgresql::configure(bad) else { panic!("a bad port and sslmode are refused") };
         assert_eq!(problems.len(), 2);
+    }
+
+    #[test]
+    fn a_configuration_unknown_while_planning_is_taken_as_the_defaults() {
+        // A provider block configured from values planned but not known
+        // yet (a new server's address, a password made in the same run).
+        let unknown = ["host", "port", "username", "password", "database", "sslmode", "max_connections"];
+        let config = Value::object(unknown.map(|name| (name, Value::unknown())));
+        let p = Postgresql::configure(config).unwrap_or_else(|_| panic!("an unknown configuration is refused"));
+        assert_eq!(p.max_connections, 20);
     }
 }

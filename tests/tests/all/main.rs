@@ -32,6 +32,7 @@ mod plan_rendering;
 mod planning;
 mod postgres;
 mod postgresql;
+mod provider_configuration;
 mod providers_new;
 mod python;
 mod rabbitmq;

@@ -177,10 +177,10 @@ fn state_values(show: &Run) -> BTreeMap<String, Value> {
 }
 
 /// The two tools side by side, each in its directory.
-struct SideBySide {
+pub(crate) struct SideBySide {
     tf_dir: Workdir,
     cli_config: PathBuf,
-    cairn: Workdir,
+    pub(crate) cairn: Workdir,
     /// tfhttp's stores: (Terraform's, cairn's).
     stores: Option<(ItemServer, ItemServer)>,
 }
@@ -193,7 +193,7 @@ impl SideBySide {
 
     /// tfhttp with the configuration `config(source, port, grant)` makes,
     /// each tool's against its own store.
-    fn tfhttp_with(config: fn(&str, u16, &str) -> String) -> SideBySide {
+    pub(crate) fn tfhttp_with(config: fn(&str, u16, &str) -> String) -> SideBySide {
         let (tf_store, cairn_store) = (ItemServer::start(), ItemServer::start());
         let grant =
             format!("  sandbox {{\n    http {{\n      url = \"http://127.0.0.1:{}\"\n    }}\n  }}\n", cairn_store.port);
@@ -207,7 +207,7 @@ impl SideBySide {
     }
 
     /// tfhttp's stores: (Terraform's, cairn's).
-    fn stores(&self) -> (&ItemServer, &ItemServer) {
+    pub(crate) fn stores(&self) -> (&ItemServer, &ItemServer) {
         let (tf, cairn) = self.stores.as_ref().expect("a tfhttp side by side has stores");
         (tf, cairn)
     }
@@ -245,8 +245,22 @@ impl SideBySide {
         terraform(&self.tf_dir.path().join("config"), &self.cli_config, args)
     }
 
+    /// Runs terraform as [`SideBySide::terraform`] does, but a failure is
+    /// the caller's to check.
+    pub(crate) fn terraform_unchecked(&self, args: &[&str]) -> Run {
+        Command::new("terraform")
+            .args(args)
+            .current_dir(self.tf_dir.path().join("config"))
+            .env("TF_CLI_CONFIG_FILE", &self.cli_config)
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("TF_IN_AUTOMATION", "1")
+            .output()
+            .expect("terraform (1.11) must be on PATH for the side-by-side tests")
+            .into()
+    }
+
     /// Runs the same command in both, timed: (Terraform's run, cairn's run).
-    fn both(&self, step: &str, args: &[&str]) -> (Run, Run) {
+    pub(crate) fn both(&self, step: &str, args: &[&str]) -> (Run, Run) {
         let started = Instant::now();
         let tf = self.terraform(args);
         let tf_time = started.elapsed();
@@ -263,7 +277,7 @@ impl SideBySide {
     }
 
     /// Plans with `vars` in both and checks they plan the same actions.
-    fn same_plan(&self, step: &str, vars: &[&str]) -> BTreeMap<String, String> {
+    pub(crate) fn same_plan(&self, step: &str, vars: &[&str]) -> BTreeMap<String, String> {
         let args = [&["plan", "-json", "-input=false"], vars].concat();
         let (tf, cairn) = self.both(step, &args);
         let (tf_actions, cairn_actions) = (planned_actions(&tf), planned_actions(&cairn));
@@ -272,7 +286,7 @@ impl SideBySide {
     }
 
     /// Applies with `vars` in both: (Terraform's values, cairn's values).
-    fn apply(&self, step: &str, vars: &[&str]) -> (BTreeMap<String, Value>, BTreeMap<String, Value>) {
+    pub(crate) fn apply(&self, step: &str, vars: &[&str]) -> (BTreeMap<String, Value>, BTreeMap<String, Value>) {
         self.both(step, &[&["apply", "-auto-approve", "-input=false"], vars].concat());
         let tf = state_values(&self.terraform(&["show", "-json"]));
         let cairn = state_values(&self.cairn.cairn_here(&["show", "-json"]).success());
@@ -281,7 +295,7 @@ impl SideBySide {
 
     /// Applies with `vars` in both and checks the states hold the same
     /// values.
-    fn same_apply(&self, step: &str, vars: &[&str]) -> BTreeMap<String, Value> {
+    pub(crate) fn same_apply(&self, step: &str, vars: &[&str]) -> BTreeMap<String, Value> {
         let (tf, cairn) = self.apply(step, vars);
         assert_eq!(cairn, tf, "{step}: cairn and Terraform keep different values in state");
         tf

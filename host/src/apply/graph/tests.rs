@@ -255,3 +255,83 @@ resource "null_resource" "b" {
     assert!(runs_before(&g, &applies_of("a"), &applies_of("b")));
     assert!(g.edge_count() < 40, "linear in the blocks' sizes:\n{}", to_dot(&g, &Plan::default()));
 }
+
+/// `null_resource.b` is of the provider `other`, whose block refers to
+/// `null_resource.a`: configured late, by a step of its own.
+const LATE_PROVIDER: &str = r#"
+resource "null_resource" "a" {
+}
+provider "other" {
+  endpoint = null_resource.a.id
+}
+resource "null_resource" "b" {
+  provider = other
+}
+"#;
+
+/// The step whose text (as `cairn graph` shows it) is `text`.
+fn step(g: &ApplyGraph, text: &str) -> NodeIndex {
+    g.node_indices()
+        .find(|n| g[*n].to_string() == text)
+        .unwrap_or_else(|| panic!("no step {text} in\n{}", to_dot(g, &Plan::default())))
+}
+
+/// Asserts that each step (by its text) runs strictly before the next.
+fn runs_in_order(g: &ApplyGraph, steps: &[&str]) {
+    for w in steps.windows(2) {
+        let (a, b) = (step(g, w[0]), step(g, w[1]));
+        assert!(
+            has_path_connecting(g, a, b, None),
+            "{} must run before {}:\n{}",
+            w[0],
+            w[1],
+            to_dot(g, &Plan::default())
+        );
+    }
+}
+
+/// A change of `null_resource.NAME` of the provider `other`.
+fn of_other(name: &str, action: Action, deps: &[&str]) -> ResourceChange {
+    ResourceChange { provider: "other".into(), ..change(name, action, deps, false) }
+}
+
+const CONFIGURE: &str = "provider[\"other\"] (configure)";
+
+#[test]
+fn a_provider_configured_late_is_a_step_after_what_it_refers_to_and_before_its_objects() {
+    // `a` changes, `b` is created and `c`, an object of `other` no longer
+    // configured, is destroyed.
+    let changes = vec![
+        change("a", Action::Update, &[], false),
+        of_other("b", Action::Create, &["a"]),
+        of_other("c", Action::Delete, &["a"]),
+    ];
+    let (g, _) = graph(LATE_PROVIDER, changes);
+    runs_in_order(&g, &["null_resource.a", CONFIGURE, "null_resource.b"]);
+    runs_in_order(&g, &[CONFIGURE, "null_resource.c (destroy)"]);
+    // Configured once, with `a` as applied: `a` does not wait for the
+    // destroy of `c`, which waits for the provider (a cycle otherwise).
+    assert!(!has_path_connecting(&g, step(&g, "null_resource.c (destroy)"), step(&g, "null_resource.a"), None));
+    assert_eq!(g.node_weights().filter(|s| matches!(s, Step::Configure(_))).count(), 1);
+
+    // Replaced: the provider is configured with the new `a`.
+    let changes = vec![change("a", Action::Replace, &[], false), of_other("b", Action::Update, &["a"])];
+    let (g, _) = graph(LATE_PROVIDER, changes);
+    runs_in_order(&g, &["null_resource.a (destroy)", "null_resource.a", CONFIGURE, "null_resource.b"]);
+}
+
+#[test]
+fn a_destroy_configures_the_provider_first_and_destroys_what_it_refers_to_last() {
+    let mut plan = Plan {
+        changes: vec![change("a", Action::Delete, &[], false), of_other("b", Action::Delete, &["a"])],
+        destroy: true,
+        ..Plan::default()
+    };
+    crate::plan::inherit_create_before_destroy(&mut plan.changes);
+    let g = build(&plan, &deps_of(LATE_PROVIDER)).unwrap_or_else(|d| panic!("{d}"));
+    runs_in_order(&g, &[CONFIGURE, "null_resource.b (destroy)", "null_resource.a (destroy)"]);
+    // From the state: nothing runs before it.
+    let configure = step(&g, CONFIGURE);
+    assert_eq!(g.neighbors_directed(configure, petgraph::Direction::Incoming).count(), 0);
+    assert!(to_dot(&g, &plan).contains("[label=\"provider[\\\"other\\\"] configure\"]"), "{}", to_dot(&g, &plan));
+}

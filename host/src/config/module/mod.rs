@@ -485,6 +485,13 @@ pub fn expand_modules(
     }
     // The root's checks may refer to module outputs, which are locals now.
     expander.flat.checks = config.checks.iter().map(|c| rewriter.check(c)).collect();
+    // So may its provider blocks, which are then configured in the graph.
+    for provider in &mut expander.flat.providers {
+        provider.body = rewriter.body(&provider.body, &mut Vec::new());
+        for headers in &mut provider.http_headers {
+            headers.expr = rewriter.expr(&headers.expr);
+        }
+    }
     for call in &calls {
         expander.call(call, &root, &ctx);
     }
