@@ -254,3 +254,60 @@ fn a_provider_block_that_refers_to_its_own_resource_is_a_cycle_in_both_tools() {
     assert!(cairn.all().contains(cycle), "{}", cairn.all());
     assert!(cairn.all().contains("provider[\"tfhttp\"] (main.tf:"), "{}", cairn.all());
 }
+
+/// The bundled `postgresql` provider on the test run's real server, whose
+/// port comes from `terraform_data.server`: unknown while planning from
+/// empty (Terraform plans a new terraform_data's output unknown), known
+/// from the state after.
+fn postgres_from_a_resource(port: u16, role: &str) -> String {
+    format!(
+        r#"resource "terraform_data" "server" {{
+  input = {port}
+}}
+
+provider "postgresql" {{
+  host     = "127.0.0.1"
+  port     = terraform_data.server.output
+  username = "postgres"
+  sslmode  = "disable"
+  sandbox {{
+    connect = ["127.0.0.1:{port}"]
+  }}
+}}
+
+resource "postgresql_role" "r" {{
+  name = "{role}"
+}}
+"#
+    )
+}
+
+#[test]
+fn the_postgresql_provider_takes_an_unknown_port_while_planning_and_the_applied_one_after() {
+    let server = cairn_e2e::Postgres::shared();
+    let role = server.schema("late_provider_role");
+    let w = Workdir::new();
+    w.write("main.tf", &postgres_from_a_resource(server.port, &role));
+    let count = format!("SELECT count(*) FROM pg_roles WHERE rolname = '{role}'");
+
+    w.cairn(&["validate"]).success();
+    let plan = w.cairn(&["plan"]).success();
+    assert!(plan.stdout.contains("Plan: 2 to add, 0 to change, 0 to destroy."), "{}", plan.all());
+    let apply = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(apply.stdout.contains("Apply complete! Resources: 2 added"), "{}", apply.all());
+    assert_eq!(server.psql("postgres", &count), "1", "the role was not made on the server");
+
+    // The next plan refreshes the role through the port in the state.
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "{}", again.all());
+
+    // `cairn import` configures the provider from the state too.
+    w.cairn_here(&["state", "rm", "postgresql_role.r"]).success();
+    w.cairn(&["import", "postgresql_role.r", &role]).success();
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "{}", again.all());
+
+    let destroy = w.cairn(&["destroy", "-auto-approve"]).success();
+    assert!(destroy.stdout.contains("Destroy complete! Resources: 2 destroyed."), "{}", destroy.all());
+    assert_eq!(server.psql("postgres", &count), "0", "the role was not dropped");
+}
