@@ -311,3 +311,38 @@ fn the_postgresql_provider_takes_an_unknown_port_while_planning_and_the_applied_
     assert!(destroy.stdout.contains("Destroy complete! Resources: 2 destroyed."), "{}", destroy.all());
     assert_eq!(server.psql("postgres", &count), "0", "the role was not dropped");
 }
+
+/// The recorder's `dir` through a local from an ephemeral variable: a
+/// provider configured late, whose configuration holds an ephemeral value.
+const FROM_AN_EPHEMERAL_VARIABLE: &str = r#"
+variable "secret" {
+  type      = string
+  ephemeral = true
+}
+
+locals {
+  suffix = trimprefix(var.secret, "s3cret-")
+}
+
+provider "recorder" {
+  dir = "log/${local.suffix}"
+  sandbox {
+    read_write = ["./log"]
+  }
+}
+
+resource "recorder_thing" "a" {
+  name = "a"
+}
+"#;
+
+#[test]
+fn an_ephemeral_value_in_a_provider_configuration_is_stored_nowhere() {
+    let w = recorder(FROM_AN_EPHEMERAL_VARIABLE);
+    let var = ["-var", "secret=s3cret-x"];
+    let plan = w.cairn_here(&[&["plan", "-out=tfplan"][..], &var].concat()).success();
+    let apply = w.cairn_here(&[&["apply"][..], &var, &["tfplan"]].concat()).success();
+    assert!(apply.stdout.contains("Apply complete! Resources: 1 added"), "{}", apply.all());
+    assert_eq!(objects(&w, "log/x").len(), 1, "{}", apply.all());
+    w.assert_stored_nowhere("s3cret-x", &plan, &apply, "tfplan");
+}
