@@ -12,7 +12,9 @@ use crate::engine::{Engine, Event, EventSink, Intent, RunOptions};
 pub(super) fn run(common: &Common, kind: &str) -> Result<i32> {
     let ws = common.workspace()?;
     match kind {
-        "plain" => print!("{}", ws.graph.to_dot()),
+        // A module whose instances planning decides shows as one (see
+        // `Workspace::with_unknown_instances`).
+        "plain" => print!("{}", ws.with_unknown_instances()?.graph.to_dot()),
         "apply" => {
             let engine = Engine::new()?;
             // Reads the state without its lock: nothing is changed.

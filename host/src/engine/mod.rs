@@ -599,6 +599,9 @@ impl Engine {
     /// Checks every resource's configuration against its provider's schema,
     /// with the values of other resources unknown.
     pub fn validate(&self, ws: &Workspace) -> Result<()> {
+        // The modules whose instances planning decides are checked too,
+        // once each, every value in them unknown, as Terraform validates them.
+        let ws = &ws.with_unknown_instances()?;
         // Started (configured) as a plan starts them: a provider validates
         // a resource only on a configured instance.
         let started = self.start_providers(ws, &State::new(), Intent::Inspect)?;

@@ -137,6 +137,63 @@ pub(crate) fn expand_in_rounds(
     Ok(stage)
 }
 
+/// The key of the one instance a deferred call whose `for_each` is not
+/// known yet is shown and validated as (`module.m["*"]`); one whose
+/// `count` is not known is instance 0.
+pub(crate) const UNKNOWN_INSTANCE_KEY: &str = "*";
+
+/// `parsed` (with `variables`) from its first `stage`, every call planning
+/// would decide expanded once, recursively, into an instance that stands
+/// for all of them: `count` as 1, `for_each` as the key
+/// [`UNKNOWN_INSTANCE_KEY`] whose value is unknown. Nothing is planned:
+/// this is what `cairn validate` checks (every value in a module instance
+/// is unknown then anyway) and `cairn graph` shows, as Terraform validates
+/// a module whose instances it does not know yet; never what is planned.
+pub(crate) fn with_unknown_instances(
+    parsed: &Config,
+    variables: &BTreeMap<String, Value>,
+    first: Stage,
+) -> Result<Stage> {
+    let mut pinned = Pinned::new();
+    let mut stage = first;
+    while !stage.deferred.is_empty() {
+        for d in &stage.deferred {
+            let stand_in = match d.count {
+                Some(_) => Value::int(1),
+                None => Value::Map([(UNKNOWN_INSTANCE_KEY.to_string(), Value::unknown())].into_iter().collect()),
+            };
+            pinned.insert(d.name.clone(), stand_in);
+        }
+        stage = expand_config(parsed.clone(), variables, &pinned)?;
+    }
+    Ok(stage)
+}
+
+impl super::Workspace {
+    /// This workspace with the calls whose `count` or `for_each` planning
+    /// decides expanded once each (see [`with_unknown_instances`]), for
+    /// validating and showing their modules' blocks; itself, as a copy,
+    /// when it has none. Not for planning.
+    pub fn with_unknown_instances(&self) -> Result<super::Workspace> {
+        let (config, graph) = match &self.staging {
+            None => (Arc::clone(&self.config), Arc::clone(&self.graph)),
+            Some(staging) => {
+                let stage = with_unknown_instances(&staging.parsed, &self.variables, self.first_stage(staging))?;
+                (stage.config, stage.graph)
+            }
+        };
+        Ok(super::Workspace {
+            config,
+            graph,
+            variables: self.variables.clone(),
+            files: self.files.clone(),
+            module_files: self.module_files.clone(),
+            warnings: Vec::new(),
+            staging: None,
+        })
+    }
+}
+
 /// A deferred call's argument: its value, and the paths of it that are
 /// sensitive (the root path when all of it is).
 pub(crate) type Argument = (Value, Vec<Path>);

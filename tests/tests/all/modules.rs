@@ -568,3 +568,55 @@ fn a_saved_plan_is_stale_when_a_module_file_changes() {
     let run = w.cairn_here(&["apply", "p.plan"]).failure();
     assert!(run.stderr.contains(&format!("{page} was modified")), "{}", run.all());
 }
+
+/// Issue 37: the blocks of a module whose `for_each` (and, inside it, a
+/// nested module whose `count`) only planning decides are validated once,
+/// every value in them unknown, as terraform validate 1.11.4 validates
+/// them: the same error at the same place, in the outer module and in the
+/// inner one; and `cairn graph` shows them, once each (the `for_each`
+/// instance as `["*"]`, the `count` one as `[0]`). Before, they were in
+/// neither.
+#[test]
+fn modules_whose_instances_planning_decides_are_validated_and_graphed_once() {
+    let main = "resource \"terraform_data\" \"names\" {\n  input = [\"a\", \"b\"]\n}\n\nmodule \"outer\" {\n  \
+                source   = \"./modules/outer\"\n  for_each = toset(terraform_data.names.input)\n  name     = each.key\n}\n";
+    let outer = "variable \"name\" {}\n\nresource \"terraform_data\" \"in\" {\n  input   = var.name\n  unknown = 1\n}\n\n\
+                 module \"inner\" {\n  source = \"../inner\"\n  count  = length(terraform_data.in.input)\n}\n";
+    let inner = "resource \"terraform_data\" \"leaf\" {\n  input = 1\n  bogus = 2\n}\n";
+    let (ours, theirs) = (Workdir::new(), Workdir::new());
+    let write = |outer: &str, inner: &str| {
+        for w in [&ours, &theirs] {
+            w.write("main.tf", main);
+            w.write("modules/outer/main.tf", outer);
+            w.write("modules/inner/main.tf", inner);
+        }
+    };
+    write(outer, inner);
+    theirs.terraform(&["init", "-no-color"]);
+    // terraform stops at the outer module's error (the inner module's
+    // count depends on the resource that has it): one error at a time.
+    let fixed_outer = outer.replace("  unknown = 1\n", "");
+    for (outer, file, line, name) in
+        [(outer, "modules/outer/main.tf", 5, "unknown"), (fixed_outer.as_str(), "modules/inner/main.tf", 3, "bogus")]
+    {
+        write(outer, inner);
+        let tf = theirs.terraform(&["validate", "-no-color"]);
+        let run = ours.cairn(&["validate", "-no-color"]);
+        assert_eq!((run.code, tf.code), (1, 1), "cairn:\n{}\nterraform:\n{}", run.all(), tf.all());
+        assert!(tf.stderr.contains(&format!("on {file} line {line}")), "{}", tf.all());
+        assert!(run.stderr.contains(&format!("{file}:{line}:3: Unsupported argument")), "{}", run.all());
+        for out in [&tf.stderr, &run.stderr] {
+            assert!(out.contains(&format!("An argument named \"{name}\" is not expected here.")), "{out}");
+        }
+    }
+
+    // Without errors, the graph shows the modules' resources.
+    write(&fixed_outer, &inner.replace("  bogus = 2\n", ""));
+    ours.cairn(&["validate"]).success();
+    let graph = ours.cairn(&["graph"]).success().stdout;
+    for node in
+        ["module.outer[\\\"*\\\"].terraform_data.in", "module.outer[\\\"*\\\"].module.inner[0].terraform_data.leaf"]
+    {
+        assert!(graph.contains(node), "{node}: {graph}");
+    }
+}
