@@ -733,17 +733,8 @@ impl Engine {
         tracing::debug!(providers = providers.len(), elapsed = ?started.elapsed(), "providers started");
         // Recovery asks providers about what is pending before anything is
         // planned: those configured late are configured from the state.
-        if !state.pending.is_empty() && !late_providers.is_empty() {
-            let from_state = providers::StateConfiguration {
-                config: &ws.config,
-                graph: &ws.graph,
-                providers: &providers,
-                late: &late_providers,
-                variables: &ws.variables,
-            };
-            let names: BTreeSet<String> = late_providers.keys().cloned().collect();
-            self.until_interrupted("configuring providers", from_state.configure(&names, &state))?
-                .map_err(diagnostics)?;
+        if !state.pending.is_empty() {
+            self.configure_late_from_state(ws, &state, &providers, &late_providers)?;
         }
         // What an interrupted apply left pending is settled first, at the
         // addresses it was journaled under.
@@ -761,6 +752,11 @@ impl Engine {
         // Only a move across types calls a provider (and so can be
         // interrupted); without one, an interrupt is the plan's to report.
         if moves.iter().any(|m| m.from.resource.type_name != m.to.resource.type_name) {
+            // A move across types asks the target's provider: configured
+            // from the state if it is configured late.
+            if late_providers.values().any(|p| !p.is_configured()) {
+                self.configure_late_from_state(ws, &state, &providers, &late_providers)?;
+            }
             let across_types =
                 plan::convert_moves_across_types(&moves, &ws.config.moved, &ws.config, &providers, &mut state);
             self.until_interrupted("moving objects across resource types", across_types)?.map_err(diagnostics)?;
@@ -818,6 +814,29 @@ impl Engine {
             graph,
             late_providers,
         })
+    }
+
+    /// Configures the providers configured late from `state` (see
+    /// [`plan::FromState`]), for what asks them before the walk does.
+    fn configure_late_from_state(
+        &self,
+        ws: &Workspace,
+        state: &State,
+        providers: &Providers,
+        late: &plan::LateProviders,
+    ) -> Result<()> {
+        if late.is_empty() {
+            return Ok(());
+        }
+        let from_state = providers::StateConfiguration {
+            config: &ws.config,
+            graph: &ws.graph,
+            providers,
+            late,
+            variables: &ws.variables,
+        };
+        let names: BTreeSet<String> = late.keys().cloned().collect();
+        self.until_interrupted("configuring providers", from_state.configure(&names, state))?.map_err(diagnostics)
     }
 
     /// The configuration of `ws` with its deferred module calls expanded

@@ -346,3 +346,19 @@ fn an_ephemeral_value_in_a_provider_configuration_is_stored_nowhere() {
     assert_eq!(objects(&w, "log/x").len(), 1, "{}", apply.all());
     w.assert_stored_nowhere("s3cret-x", &plan, &apply, "tfplan");
 }
+
+#[test]
+fn a_provider_that_refuses_its_planned_configuration_fails_the_plan_at_its_block() {
+    let w = Workdir::new();
+    w.write(
+        "main.tf",
+        "resource \"terraform_data\" \"server\" {\n  input = 70000\n}\n\nprovider \"postgresql\" {\n  port = \
+         terraform_data.server.input\n}\n\nresource \"postgresql_role\" \"r\" {\n  name = \"r\"\n}\n",
+    );
+    let plan = w.cairn(&["plan"]).failure();
+    assert!(plan.stderr.contains("main.tf:5"), "not at the provider block:\n{}", plan.all());
+    assert!(plan.stderr.contains("Provider \"postgresql\" could not be configured"), "{}", plan.all());
+    assert!(plan.stderr.contains("`port` must be a TCP port"), "{}", plan.all());
+    // Nothing of it was planned: the role waits for its provider.
+    assert!(!plan.stdout.contains("postgresql_role.r will be created"), "{}", plan.all());
+}
