@@ -362,3 +362,35 @@ fn a_provider_that_refuses_its_planned_configuration_fails_the_plan_at_its_block
     // Nothing of it was planned: the role waits for its provider.
     assert!(!plan.stdout.contains("postgresql_role.r will be created"), "{}", plan.all());
 }
+
+#[test]
+fn a_provider_configured_from_a_module_output() {
+    let w = recorder(
+        r#"
+module "place" {
+  source = "./place"
+}
+
+provider "recorder" {
+  dir = module.place.dir
+  sandbox {
+    read_write = ["./log"]
+  }
+}
+
+resource "recorder_thing" "a" {
+  name = "a"
+}
+"#,
+    );
+    w.write(
+        "place/main.tf",
+        "resource \"terraform_data\" \"d\" {\n  input = \"log/from-module\"\n}\n\noutput \"dir\" {\n  value = \
+         terraform_data.d.input\n}\n",
+    );
+    let run = w.cairn(&["apply", "-auto-approve"]).success();
+    assert!(run.stdout.contains("Apply complete! Resources: 2 added"), "{}", run.all());
+    assert_eq!(objects(&w, "log/from-module").len(), 1, "{}", run.all());
+    let again = w.cairn(&["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "{}", again.all());
+}
