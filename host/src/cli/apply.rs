@@ -60,6 +60,8 @@ fn apply_with(
         engine.settle(&mut planned)?;
         if run.json {
             events.emit(summary(command, "no_changes", None));
+        } else {
+            print_nothing_applied(destroy, &planned.state, common.colors());
         }
         return Ok(0);
     }
@@ -77,6 +79,24 @@ fn apply_with(
     let code = finish(&engine, &ws, planned, common, run, command, events);
     crate::release::release(ws);
     code
+}
+
+/// What Terraform prints after an apply (or destroy) that had nothing to
+/// do: its "complete" line with zero counts, which scripts wait for, and
+/// the outputs the state holds.
+fn print_nothing_applied(destroy: bool, state: &crate::state::State, colors: super::Colors) {
+    if destroy {
+        println!("\n{} Resources: 0 destroyed.", colors.green("Destroy complete!"));
+        return;
+    }
+    println!("\n{} Resources: 0 added, 0 changed, 0 destroyed.", colors.green("Apply complete!"));
+    let shown: Vec<_> = state.outputs.iter().filter(|(_, o)| !o.value.is_null()).collect();
+    if !shown.is_empty() {
+        println!("\nOutputs:\n");
+        for (name, o) in shown {
+            println!("{name} = {}", super::outputs::rendered(o));
+        }
+    }
 }
 
 /// The `-json` summary of a run.

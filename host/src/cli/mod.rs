@@ -22,9 +22,11 @@ mod render;
 mod show;
 mod state;
 mod state_json;
+mod taint;
 mod test;
 mod ui_json;
 mod validate;
+mod version;
 mod workspace;
 
 use std::io::IsTerminal;
@@ -159,6 +161,54 @@ enum Command {
         /// without the flag).
         #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
         auto_approve: bool,
+    },
+    /// Update the state to match the real objects, changing none of them:
+    /// `cairn apply -refresh-only -auto-approve`, as Terraform's
+    /// `refresh` is.
+    Refresh {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        run: RunFlags,
+    },
+    /// Mark a resource instance for replacement by the next apply (as
+    /// Terraform's `taint`; `-replace=ADDR` shows it in a plan first).
+    Taint {
+        /// The resource instance, exactly: `null_resource.a[1]`.
+        #[arg(value_name = "ADDR")]
+        addr: String,
+        /// An instance the state does not have is a warning, not an error.
+        #[arg(long)]
+        allow_missing: bool,
+        #[command(flatten)]
+        flags: StateFlags,
+        /// Accepted as Terraform's is: nothing this command prints has
+        /// colours.
+        #[arg(long)]
+        no_color: bool,
+    },
+    /// Take back `cairn taint` (or a failed create's mark): the next plan
+    /// does not replace the instance for it.
+    Untaint {
+        /// The resource instance, exactly: `null_resource.a[1]`.
+        #[arg(value_name = "ADDR")]
+        addr: String,
+        /// An instance the state does not have is a warning, not an error.
+        #[arg(long)]
+        allow_missing: bool,
+        #[command(flatten)]
+        flags: StateFlags,
+        /// Accepted as Terraform's is: nothing this command prints has
+        /// colours.
+        #[arg(long)]
+        no_color: bool,
+    },
+    /// Print cairn's version, the platform, and the providers cairn.lock
+    /// pins here.
+    Version {
+        /// As JSON, with the keys of `terraform version -json`.
+        #[arg(long)]
+        json: bool,
     },
     /// Adopt an existing object into the state at ADDR, which the
     /// configuration must declare: `cairn import local_file.a out/a.txt`.
@@ -762,6 +812,7 @@ impl Command {
             | Command::Plan { common, .. }
             | Command::Apply { common, .. }
             | Command::Destroy { common, .. }
+            | Command::Refresh { common, .. }
             | Command::Show { common, .. }
             | Command::Test { common, .. }
             | Command::Graph { common, .. }
@@ -785,6 +836,9 @@ impl Command {
                     | StateCommand::History { .. },
             }
             | Command::Output { .. }
+            | Command::Taint { .. }
+            | Command::Untaint { .. }
+            | Command::Version { .. }
             | Command::Workspace { .. }
             | Command::Fmt { .. }
             | Command::Providers {
@@ -993,6 +1047,15 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Apply { common, run, auto_approve, destroy } => apply::run(&common, &run, auto_approve, destroy),
         Command::Destroy { common, run, auto_approve } => apply::run(&common, &run, auto_approve, true),
+        Command::Refresh { common, mut run } => {
+            run.refresh_only = true;
+            apply::run(&common, &run, true, false)
+        }
+        Command::Taint { addr, allow_missing, flags, .. } => taint::run(&flags, &addr, taint::Mark::Taint, allow_missing),
+        Command::Untaint { addr, allow_missing, flags, .. } => {
+            taint::run(&flags, &addr, taint::Mark::Untaint, allow_missing)
+        }
+        Command::Version { json } => version::run(std::path::Path::new("."), json),
         Command::Import { common, addr, id, lock, input } => import::run(&common, &addr, &id, &lock, &input),
         Command::Show { common, json } => show::run(&common, json),
         Command::Test { common, filter, verbose, junit_xml } => test::run(&test::TestOptions {

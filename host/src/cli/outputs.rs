@@ -37,11 +37,16 @@ pub(super) fn run(flags: &StateFlags, name: Option<&str>, json: bool, raw: bool)
                 );
             }
             for (name, o) in &state.outputs {
-                println!("{name} = {}", super::render::output_value(&decoded(o), o.sensitive));
+                println!("{name} = {}", rendered(o));
             }
             Ok(0)
         }
     }
+}
+
+/// A stored output as `cairn output` lists it: sensitive ones hidden.
+pub(super) fn rendered(output: &OutputState) -> String {
+    super::render::output_value(&decoded(output), output.sensitive)
 }
 
 /// One output by name, in clear even when sensitive.

@@ -215,7 +215,7 @@ impl StateFlags {
     }
 
     /// The state's backend with its lock held, for a command that writes.
-    fn locked_backend(&self) -> Result<Box<dyn Backend>> {
+    pub(super) fn locked_backend(&self) -> Result<Box<dyn Backend>> {
         let mut backend = self.backend()?;
         backend.lock_as(self.locking())?;
         Ok(backend)

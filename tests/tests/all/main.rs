@@ -43,6 +43,7 @@ mod sandbox;
 mod saved_plans;
 mod sensitive;
 mod state_commands;
+mod terraform_commands;
 mod terraform_flags;
 mod terraform_state;
 mod tfbridge;
