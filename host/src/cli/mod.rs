@@ -173,36 +173,10 @@ enum Command {
     },
     /// Mark a resource instance for replacement by the next apply (as
     /// Terraform's `taint`; `-replace=ADDR` shows it in a plan first).
-    Taint {
-        /// The resource instance, exactly: `null_resource.a[1]`.
-        #[arg(value_name = "ADDR")]
-        addr: String,
-        /// An instance the state does not have is a warning, not an error.
-        #[arg(long)]
-        allow_missing: bool,
-        #[command(flatten)]
-        flags: StateFlags,
-        /// Accepted as Terraform's is: nothing this command prints has
-        /// colours.
-        #[arg(long)]
-        no_color: bool,
-    },
+    Taint(TaintArgs),
     /// Take back `cairn taint` (or a failed create's mark): the next plan
     /// does not replace the instance for it.
-    Untaint {
-        /// The resource instance, exactly: `null_resource.a[1]`.
-        #[arg(value_name = "ADDR")]
-        addr: String,
-        /// An instance the state does not have is a warning, not an error.
-        #[arg(long)]
-        allow_missing: bool,
-        #[command(flatten)]
-        flags: StateFlags,
-        /// Accepted as Terraform's is: nothing this command prints has
-        /// colours.
-        #[arg(long)]
-        no_color: bool,
-    },
+    Untaint(TaintArgs),
     /// Print cairn's version, the platform, and the providers cairn.lock
     /// pins here.
     Version {
@@ -607,6 +581,23 @@ impl StateFlags {
     }
 }
 
+/// What `cairn taint` and `cairn untaint` take.
+#[derive(Debug, Args)]
+struct TaintArgs {
+    /// The resource instance, exactly: `null_resource.a[1]`.
+    #[arg(value_name = "ADDR")]
+    addr: String,
+    /// An instance the state does not have is a warning, not an error.
+    #[arg(long)]
+    allow_missing: bool,
+    #[command(flatten)]
+    flags: StateFlags,
+    /// Accepted as Terraform's is: nothing these commands print has
+    /// colours.
+    #[arg(long)]
+    no_color: bool,
+}
+
 /// Flags of commands that plan.
 #[derive(Debug, Args)]
 struct RunFlags {
@@ -836,8 +827,8 @@ impl Command {
                     | StateCommand::History { .. },
             }
             | Command::Output { .. }
-            | Command::Taint { .. }
-            | Command::Untaint { .. }
+            | Command::Taint(_)
+            | Command::Untaint(_)
             | Command::Version { .. }
             | Command::Workspace { .. }
             | Command::Fmt { .. }
@@ -1051,10 +1042,8 @@ fn run(cli: Cli) -> Result<i32> {
             run.refresh_only = true;
             apply::run(&common, &run, true, false)
         }
-        Command::Taint { addr, allow_missing, flags, .. } => taint::run(&flags, &addr, taint::Mark::Taint, allow_missing),
-        Command::Untaint { addr, allow_missing, flags, .. } => {
-            taint::run(&flags, &addr, taint::Mark::Untaint, allow_missing)
-        }
+        Command::Taint(a) => taint::run(&a.flags, &a.addr, taint::Mark::Taint, a.allow_missing),
+        Command::Untaint(a) => taint::run(&a.flags, &a.addr, taint::Mark::Untaint, a.allow_missing),
         Command::Version { json } => version::run(std::path::Path::new("."), json),
         Command::Import { common, addr, id, lock, input } => import::run(&common, &addr, &id, &lock, &input),
         Command::Show { common, json } => show::run(&common, json),
