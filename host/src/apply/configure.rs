@@ -13,10 +13,36 @@ use crate::plan::{Action, FromState};
 
 use super::{Applier, Shared, lock};
 
-/// The late providers the apply of `applier`'s plan calls: those of its
-/// creates, updates, reads and destroys, and, unless it destroys
-/// everything, those of the `check` blocks' data sources (read after it).
-pub(super) fn providers_needed(applier: &Applier) -> BTreeSet<String> {
+/// The late providers the apply of `applier`'s plan calls, and the
+/// ephemeral resources it opens: those its changes need
+/// ([`providers_needed`], [`super::ephemeral_needed`]), the ephemeral
+/// resources the blocks of those providers refer to, and the late
+/// providers of those ephemeral resources, until nothing more is needed.
+pub(super) fn needed(applier: &Applier) -> (BTreeSet<String>, BTreeSet<ResourceAddr>) {
+    let mut providers = providers_needed(applier);
+    let mut ephemeral = super::ephemeral_needed(&applier.plan);
+    loop {
+        ephemeral.extend(ephemeral_behind(applier, &providers));
+        let more: BTreeSet<String> = applier
+            .config
+            .resources
+            .iter()
+            .filter(|r| ephemeral.contains(&r.addr) && applier.late_providers.contains_key(&r.provider))
+            .map(|r| r.provider.clone())
+            .filter(|p| !providers.contains(p))
+            .collect();
+        if more.is_empty() {
+            return (providers, ephemeral);
+        }
+        providers.extend(more);
+    }
+}
+
+/// The late providers the apply of `applier`'s plan calls for its changes:
+/// those of its creates, updates, reads and destroys, and, unless it
+/// destroys everything, those of the `check` blocks' data sources (read
+/// after it).
+fn providers_needed(applier: &Applier) -> BTreeSet<String> {
     if applier.late_providers.is_empty() {
         return BTreeSet::new();
     }
@@ -33,7 +59,7 @@ pub(super) fn providers_needed(applier: &Applier) -> BTreeSet<String> {
 /// The ephemeral resources the blocks of the late providers `needed` refer
 /// to, directly or not: the apply opens them for the configuration (a
 /// destroy opens them itself, from the state).
-pub(super) fn ephemeral_behind(applier: &Applier, needed: &BTreeSet<String>) -> BTreeSet<ResourceAddr> {
+fn ephemeral_behind(applier: &Applier, needed: &BTreeSet<String>) -> BTreeSet<ResourceAddr> {
     if applier.plan.destroy {
         return BTreeSet::new();
     }

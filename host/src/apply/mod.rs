@@ -279,9 +279,7 @@ impl Applier {
             let events = Arc::clone(&self.events);
             Arc::new(move |event| events.emit(event))
         });
-        let providers_needed = configure::providers_needed(&self);
-        let mut ephemeral_needed = ephemeral_needed(&self.plan);
-        ephemeral_needed.extend(configure::ephemeral_behind(&self, &providers_needed));
+        let (providers_needed, ephemeral_needed) = configure::needed(&self);
         let shared = Arc::new(Shared {
             lineage: state.lineage.clone(),
             serial,

@@ -394,3 +394,51 @@ resource "recorder_thing" "a" {
     let again = w.cairn(&["plan", "-detailed-exitcode"]);
     assert_eq!(again.code, 0, "{}", again.all());
 }
+
+/// A lease of a provider configured late (its dir from a resource), whose
+/// name is known only once `terraform_data.where` is made: opened only
+/// during apply, for the write-only secret of an object of another
+/// provider configuration.
+const A_LEASE_OF_A_LATE_PROVIDER: &str = r#"
+resource "terraform_data" "where" {
+  input = "log/late"
+}
+
+provider "recorder" {
+  alias = "late"
+  dir   = terraform_data.where.input
+  sandbox {
+    read_write = ["./log"]
+  }
+}
+
+ephemeral "recorder_lease" "l" {
+  provider = recorder.late
+  name     = "l-${terraform_data.where.id}"
+}
+
+provider "recorder" {
+  sandbox {
+    read_write = ["./log"]
+  }
+}
+
+resource "recorder_thing" "a" {
+  name      = "a"
+  secret_wo = ephemeral.recorder_lease.l.token
+}
+"#;
+
+#[test]
+fn a_saved_plan_configures_the_late_provider_of_a_lease_it_opens() {
+    let w = recorder(A_LEASE_OF_A_LATE_PROVIDER);
+    std::fs::create_dir_all(w.path().join("log/late")).unwrap();
+    w.cairn_here(&["plan", "-out=tfplan"]).success();
+    let apply = w.cairn_here(&["apply", "tfplan"]).success();
+    assert!(apply.stdout.contains("Apply complete! Resources: 2 added"), "{}", apply.all());
+    let id = w.attributes("terraform_data.where")["id"].as_str().unwrap().to_string();
+    let leases = w.read("log/late/ops.log");
+    assert!(leases.contains(&format!("open l-{id} - -")), "{leases}");
+    assert!(leases.contains(&format!("close l-{id} - -")), "{leases}");
+    assert_eq!(objects(&w, "log").len(), 1, "{}", apply.all());
+}
