@@ -99,7 +99,9 @@ check "missing" {
     let apply = w.cairn(&["apply", "-auto-approve"]).success();
     assert!(apply.stderr.contains("Warning: main.tf:17:21: Check block assertion failed"), "{}", apply.all());
     assert!(apply.stderr.contains("The limit is 1, not 2."), "{}", apply.all());
-    assert!(apply.stderr.contains("Warning: main.tf:23:3: data.local_file.missing: Cannot read"), "{}", apply.all());
+    // At the attribute the provider names (its filename), as every
+    // provider error about an attribute is.
+    assert!(apply.stderr.contains("Warning: main.tf:24:16: data.local_file.missing: Cannot read"), "{}", apply.all());
     assert!(!apply.stderr.contains("never shown"), "{}", apply.all());
     // A check's data source is no object of the state.
     assert_eq!(w.addresses(), ["terraform_data.a"]);
