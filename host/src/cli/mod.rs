@@ -4,6 +4,7 @@
 
 mod apply;
 mod check;
+mod console;
 mod fmt;
 mod force_unlock;
 mod graph;
@@ -99,6 +100,18 @@ enum Command {
         /// Print the result as JSON, as `terraform validate -json` does.
         #[arg(long)]
         json: bool,
+    },
+    /// Evaluate expressions against the configuration and its current
+    /// state, as `terraform console` does: from a terminal one a line at
+    /// a `> ` prompt; from a pipe (`echo 'var.x' | cairn console`) every
+    /// line, printing the last one's value.
+    Console {
+        #[command(flatten)]
+        common: Common,
+        /// Evaluate against the values a new plan would make instead of
+        /// the state's (nothing is saved).
+        #[arg(long)]
+        plan: bool,
     },
     /// Rewrite configuration files in the canonical style.
     Fmt {
@@ -800,6 +813,7 @@ impl Command {
         match self {
             Command::Init { common, .. }
             | Command::Validate { common, .. }
+            | Command::Console { common, .. }
             | Command::Plan { common, .. }
             | Command::Apply { common, .. }
             | Command::Destroy { common, .. }
@@ -1030,6 +1044,7 @@ fn run(cli: Cli) -> Result<i32> {
             init::run(&common, upgrade, lockfile.as_deref(), &backend)
         }
         Command::Validate { common, json } => validate::run(&common, json),
+        Command::Console { common, plan } => console::run(&common, plan),
         Command::Fmt { target, check, diff, recursive, list, write } => {
             fmt::run(target.as_deref(), &fmt::FmtFlags { check, diff, recursive, list, write })
         }

@@ -99,6 +99,15 @@ pub(super) fn check_references(config: &Config, diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The bad references of an expression written outside any block of the
+/// root module (`cairn console`'s input), as [`check_references`] finds
+/// them in the configuration's own expressions.
+pub fn check_expression_references(config: &Config, expr: &Expression) -> Result<(), Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    Checker::new(config).expr(expr, &Scope::default(), &mut diags);
+    if diags.is_empty() { Ok(()) } else { Err(diags) }
+}
+
 /// What is declared, for lookups and suggestions.
 struct Checker<'a> {
     variables: BTreeSet<&'a str>,

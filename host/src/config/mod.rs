@@ -61,6 +61,7 @@ use crate::runtime::Sandbox;
 use crate::value::{Path, PathStep, Type, Value};
 
 pub use backend::{BACKEND_TYPES, BackendBlock, BackendKind};
+pub use check::check_expression_references;
 pub use checks::Check;
 pub use conditions::{
     Condition, ConditionKind, Verdict, check_all as check_conditions, evaluate as evaluate_condition,

@@ -43,6 +43,7 @@ pub use import::Imported;
 pub use providers::{Intent, ProviderHashes, needed_providers, provider_type};
 pub use saved::{Basis, SavedPlan, Stale};
 pub use signals::Received;
+pub(crate) use staged::argument_values;
 
 use crate::addr::{InstanceAddr, ModuleInstance};
 use crate::apply::{self, Applier};

@@ -294,7 +294,7 @@ impl FromState<'_> {
 }
 
 /// How a resource expands, as far as the keys of its stored objects tell.
-fn expansion_of(keys: &[Option<InstanceKey>]) -> Expansion {
+pub fn expansion_of(keys: &[Option<InstanceKey>]) -> Expansion {
     let mut count = 0;
     let mut each = BTreeMap::new();
     for key in keys {

@@ -12,6 +12,7 @@ mod check_blocks;
 mod commands;
 mod common_resources;
 mod conditions;
+mod console;
 mod contract_violations;
 mod diagnostics;
 mod distribution;
