@@ -220,7 +220,7 @@ impl DependencyGraph {
     }
 
     /// The graph itself, edges from a dependency to its dependent, to walk
-    /// with [`walk::walk_spread`].
+    /// with [`walk::walk_spread_until`].
     pub fn petgraph(&self) -> &DiGraph<Node, ()> {
         &self.graph
     }

@@ -58,7 +58,7 @@ pub fn chain_lengths<N>(graph: &DiGraph<N, ()>) -> Vec<usize> {
 }
 
 /// [`walk_spread_until`] without groups or a way to stop. Outcomes by node
-/// index. The plan walk uses it.
+/// index.
 pub async fn walk_spread<N, F, Fut>(graph: &DiGraph<N, ()>, parallelism: usize, work: F) -> Vec<Outcome>
 where
     N: Clone + Send + Sync + 'static,
@@ -85,8 +85,8 @@ where
 /// resources passed every node through one task. Here the bookkeeping is
 /// a short section under a lock that the finishing step's own worker runs,
 /// and a step it starts goes to that worker's queue, where the values it
-/// just made are still in the cache. The plan walk (through
-/// [`walk_spread`]) and the apply walk use it.
+/// just made are still in the cache. The plan walk (whose interrupt's
+/// stop starts nothing new) and the apply walk use it.
 pub async fn walk_spread_until<N, F, Fut, G, S>(
     graph: &DiGraph<N, ()>,
     limits: &Limits,
