@@ -131,21 +131,29 @@ impl Console {
     }
 
     /// From a terminal: a prompt, each result (or error) at once, until
-    /// `exit` or the end of input.
+    /// `exit` or the end of input. An expression whose brackets are still
+    /// open at the end of a line goes on on the next, at a `: ` prompt, as
+    /// in Terraform's console.
     fn interactive(&self, mut input: impl BufRead, out: &mut impl Write) -> Result<i32> {
+        let mut entry = String::new();
         let mut line = String::new();
         loop {
-            write!(out, "> ")?;
+            write!(out, "{}", if entry.is_empty() { "> " } else { ": " })?;
             out.flush()?;
             line.clear();
             if input.read_line(&mut line)? == 0 {
                 writeln!(out)?;
                 return Ok(0);
             }
-            match self.handle(&line) {
-                Ok(Outcome::Print(text)) => writeln!(out, "{text}")?,
+            entry.push_str(&line);
+            if open_brackets(&entry) > 0 {
+                continue;
+            }
+            let text = std::mem::take(&mut entry);
+            match self.handle(&text) {
+                Ok(Outcome::Print(result)) => writeln!(out, "{result}")?,
                 Ok(Outcome::Exit) => return Ok(0),
-                Err(diags) => print_diagnostics(&line, &diags),
+                Err(diags) => print_diagnostics(&text, &diags),
             }
         }
     }
@@ -318,17 +326,34 @@ fn into_diagnostics(e: anyhow::Error) -> Vec<Diagnostic> {
     }
 }
 
-/// Prints diagnostics on standard error; those about the input with the
+/// Prints diagnostics on standard error; those about the `input` with the
 /// line they point into.
-fn print_diagnostics(line: &str, diags: &[Diagnostic]) {
+fn print_diagnostics(input: &str, diags: &[Diagnostic]) {
     for d in diags {
         let about_input = d.location.as_ref().filter(|l| &*l.file == std::path::Path::new(INPUT_NAME));
         let text = match about_input {
-            Some(location) => crate::diag::source::render_with(d, Some((location, line.trim_end_matches('\n')))),
+            Some(location) => crate::diag::source::render_with(d, Some((location, input.trim_end_matches('\n')))),
             None => crate::diag::source::render(d),
         };
         eprintln!("{text}\n");
     }
+}
+
+/// How many brackets (`(`, `[`, `{`) `text` leaves open, outside its
+/// quoted strings.
+fn open_brackets(text: &str) -> i64 {
+    let (mut open, mut quoted, mut escaped) = (0i64, false, false);
+    for c in text.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '(' | '[' | '{' if !quoted => open += 1,
+            ')' | ']' | '}' if !quoted => open -= 1,
+            _ => {}
+        }
+    }
+    open
 }
 
 /// The console-only function that shows a value's type.
@@ -515,6 +540,10 @@ mod tests {
         assert_eq!(console.interactive(input.as_bytes(), &mut out).unwrap(), 0);
         // The error goes to standard error, and the session goes on.
         assert_eq!(String::from_utf8(out).unwrap(), "> \"x\"\n> > \n> tuple([\n    number,\n    number,\n])\n> ");
+        // Open brackets go on on the next line.
+        let mut out = Vec::new();
+        assert_eq!(console.interactive("{\na = \"{\"\n}\n".as_bytes(), &mut out).unwrap(), 0);
+        assert_eq!(String::from_utf8(out).unwrap(), "> : : {\n  \"a\" = \"{\"\n}\n> \n");
         let mut out = Vec::new();
         assert_eq!(console.interactive("local.a\n".as_bytes(), &mut out).unwrap(), 0);
         assert_eq!(String::from_utf8(out).unwrap(), "> \"x\"\n> \n", "the end of input ends it");
