@@ -301,3 +301,46 @@ locals {
     let addresses = cairn.addresses();
     assert!(!addresses.iter().any(|a| a.contains("later")), "{addresses:?}");
 }
+
+#[test]
+fn a_required_variable_nothing_gives_is_unknown_as_in_terraform() {
+    let tf = Workdir::new();
+    let cairn = Workdir::new();
+    for w in [&tf, &cairn] {
+        w.write("main.tf", "variable \"r\" {}\n\nlocals {\n  x = 1\n}\n");
+    }
+    tf.terraform(&["init", "-input=false", "-no-color"]).success();
+    let (t, _) = same(&tf, &cairn, &[], "var.r\n", 0);
+    assert_eq!(t.stdout, "(known after apply)\n");
+    same(&tf, &cairn, &[], "local.x\n", 0);
+    same(&tf, &cairn, &["-var", "r=given"], "var.r\n", 0);
+}
+
+#[test]
+fn data_sources_are_read_as_a_plan_reads_them_since_the_state_keeps_none() {
+    let w = Workdir::new();
+    w.write("in.txt", "hi\n");
+    w.write(
+        "main.tf",
+        r#"
+provider "local" {
+  sandbox {
+    read_only = ["."]
+  }
+}
+
+data "local_file" "f" {
+  filename = "${path.module}/in.txt"
+}
+
+locals {
+  c = data.local_file.f.content
+}
+"#,
+    );
+    let c = cairn_console(&w, &[], "local.c\n").success();
+    assert_eq!(c.stdout, "<<EOT\nhi\n\nEOT\n");
+    let c = cairn_console(&w, &[], "type(data.local_file.f.filename)\n").success();
+    assert_eq!(c.stdout, "string\n");
+    assert!(!w.exists("cairn.state.json"), "the console wrote a state");
+}
