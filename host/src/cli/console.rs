@@ -3,27 +3,28 @@
 //! expression in: `echo 'var.x' | cairn console`).
 //!
 //! An expression sees what a configuration's expression would in the
-//! root module: `var.NAME`, `local.NAME`, `module.NAME.OUTPUT`,
-//! resources and data sources as the state holds them (one the state does
-//! not hold is `(known after apply)`, as Terraform shows it; data sources
-//! are not read again), `path.*`, `terraform.workspace` and every
-//! function, plus `type(EXPR)`, which only the console has. With `-plan`
-//! the values are those a plan would make (unknown ones `(known after
-//! apply)`), planned as `cairn plan` plans, but nothing is saved.
+//! root module: `var.NAME`, `local.NAME`, `module.NAME.OUTPUT`, resources
+//! as the state holds them (one the state does not hold is `(known after
+//! apply)`, as Terraform shows it), data sources (cairn's state keeps
+//! none, so they are read as a plan reads them), `path.*`,
+//! `terraform.workspace` and every function, plus `type(EXPR)`, which only
+//! the console has. With `-plan` the values are those a plan would make
+//! (unknown ones `(known after apply)`), planned as `cairn plan` plans,
+//! but nothing is saved.
 //!
 //! Each expression is evaluated as a local value of the configuration,
 //! through the same walk that evaluates a deferred module call's argument
 //! from a plan's values (`engine::staged::argument_values`): its
 //! references, the locals and module outputs between, and the sensitivity
 //! of what it reads follow the configuration's graph. The state is only
-//! read: never locked, never written; providers are only asked for their
-//! schemas (with `-plan`, planned with read-only grants).
+//! read: never locked, never written; providers give their schemas, and
+//! plan (with read-only grants) only for `-plan` or to read data sources.
 //!
-//! From a terminal: a `> ` prompt, one expression a line, errors shown
-//! and the session going on, until `exit` or end of input. From a pipe, as
-//! Terraform 1.11 does: every line is evaluated, the first error ends the
-//! run with status 1, `exit` ends it quietly, and only the last line's
-//! result is printed.
+//! From a terminal: a `> ` prompt (`: ` while brackets are open), errors
+//! shown and the session going on, until `exit` or end of input. From a
+//! pipe, as Terraform 1.11 does: every line is evaluated, the first error
+//! ends the run with status 1, `exit` ends it quietly, and only the last
+//! line's result is printed.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, IsTerminal, Write};
