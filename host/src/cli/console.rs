@@ -469,7 +469,7 @@ fn close(mut out: String, empty: bool, indent: usize, bracket: char) -> String {
 fn string_text(s: &str, indent: usize) -> String {
     let lines: Vec<&str> = s.split('\n').collect();
     if lines.len() < 2 {
-        return crate::value::quote(s);
+        return quoted(s);
     }
     let mut delimiter = String::from("EOT");
     while lines.iter().any(|l| l.trim() == delimiter) {
@@ -479,6 +479,33 @@ fn string_text(s: &str, indent: usize) -> String {
     let operator = if indent > 0 { "<<-" } else { "<<" };
     let body: String = lines.iter().map(|l| format!("\n{pad}{l}")).collect();
     format!("{operator}{delimiter}{body}\n{pad}{delimiter}")
+}
+
+/// A string in double quotes as Terraform's console writes it (Go's
+/// `strconv.Quote`): `\"`, `\\`, the C escapes of control characters
+/// that have one, `\xNN` for the other ASCII ones, `\uNNNN` for the C1
+/// controls.
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if c < ' ' || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if ('\u{80}'..='\u{9f}').contains(&c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// A type as the console's `type()` shows it, Terraform's way: objects
@@ -593,6 +620,7 @@ mod tests {
             "{\n  \"empty\" = []\n  \"list\" = tolist([\n    1,\n    2,\n  ])\n  \"map\" = tomap({\n    \"k\" = \"v\"\n  \
              })\n  \"s\" = toset([\n    \"a\",\n    \"b\",\n  ])\n}"
         );
+        assert_eq!(shown(&Value::string("q\"\\\t\u{1}\u{7f}\u{85}é")), "\"q\\\"\\\\\\t\\x01\\x7f\\u0085é\"");
         assert_eq!(shown(&Value::Null), "null");
         assert_eq!(shown(&Value::unknown()), "(known after apply)");
         assert_eq!(shown(&Value::Map(Default::default())), "tomap({})");

@@ -176,6 +176,7 @@ fn values_print_as_terraform_console_prints_them() {
         "tolist([])",
         "tomap({ a = 1 })",
         "toset([\"b\", \"a\"])",
+        "\"tab\\there \\u0001 q\\\"q é\"",
         "1.5",
         "1e20",
         "true",
