@@ -62,7 +62,9 @@ fn mapping<'a>(args: &'a Args, i: usize) -> Result<&'a Map, FnError> {
 
 /// `keys(map)`: the keys, sorted.
 pub(super) fn keys(args: &Args) -> Result<Value, FnError> {
-    Ok(Value::List(mapping(args, 0)?.keys().map(Value::string).collect()))
+    let keys: Vec<Value> = mapping(args, 0)?.keys().map(Value::string).collect();
+    // As Terraform's: a list of a map's keys, a tuple of an object's.
+    Ok(if matches!(args.get(0), Value::Map(_)) { Value::List(keys) } else { Value::Tuple(keys) })
 }
 
 /// `values(map)`: the values in key order; a tuple for an object.
@@ -308,7 +310,8 @@ mod tests {
 
     #[test]
     fn keys_values_lookup() {
-        assert_eq!(value("keys({b = 1, a = 2})"), Value::List(vec![s("a"), s("b")]));
+        assert_eq!(value("keys({b = 1, a = 2})"), Value::Tuple(vec![s("a"), s("b")]));
+        assert_eq!(value("keys(tomap({b = 1, a = 2}))"), Value::List(vec![s("a"), s("b")]));
         assert_eq!(value("values({b = 1, a = 2})"), Value::Tuple(ints(&[2, 1])));
         assert_eq!(value("values(tomap({b = 1, a = 2}))"), Value::List(ints(&[2, 1])));
         assert_eq!(value("lookup({a = 1}, \"a\", 0)"), Value::int(1));

@@ -469,7 +469,7 @@ mod tests {
         // Shallow functions look inside known collections.
         assert_eq!(eval("length([var.u, 1])"), Value::int(2));
         assert_eq!(eval("length(var.u)"), Value::unknown());
-        assert_eq!(eval("keys({a = var.u})"), Value::List(vec![Value::string("a")]));
+        assert_eq!(eval("keys({a = var.u})"), Value::Tuple(vec![Value::string("a")]));
         assert_eq!(value("length(\"héllo\")"), Value::int(5));
     }
 
