@@ -1,6 +1,7 @@
 //! `cairn apply` and `cairn destroy`: plan, ask, apply, report; or, for
 //! `cairn apply FILE`, apply a saved plan as it is (see `engine::saved`).
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -61,7 +62,11 @@ fn apply_with(
         if run.json {
             events.emit(summary(command, "no_changes", None));
         } else {
-            print_nothing_applied(destroy, &planned.state, common.colors());
+            // Terraform's closing lines with zero counts, which scripts wait
+            // for, and (after an apply) the outputs the state holds.
+            let outputs = if destroy { BTreeMap::new() } else { super::outputs::all_decoded(&planned.state) };
+            let report = ApplyReport { outputs, ..ApplyReport::default() };
+            print_complete(destroy, &report, common.colors());
         }
         return Ok(0);
     }
@@ -79,24 +84,6 @@ fn apply_with(
     let code = finish(&engine, &ws, planned, common, run, command, events);
     crate::release::release(ws);
     code
-}
-
-/// What Terraform prints after an apply (or destroy) that had nothing to
-/// do: its "complete" line with zero counts, which scripts wait for, and
-/// the outputs the state holds.
-fn print_nothing_applied(destroy: bool, state: &crate::state::State, colors: super::Colors) {
-    if destroy {
-        println!("\n{} Resources: 0 destroyed.", colors.green("Destroy complete!"));
-        return;
-    }
-    println!("\n{} Resources: 0 added, 0 changed, 0 destroyed.", colors.green("Apply complete!"));
-    let shown: Vec<_> = state.outputs.iter().filter(|(_, o)| !o.value.is_null()).collect();
-    if !shown.is_empty() {
-        println!("\nOutputs:\n");
-        for (name, o) in shown {
-            println!("{name} = {}", super::outputs::rendered(o));
-        }
-    }
 }
 
 /// The `-json` summary of a run.
@@ -152,6 +139,13 @@ fn finish(
         );
         return Ok(1);
     }
+    print_complete(destroy, &report, colors);
+    Ok(0)
+}
+
+/// The lines that end a successful apply or destroy: the counts, then the
+/// outputs (as Terraform's, a null one is not listed).
+fn print_complete(destroy: bool, report: &ApplyReport, colors: super::Colors) {
     if destroy {
         println!("\n{} Resources: {} destroyed.", colors.green("Destroy complete!"), report.destroyed);
     } else {
@@ -174,7 +168,6 @@ fn finish(
             println!("{name} = {}", render::output_value(v, *sensitive));
         }
     }
-    Ok(0)
 }
 
 /// The outputs after an apply as Terraform's `outputs` message gives

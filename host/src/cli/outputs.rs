@@ -37,16 +37,17 @@ pub(super) fn run(flags: &StateFlags, name: Option<&str>, json: bool, raw: bool)
                 );
             }
             for (name, o) in &state.outputs {
-                println!("{name} = {}", rendered(o));
+                println!("{name} = {}", super::render::output_value(&decoded(o), o.sensitive));
             }
             Ok(0)
         }
     }
 }
 
-/// A stored output as `cairn output` lists it: sensitive ones hidden.
-pub(super) fn rendered(output: &OutputState) -> String {
-    super::render::output_value(&decoded(output), output.sensitive)
+/// The stored outputs decoded, each with whether it is sensitive: what an
+/// apply reports, for the apply that had nothing to do.
+pub(super) fn all_decoded(state: &State) -> std::collections::BTreeMap<String, (Value, bool)> {
+    state.outputs.iter().map(|(name, o)| (name.clone(), (decoded(o), o.sensitive))).collect()
 }
 
 /// One output by name, in clear even when sensitive.
