@@ -252,12 +252,7 @@ fn module_for_each_over_values_known_while_planning_expands_as_terraform_does() 
     assert_eq!(shown["resource_changes"].as_array().unwrap().len(), 7, "{shown:#}");
     w.cairn_here(&["apply", "tfplan"]).success();
     assert_eq!(tf.terraform(&["apply", "-auto-approve", "-no-color"]).code, 0);
-    let mut theirs: Vec<String> =
-        tf.terraform(&["state", "list"]).success().stdout.lines().map(str::to_string).collect();
-    theirs.sort();
-    let mut ours = w.addresses();
-    ours.sort();
-    assert_eq!(ours, theirs);
+    assert_same_addresses(&w, &tf);
     let outputs = w.cairn_here(&["output", "-json", "values"]).success().stdout;
     let tf_outputs = tf.terraform(&["output", "-json", "values"]).success().stdout;
     let parse = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
@@ -398,12 +393,7 @@ fn import_into_a_module_instance_decided_while_planning_works_as_terraform_does(
     w.cairn(&["apply", "-auto-approve", "-target=terraform_data.names"]).success();
     import(&tf, true, "a", "obj-a").success();
     import(&w, false, "a", "obj-a").success();
-    let mut theirs: Vec<String> =
-        tf.terraform(&["state", "list"]).success().stdout.lines().map(str::to_string).collect();
-    theirs.sort();
-    let mut ours = w.addresses();
-    ours.sort();
-    assert_eq!(ours, theirs);
+    assert_same_addresses(&w, &tf);
     assert_eq!(w.attributes(r#"module.m["a"].terraform_data.x"#)["id"], "obj-a");
 
     let (theirs, ours) = (import(&tf, true, "zz", "obj-z").failure(), import(&w, false, "zz", "obj-z").failure());
@@ -619,4 +609,15 @@ fn modules_whose_instances_planning_decides_are_validated_and_graphed_once() {
     {
         assert!(graph.contains(node), "{node}: {graph}");
     }
+}
+
+/// Checks that cairn's state in `w` and terraform's in `tf` hold the same
+/// instance addresses.
+fn assert_same_addresses(w: &Workdir, tf: &Workdir) {
+    let mut theirs: Vec<String> =
+        tf.terraform(&["state", "list"]).success().stdout.lines().map(str::to_string).collect();
+    theirs.sort();
+    let mut ours = w.addresses();
+    ours.sort();
+    assert_eq!(ours, theirs);
 }
