@@ -140,6 +140,14 @@ impl Diagnostics {
     pub fn has_errors(diags: &[Diagnostic]) -> bool {
         diags.iter().any(Diagnostic::is_error)
     }
+
+    /// The diagnostics an error carries, or the error itself as one.
+    pub fn of_error(e: anyhow::Error) -> Vec<Diagnostic> {
+        match e.downcast_ref::<Diagnostics>() {
+            Some(d) => d.0.clone(),
+            None => vec![Diagnostic::error(format!("{e:#}"))],
+        }
+    }
 }
 
 impl From<Diagnostic> for Diagnostics {

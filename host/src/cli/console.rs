@@ -207,8 +207,8 @@ impl Console {
             config.locals.insert(INPUT_LOCAL.to_string(), local.clone());
             Ok(())
         })
-        .map_err(into_diagnostics)?;
-        let (config, graph) = ws.planned_config(&self.values).map_err(into_diagnostics)?;
+        .map_err(Diagnostics::of_error)?;
+        let (config, graph) = ws.planned_config(&self.values).map_err(Diagnostics::of_error)?;
         let mut found = crate::engine::argument_values(&config, &graph, &self.values, &ws.variables, &[INPUT_LOCAL]);
         found.remove(INPUT_LOCAL).unwrap_or_else(|| Ok((Value::unknown(), Vec::new())))
     }
@@ -316,14 +316,6 @@ impl EventSink for Diagnosed {
 
     fn diagnostic(&self, d: &Diagnostic) {
         eprintln!("{}\n", crate::diag::source::render(d));
-    }
-}
-
-/// The diagnostics an error carries, or the error as one.
-fn into_diagnostics(e: anyhow::Error) -> Vec<Diagnostic> {
-    match e.downcast_ref::<Diagnostics>() {
-        Some(d) => d.0.clone(),
-        None => vec![Diagnostic::error(format!("{e:#}"))],
     }
 }
 

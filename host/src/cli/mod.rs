@@ -39,7 +39,7 @@ use anyhow::Result;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::VariableInput;
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::Diagnostics;
 use crate::engine::{Event, EventSink, RunOptions, Workspace};
 pub use logging::init_logging;
 use output::{CompactWarnings, Human, JsonLines, Live};
@@ -901,10 +901,7 @@ fn json_run(command: &str, run: &RunFlags, body: impl FnOnce(&Arc<dyn EventSink>
     match result {
         Ok(code) => Ok(code),
         Err(e) => {
-            let diags = match e.downcast_ref::<Diagnostics>() {
-                Some(d) => d.0.clone(),
-                None => vec![Diagnostic::error(format!("{e:#}"))],
-            };
+            let diags = Diagnostics::of_error(e);
             for d in &diags {
                 events.diagnostic(d);
             }

@@ -585,7 +585,7 @@ fn execute(
         let scope = provider_scope(dir, file, run_outputs, globals).map_err(|d| anyhow::Error::new(Diagnostics(d)))?;
         replace_providers(config, &memory.state(), &providers, &scope).map_err(|d| anyhow::Error::new(Diagnostics(d)))
     })
-    .map_err(into_diagnostics)?;
+    .map_err(Diagnostics::of_error)?;
     let doubles =
         Arc::new(test_doubles(engine, &ws, file, run, &memory, &state.run_outputs, &mut state.mocked_schemas)?);
     engine.set_doubles(Some(doubles.clone()));
@@ -641,8 +641,9 @@ fn execute_with(
     let intent = if apply { Intent::Change } else { Intent::Inspect };
     let run_options = run_options(&run.plan_options, intent)?;
     let events: Arc<dyn EventSink> = gathered.clone();
-    let planned =
-        engine.plan_on(ws, Box::new(memory.clone()), run_options, false, events.as_ref()).map_err(into_diagnostics)?;
+    let planned = engine
+        .plan_on(ws, Box::new(memory.clone()), run_options, false, events.as_ref())
+        .map_err(Diagnostics::of_error)?;
     let schemas = schemas_of(&planned.providers);
     let mut values = ResourceValues::default();
     for (addr, expansion) in &planned.plan.expansions {
@@ -737,7 +738,7 @@ fn mocked_schema(
         return Ok(schema.clone());
     }
     let names = [mock.name.clone()].into();
-    let found = engine.schemas(ws, &names).map_err(into_diagnostics).and_then(|mut s| {
+    let found = engine.schemas(ws, &names).map_err(Diagnostics::of_error).and_then(|mut s| {
         s.remove(&mock.name).ok_or_else(|| vec![Diagnostic::error(format!("no schema for provider {:?}", mock.name))])
     });
     match found {
@@ -1131,8 +1132,9 @@ fn destroy_state(engine: &Engine, keyed: KeyedState) -> Vec<InstanceAddr> {
         let gathered = Arc::new(Gather::default());
         let events: Arc<dyn EventSink> = gathered.clone();
         let options = RunOptions { destroy: true, intent: Intent::Change, ..RunOptions::default() };
-        let planned =
-            engine.plan_on(&ws, Box::new(memory.clone()), options, false, events.as_ref()).map_err(into_diagnostics)?;
+        let planned = engine
+            .plan_on(&ws, Box::new(memory.clone()), options, false, events.as_ref())
+            .map_err(Diagnostics::of_error)?;
         let (report, _) = engine.apply(&ws, planned, events);
         if report.errors.is_empty() { Ok(()) } else { Err(report.errors) }
     })();
@@ -1141,14 +1143,6 @@ fn destroy_state(engine: &Engine, keyed: KeyedState) -> Vec<InstanceAddr> {
         print_diagnostics(diags);
     }
     left(&memory.state())
-}
-
-/// The diagnostics an engine error carries, or the error as one.
-fn into_diagnostics(e: anyhow::Error) -> Vec<Diagnostic> {
-    match e.downcast_ref::<Diagnostics>() {
-        Some(d) => d.0.clone(),
-        None => vec![Diagnostic::error(format!("{e:#}"))],
-    }
 }
 
 /// Gathers the diagnostics a run reports (its warnings; errors come back
