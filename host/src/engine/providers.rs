@@ -81,14 +81,21 @@ pub fn policy(config: &Config, name: &str, variables: &BTreeMap<String, Value>) 
         ephemeral: config.ephemeral.clone(),
         ..EvalContext::new(&config.dir)
     };
+    add_block_headers(block, &mut sandbox, &ctx)?;
+    Ok(sandbox)
+}
+
+/// Adds to `sandbox`'s `http` grants the headers `block`'s sandbox gives
+/// them, evaluated in `ctx`; every error, each grant's.
+fn add_block_headers(block: &ProviderConfig, sandbox: &mut Sandbox, ctx: &EvalContext) -> Result<(), Vec<Diagnostic>> {
     let mut errors = Vec::new();
     for headers in &block.http_headers {
         let Some(grant) = sandbox.http.get_mut(headers.grant) else { continue };
-        if let Err(d) = add_headers(name, grant, &headers.expr, &ctx) {
+        if let Err(d) = add_headers(&block.name, grant, &headers.expr, ctx) {
             errors.extend(d);
         }
     }
-    if errors.is_empty() { Ok(sandbox) } else { Err(errors) }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
 }
 
 /// Adds the headers `expr` gives to provider `name`'s `grant`: a map of header names to
@@ -261,19 +268,9 @@ fn configured_late(block: &ProviderConfig, loaded: Loaded) -> LateProvider {
         let (loaded, block, provider_block) = (Arc::clone(&loaded), Arc::clone(&block), provider_block.clone());
         let mut sandbox = sandbox.clone();
         Box::pin(async move {
-            let name = block.name.as_str();
-            let mut errors = Vec::new();
-            for headers in &block.http_headers {
-                let Some(grant) = sandbox.http.get_mut(headers.grant) else { continue };
-                if let Err(d) = add_headers(name, grant, &headers.expr, &ctx) {
-                    errors.extend(d);
-                }
-            }
-            if !errors.is_empty() {
-                return Err(errors);
-            }
+            add_block_headers(&block, &mut sandbox, &ctx)?;
             let value = config::decode_body(&block.body, &provider_block, &ctx)?;
-            loaded.configure(sandbox, value).await.map_err(|e| configure_failed(name, &e, Some(&block.location)))
+            loaded.configure(sandbox, value).await.map_err(|e| configure_failed(&block.name, &e, Some(&block.location)))
         })
     });
     LateProvider::new(name, schema, configure)
